@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package main pins code generators so `go run` resolves them from go.mod.
+package main
+
+import (
+	_ "github.com/99designs/gqlgen"
+)
