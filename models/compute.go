@@ -1,0 +1,45 @@
+package models
+
+import "time"
+
+// VM is OpenRelay's VM object; a row whose CapabilityTier is "pod" is a pod.
+// The GPUs it holds are not a column here: they are the GPU rows whose
+// holder it is (see Gpu.HolderVMID).
+type VM struct {
+	ID                string     `gorm:"primaryKey" json:"id"`
+	Name              string     `json:"name"`
+	OrganizationID    string     `json:"organizationId"`
+	Status            VMStatus   `json:"status"`
+	StatusReason      string     `json:"statusReason"`
+	CapabilityTier    string     `json:"capabilityTier"`
+	ComputeClass      string     `json:"computeClass"`
+	CreatedAt         *time.Time `gorm:"autoCreateTime:false" json:"createdAt"`
+	DiskSizeGb        int        `json:"diskSizeGb"`
+	EndpointURL       string     `gorm:"column:endpoint_url" json:"endpointUrl"`
+	GpuCount          int        `json:"gpuCount"`
+	GpuModelID        *string    `json:"gpuModelId"`
+	ImageURL          string     `gorm:"column:image_url" json:"imageUrl"`
+	ManagedBy         string     `json:"managedBy"`
+	PricePerHourCents int        `json:"pricePerHourCents"`
+	ProvisioningStage string     `json:"provisioningStage"`
+	Public            bool       `json:"public"`
+	ResourceSize      string     `json:"resourceSize"`
+	ServiceType       string     `json:"serviceType"`
+	Tier              string     `json:"tier"`
+	VolumeGb          int        `json:"volumeGb"`
+	NodeID            *string    `json:"nodeId"`
+	CPUCores          int        `gorm:"column:cpu_cores" json:"cpuCores"`
+	RAMGb             int        `gorm:"column:ram_gb" json:"ramGb"`
+	TearingDown       bool       `json:"tearingDown"`
+	InterruptedAt     *time.Time `json:"interruptedAt"`
+	UpdatedAt         time.Time  `gorm:"autoUpdateTime:false" json:"-"`
+}
+
+// IsPod tells a compute-fabric pod from a plain VM.
+func (v *VM) IsPod() bool { return v.CapabilityTier == "pod" }
+
+// Holds reports whether a VM in this status holds its GPUs, CPU, RAM, disk
+// and InfiniBand address (SPEC §5: running, deploying and interrupted do).
+func (s VMStatus) Holds() bool {
+	return s == VMRunning || s == VMDeploying || s == VMInterrupted
+}

@@ -1,0 +1,68 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// TimeLayout is how every instant leaves gpugraph: RFC 3339, UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// FormatTime writes t as TimeLayout in UTC.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ParseTime reads an ISO 8601 / RFC 3339 instant with a zone and answers it in UTC.
+func ParseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an ISO 8601 instant (e.g. 2023-06-06T12:09:18.211Z)", s)
+	}
+	return t.UTC(), nil
+}
+
+// MarshalTime is the GraphQL Time scalar's writer.
+func MarshalTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.Quote(FormatTime(t)))
+	})
+}
+
+// UnmarshalTime is the GraphQL Time scalar's reader.
+func UnmarshalTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("Time must be a string, got %T", v)
+	}
+	return ParseTime(s)
+}
+
+// MarshalStringMap writes a JSON object of strings (labels, buckets).
+func MarshalStringMap(m map[string]string) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		b, _ := json.Marshal(m)
+		_, _ = w.Write(b)
+	})
+}
+
+// UnmarshalStringMap reads a JSON object whose values are strings.
+func UnmarshalStringMap(v any) (map[string]string, error) {
+	raw, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("StringMap must be an object")
+	}
+	out := make(map[string]string, len(raw))
+	for k, x := range raw {
+		s, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("StringMap value of %q must be a string", k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}

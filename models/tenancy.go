@@ -1,0 +1,43 @@
+package models
+
+import "time"
+
+// Organization owns VMs and API keys; TenantID is the Run:ai tenant its keys read.
+type Organization struct {
+	ID                string `gorm:"primaryKey" json:"id"`
+	Name              string `json:"name"`
+	TenantID          int    `json:"tenantId"`
+	InfinibandEnabled bool   `gorm:"column:infiniband_enabled" json:"infinibandEnabled"`
+}
+
+// APIKey is stored by the hash of its token only; the token itself is never kept.
+type APIKey struct {
+	TokenHash      string `gorm:"primaryKey"`
+	OrganizationID string
+	Permissions    string    // space-separated
+	CreatedAt      time.Time `gorm:"autoCreateTime:false"`
+}
+
+// TableName keeps the table name readable ("api_keys", not "a_p_i_keys").
+func (APIKey) TableName() string { return "api_keys" }
+
+// Project is a Run:ai project of one tenant.
+type Project struct {
+	ID       string `gorm:"primaryKey" json:"id"`
+	Name     string `json:"name"`
+	TenantID int    `json:"tenantId"`
+}
+
+// Workload is a Run:ai workload (a training job, an inference service...).
+type Workload struct {
+	ID        string `gorm:"primaryKey" json:"id"`
+	Name      string `json:"name"`
+	ProjectID string `json:"projectId"`
+	ClusterID string `json:"clusterId"`
+}
+
+// Revision is one revision of an inference workload.
+type Revision struct {
+	ID         string `gorm:"primaryKey" json:"id"`
+	WorkloadID string `json:"workloadId"`
+}

@@ -1,0 +1,149 @@
+// Package store opens gpugraph's database (PostgreSQL or embedded SQLite)
+// from one code path, migrates it, and holds the queries every face shares.
+//
+// Instants are stored in UTC on both engines: SQLite keeps them as text, and
+// text compares as instants only when every value has the same zone. Always
+// hand the store time values in UTC (models.ParseTime and Now do).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Dialect names the engine behind a Store.
+type Dialect string
+
+const (
+	Postgres Dialect = "postgres"
+	SQLite   Dialect = "sqlite"
+)
+
+// DefaultSQLitePath is where `go run .` keeps its data when DATABASE_URL is unset.
+const DefaultSQLitePath = "gpugraph.db"
+
+// Store is the database and the engine it runs on.
+type Store struct {
+	DB      *gorm.DB
+	Dialect Dialect
+}
+
+// Now is the store's clock: UTC, truncated to what both engines keep.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// Open connects to the database named by rawURL: "postgres://…" or
+// "postgresql://…" for PostgreSQL, "" or "sqlite:PATH" for SQLite.
+func Open(rawURL string) (*Store, error) {
+	cfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		NowFunc:                Now,
+		SkipDefaultTransaction: true,
+		PrepareStmt:            false,
+	}
+	switch {
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		db, err := gorm.Open(postgres.Open(rawURL), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL: %w", redactErr(err, rawURL))
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(16)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		return &Store{DB: db, Dialect: Postgres}, nil
+	case rawURL == "", strings.HasPrefix(rawURL, "sqlite:"):
+		path := strings.TrimPrefix(rawURL, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			path = DefaultSQLitePath
+		}
+		db, err := gorm.Open(sqlite.Open(sqliteDSN(path)), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open SQLite %s: %w", path, err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		// One writer at a time is SQLite's nature; a small pool of readers
+		// is what WAL mode allows beside it.
+		sqlDB.SetMaxOpenConns(8)
+		return &Store{DB: db, Dialect: SQLite}, nil
+	default:
+		return nil, fmt.Errorf("DATABASE_URL %q: want postgres://…, postgresql://… or sqlite:PATH", redact(rawURL))
+	}
+}
+
+// sqliteDSN turns on what gpugraph relies on: foreign keys, WAL, a busy
+// timeout, BEGIN IMMEDIATE for every transaction (SQLite has no row locks,
+// so a transaction that reads "free" must already hold the write lock), and
+// case-sensitive LIKE as on PostgreSQL.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Set("_foreign_keys", "on")
+	q.Set("_journal_mode", "WAL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_txlock", "immediate")
+	q.Set("_case_sensitive_like", "on")
+	q.Set("_synchronous", "NORMAL")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Close releases the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.DB.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping answers whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.DB.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// WithContext is the database for one request.
+func (s *Store) WithContext(ctx context.Context) *gorm.DB { return s.DB.WithContext(ctx) }
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func redactErr(err error, raw string) error {
+	u, perr := url.Parse(raw)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	if pw, has := u.User.Password(); has && pw != "" {
+		return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+	}
+	return err
+}
+
+// logger for store internals.
+var log = slog.Default()

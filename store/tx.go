@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mattn/go-sqlite3"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// maxAttempts bounds how often a transaction that lost a race is replayed.
+const maxAttempts = 10
+
+// Tx runs fn in one transaction and replays it when the engine says it lost
+// a race (serialization failure or deadlock on PostgreSQL, busy on SQLite).
+// fn must therefore be safe to run again: read, decide and write inside it.
+func (s *Store) Tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.DB.WithContext(ctx).Transaction(fn)
+		if err == nil || !Retryable(err) || attempt == maxAttempts {
+			return err
+		}
+		backoff := time.Duration(attempt*attempt) * time.Millisecond
+		backoff += time.Duration(rand.Int64N(int64(2 * time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// Retryable reports whether err means "another transaction won; try again".
+func Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40001" || pgErr.Code == "40P01" || pgErr.Code == "55P03"
+	}
+	var sqErr sqlite3.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code == sqlite3.ErrBusy || sqErr.Code == sqlite3.ErrLocked
+	}
+	return false
+}
+
+// IsUniqueViolation reports whether err is a unique or primary key violation.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var sqErr sqlite3.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.ExtendedCode == sqlite3.ErrConstraintUnique || sqErr.ExtendedCode == sqlite3.ErrConstraintPrimaryKey
+	}
+	return false
+}
+
+// ForUpdate locks the rows a query reads until the transaction ends, on
+// PostgreSQL. SQLite has no row locks; there every transaction already holds
+// the database's write lock (BEGIN IMMEDIATE), which serializes writers.
+func (s *Store) ForUpdate(tx *gorm.DB) *gorm.DB {
+	if s.Dialect == Postgres {
+		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	return tx
+}
