@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Client posts reports to the gpugraph server.
+type Client struct {
+	server string
+	token  string
+	http   *http.Client
+}
+
+// NewClient talks to server (e.g. "https://gpugraph.example:8080") with a
+// bearer token that carries the nodes.report permission.
+func NewClient(server, token string, hc *http.Client) *Client {
+	return &Client{server: strings.TrimRight(server, "/"), token: token, http: hc}
+}
+
+// AuthError means the server refused the token. Retrying cannot help, so
+// the agent stops on it.
+type AuthError struct {
+	Path   string
+	Status int
+	Body   string
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check that --token or GPUGRAPH_TOKEN holds a key with the nodes.report permission",
+		e.Status, http.StatusText(e.Status), e.Path, e.Body)
+}
+
+// StatusError is any other non-2xx answer; the agent retries it.
+type StatusError struct {
+	Path   string
+	Status int
+	Body   string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("POST %s: %d %s: %s", e.Path, e.Status, http.StatusText(e.Status), e.Body)
+}
+
+// PostJSON sends in as JSON to path and, on a 2xx answer, decodes the body
+// into out unless out is nil.
+func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.server+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("User-Agent", "gpugraph-agent/"+Version)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	// Bounded so a misbehaving server cannot make the agent buffer much.
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("POST %s: reading answer: %w", path, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(respBody, out); err != nil {
+		return fmt.Errorf("POST %s: decoding answer: %w", path, err)
+	}
+	return nil
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

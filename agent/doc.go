@@ -1,0 +1,11 @@
+// Package agent is gpugraph's node agent: it reads the node's GPUs through
+// go-nvml, judges their health the way NVIDIA's k8s-device-plugin does, and
+// reports inventory and heartbeats to the gpugraph server over HTTP.
+//
+// Every NVML call goes through an nvml.Interface so that the same code runs
+// on a real driver and on the simulated DGX servers built by NewMockServer.
+package agent
+
+// Version is the agent's semantic version, sent as agentVersion in every
+// report so the server can tell agent generations apart.
+const Version = "2.6.1"

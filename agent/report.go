@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// reporter sends the inventory, then heartbeats.
+type reporter struct {
+	cfg    Config
+	log    *slog.Logger
+	client *Client
+	gpus   []*GPU
+	health *HealthState
+
+	heartbeats int // accepted so far
+}
+
+// errReregister asks the loop to send the inventory again.
+var errReregister = errors.New("server does not know this node")
+
+func (r *reporter) run(ctx context.Context) error {
+	for {
+		if err := r.sendInventory(ctx); err != nil {
+			return err
+		}
+		err := r.heartbeatLoop(ctx)
+		if !errors.Is(err, errReregister) {
+			return err
+		}
+	}
+}
+
+// sendInventory retries until the server takes the inventory: heartbeats
+// for a node the server has not registered would be refused anyway.
+func (r *reporter) sendInventory(ctx context.Context) error {
+	b := r.cfg.Backoff
+	for {
+		r.health.CheckMemoryErrors(r.gpus)
+		var resp InventoryResponse
+		err := r.client.PostJSON(ctx, InventoryPath, r.inventory(), &resp)
+		if err == nil {
+			r.log.Info("inventory accepted", "nodeId", resp.NodeID, "gpus", len(r.gpus))
+			return nil
+		}
+		if isAuth(err) {
+			return err
+		}
+		if !r.sleepRetry(ctx, &b, "inventory", err) {
+			return ctx.Err()
+		}
+	}
+}
+
+// heartbeatLoop sends one heartbeat at once, then one per interval. A
+// heartbeat that fails is retried with backoff, each attempt rebuilt from
+// the current state, so a GPU failure seen while the server was away is in
+// the first heartbeat that gets through.
+func (r *reporter) heartbeatLoop(ctx context.Context) error {
+	b := r.cfg.Backoff
+	for {
+		r.health.CheckMemoryErrors(r.gpus)
+		err := r.client.PostJSON(ctx, HeartbeatPath, r.heartbeat(), nil)
+		var se *StatusError
+		switch {
+		case err == nil:
+			b.Reset()
+			r.heartbeats++
+			r.log.Debug("heartbeat accepted", "n", r.heartbeats)
+			if r.cfg.AfterHeartbeat != nil {
+				r.cfg.AfterHeartbeat(r.heartbeats)
+			}
+			if !sleep(ctx, r.cfg.Interval) {
+				return ctx.Err()
+			}
+		case isAuth(err):
+			return err
+		case errors.As(err, &se) && se.Status == http.StatusNotFound:
+			// The server lost or dropped this node (e.g. a fresh
+			// database): register again rather than beat into the void.
+			r.log.Warn("server does not know this node; sending the inventory again", "err", err)
+			if !r.sleepRetry(ctx, &b, "heartbeat", err) {
+				return ctx.Err()
+			}
+			return errReregister
+		default:
+			if !r.sleepRetry(ctx, &b, "heartbeat", err) {
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+func (r *reporter) sleepRetry(ctx context.Context, b *Backoff, what string, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d := b.Next()
+	r.log.Warn("report failed; retrying", "report", what, "err", err, "retryIn", d.Round(time.Millisecond))
+	return sleep(ctx, d)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (r *reporter) inventory() InventoryRequest {
+	req := InventoryRequest{
+		NodeName:     r.cfg.NodeName,
+		ClusterID:    r.cfg.ClusterID,
+		AgentVersion: Version,
+		CPUCores:     r.cfg.Host.CPUCores,
+		RAMGB:        r.cfg.Host.RAMGB,
+		DiskGB:       r.cfg.Host.DiskGB,
+		GPUs:         make([]InventoryGPU, 0, len(r.gpus)),
+	}
+	for _, g := range r.gpus {
+		health, reason := r.health.Status(g.UUID)
+		req.GPUs = append(req.GPUs, InventoryGPU{
+			Index:        g.Index,
+			UUID:         g.UUID,
+			Address:      g.Address,
+			Name:         g.Name,
+			MemoryBytes:  g.MemoryBytes,
+			Health:       health,
+			FailedReason: reason,
+		})
+	}
+	return req
+}
+
+func (r *reporter) heartbeat() HeartbeatRequest {
+	req := HeartbeatRequest{
+		NodeName:     r.cfg.NodeName,
+		AgentVersion: Version,
+		GPUs:         make([]HeartbeatGPU, 0, len(r.gpus)),
+	}
+	for _, g := range r.gpus {
+		health, reason := r.health.Status(g.UUID)
+		util, used := r.usage(g)
+		req.GPUs = append(req.GPUs, HeartbeatGPU{
+			UUID:            g.UUID,
+			Health:          health,
+			FailedReason:    reason,
+			Utilization:     util,
+			MemoryUsedBytes: used,
+		})
+	}
+	return req
+}
+
+// usage reads live figures; a GPU that cannot answer (MIG mode, lost)
+// reports zeros rather than holding up the heartbeat.
+func (r *reporter) usage(g *GPU) (utilization int, memUsed uint64) {
+	if u, ret := g.device.GetUtilizationRates(); ret == nvml.SUCCESS {
+		utilization = int(min(u.Gpu, 100))
+	} else {
+		r.log.Debug("GetUtilizationRates", "index", g.Index, "err", ret)
+	}
+	if m, ret := g.device.GetMemoryInfo(); ret == nvml.SUCCESS {
+		memUsed = m.Used
+	} else {
+		r.log.Debug("GetMemoryInfo", "index", g.Index, "err", ret)
+	}
+	return utilization, memUsed
+}

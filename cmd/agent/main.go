@@ -1,0 +1,152 @@
+// Command agent is gpugraph's node agent. It runs on each GPU node, reads the
+// GPUs through NVML and reports them to the gpugraph server:
+//
+//	agent --server URL --token TOKEN --node-name NAME [--cluster-id ID]
+//	      [--interval 10s] [--mock dgxa100|dgxh100|dgxh200]
+//	      [--mock-xid INDEX:XID]... [--ignore-xids LIST]
+//
+// The token may come from GPUGRAPH_TOKEN instead of --token, which keeps it
+// out of the process list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"gpugraph/agent"
+)
+
+const prog = "gpugraph-agent"
+
+// TokenEnv is read when --token is absent.
+const TokenEnv = "GPUGRAPH_TOKEN"
+
+type options struct {
+	server, token, nodeName, clusterID string
+	interval                           time.Duration
+	mock                               string
+	mockXIDs                           []agent.MockXID
+	ignoreXIDs                         []uint64
+	ignoreAllXIDs                      bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
+}
+
+func run(args []string, getenv func(string) string, stderr io.Writer) int {
+	opts, err := parseFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil)).With("node", opts.nodeName)
+
+	cfg := agent.Config{
+		Server:    opts.server,
+		Token:     opts.token,
+		NodeName:  opts.nodeName,
+		ClusterID: opts.clusterID,
+		Interval:  opts.interval,
+		XIDs:      agent.NewXIDPolicy(opts.ignoreXIDs, opts.ignoreAllXIDs),
+		Log:       log,
+	}
+	if opts.mock != "" {
+		m, err := agent.NewMockServer(opts.mock, opts.nodeName)
+		if err == nil {
+			err = m.CheckIndexes(opts.mockXIDs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 2
+		}
+		cfg.NVML, cfg.Host = m, m.HostInfo()
+		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
+		log.Info("running on a simulated server", "mock", opts.mock)
+	} else {
+		cfg.NVML = nvml.New()
+		if cfg.Host, err = agent.ReadHostInfo(); err != nil {
+			log.Warn("host figures incomplete", "err", err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log.Info("starting", "version", agent.Version, "server", opts.server, "interval", cfg.Interval)
+	err = agent.Run(ctx, cfg)
+	var nvmlErr *agent.NVMLInitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &nvmlErr):
+		fmt.Fprintf(stderr, "%s: %v; use --mock dgxh100 to run on a simulated server\n", prog, err)
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	}
+	return 1
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.server, "server", "", "gpugraph server base URL (required)")
+	fs.StringVar(&o.token, "token", "", "API key with the nodes.report permission (default $"+TokenEnv+")")
+	fs.StringVar(&o.nodeName, "node-name", "", "name this node reports under (required)")
+	fs.StringVar(&o.clusterID, "cluster-id", "", "cluster the node belongs to")
+	fs.DurationVar(&o.interval, "interval", agent.DefaultInterval, "heartbeat interval")
+	fs.StringVar(&o.mock, "mock", "", "run on a simulated server instead of NVML: "+strings.Join(agent.MockModels, "|"))
+	fs.Func("mock-xid", "with --mock, raise XID on GPU INDEX after the first heartbeat (INDEX:XID, repeatable)", func(s string) error {
+		x, err := agent.ParseMockXID(s)
+		if err == nil {
+			o.mockXIDs = append(o.mockXIDs, x)
+		}
+		return err
+	})
+	fs.Func("ignore-xids", "comma-separated XIDs that leave a GPU healthy, on top of 13,31,43,45,68,109; \"all\" disables XID checks", func(s string) error {
+		x, all, err := agent.ParseXIDList(s)
+		if err == nil {
+			o.ignoreXIDs = append(o.ignoreXIDs, x...)
+			o.ignoreAllXIDs = o.ignoreAllXIDs || all
+		}
+		return err
+	})
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.token == "" {
+		o.token = getenv(TokenEnv)
+	}
+	switch {
+	case o.server == "":
+		return o, errors.New("--server is required")
+	case !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://"):
+		return o, fmt.Errorf("--server %q: want an http:// or https:// URL", o.server)
+	case o.token == "":
+		return o, errors.New("--token (or " + TokenEnv + ") is required")
+	case o.nodeName == "":
+		return o, errors.New("--node-name is required")
+	case o.interval <= 0:
+		return o, fmt.Errorf("--interval %v: must be positive", o.interval)
+	case len(o.mockXIDs) > 0 && o.mock == "":
+		return o, errors.New("--mock-xid needs --mock")
+	}
+	return o, nil
+}
