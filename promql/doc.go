@@ -1,0 +1,21 @@
+// Package promql holds the arithmetic behind the pod metrics endpoint: it
+// turns stored samples into the points a Prometheus range query would
+// return, aggregates per-GPU series into per-pod ones, computes
+// histogram quantiles, and formats values and timestamps for the wire.
+//
+// The package does no I/O. A typical store/resolver flow is:
+//
+//	if err := promql.Validate(start, end, n); err != nil { ... }
+//	from, to := promql.ReadWindow(start, end, n)
+//	rows := /* samples with from <= T <= to, ordered by T */
+//	points := promql.RangeQuery(rows, start, end, n)
+//	// for a type that is only stored per GPU:
+//	pod := promql.Aggregate([][]promql.Point{gpu0, gpu1}, promql.Sum)
+//	for _, p := range points {
+//		emit(promql.FormatTime(p.T), promql.FormatValue(p.V))
+//	}
+//
+// Semantics follow Prometheus 3 (query_range, the 5 minute lookback
+// delta, histogram_quantile over classic buckets); each function
+// documents where it departs from or narrows Prometheus's behaviour.
+package promql

@@ -1,0 +1,105 @@
+package promql
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// LookbackDelta is how far back from a step the newest sample is looked
+// for, as in Prometheus's default --query.lookback-delta.
+const LookbackDelta = 5 * time.Minute
+
+// MaxSamples is the largest numberOfSamples the endpoint accepts.
+const MaxSamples = 1000
+
+// ErrInvalidRange is wrapped by the errors Validate returns.
+var ErrInvalidRange = errors.New("invalid metrics range")
+
+// Validate reports whether a request for n samples between start and end
+// can be answered: n must be within 0..MaxSamples and end must not be
+// before start. The other functions of this package do not enforce these
+// limits: they answer any n, and no points when end is before start.
+func Validate(start, end time.Time, n int) error {
+	if n < 0 || n > MaxSamples {
+		return fmt.Errorf("%w: numberOfSamples must be between 0 and %d, got %d", ErrInvalidRange, MaxSamples, n)
+	}
+	if end.Before(start) {
+		return fmt.Errorf("%w: end %s is before start %s", ErrInvalidRange, FormatTime(end), FormatTime(start))
+	}
+	return nil
+}
+
+// Steps returns the evaluation times of a Prometheus range query asked for
+// n samples between start and end.
+//
+// Prometheus evaluates in whole milliseconds, so start and end are
+// truncated to the millisecond and the step, (end−start)/(n−1), is
+// truncated to a whole millisecond too (never below 1ms). Steps are
+// start, start+step, ... up to and including end. Because of the
+// truncation the last step may fall short of end, and when the range is
+// not a multiple of n−1 milliseconds more than n steps can come back
+// (never more than 2(n−1) for n >= 2); Prometheus answers the same for
+// that step.
+//
+// n == 1 yields the single step end (an instant query). n <= 0 (raw mode)
+// and an end before start yield nil. All times are in UTC.
+func Steps(start, end time.Time, n int) []time.Time {
+	first, last, step, ok := stepGrid(start, end, n)
+	if !ok {
+		return nil
+	}
+	steps := make([]time.Time, 0, int(last.Sub(first)/step)+1)
+	for t := first; !t.After(last); t = t.Add(step) {
+		steps = append(steps, t)
+	}
+	return steps
+}
+
+// stepGrid computes the first and last step and the step width of Steps
+// without materialising the steps.
+func stepGrid(start, end time.Time, n int) (first, last time.Time, step time.Duration, ok bool) {
+	if n <= 0 {
+		return time.Time{}, time.Time{}, 0, false
+	}
+	s, e := truncMillis(start), truncMillis(end)
+	if e.Before(s) {
+		return time.Time{}, time.Time{}, 0, false
+	}
+	if n == 1 {
+		return e, e, time.Millisecond, true
+	}
+	step = (e.Sub(s) / time.Duration(n-1)).Truncate(time.Millisecond)
+	if step <= 0 {
+		// Prometheus rejects a zero step; a range shorter than n−1 ms is
+		// answered with millisecond steps instead of an error.
+		step = time.Millisecond
+	}
+	last = s.Add(e.Sub(s) / step * step)
+	return s, last, step, true
+}
+
+// ReadWindow returns the time span of stored samples that RangeQuery
+// needs for the same arguments, so a store can fetch each series with one
+// range scan over from <= T <= to.
+//
+// For n >= 1 from is the first step minus LookbackDelta and to is the
+// last step. The lookback window is left-open, so a sample exactly at
+// from is fetched but never used; it is cheaper to read it than to
+// express an open bound. For n == 0 the window is [start, end] itself.
+// When end is before start, from is after to and the scan is empty.
+func ReadWindow(start, end time.Time, n int) (from, to time.Time) {
+	if n <= 0 {
+		return start, end
+	}
+	first, last, _, ok := stepGrid(start, end, n)
+	if !ok {
+		return start, end
+	}
+	return first.Add(-LookbackDelta), last
+}
+
+// truncMillis truncates t to a whole Unix millisecond, in UTC.
+func truncMillis(t time.Time) time.Time {
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}
