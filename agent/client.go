@@ -87,10 +87,11 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 	return nil
 }
 
+// snippet keeps error bodies to one short log-friendly line.
 func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
 	}
 	return s
 }

@@ -14,9 +14,6 @@ import (
 // uncorrectable ECC error that matters also raises its own XID (48, 63, 64…).
 const xidEventMask = uint64(nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError | nvml.EventTypeSingleBitEccError)
 
-// noInstance is NVML's GPU/compute-instance id on events for a whole GPU.
-const noInstance = 0xFFFFFFFF
-
 // XIDWatcher fails GPUs on critical XID events, following the logic of
 // NVIDIA's k8s-device-plugin (internal/rm/health.go, checkHealth).
 type XIDWatcher struct {
@@ -84,7 +81,9 @@ func (w *XIDWatcher) Run(ctx context.Context) {
 
 func (w *XIDWatcher) handle(e nvml.EventData) {
 	if e.EventType != nvml.EventTypeXidCriticalError {
-		w.log.Info("skipping non-XID event", "type", e.EventType, "data", e.EventData)
+		// Corrected single-bit ECC errors can be frequent: keep them
+		// out of the default log.
+		w.log.Debug("skipping non-XID event", "type", e.EventType, "data", e.EventData)
 		return
 	}
 	xid := e.EventData

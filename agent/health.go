@@ -116,7 +116,7 @@ func (h *HealthState) uuids() []string {
 // They are not in the device plugin's checks; they are gpugraph's addition.
 func (h *HealthState) CheckMemoryErrors(gpus []*GPU) {
 	for _, g := range gpus {
-		if reason, _ := h.failedReason(g.UUID); reason != "" {
+		if h.isFailed(g.UUID) {
 			continue
 		}
 		h.checkRemappedRows(g)
@@ -124,11 +124,11 @@ func (h *HealthState) CheckMemoryErrors(gpus []*GPU) {
 	}
 }
 
-func (h *HealthState) failedReason(uuid string) (string, bool) {
+func (h *HealthState) isFailed(uuid string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r, ok := h.failed[uuid]
-	return r, ok
+	_, ok := h.failed[uuid]
+	return ok
 }
 
 func (h *HealthState) checkRemappedRows(g *GPU) {

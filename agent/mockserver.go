@@ -48,6 +48,9 @@ var mockModels = map[string]mockModel{
 	},
 }
 
+// noInstance is NVML's GPU/compute-instance id on events for a whole GPU.
+const noInstance = 0xFFFFFFFF
+
 // mockSupportedEvents is what the simulated GPUs claim to support: the
 // events the agent registers plus two it must mask out.
 const mockSupportedEvents = xidEventMask | nvml.EventTypePState | nvml.EventTypeClock
@@ -61,9 +64,6 @@ type MockServer struct {
 
 	host HostInfo
 	gpus []*mockGPU
-
-	mu   sync.Mutex
-	sets map[*mockEventSet]bool
 }
 
 type mockGPU struct {
@@ -85,13 +85,9 @@ func NewMockServer(model, seed string) (*MockServer, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown mock server %q (want one of %v)", model, MockModels)
 	}
-	m := &MockServer{Server: mm.new(), Model: model, host: mm.host, sets: make(map[*mockEventSet]bool)}
+	m := &MockServer{Server: mm.new(), Model: model, host: mm.host}
 	m.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
-		s := newMockEventSet(m.forgetSet)
-		m.mu.Lock()
-		m.sets[s] = true
-		m.mu.Unlock()
-		return s, nvml.SUCCESS
+		return newMockEventSet(m.forgetSet), nvml.SUCCESS
 	}
 	for i, d := range m.Devices {
 		dev := d.(*server.Device)
@@ -258,10 +254,8 @@ func (m *MockServer) RaiseEvent(index int, eventType, data uint64) error {
 	return nil
 }
 
+// forgetSet drops a freed set's registrations, as NVML does.
 func (m *MockServer) forgetSet(s *mockEventSet) {
-	m.mu.Lock()
-	delete(m.sets, s)
-	m.mu.Unlock()
 	for _, g := range m.gpus {
 		g.mu.Lock()
 		delete(g.registered, s)
