@@ -25,11 +25,13 @@ type Config struct {
 	NVML nvml.Interface // nvml.New() on a GPU node, a *MockServer otherwise
 	Host HostInfo       // CPU, RAM and disk figures for the inventory
 
-	Interval   time.Duration
-	XIDs       XIDPolicy // zero value: the plugin's defaults only
-	Backoff    Backoff   // zero value: DefaultBackoffInitial, DefaultBackoffMax
+	Interval time.Duration // heartbeat period; zero: DefaultInterval
+	XIDs     XIDPolicy     // zero value: the plugin's defaults only
+	Backoff  Backoff       // zero value: DefaultBackoffInitial, DefaultBackoffMax
+	// EventWait bounds each NVML event wait, and so how long stopping can
+	// take; zero: one second.
 	EventWait  time.Duration
-	HTTPClient *http.Client
+	HTTPClient *http.Client // zero: a client with a 15s timeout
 	Log        *slog.Logger
 
 	// AfterHeartbeat, when set, is called after the n-th heartbeat the
@@ -127,8 +129,8 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Info("watching for critical XIDs", "ignored", cfg.XIDs.Ignored())
 		w, err := NewXIDWatcher(cfg.NVML, gpus, health, cfg.XIDs, cfg.EventWait, log)
 		if err != nil {
-			// As the plugin does, carry on without XID checks rather
-			// than leave the node unreported.
+			// As the plugin does (internal/plugin/server.go), carry on
+			// without XID checks rather than leave the node unreported.
 			log.Error("XID health checks unavailable", "err", err)
 		} else {
 			wg.Go(func() { w.Run(watchCtx) })

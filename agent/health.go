@@ -27,6 +27,7 @@ type HealthState struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
+	order  []string // UUIDs in discovery order
 	byUUID map[string]*GPU
 	failed map[string]string // UUID -> reason
 
@@ -56,6 +57,7 @@ func NewHealthState(gpus []*GPU, log *slog.Logger) *HealthState {
 	}
 	for _, g := range gpus {
 		h.byUUID[g.UUID] = g
+		h.order = append(h.order, g.UUID)
 	}
 	for _, g := range gpus {
 		if g.initErr != "" {
@@ -103,11 +105,7 @@ func (h *HealthState) Status(uuid string) (health, reason string) {
 func (h *HealthState) uuids() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]string, 0, len(h.byUUID))
-	for u := range h.byUUID {
-		out = append(out, u)
-	}
-	return out
+	return append([]string(nil), h.order...)
 }
 
 // CheckMemoryErrors polls the conditions NVML exposes only as state, not as

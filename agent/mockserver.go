@@ -19,8 +19,9 @@ var MockModels = []string{"dgxa100", "dgxh100", "dgxh200"}
 
 // mockModel completes one of go-nvml's simulated DGX servers. Bus numbers
 // are plausible DGX-style ones spread over both sockets, so that addresses
-// carry hex letters; host figures are from the DGX data sheets (logical
-// CPUs, system memory, internal NVMe data storage, both in GB).
+// carry hex letters. Host figures are from the DGX data sheets, in the
+// units ReadHostInfo uses: logical CPUs, and system memory and internal
+// NVMe data storage in GiB.
 type mockModel struct {
 	new   func() *server.Server
 	buses [8]uint32
@@ -28,23 +29,23 @@ type mockModel struct {
 }
 
 var mockModels = map[string]mockModel{
-	// DGX A100 320GB: 2× EPYC 7742 (256 threads), 1 TB RAM, 15 TB NVMe.
+	// DGX A100 320GB: 2× EPYC 7742 (256 threads), 1 TiB RAM, 15 TB NVMe.
 	"dgxa100": {
 		new:   dgxa100.New,
 		buses: [8]uint32{0x07, 0x0F, 0x47, 0x4E, 0x87, 0x90, 0xB7, 0xBD},
-		host:  HostInfo{CPUCores: 256, RAMGB: 1024, DiskGB: 15360},
+		host:  HostInfo{CPUCores: 256, RAMGB: 1024, DiskGB: 13969},
 	},
-	// DGX H100: 2× Xeon Platinum 8480C (224 threads), 2 TB RAM, 30 TB NVMe.
+	// DGX H100: 2× Xeon Platinum 8480C (224 threads), 2 TiB RAM, 30 TB NVMe.
 	"dgxh100": {
 		new:   dgxh100.New,
 		buses: [8]uint32{0x1B, 0x43, 0x52, 0x61, 0x9D, 0xC3, 0xD1, 0xDF},
-		host:  HostInfo{CPUCores: 224, RAMGB: 2048, DiskGB: 30720},
+		host:  HostInfo{CPUCores: 224, RAMGB: 2048, DiskGB: 27939},
 	},
 	// DGX H200 shares the DGX H100 chassis.
 	"dgxh200": {
 		new:   dgxh200.New,
 		buses: [8]uint32{0x1B, 0x43, 0x52, 0x61, 0x9D, 0xC3, 0xD1, 0xDF},
-		host:  HostInfo{CPUCores: 224, RAMGB: 2048, DiskGB: 30720},
+		host:  HostInfo{CPUCores: 224, RAMGB: 2048, DiskGB: 27939},
 	},
 }
 

@@ -74,7 +74,7 @@ func TestInventoryThenHeartbeats(t *testing.T) {
 	if inv.NodeName != "gpu-node-1" || inv.ClusterID != "cluster-a" || inv.AgentVersion != Version {
 		t.Errorf("inventory header: %+v", inv)
 	}
-	if inv.CPUCores != 224 || inv.RAMGB != 2048 || inv.DiskGB != 30720 {
+	if inv.CPUCores != 224 || inv.RAMGB != 2048 || inv.DiskGB != 27939 {
 		t.Errorf("inventory host figures: %d cores, %d GB RAM, %d GB disk", inv.CPUCores, inv.RAMGB, inv.DiskGB)
 	}
 	if len(inv.GPUs) != 8 {
@@ -103,7 +103,7 @@ func TestInventoryThenHeartbeats(t *testing.T) {
 // The exact wire format, field for field, for the server side to match.
 func TestWireFormat(t *testing.T) {
 	inv, err := json.Marshal(InventoryRequest{
-		NodeName: "n", ClusterID: "", AgentVersion: "2.6.1", CPUCores: 224, RAMGB: 2048, DiskGB: 30720,
+		NodeName: "n", ClusterID: "", AgentVersion: "2.6.1", CPUCores: 224, RAMGB: 2048, DiskGB: 27939,
 		GPUs: []InventoryGPU{
 			{Index: 0, UUID: "GPU-a", Address: "0000:3B:00.0", Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 85899345920, Health: "healthy"},
 			{Index: 1, UUID: "GPU-b", Address: "0000:3C:00.0", Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 85899345920, Health: "failed", FailedReason: "XID 79"},
@@ -112,7 +112,7 @@ func TestWireFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantInv := `{"nodeName":"n","clusterId":"","agentVersion":"2.6.1","cpuCores":224,"ramGb":2048,"diskGb":30720,"gpus":[` +
+	wantInv := `{"nodeName":"n","clusterId":"","agentVersion":"2.6.1","cpuCores":224,"ramGb":2048,"diskGb":27939,"gpus":[` +
 		`{"index":0,"uuid":"GPU-a","address":"0000:3B:00.0","name":"NVIDIA H100 80GB HBM3","memoryBytes":85899345920,"health":"healthy"},` +
 		`{"index":1,"uuid":"GPU-b","address":"0000:3C:00.0","name":"NVIDIA H100 80GB HBM3","memoryBytes":85899345920,"health":"failed","failedReason":"XID 79"}]}`
 	if string(inv) != wantInv {

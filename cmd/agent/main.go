@@ -29,8 +29,8 @@ import (
 
 const prog = "gpugraph-agent"
 
-// TokenEnv is read when --token is absent.
-const TokenEnv = "GPUGRAPH_TOKEN"
+// tokenEnv is read when --token is absent.
+const tokenEnv = "GPUGRAPH_TOKEN"
 
 type options struct {
 	server, token, nodeName, clusterID string
@@ -105,7 +105,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.server, "server", "", "gpugraph server base URL (required)")
-	fs.StringVar(&o.token, "token", "", "API key with the nodes.report permission (default $"+TokenEnv+")")
+	fs.StringVar(&o.token, "token", "", "API key with the nodes.report permission (default $"+tokenEnv+")")
 	fs.StringVar(&o.nodeName, "node-name", "", "name this node reports under (required)")
 	fs.StringVar(&o.clusterID, "cluster-id", "", "cluster the node belongs to")
 	fs.DurationVar(&o.interval, "interval", agent.DefaultInterval, "heartbeat interval")
@@ -132,7 +132,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if o.token == "" {
-		o.token = getenv(TokenEnv)
+		o.token = getenv(tokenEnv)
 	}
 	switch {
 	case o.server == "":
@@ -140,7 +140,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	case !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://"):
 		return o, fmt.Errorf("--server %q: want an http:// or https:// URL", o.server)
 	case o.token == "":
-		return o, errors.New("--token (or " + TokenEnv + ") is required")
+		return o, errors.New("--token (or " + tokenEnv + ") is required")
 	case o.nodeName == "":
 		return o, errors.New("--node-name is required")
 	case o.interval <= 0:
