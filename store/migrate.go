@@ -61,7 +61,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
-			log.Info("migrated", "version", name)
+			log.Debug("migrated", "version", name)
 		}
 		return nil
 	})

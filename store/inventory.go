@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+
+	"gpugraph/models"
+)
+
+// The batch reads behind the dataloaders: one statement each, whatever the
+// number of keys. Rows come back in no particular order; loaders put them in
+// key order. Every read of a VM is scoped to an organization, every read of
+// a workload or project to a tenant: there is no unscoped variant to misuse.
+
+// NodeByID reads one node; nil when there is none.
+func (s *Store) NodeByID(ctx context.Context, id string) (*models.Node, error) {
+	var n models.Node
+	err := s.WithContext(ctx).Where("id = ?", id).Take(&n).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	return &n, err
+}
+
+// Nodes lists nodes by name, optionally only those in the given statuses.
+func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*models.Node, error) {
+	q := s.WithContext(ctx).Order("name, id")
+	if len(statuses) > 0 {
+		q = q.Where("status IN ?", statuses)
+	}
+	var out []*models.Node
+	return out, q.Find(&out).Error
+}
+
+// NodesByIDs reads the nodes with these ids.
+func (s *Store) NodesByIDs(ctx context.Context, ids []string) ([]*models.Node, error) {
+	var out []*models.Node
+	return out, s.WithContext(ctx).Where("id IN ?", ids).Find(&out).Error
+}
+
+// NodeKey names a node as a pod does: by cluster and name.
+type NodeKey struct{ ClusterID, Name string }
+
+// NodesByClusterNames reads the nodes with these (cluster, name) pairs.
+func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey) ([]*models.Node, error) {
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		names = append(names, k.Name)
+	}
+	var out []*models.Node
+	return out, s.WithContext(ctx).Where("name IN ?", names).Find(&out).Error
+}
+
+// GPUsByNodeIDs reads the GPUs of these nodes, by node and index.
+func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
+	var out []*models.Gpu
+	return out, s.WithContext(ctx).Where("node_id IN ?", nodeIDs).Order("node_id, idx").Find(&out).Error
+}
+
+// GPUsByHolders reads the GPUs held by these VMs, by index.
+func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
+	var out []*models.Gpu
+	return out, s.WithContext(ctx).Where("holder_vm_id IN ?", vmIDs).Order("node_id, idx").Find(&out).Error
+}
+
+// GpuModelsByIDs reads these catalog entries.
+func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
+	var out []*models.GpuModel
+	return out, s.WithContext(ctx).Where("id IN ?", ids).Find(&out).Error
+}
+
+// VMsByIDs reads the organization's VMs with these ids; others' do not exist.
+func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string) ([]*models.VM, error) {
+	var out []*models.VM
+	return out, s.WithContext(ctx).Where("organization_id = ? AND id IN ?", orgID, ids).Find(&out).Error
+}
+
+// VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
+func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string) ([]*models.VM, error) {
+	var out []*models.VM
+	return out, s.WithContext(ctx).Where("organization_id = ? AND node_id IN ?", orgID, nodeIDs).
+		Order("created_at, id").Find(&out).Error
+}
+
+// VMPage lists the organization's VMs, newest first, with the total count.
+func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int) ([]*models.VM, int64, error) {
+	q := s.WithContext(ctx).Model(&models.VM{}).Where("organization_id = ?", orgID)
+	if len(statuses) > 0 {
+		q = q.Where("status IN ?", statuses)
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, err
+	}
+	var out []*models.VM
+	err := q.Order("(created_at IS NULL), created_at DESC, id DESC").Offset(offset).Limit(limit).Find(&out).Error
+	return out, total, err
+}
+
+// WorkloadsByIDs reads the tenant's workloads with these ids.
+func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
+	var out []*models.Workload
+	return out, s.WithContext(ctx).
+		Where("id IN ? AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", ids, tenantID).
+		Find(&out).Error
+}
+
+// ProjectsByIDs reads the tenant's projects with these ids.
+func (s *Store) ProjectsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Project, error) {
+	var out []*models.Project
+	return out, s.WithContext(ctx).Where("tenant_id = ? AND id IN ?", tenantID, ids).Find(&out).Error
+}
+
+// Empty reports whether the database holds no organization and no node yet.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	var n int64
+	if err := s.WithContext(ctx).Raw("SELECT (SELECT COUNT(*) FROM organizations) + (SELECT COUNT(*) FROM nodes)").Scan(&n).Error; err != nil {
+		return false, err
+	}
+	return n == 0, nil
+}
