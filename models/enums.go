@@ -1,7 +1,8 @@
 package models
 
 import (
-	"fmt"
+	"gpugraph/apierr"
+
 	"io"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ func marshalEnum(w io.Writer, s string) {
 func unmarshalEnum[T ~string](v any, dst *T, all []T) error {
 	s, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("enum value must be a string, got %T", v)
+		return apierr.BadRequest("enum value must be a string, got %T", v)
 	}
 	for _, a := range all {
 		if strings.EqualFold(string(a), s) {
@@ -98,5 +99,5 @@ func unmarshalEnum[T ~string](v any, dst *T, all []T) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%q is not a valid value", s)
+	return apierr.BadRequest("%q is not a valid value", s)
 }

@@ -72,9 +72,9 @@ type RequestResourceQuantity struct {
 
 // ExtendedResource is a quantity of a vendor resource.
 type ExtendedResource struct {
-	Resource *string   `json:"resource"`
-	Quantity *Quantity `json:"quantity"`
-	Exclude  *bool     `json:"exclude"`
+	Resource *string `json:"resource"`
+	Quantity *string `json:"quantity"`
+	Exclude  *bool   `json:"exclude"`
 }
 
 // AllocatedResources is what the scheduler gave a pod.
@@ -88,11 +88,11 @@ type AllocatedResources struct {
 
 // PodToleration is a Kubernetes toleration.
 type PodToleration struct {
-	Key               *string  `json:"key"`
-	Operator          *string  `json:"operator"`
-	Value             *string  `json:"value"`
-	Effect            *string  `json:"effect"`
-	TolerationSeconds *Seconds `json:"tolerationSeconds"`
+	Key               *string `json:"key"`
+	Operator          *string `json:"operator"`
+	Value             *string `json:"value"`
+	Effect            *string `json:"effect"`
+	TolerationSeconds *int    `json:"tolerationSeconds"`
 }
 
 // PodNodeAffinity holds a pod's required and preferred node selector terms.
@@ -124,47 +124,69 @@ type PreferredNodeSelectorTerm struct {
 	Preference *NodeSelectorTerm `json:"preference"`
 }
 
-// Quantity is a Kubernetes quantity. The Run:ai schema types it as a string
-// while its own example writes a number (2), so both are read and a string
-// is always written.
-type Quantity string
-
-func (q *Quantity) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*q = Quantity(s)
-		return nil
+// UnmarshalJSON reads quantity as a string or a number: the Run:ai schema
+// types it as a string while its own example writes a number (2). It is
+// always written back as a string, so answers validate against the schema.
+func (e *ExtendedResource) UnmarshalJSON(b []byte) error {
+	type plain ExtendedResource
+	var raw struct {
+		plain
+		Quantity json.RawMessage `json:"quantity"`
 	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("quantity must be a string or a number")
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
 	}
-	*q = Quantity(n.String())
+	*e = ExtendedResource(raw.plain)
+	q, err := flexString(raw.Quantity)
+	if err != nil {
+		return fmt.Errorf("extendedResources quantity: %w", err)
+	}
+	e.Quantity = q
 	return nil
 }
 
-// Seconds is a toleration's tolerationSeconds. The Run:ai schema types it as
-// an integer while its own example writes a string ("10"), so both are read
-// and an integer is always written.
-type Seconds int64
-
-func (s *Seconds) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var str string
-		if err := json.Unmarshal(b, &str); err != nil {
-			return err
-		}
-		b = []byte(str)
+// UnmarshalJSON reads tolerationSeconds as an integer or a string of one:
+// the Run:ai schema types it as an integer while its own example writes
+// "10". It is always written back as an integer.
+func (p *PodToleration) UnmarshalJSON(b []byte) error {
+	type plain PodToleration
+	var raw struct {
+		plain
+		TolerationSeconds json.RawMessage `json:"tolerationSeconds"`
 	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*p = PodToleration(raw.plain)
+	s, err := flexString(raw.TolerationSeconds)
+	if err != nil || s == nil {
+		return err
+	}
+	n, err := strconv.Atoi(*s)
 	if err != nil {
-		return fmt.Errorf("tolerationSeconds must be an integer")
+		return fmt.Errorf("tolerationSeconds %q is not an integer", *s)
 	}
-	*s = Seconds(n)
+	p.TolerationSeconds = &n
 	return nil
+}
+
+// flexString reads a JSON string or number as its text; null or absent is nil.
+func flexString(b json.RawMessage) (*string, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	if b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, err
+		}
+		return &s, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("want a string or a number, got %s", b)
+	}
+	s := n.String()
+	return &s, nil
 }

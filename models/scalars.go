@@ -2,13 +2,13 @@ package models
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"gpugraph/apierr"
 )
 
 // TimeLayout is how every instant leaves gpugraph: RFC 3339, UTC, milliseconds.
@@ -21,7 +21,7 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 func ParseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not an ISO 8601 instant (e.g. 2023-06-06T12:09:18.211Z)", s)
+		return time.Time{}, apierr.BadRequest("%q is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)", s)
 	}
 	return t.UTC(), nil
 }
@@ -37,7 +37,7 @@ func MarshalTime(t time.Time) graphql.Marshaler {
 func UnmarshalTime(v any) (time.Time, error) {
 	s, ok := v.(string)
 	if !ok {
-		return time.Time{}, fmt.Errorf("Time must be a string, got %T", v)
+		return time.Time{}, apierr.BadRequest("Time must be a string, got %T", v)
 	}
 	return ParseTime(s)
 }
@@ -54,13 +54,13 @@ func MarshalStringMap(m map[string]string) graphql.Marshaler {
 func UnmarshalStringMap(v any) (map[string]string, error) {
 	raw, ok := v.(map[string]any)
 	if !ok {
-		return nil, errors.New("StringMap must be an object")
+		return nil, apierr.BadRequest("StringMap must be an object")
 	}
 	out := make(map[string]string, len(raw))
 	for k, x := range raw {
 		s, ok := x.(string)
 		if !ok {
-			return nil, fmt.Errorf("StringMap value of %q must be a string", k)
+			return nil, apierr.BadRequest("StringMap value of %q must be a string", k)
 		}
 		out[k] = s
 	}

@@ -1,0 +1,139 @@
+// Package auth turns a bearer API key into the caller: its organization, its
+// Run:ai tenant and its permissions. Keys are stored as SHA-256 hashes only.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"gpugraph/apierr"
+	"gpugraph/store"
+)
+
+// The permissions of SPEC §3.
+const (
+	ComputeRead    = "compute.read"
+	ComputeOperate = "compute.operate"
+	WorkloadsRead  = "workloads.read"
+	MetricsWrite   = "metrics.write"
+	NodesReport    = "nodes.report"
+)
+
+// Permissions lists every permission a key may hold.
+var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWrite, NodesReport}
+
+// implied lists what a permission grants besides itself.
+var implied = map[string][]string{ComputeOperate: {ComputeRead}}
+
+// Caller is who sent a request.
+type Caller struct {
+	OrganizationID    string
+	TenantID          int
+	InfinibandEnabled bool
+	perms             map[string]bool
+}
+
+// Can reports whether the caller holds perm.
+func (c *Caller) Can(perm string) bool { return c != nil && c.perms[perm] }
+
+// HashToken is how a key is stored and looked up.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidPermission reports whether p is a permission of SPEC §3.
+func ValidPermission(p string) bool {
+	for _, q := range Permissions {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+type ctxKey struct{}
+
+// WithCaller puts c in ctx.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, ctxKey{}, c)
+}
+
+// FromContext answers the caller of this request, nil when unauthenticated.
+func FromContext(ctx context.Context) *Caller {
+	c, _ := ctx.Value(ctxKey{}).(*Caller)
+	return c
+}
+
+// Require answers the caller when it holds perm, else the 401 or 403 error.
+func Require(ctx context.Context, perm string) (*Caller, error) {
+	c, err := Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Can(perm) {
+		return nil, apierr.MissingPermission(perm)
+	}
+	return c, nil
+}
+
+// Authenticator resolves keys against the store.
+type Authenticator struct{ Store *store.Store }
+
+// Lookup finds the caller owning token, or a 401.
+func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, error) {
+	if token == "" {
+		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+	}
+	var row struct {
+		OrganizationID    string
+		Permissions       string
+		TenantID          int
+		InfinibandEnabled bool
+	}
+	err := a.Store.WithContext(ctx).Raw(`SELECT k.organization_id, k.permissions, o.tenant_id, o.infiniband_enabled
+		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+		WHERE k.token_hash = ?`, HashToken(token)).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, apierr.Unauthorized("unknown API key")
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Caller{OrganizationID: row.OrganizationID, TenantID: row.TenantID,
+		InfinibandEnabled: row.InfinibandEnabled, perms: map[string]bool{}}
+	for _, p := range strings.Fields(row.Permissions) {
+		c.perms[p] = true
+		for _, q := range implied[p] {
+			c.perms[q] = true
+		}
+	}
+	return c, nil
+}
+
+// BearerToken reads the API key of a request ("" when there is none).
+func BearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// NewCaller builds a caller directly; for tests and internal jobs.
+func NewCaller(orgID string, tenantID int, infiniband bool, perms ...string) *Caller {
+	c := &Caller{OrganizationID: orgID, TenantID: tenantID, InfinibandEnabled: infiniband, perms: map[string]bool{}}
+	for _, p := range perms {
+		c.perms[p] = true
+		for _, q := range implied[p] {
+			c.perms[q] = true
+		}
+	}
+	return c
+}

@@ -1,0 +1,151 @@
+package resolvers
+
+import (
+	"context"
+
+	"gpugraph/auth"
+	"gpugraph/graph/model"
+	"gpugraph/loaders"
+	"gpugraph/models"
+)
+
+func (r *queryResolver) VM(ctx context.Context, id string) (*models.VM, error) {
+	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
+		return nil, err
+	}
+	return loaders.For(ctx).VMByID.Load(ctx, id)()
+}
+
+func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offset, limit *int) (*model.VMList, error) {
+	c, err := auth.Require(ctx, auth.ComputeRead)
+	if err != nil {
+		return nil, err
+	}
+	page, err := ParsePage(offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	vms, total, err := r.Store.VMPage(ctx, c.OrganizationID, status, page.Offset, page.Limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vms {
+		loaders.For(ctx).VMByID.Prime(ctx, v.ID, v)
+	}
+	return &model.VMList{Vms: vms, Next: page.Next(total), Total: int(total)}, nil
+}
+
+func (r *queryResolver) Node(ctx context.Context, id string) (*models.Node, error) {
+	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
+		return nil, err
+	}
+	return loaders.For(ctx).NodeByID.Load(ctx, id)()
+}
+
+func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) ([]*models.Node, error) {
+	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
+		return nil, err
+	}
+	return r.Store.Nodes(ctx, status)
+}
+
+func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.Gpu, error) {
+	return loaders.For(ctx).GPUsByNode.Load(ctx, n.ID)()
+}
+
+func (r *nodeResolver) Vms(ctx context.Context, n *models.Node) ([]*models.VM, error) {
+	return loaders.For(ctx).VMsByNode.Load(ctx, n.ID)()
+}
+
+func (r *gpuResolver) Model(ctx context.Context, g *models.Gpu) (*models.GpuModel, error) {
+	return loaders.For(ctx).ModelByID.Load(ctx, g.ModelID)()
+}
+
+// VM is the holder, when it is the caller's organization's; a GPU another
+// organization holds simply shows no holder.
+func (r *gpuResolver) VM(ctx context.Context, g *models.Gpu) (*models.VM, error) {
+	if g.HolderVMID == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).VMByID.Load(ctx, *g.HolderVMID)()
+}
+
+func (r *gpuResolver) Node(ctx context.Context, g *models.Gpu) (*models.Node, error) {
+	return loaders.For(ctx).NodeByID.Load(ctx, g.NodeID)()
+}
+
+func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.Gpu) (*float64, error) {
+	if g.MemoryUsedBytes == nil {
+		return nil, nil
+	}
+	f := float64(*g.MemoryUsedBytes)
+	return &f, nil
+}
+
+func (r *vmResolver) GpuIds(ctx context.Context, v *models.VM) ([]string, error) {
+	gpus, err := loaders.For(ctx).GPUsByVM.Load(ctx, v.ID)()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(gpus))
+	for i, g := range gpus {
+		ids[i] = g.ID
+	}
+	return ids, nil
+}
+
+func (r *vmResolver) Gpus(ctx context.Context, v *models.VM) ([]*models.Gpu, error) {
+	return loaders.For(ctx).GPUsByVM.Load(ctx, v.ID)()
+}
+
+func (r *vmResolver) Node(ctx context.Context, v *models.VM) (*models.Node, error) {
+	if v.NodeID == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).NodeByID.Load(ctx, *v.NodeID)()
+}
+
+func (r *vmResolver) GpuModel(ctx context.Context, v *models.VM) (*models.GpuModel, error) {
+	if v.GpuModelID == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).ModelByID.Load(ctx, *v.GpuModelID)()
+}
+
+func (r *vmResolver) GpuManufacturer(ctx context.Context, v *models.VM) (*models.Manufacturer, error) {
+	m, err := r.GpuModel(ctx, v)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	return &m.Manufacturer, nil
+}
+
+func (r *vmResolver) GpuModelName(ctx context.Context, v *models.VM) (*string, error) {
+	m, err := r.GpuModel(ctx, v)
+	if m == nil || err != nil {
+		return nil, err
+	}
+	return &m.Name, nil
+}
+
+func (r *podResolver) Node(ctx context.Context, p *models.Pod) (*models.Node, error) {
+	if p.NodeName == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).NodeByName.Load(ctx, storeNodeKey(p))()
+}
+
+func (r *podResolver) Workload(ctx context.Context, p *models.Pod) (*models.Workload, error) {
+	return loaders.For(ctx).WorkloadByID.Load(ctx, p.WorkloadID)()
+}
+
+func (r *podResolver) Project(ctx context.Context, p *models.Pod) (*models.Project, error) {
+	if p.ProjectID == nil {
+		return nil, nil
+	}
+	return loaders.For(ctx).ProjectByID.Load(ctx, *p.ProjectID)()
+}
+
+func (r *workloadResolver) Project(ctx context.Context, w *models.Workload) (*models.Project, error) {
+	return loaders.For(ctx).ProjectByID.Load(ctx, w.ProjectID)()
+}

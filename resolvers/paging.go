@@ -1,0 +1,38 @@
+package resolvers
+
+import "gpugraph/apierr"
+
+// Page is a validated offset and limit.
+type Page struct{ Offset, Limit int }
+
+// The limits of SPEC §6, used for every list.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 500
+)
+
+// ParsePage checks offset ≥ 0 and limit in 1–500, with the defaults 0 and 50.
+func ParsePage(offset, limit *int) (Page, error) {
+	p := Page{Offset: 0, Limit: DefaultLimit}
+	if offset != nil {
+		if *offset < 0 {
+			return p, apierr.BadRequest("offset must be 0 or more, got %d", *offset)
+		}
+		p.Offset = *offset
+	}
+	if limit != nil {
+		if *limit < 1 || *limit > MaxLimit {
+			return p, apierr.BadRequest("limit must be between 1 and %d, got %d", MaxLimit, *limit)
+		}
+		p.Limit = *limit
+	}
+	return p, nil
+}
+
+// Next is the offset of the page after this one, nil when none remains.
+func (p Page) Next(total int64) *int {
+	if n := p.Offset + p.Limit; int64(n) < total {
+		return &n
+	}
+	return nil
+}

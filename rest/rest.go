@@ -1,0 +1,84 @@
+// Package rest serves the documented REST paths of the two source APIs
+// (OpenRelay's restart, Run:ai's pods) for clients that already speak them.
+// Handlers only translate: they parse parameters, call the same resolvers
+// the GraphQL face calls, and write the answer in the seed's shape.
+package rest
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"gpugraph/apierr"
+	"gpugraph/resolvers"
+)
+
+// API holds what the handlers delegate to.
+type API struct {
+	Resolver *resolvers.Resolver
+}
+
+// Register mounts every REST path on mux; wrap adds authentication and the
+// per-request loaders.
+func Register(mux *http.ServeMux, api *API, wrap func(http.Handler) http.Handler) {
+	for _, r := range api.routes() {
+		mux.Handle(r.pattern, wrap(r.handler))
+	}
+}
+
+type route struct {
+	pattern string
+	handler http.Handler
+}
+
+func (api *API) routes() []route {
+	var rs []route
+	rs = append(rs, api.openRelayRoutes()...)
+	rs = append(rs, api.runaiRoutes()...)
+	rs = append(rs, api.agentRoutes()...)
+	return rs
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		slog.Error("write response", "err", err)
+	}
+}
+
+// errorOf turns any error into the answer a client may see; internal causes
+// are logged here and never written out.
+func errorOf(r *http.Request, err error) *apierr.Error {
+	e, ok := apierr.As(err)
+	if !ok {
+		slog.ErrorContext(r.Context(), "internal error", "err", err, "path", r.URL.Path)
+	}
+	return e
+}
+
+func setRetryAfter(w http.ResponseWriter, e *apierr.Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+}
+
+// WriteRunaiError answers in Run:ai's shape: {"code": 404, "message": "...", "details": "..."}.
+func WriteRunaiError(w http.ResponseWriter, r *http.Request, err error) {
+	e := errorOf(r, err)
+	setRetryAfter(w, e)
+	body := map[string]any{"code": e.Status, "message": e.Message}
+	if e.Details != "" {
+		body["details"] = e.Details
+	}
+	writeJSON(w, e.Status, body)
+}
+
+// WriteOpenRelayError answers in OpenRelay's shape: {"error": {"code": "VM_NODE_BUSY", "message": "..."}}.
+func WriteOpenRelayError(w http.ResponseWriter, r *http.Request, err error) {
+	e := errorOf(r, err)
+	setRetryAfter(w, e)
+	writeJSON(w, e.Status, map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message}})
+}

@@ -1,0 +1,3 @@
+package rest
+
+func (api *API) runaiRoutes() []route { return nil }

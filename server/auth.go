@@ -1,0 +1,31 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+)
+
+// requireCaller answers 401 to a GraphQL request without a valid key, with
+// the error in GraphQL's shape, before any query is parsed.
+func requireCaller(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := auth.Authenticate(r.Context()); err != nil {
+			e, _ := apierr.As(err)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gpugraph"`)
+			w.WriteHeader(e.Status)
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"errors": []any{map[string]any{
+					"message":    e.Message,
+					"extensions": map[string]any{"code": e.Code, "status": e.Status},
+				}},
+				"data": nil,
+			})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

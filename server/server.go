@@ -1,0 +1,90 @@
+// Package server wires gpugraph's HTTP surface: the GraphQL endpoint and
+// its playground, the documented REST paths, health and metrics, around one
+// store and one resolver tree.
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"gpugraph/auth"
+	"gpugraph/loaders"
+	"gpugraph/resolvers"
+	"gpugraph/rest"
+	"gpugraph/store"
+	"gpugraph/web"
+)
+
+// Config is what the command line sets.
+type Config struct {
+	Store           *store.Store
+	Introspection   bool
+	ComplexityLimit int
+	DepthLimit      int
+	RequestTimeout  time.Duration
+	HeartbeatGrace  time.Duration
+}
+
+// Defaults fills what cfg leaves zero.
+func (cfg Config) withDefaults() Config {
+	if cfg.ComplexityLimit == 0 {
+		cfg.ComplexityLimit = 50000
+	}
+	if cfg.DepthLimit == 0 {
+		cfg.DepthLimit = 15
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.HeartbeatGrace == 0 {
+		cfg.HeartbeatGrace = 30 * time.Second
+	}
+	return cfg
+}
+
+// New builds the whole HTTP handler.
+func New(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	st := cfg.Store
+	res := &resolvers.Resolver{Store: st, HeartbeatGrace: cfg.HeartbeatGrace}
+	authn := &auth.Authenticator{Store: st}
+	metrics := newMetrics(prometheus.NewRegistry())
+
+	api := func(h http.Handler) http.Handler {
+		return authn.Middleware(loaders.Middleware(st, h))
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", web.Handler())
+	mux.Handle("GET /assets/", web.Handler())
+	gql := newGraphQL(cfg, res)
+	gql.Use(newOperationMetrics(metrics.registry))
+	mux.Handle("/graphql", api(requireCaller(gql)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := st.Ping(ctx); err != nil {
+			http.Error(w, "database unavailable\n", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
+	rest.Register(mux, &rest.API{Resolver: res}, api)
+
+	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
+}
+
+// withTimeout bounds every request; handlers see it through their context.
+func withTimeout(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

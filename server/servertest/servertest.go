@@ -1,0 +1,157 @@
+// Package servertest runs the whole HTTP surface over a real database for
+// tests: load a fixture, send GraphQL and REST requests with an API key,
+// and count the SQL statements a request ran.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm/logger"
+
+	"gpugraph/fixtures"
+	"gpugraph/server"
+	"gpugraph/store"
+)
+
+// Env is a running server over one database.
+type Env struct {
+	T     testing.TB
+	Store *store.Store
+	Srv   *httptest.Server
+	stmts *counter
+}
+
+// New loads fixture (a JSON document; "" for none) into st and starts a server on it.
+func New(t testing.TB, st *store.Store, fixture string) *Env {
+	t.Helper()
+	if fixture != "" {
+		if _, err := fixtures.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
+			t.Fatalf("load fixture: %v", err)
+		}
+	}
+	c := &counter{Interface: st.DB.Logger}
+	st.DB.Logger = c
+	srv := httptest.NewServer(server.New(server.Config{Store: st}))
+	t.Cleanup(srv.Close)
+	return &Env{T: t, Store: st, Srv: srv, stmts: c}
+}
+
+// Statements counts SQL statements run while fn runs.
+func (e *Env) Statements(fn func()) int64 {
+	before := e.stmts.n.Load()
+	fn()
+	return e.stmts.n.Load() - before
+}
+
+// Response is a GraphQL answer.
+type Response struct {
+	Status int
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Error is one GraphQL error.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code is extensions.code of the first error, "" when there is none.
+func (r *Response) Code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	s, _ := r.Errors[0].Extensions["code"].(string)
+	return s
+}
+
+// GraphQL posts query with variables as token's caller.
+func (e *Env) GraphQL(token, query string, vars map[string]any) *Response {
+	e.T.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	status, b := e.Do(http.MethodPost, "/graphql", token, body, nil)
+	r := &Response{Status: status}
+	if err := json.Unmarshal(b, r); err != nil {
+		e.T.Fatalf("graphql answer is not JSON (%d): %s", status, b)
+	}
+	return r
+}
+
+// Decode unmarshals the data of a response that must have no errors.
+func (e *Env) Decode(r *Response, into any) {
+	e.T.Helper()
+	if len(r.Errors) > 0 {
+		e.T.Fatalf("unexpected errors: %+v", r.Errors)
+	}
+	if err := json.Unmarshal(r.Data, into); err != nil {
+		e.T.Fatalf("decode data: %v: %s", err, r.Data)
+	}
+}
+
+// Do sends one request and answers the status and body.
+func (e *Env) Do(method, path, token string, body []byte, header http.Header) (int, []byte) {
+	e.T.Helper()
+	resp := e.Request(method, path, token, body, header)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// Request sends one request and answers the response (the caller closes its body).
+func (e *Env) Request(method, path, token string, body []byte, header http.Header) *http.Response {
+	e.T.Helper()
+	req, err := http.NewRequest(method, e.Srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return resp
+}
+
+// counter is a gorm logger that counts every statement gorm runs.
+type counter struct {
+	logger.Interface
+	n atomic.Int64
+}
+
+func (c *counter) LogMode(l logger.LogLevel) logger.Interface { return c }
+
+func (c *counter) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	c.n.Add(1)
+	c.Interface.Trace(ctx, begin, fc, err)
+}
+
+// Base is a small fixture every face's tests share: two organizations
+// (org-acme, tenant 1001, InfiniBand; org-globex, tenant 1002), keys per
+// permission set (acme-operator, acme-reader, acme-workloads, acme-metrics,
+// acme-agent, globex-operator), node n1 (8 H100, GPU 7 failed, on fabric
+// ib-1) and n2 (offline, 4 MI300X), VMs and pods of both organizations on n1,
+// Run:ai projects, workloads, a revision and pods of both tenants.
+//
+//go:embed testdata/base.json
+var Base string
