@@ -1,0 +1,65 @@
+package filterby
+
+import "strings"
+
+// Sort is a pods order: a sortable field and a direction. The zero Sort is
+// the default, createdAt ascending.
+type Sort struct {
+	Field string // canonical field name; "" means createdAt
+	Desc  bool
+}
+
+// DefaultSortField is the order when sortBy is absent.
+const DefaultSortField = "createdAt"
+
+// ParseSort reads the sortBy and sortOrder parameters; empty means the
+// default (createdAt, asc). sortBy takes the Run:ai names (and currentNodePool
+// like filterBy); sortOrder takes "asc" or "desc". Both are case-sensitive.
+// A bad one is an *Error naming it.
+func ParseSort(sortBy, sortOrder string) (Sort, error) {
+	s := Sort{Field: DefaultSortField}
+	if sortBy != "" {
+		fd, ok := fields[sortBy]
+		if !ok || !fd.sort {
+			return Sort{}, &Error{Param: "sortBy", Text: sortBy, Reason: "unknown field; want one of " + sortFieldNames()}
+		}
+		s.Field = fd.name
+	}
+	switch sortOrder {
+	case "", "asc":
+	case "desc":
+		s.Desc = true
+	default:
+		return Sort{}, &Error{Param: "sortOrder", Text: sortOrder, Reason: "want asc or desc"}
+	}
+	return s, nil
+}
+
+func sortFieldNames() string {
+	var names []string
+	for _, f := range fieldList {
+		if f.sort {
+			names = append(names, f.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// OrderBy is the ORDER BY list for s, e.g. "(node_name IS NULL), node_name, id",
+// for db.Order. It is built only from the fixed field table.
+//
+// Nulls come last in asc, and desc reverses every key, so desc is the exact
+// reverse of asc. The final id breaks ties, so offset pages never repeat or
+// skip a pod. The explicit null key is spelled out because the engines
+// disagree on where nulls go by default.
+func (s Sort) OrderBy() string {
+	fd, ok := fields[s.Field]
+	if !ok || !fd.sort {
+		fd = fields[DefaultSortField]
+	}
+	c := fd.column
+	if s.Desc {
+		return "(" + c + " IS NULL) DESC, " + c + " DESC, id DESC"
+	}
+	return "(" + c + " IS NULL), " + c + ", id"
+}

@@ -1,0 +1,64 @@
+package filterby
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseSort(t *testing.T) {
+	for _, tc := range []struct {
+		by, order string
+		orderBy   string
+	}{
+		{"", "", "(created_at IS NULL), created_at, id"},
+		{"", "desc", "(created_at IS NULL) DESC, created_at DESC, id DESC"},
+		{"name", "asc", "(name IS NULL), name, id"},
+		{"clusterId", "", "(cluster_id IS NULL), cluster_id, id"},
+		{"workloadId", "desc", "(workload_id IS NULL) DESC, workload_id DESC, id DESC"},
+		{"revisionId", "", "(revision_id IS NULL), revision_id, id"},
+		{"nodeName", "desc", "(node_name IS NULL) DESC, node_name DESC, id DESC"},
+		{"currentNodepool", "", "(current_node_pool IS NULL), current_node_pool, id"},
+		{"currentNodePool", "", "(current_node_pool IS NULL), current_node_pool, id"},
+		{"createdAt", "", "(created_at IS NULL), created_at, id"},
+		{"completedAt", "", "(completed_at IS NULL), completed_at, id"},
+		{"deletedAt", "desc", "(deleted_at IS NULL) DESC, deleted_at DESC, id DESC"},
+		{"k8sPhase", "", "(k8s_phase IS NULL), k8s_phase, id"},
+	} {
+		s, err := ParseSort(tc.by, tc.order)
+		if err != nil {
+			t.Errorf("ParseSort(%q, %q): %v", tc.by, tc.order, err)
+			continue
+		}
+		if got := s.OrderBy(); got != tc.orderBy {
+			t.Errorf("ParseSort(%q, %q).OrderBy() = %q, want %q", tc.by, tc.order, got, tc.orderBy)
+		}
+	}
+	if got, want := (Sort{}).OrderBy(), "(created_at IS NULL), created_at, id"; got != want {
+		t.Errorf("zero Sort orders by %q, want %q", got, want)
+	}
+	if got, want := (Sort{Field: "id; DROP TABLE pods"}).OrderBy(), "(created_at IS NULL), created_at, id"; got != want {
+		t.Errorf("hand-made Sort orders by %q, want %q", got, want)
+	}
+}
+
+func TestParseSortErrors(t *testing.T) {
+	const fieldsWanted = "name, clusterId, workloadId, revisionId, nodeName, currentNodepool, createdAt, completedAt, deletedAt, k8sPhase"
+	for _, tc := range []struct {
+		by, order string
+		param     string
+		msg       string
+	}{
+		{"size", "", "sortBy", `invalid sortBy "size": unknown field; want one of ` + fieldsWanted},
+		{"projectId", "", "sortBy", `invalid sortBy "projectId": unknown field; want one of ` + fieldsWanted},
+		{"priorityClassName", "", "sortBy", `invalid sortBy "priorityClassName": unknown field; want one of ` + fieldsWanted},
+		{"CreatedAt", "", "sortBy", `invalid sortBy "CreatedAt": unknown field; want one of ` + fieldsWanted},
+		{"name", "ASC", "sortOrder", `invalid sortOrder "ASC": want asc or desc`},
+		{"name", "up", "sortOrder", `invalid sortOrder "up": want asc or desc`},
+	} {
+		_, err := ParseSort(tc.by, tc.order)
+		var e *Error
+		if !errors.As(err, &e) || e.Param != tc.param || err.Error() != tc.msg {
+			t.Errorf("ParseSort(%q, %q) = %v, want %s error %q", tc.by, tc.order, err, tc.param, tc.msg)
+		}
+	}
+}
