@@ -1,0 +1,41 @@
+# gpugraph — the two commands that matter are `make run` and `make test`.
+GO      ?= go
+PKGS    ?= ./...
+TESTFLAGS ?= -race -count=1 -timeout 20m
+
+.PHONY: run build test generate check-generate lint bench playground
+
+## run: serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set
+run:
+	$(GO) run .
+
+## build: the server and the node agent binaries into bin/
+build:
+	$(GO) build -o bin/gpugraph .
+	$(GO) build -o bin/gpugraph-agent ./cmd/agent
+
+## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set
+test:
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+## generate: regenerate graph/ from schema.graphqls (gqlgen)
+generate:
+	$(GO) run github.com/99designs/gqlgen generate
+
+## check-generate: fail when the committed generated code differs from a fresh generate
+check-generate: generate
+	@git diff --exit-code -- graph/ || (echo "graph/ is out of date with schema.graphqls: run make generate and commit" >&2; exit 1)
+	@test -z "$$(git status --porcelain -- graph/)" || (echo "make generate left new files in graph/" >&2; git status --porcelain -- graph/; exit 1)
+
+## lint: gofmt check and go vet
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: the benchmarks (PostgreSQL ones run when TEST_DATABASE_URL is set)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS)
+
+## playground: rebuild the embedded GraphiQL bundle from web/build (needs npm)
+playground:
+	sh web/build/build.sh
