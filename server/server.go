@@ -27,6 +27,8 @@ type Config struct {
 	DepthLimit      int
 	RequestTimeout  time.Duration
 	HeartbeatGrace  time.Duration
+	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
+	LoaderWait time.Duration
 }
 
 // Defaults fills what cfg leaves zero.
@@ -55,7 +57,7 @@ func New(cfg Config) http.Handler {
 	metrics := newMetrics(prometheus.NewRegistry())
 
 	api := func(h http.Handler) http.Handler {
-		return authn.Middleware(loaders.Middleware(st, h))
+		return authn.Middleware(loaders.Middleware(st, cfg.LoaderWait, h))
 	}
 
 	mux := http.NewServeMux()
