@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"gpugraph/store"
+)
+
+// DB is a fresh, migrated database that Drop removes again.
+type DB struct {
+	*store.Store
+	drop func()
+}
+
+// Drop closes the database and removes it.
+func (d *DB) Drop() {
+	_ = d.Close()
+	d.drop()
+}
+
+// FreshDB makes an empty, migrated database on engine: SQLite in a new
+// temporary directory, or PostgreSQL as a new database on the server of
+// pgURL (which must be able to CREATE DATABASE).
+func FreshDB(ctx context.Context, engine store.Dialect, pgURL string) (*DB, error) {
+	raw, drop, err := freshURL(engine, pgURL)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(raw)
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		_ = st.Close()
+		drop()
+		return nil, fmt.Errorf("migrate %s: %w", engine, err)
+	}
+	return &DB{Store: st, drop: drop}, nil
+}
+
+func freshURL(engine store.Dialect, pgURL string) (string, func(), error) {
+	if engine == store.SQLite {
+		dir, err := os.MkdirTemp("", "gpugraph-bench-")
+		if err != nil {
+			return "", nil, err
+		}
+		return "sqlite:" + filepath.Join(dir, "bench.db"), func() { _ = os.RemoveAll(dir) }, nil
+	}
+	admin, err := store.Open(pgURL)
+	if err != nil {
+		return "", nil, err
+	}
+	defer admin.Close()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		return "", nil, err
+	}
+	// The name is made here from hex digits only, never from input.
+	name := "gpugraph_bench_" + hex.EncodeToString(b)
+	if err := admin.DB.Exec(`CREATE DATABASE ` + name).Error; err != nil {
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	drop := func() {
+		if admin, err := store.Open(pgURL); err == nil {
+			admin.DB.Exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
+			_ = admin.Close()
+		}
+	}
+	u, err := url.Parse(pgURL)
+	if err != nil {
+		drop()
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), drop, nil
+}
