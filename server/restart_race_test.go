@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,8 +24,8 @@ import (
 //     so onto the same node), 16 cores each: CPU lets 4 of them in;
 //   - 12 pods on the node and 4 on the removed node: the fabric lets 4 in.
 //
-// Whatever the order, exactly 8 fit: the VMs stop at 4 only when the GPUs
-// ran out, and so do the pods.
+// Whatever the order, exactly 8 fit: the VMs stop short of 4 only when the
+// GPUs ran out, and so do the pods.
 func raceWorld() *fixtures.File {
 	f := &fixtures.File{
 		GpuModels:     []models.GpuModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
@@ -49,14 +48,27 @@ func raceWorld() *fixtures.File {
 	return f
 }
 
-const (
-	raceGPUs   = 8
-	raceCPU    = 64
-	raceRAM    = 1024
-	raceDisk   = 10000
-	raceIPs    = 4
-	raceRounds = 12 // per engine; RESTART_RACE_ROUNDS overrides
-)
+// fabricRaceWorld: two online nodes with 8 H100s each on one fabric of 3
+// addresses, 8 failed pods on each. GPUs are plenty; only the fabric, which
+// the two nodes' locks do not cover, limits them: exactly 3 fit.
+func fabricRaceWorld() *fixtures.File {
+	f := &fixtures.File{
+		GpuModels:     []models.GpuModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
+		Fabrics:       []models.Fabric{{ID: "ib-f", IPCapacity: 3}},
+		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
+		APIKeys:       []fixtures.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
+	}
+	addNode(f, "n1", "online", "2.6.1", "ib-f", 64, 1024, 10000, h100, 8)
+	addNode(f, "n2", "online", "2.6.1", "ib-f", 64, 1024, 10000, h100, 8)
+	for i := range 16 {
+		addVM(f, vmSpec{id: fmt.Sprintf("pod-%02d", i), pod: true, node: fmt.Sprintf("n%d", 1+i%2), status: "failed",
+			model: h100, gpus: 1})
+	}
+	return f
+}
+
+// raceRounds is per engine and scenario; RESTART_RACE_ROUNDS overrides.
+const raceRounds = 10
 
 type raceAnswer struct {
 	vm     string
@@ -67,49 +79,57 @@ type raceAnswer struct {
 	gpus   []string
 }
 
+// TestRestartVMRace restarts every workload twice at once through the HTTP
+// server, round after round, and checks that exactly as many succeeded as
+// there was room for, that every loser got 503 (or 409 VM_NOT_READY after
+// its twin won), and that no GPU, address, core, GB of RAM or disk is held
+// beyond what there is.
 func TestRestartVMRace(t *testing.T) {
 	rounds := raceRounds
 	if s := os.Getenv("RESTART_RACE_ROUNDS"); s != "" {
 		rounds, _ = strconv.Atoi(s)
 	}
+	scenarios := []struct {
+		name  string
+		world *fixtures.File
+		wins  int
+	}{
+		{"one node", raceWorld(), 8},
+		{"one fabric, two nodes", fabricRaceWorld(), 3},
+	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, "")
-		f := raceWorld()
-		var ids []string
-		for _, v := range f.VMs {
-			ids = append(ids, v.ID)
-		}
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 		t.Cleanup(client.CloseIdleConnections)
-
-		for round := range rounds {
-			// Reset: every workload stopped or failed where it was, no
-			// GPU held.
-			if _, err := fixtures.Load(context.Background(), st, f); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(holders(t, st)); n != 0 {
-				t.Fatalf("round %d starts with %d GPUs held", round, n)
-			}
-
-			// Two restarts of each workload, all at once.
-			answers := make([]raceAnswer, 2*len(ids))
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range answers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					answers[i] = raceRestart(client, env, ids[i%len(ids)])
-				}()
-			}
-			close(start)
-			wg.Wait()
-			checkRaceRound(t, st, round, answers)
-			if t.Failed() {
-				return
-			}
+		for _, sc := range scenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				var ids []string
+				for _, v := range sc.world.VMs {
+					ids = append(ids, v.ID)
+				}
+				for round := range rounds {
+					// Reset: every workload stopped or failed where it
+					// was, no GPU held.
+					resetWorld(t, st, sc.world)
+					answers := make([]raceAnswer, 2*len(ids))
+					var wg sync.WaitGroup
+					start := make(chan struct{})
+					for i := range answers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							<-start
+							answers[i] = raceRestart(client, env, ids[i%len(ids)])
+						}()
+					}
+					close(start)
+					wg.Wait()
+					checkRaceRound(t, st, round, sc.wins, answers)
+					if t.Failed() {
+						return
+					}
+				}
+			})
 		}
 	})
 }
@@ -150,20 +170,20 @@ type raceVMBody struct {
 	GpuIDs []string `json:"gpuIds"`
 }
 
-func checkRaceRound(t *testing.T, st *store.Store, round int, answers []raceAnswer) {
+func checkRaceRound(t *testing.T, st *store.Store, round, wantWins int, answers []raceAnswer) {
 	t.Helper()
 	loserCodes := map[string]bool{"VM_NODE_BUSY": true, "POD_NODE_BUSY": true,
 		"INSUFFICIENT_IP_CAPACITY": true, "VM_NO_CAPACITY": true}
-	won := map[string]int{}
+	won := map[string]raceAnswer{}
 	perVM := map[string][]raceAnswer{}
 	for _, a := range answers {
 		perVM[a.vm] = append(perVM[a.vm], a)
 		switch {
 		case a.status == 200:
-			won[a.vm]++
-			if a.node != "n1" || len(a.gpus) != 1 {
-				t.Errorf("round %d: %s won with node %q GPUs %v", round, a.vm, a.node, a.gpus)
+			if _, twice := won[a.vm]; twice {
+				t.Errorf("round %d: %s won twice", round, a.vm)
 			}
+			won[a.vm] = a
 		case a.status == 503 && loserCodes[a.code]:
 			if a.retry == "" {
 				t.Errorf("round %d: %s got 503 %s without Retry-After", round, a.vm, a.code)
@@ -184,44 +204,88 @@ func checkRaceRound(t *testing.T, st *store.Store, round int, answers []raceAnsw
 			t.Errorf("round %d: %s answered %d %s and %d %s", round, vm, as[0].status, as[0].code, as[1].status, as[1].code)
 		}
 	}
-	if len(won) != raceGPUs {
-		t.Errorf("round %d: %d restarts succeeded, want %d (the room there was)", round, len(won), raceGPUs)
+	if len(won) != wantWins {
+		t.Errorf("round %d: %d restarts succeeded, want %d (the room there was)", round, len(won), wantWins)
 	}
+	checkHoldings(t, st, round, won)
+}
 
-	// The database agrees, and nothing is over capacity.
-	var vms []models.VM
-	if err := st.DB.Find(&vms).Error; err != nil {
-		t.Fatal(err)
+// checkHoldings checks the database against the winners and every capacity:
+// each winner deploying on the node it was answered with, holding as many
+// healthy GPUs of its model there as it asked for; nobody else holding
+// anything; no node over its CPU, RAM or disk; no fabric over its addresses.
+func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]raceAnswer) {
+	t.Helper()
+	var (
+		vms     []models.VM
+		nodes   []models.Node
+		gpus    []models.Gpu
+		fabrics []models.Fabric
+		orgs    []models.Organization
+	)
+	for _, q := range []any{&vms, &nodes, &gpus, &fabrics, &orgs} {
+		if err := st.DB.Find(q).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	gpuByID := map[string]models.Gpu{}
+	for _, g := range gpus {
+		gpuByID[g.ID] = g
+	}
+	ib := map[string]bool{}
+	for _, o := range orgs {
+		ib[o.ID] = o.InfinibandEnabled
 	}
 	h := holders(t, st)
-	deploying, cpu, ram, disk, ips := 0, 0, 0, 0, 0
+	type use struct{ cpu, ram, disk int }
+	used := map[string]*use{}
+	addresses := map[string]int{}
+	for _, n := range nodes {
+		used[n.ID] = &use{}
+	}
+	held := 0
 	for _, v := range vms {
-		held := heldBy(h, v.ID)
-		if v.Status != models.VMDeploying {
-			if won[v.ID] > 0 || len(held) > 0 {
-				t.Errorf("round %d: %s is %s, won %d, holds %v", round, v.ID, v.Status, won[v.ID], held)
+		mine := heldBy(h, v.ID)
+		a, winner := won[v.ID]
+		if !v.Status.Holds() {
+			if winner || len(mine) > 0 {
+				t.Errorf("round %d: %s is %s, won %v, holds %v", round, v.ID, v.Status, winner, mine)
 			}
 			continue
 		}
-		deploying++
-		if won[v.ID] != 1 || len(held) != 1 || v.NodeID == nil || *v.NodeID != "n1" {
-			t.Errorf("round %d: %s deploying, won %d, holds %v on %v", round, v.ID, won[v.ID], held, v.NodeID)
+		held += len(mine)
+		if !winner || v.Status != models.VMDeploying || v.NodeID == nil || *v.NodeID != a.node ||
+			len(mine) != v.GpuCount || !sameStrings(mine, a.gpus) {
+			t.Errorf("round %d: %s %s on %v holding %v; answered %+v", round, v.ID, v.Status, v.NodeID, mine, a)
+			continue
+		}
+		for _, id := range mine {
+			if g := gpuByID[id]; g.NodeID != *v.NodeID || g.Health != models.GpuHealthy || g.ModelID != *v.GpuModelID {
+				t.Errorf("round %d: %s holds %+v", round, v.ID, g)
+			}
 		}
 		if v.IsPod() {
-			ips++
+			for _, n := range nodes {
+				if n.ID == *v.NodeID && n.FabricID != nil && ib[v.OrganizationID] {
+					addresses[*n.FabricID]++
+				}
+			}
 		} else {
-			cpu, ram, disk = cpu+v.CPUCores, ram+v.RAMGb, disk+v.DiskSizeGb
+			u := used[*v.NodeID]
+			u.cpu, u.ram, u.disk = u.cpu+v.CPUCores, u.ram+v.RAMGb, u.disk+v.DiskSizeGb
 		}
 	}
-	if deploying != raceGPUs || len(h) != raceGPUs {
-		t.Errorf("round %d: %d deploying, %d GPUs held, want %d", round, deploying, len(h), raceGPUs)
+	if held != len(h) {
+		t.Errorf("round %d: %d GPUs held, %d of them by the deploying winners", round, len(h), held)
 	}
-	for g, v := range h {
-		if g[:3] != "n1-" {
-			t.Errorf("round %d: %s holds %s, not on n1", round, v, g)
+	for _, n := range nodes {
+		if u := used[n.ID]; u.cpu > n.CPUCores || u.ram > n.RAMGb || u.disk > n.DiskGb {
+			t.Errorf("round %d: node %s over capacity: %+v of %d cores, %d GB RAM, %d GB disk", round, n.ID, *u, n.CPUCores, n.RAMGb, n.DiskGb)
 		}
 	}
-	if cpu > raceCPU || ram > raceRAM || disk > raceDisk || ips > raceIPs {
-		t.Errorf("round %d: over capacity: %d cores, %d GB RAM, %d GB disk, %d addresses", round, cpu, ram, disk, ips)
+	for _, f := range fabrics {
+		if addresses[f.ID] > f.IPCapacity {
+			t.Errorf("round %d: fabric %s hands out %d addresses of %d", round, f.ID, addresses[f.ID], f.IPCapacity)
+		}
 	}
 }
