@@ -21,12 +21,13 @@ import (
 
 // Config is what the command line sets.
 type Config struct {
-	Store           *store.Store
-	Introspection   bool
-	ComplexityLimit int
-	DepthLimit      int
-	RequestTimeout  time.Duration
-	HeartbeatGrace  time.Duration
+	Store *store.Store
+	// DisableIntrospection turns GraphQL introspection off (the playground needs it on).
+	DisableIntrospection bool
+	ComplexityLimit      int
+	DepthLimit           int
+	RequestTimeout       time.Duration
+	HeartbeatGrace       time.Duration
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
 }
