@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test generate check-generate lint bench playground
+.PHONY: run build test generate check-generate lint bench bench-micro playground
 
 ## run: serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set
 run:
@@ -32,8 +32,12 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the benchmarks (PostgreSQL ones run when TEST_DATABASE_URL is set)
+## bench: the seven fleet-scale figures on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
 bench:
+	$(GO) run ./cmd/benchreport -o BENCHMARKS.md
+
+## bench-micro: every package's Go benchmarks, once each (PostgreSQL ones run when TEST_DATABASE_URL is set)
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS)
 
 ## playground: rebuild the embedded GraphiQL bundle from web/build (needs npm)

@@ -1,0 +1,187 @@
+// Package bench measures gpugraph at fleet scale: an in-process server over
+// a fresh database per engine, a fixture from package fleet or bulk SQL,
+// and the seven figures of the performance issue. cmd/benchreport prints
+// them as a table and writes BENCHMARKS.md.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"time"
+
+	"gpugraph/server"
+	"gpugraph/store"
+)
+
+// Config sizes a run. The defaults are the sizes the issue names.
+type Config struct {
+	PostgresURL string // empty: SQLite only
+	Engines     []store.Dialect
+
+	FleetNodes int // figure 7 (and 1, 2, 4 run on its data): 1,500 nodes = 12,000 GPUs
+	FleetPods  int // 30,000
+	Tenants    int
+
+	BigPods       int // figure 3 on PostgreSQL: 1,000,000
+	SQLiteBigPods int // figure 3 on SQLite
+
+	Samples      int // figure 6: 1,000,000 stored samples
+	SeriesPoints int // figure 6: 1,000 points read
+
+	RestartNodes int // figure 5: 1,000 nodes
+	VMsPerNode   int
+	VMGpus       int
+
+	Clients      int // figures 4 and 5: 16
+	LoadRequests int // figure 4: requests per query
+	LatencyRuns  int // figures 1, 3, 6: timed runs (the median is reported)
+
+	// Figures picks the figures to run (all when empty). Figures 1, 2, 4
+	// and 6 read the fleet that figure 7 loads, so it always runs with them.
+	Figures map[int]bool
+
+	LoaderWait time.Duration // server.Config.LoaderWait; 0 = the server's default
+	Seed       uint64
+	Log        io.Writer
+}
+
+// Defaults are the issue's sizes.
+func Defaults() Config {
+	return Config{
+		FleetNodes: 1500, FleetPods: 30000, Tenants: 4,
+		BigPods: 1_000_000, SQLiteBigPods: 1_000_000,
+		Samples: 1_000_000, SeriesPoints: 1000,
+		RestartNodes: 1000, VMsPerNode: 5, VMGpus: 2,
+		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
+		Seed: 1,
+	}
+}
+
+// Run measures every figure on every engine of cfg into one report.
+func Run(ctx context.Context, cfg Config) *Report {
+	rep := &Report{Engines: cfg.Engines}
+	for _, e := range cfg.Engines {
+		r := &runner{cfg: cfg, engine: e, rep: rep}
+		r.run(ctx)
+	}
+	return rep
+}
+
+type runner struct {
+	cfg    Config
+	engine store.Dialect
+	rep    *Report
+}
+
+func (r *runner) logf(format string, args ...any) {
+	if r.cfg.Log != nil {
+		fmt.Fprintf(r.cfg.Log, "[%s %s] %s\n", time.Now().Format("15:04:05"), engineName(r.engine), fmt.Sprintf(format, args...))
+	}
+}
+
+// figure is one figure: the rows it fills and how.
+type figure struct {
+	num  int
+	rows []string
+	run  func(ctx context.Context) error
+}
+
+// fail fills every row of f that has no value on this engine yet: "n/a"
+// when the feature is missing, the error otherwise.
+func (r *runner) fail(f figure, err error) {
+	v := NotOnMain
+	if !errors.Is(err, ErrMissing) {
+		v = "error: " + err.Error()
+		r.logf("figure %d: %v", f.num, err)
+	} else {
+		r.logf("figure %d: %s", f.num, NotOnMain)
+	}
+	for _, label := range f.rows {
+		x := r.rep.row(f.num, label)
+		if x.Value[r.engine] == "" {
+			x.Value[r.engine] = v
+		}
+	}
+}
+
+func (c Config) wants(fig int) bool { return len(c.Figures) == 0 || c.Figures[fig] }
+
+func (r *runner) do(ctx context.Context, f figure) {
+	if !r.cfg.wants(f.num) {
+		return
+	}
+	start := time.Now()
+	if err := f.run(ctx); err != nil {
+		r.fail(f, err)
+		return
+	}
+	r.logf("figure %d done in %s", f.num, time.Since(start).Round(time.Millisecond))
+}
+
+func (r *runner) run(ctx context.Context) {
+	// One database for the fleet: figure 7 loads it, figures 1, 2, 4 and 6 read it.
+	fl := &fleetRun{runner: r}
+	for _, f := range []figure{
+		{7, []string{rowLoad}, fl.loadFleet},
+		{1, []string{rowFlat, rowNested, rowRatio}, fl.nestedVsFlat},
+		{2, []string{rowStmts50, rowStmts500}, fl.statements},
+		{4, []string{rowRPSNested, rowRPSRest}, fl.throughput},
+		{6, []string{rowMetrics}, fl.metricsRead},
+	} {
+		if f.num == 7 && !r.cfg.wants(7) && (r.cfg.wants(1) || r.cfg.wants(2) || r.cfg.wants(4) || r.cfg.wants(6)) {
+			if err := f.run(ctx); err != nil {
+				r.fail(f, err)
+			}
+			continue
+		}
+		if f.num != 7 && fl.srv == nil {
+			if !r.cfg.wants(f.num) {
+				continue
+			}
+			r.fail(f, errors.New("no fleet: its load failed"))
+			continue
+		}
+		r.do(ctx, f)
+	}
+	fl.close()
+	r.do(ctx, figure{3, []string{rowPage, rowPageSQL, rowPageRatio, rowCount, rowCountSQL, rowCountRatio}, r.bigPods})
+	r.do(ctx, figure{5, []string{rowRestarts, rowInvariant}, r.restarts})
+}
+
+// Server is the whole HTTP surface over one database, on a loopback port.
+type Server struct {
+	DB     *DB
+	Stmts  *Statements
+	HTTP   *httptest.Server
+	Client *Client
+}
+
+// Serve starts a server on db; token is the key its Client uses.
+func Serve(db *DB, cfg Config, token string) (*Server, error) {
+	stmts, err := CountStatements(db.DB)
+	if err != nil {
+		return nil, err
+	}
+	h := server.New(server.Config{Store: db.Store, LoaderWait: cfg.LoaderWait})
+	srv := httptest.NewServer(h)
+	return &Server{DB: db, Stmts: stmts, HTTP: srv,
+		Client: &Client{Base: srv.URL, Token: token, HTTP: NewHTTPClient(max(cfg.Clients, 1))}}, nil
+}
+
+// Close stops the server and drops its database.
+func (s *Server) Close() {
+	s.HTTP.Close()
+	s.DB.Drop()
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"gpugraph/store"
+)
+
+// NotOnMain is what a figure shows while the feature it measures is missing.
+const NotOnMain = "n/a (feature not on main yet)"
+
+// Row is one measured line of the table, on every engine.
+type Row struct {
+	Figure int
+	Label  string
+	Target string
+	Value  map[store.Dialect]string
+	// Met per engine: "yes", "no", or "" where the row has no target there.
+	Met map[store.Dialect]string
+}
+
+// Report is the table of every figure, in the order rows were first set.
+type Report struct {
+	Engines []store.Dialect
+	rows    []*Row
+}
+
+func (r *Report) row(fig int, label string) *Row {
+	for _, x := range r.rows {
+		if x.Figure == fig && x.Label == label {
+			return x
+		}
+	}
+	x := &Row{Figure: fig, Label: label, Value: map[store.Dialect]string{}, Met: map[store.Dialect]string{}}
+	r.rows = append(r.rows, x)
+	return x
+}
+
+// Set records one value of a row without a target.
+func (r *Report) Set(fig int, label string, e store.Dialect, value string) {
+	r.row(fig, label).Value[e] = value
+}
+
+// Check records one value of a row with a target, and whether it met it.
+func (r *Report) Check(fig int, label, target string, e store.Dialect, value string, met bool) {
+	x := r.row(fig, label)
+	x.Target, x.Value[e] = target, value
+	x.Met[e] = "no"
+	if met {
+		x.Met[e] = "yes"
+	}
+}
+
+// Rows are the rows in table order: by figure, then as first set.
+func (r *Report) Rows() []*Row {
+	out := append([]*Row(nil), r.rows...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Figure < out[j].Figure })
+	return out
+}
+
+func engineName(e store.Dialect) string {
+	if e == store.Postgres {
+		return "PostgreSQL"
+	}
+	return "SQLite"
+}
+
+func (r *Report) cells(x *Row) []string {
+	out := []string{fmt.Sprint(x.Figure), x.Label}
+	for _, e := range r.Engines {
+		v := x.Value[e]
+		if v == "" {
+			v = "—"
+		}
+		if m := x.Met[e]; m == "yes" {
+			v += " ✓"
+		} else if m == "no" {
+			v += " ✗"
+		}
+		out = append(out, v)
+	}
+	t := x.Target
+	if t == "" {
+		t = "—"
+	}
+	return append(out, t)
+}
+
+func (r *Report) header() []string {
+	h := []string{"#", "figure"}
+	for _, e := range r.Engines {
+		h = append(h, engineName(e))
+	}
+	return append(h, "target")
+}
+
+// Text writes the table for a terminal.
+func (r *Report) Text(w io.Writer) {
+	lines := [][]string{r.header()}
+	for _, x := range r.Rows() {
+		lines = append(lines, r.cells(x))
+	}
+	width := make([]int, len(lines[0]))
+	for _, l := range lines {
+		for i, c := range l {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for n, l := range lines {
+		var b strings.Builder
+		for i, c := range l {
+			b.WriteString(c)
+			if i < len(l)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		if n == 0 {
+			var sep []string
+			for _, wd := range width {
+				sep = append(sep, strings.Repeat("-", wd))
+			}
+			fmt.Fprintln(w, strings.Join(sep, "  "))
+		}
+	}
+}
+
+// Markdown writes the table as GitHub markdown.
+func (r *Report) Markdown(w io.Writer) {
+	h := r.header()
+	fmt.Fprintln(w, "| "+strings.Join(h, " | ")+" |")
+	fmt.Fprintln(w, "|"+strings.Repeat(" --- |", len(h)))
+	for _, x := range r.Rows() {
+		c := r.cells(x)
+		for i := range c {
+			c[i] = strings.ReplaceAll(c[i], "|", `\|`)
+		}
+		fmt.Fprintln(w, "| "+strings.Join(c, " | ")+" |")
+	}
+}

@@ -1,0 +1,138 @@
+// Command benchreport measures the seven figures of gpugraph's performance
+// issue on SQLite, and on PostgreSQL when TEST_DATABASE_URL is set: each on
+// a fresh database behind an in-process server on a loopback port. It
+// prints the table and, with -o, writes it with the machine into a markdown
+// file between the markers <!-- bench:begin --> and <!-- bench:end -->,
+// keeping the rest of the file.
+//
+//	go run ./cmd/benchreport -o BENCHMARKS.md    (what make bench runs)
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"gpugraph/bench"
+	"gpugraph/store"
+)
+
+func main() {
+	cfg := bench.Defaults()
+	out := flag.String("o", "", "write the table and the machine into this markdown file")
+	engines := flag.String("engines", "", "comma-separated: sqlite,postgres (default: sqlite, and postgres when TEST_DATABASE_URL is set)")
+	flag.IntVar(&cfg.FleetNodes, "fleet-nodes", cfg.FleetNodes, "nodes of the fleet fixture (figures 1, 2, 4, 6, 7)")
+	flag.IntVar(&cfg.FleetPods, "fleet-pods", cfg.FleetPods, "pods of the fleet fixture")
+	flag.IntVar(&cfg.BigPods, "big-pods", cfg.BigPods, "pods of figure 3 on PostgreSQL")
+	flag.IntVar(&cfg.SQLiteBigPods, "sqlite-big-pods", cfg.SQLiteBigPods, "pods of figure 3 on SQLite (0: skip)")
+	flag.IntVar(&cfg.Samples, "samples", cfg.Samples, "stored samples of figure 6")
+	flag.IntVar(&cfg.RestartNodes, "restart-nodes", cfg.RestartNodes, "nodes of figure 5")
+	flag.IntVar(&cfg.LoadRequests, "requests", cfg.LoadRequests, "requests per query of figure 4")
+	flag.IntVar(&cfg.LatencyRuns, "runs", cfg.LatencyRuns, "timed runs per latency (the median is reported)")
+	flag.DurationVar(&cfg.LoaderWait, "loader-wait", 0, "dataloader batch wait (0: the server's default)")
+	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all seven)")
+	quiet := flag.Bool("q", false, "no progress lines on standard error")
+	flag.Parse()
+
+	if *only != "" {
+		cfg.Figures = map[int]bool{}
+		for _, f := range strings.Split(*only, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 7 {
+				fail("-figures: %q is not a figure number 1–7", f)
+			}
+			cfg.Figures[n] = true
+		}
+	}
+	cfg.PostgresURL = os.Getenv("TEST_DATABASE_URL")
+	switch *engines {
+	case "":
+		cfg.Engines = []store.Dialect{store.SQLite}
+		if cfg.PostgresURL != "" {
+			cfg.Engines = append(cfg.Engines, store.Postgres)
+		}
+	default:
+		for _, e := range strings.Split(*engines, ",") {
+			cfg.Engines = append(cfg.Engines, store.Dialect(strings.TrimSpace(e)))
+		}
+	}
+	for _, e := range cfg.Engines {
+		if e != store.SQLite && e != store.Postgres {
+			fail("unknown engine %q: want sqlite or postgres", e)
+		}
+		if e == store.Postgres && cfg.PostgresURL == "" {
+			fail("postgres needs TEST_DATABASE_URL")
+		}
+	}
+	if !*quiet {
+		cfg.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	start := time.Now()
+	machine := bench.Describe(ctx, cfg)
+	rep := bench.Run(ctx, cfg)
+	took := time.Since(start)
+
+	fmt.Println()
+	rep.Text(os.Stdout)
+	fmt.Printf("\n%s in %s\n", strings.Join(machine.Lines(), "; "), took.Round(time.Second))
+	if *out != "" {
+		if err := writeMarkdown(*out, rep, machine, cfg, took); err != nil {
+			fail("%v", err)
+		}
+	}
+}
+
+const begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+// writeMarkdown replaces the generated part of path (between the markers),
+// or writes a new file with only that part.
+func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Config, took time.Duration) error {
+	var b bytes.Buffer
+	b.WriteString(begin + "\n")
+	fmt.Fprintf(&b, "Measured %s with `make bench` (`go run ./cmd/benchreport -o BENCHMARKS.md`), %s in all; loader wait %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), took.Round(time.Second), loaderWait(cfg))
+	for _, l := range m.Lines() {
+		b.WriteString("- " + l + "\n")
+	}
+	b.WriteString("\n")
+	rep.Markdown(&b)
+	b.WriteString(end + "\n")
+
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s := string(old)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	var doc string
+	switch {
+	case i >= 0 && j > i:
+		doc = s[:i] + b.String() + strings.TrimPrefix(s[j+len(end):], "\n")
+	case len(s) > 0:
+		doc = strings.TrimRight(s, "\n") + "\n\n" + b.String()
+	default:
+		doc = "# Benchmarks\n\n" + b.String()
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
+}
+
+func loaderWait(cfg bench.Config) string {
+	if cfg.LoaderWait == 0 {
+		return "the server's default"
+	}
+	return cfg.LoaderWait.String()
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "benchreport: "+format+"\n", args...)
+	os.Exit(2)
+}
