@@ -100,9 +100,9 @@ func TestAgentReports(t *testing.T) {
 			t.Errorf("lastHeartbeatAt %s, want between %v and %v", got.Node.LastHeartbeatAt, before, after)
 		}
 		// memoryUsedBytes is a GraphQL Float (bytes outgrow Int's 32
-		// bits), which gqlgen writes in exponent form; the value is exact.
+		// bits), written in plain decimal.
 		model := `"model":{"id":"nvidia-h200-141gb-hbm3e","name":"NVIDIA H200 141GB HBM3e","manufacturer":"NVIDIA","memoryGb":141}`
-		want := `[{"id":"GPU-dgx-07-0","index":0,"uuid":"GPU-dgx-07-0","address":"0000:1B:00.0","health":"HEALTHY","failedReason":null,"utilization":93,"memoryUsedBytes":7.516192768e+10,` + model + `},` +
+		want := `[{"id":"GPU-dgx-07-0","index":0,"uuid":"GPU-dgx-07-0","address":"0000:1B:00.0","health":"HEALTHY","failedReason":null,"utilization":93,"memoryUsedBytes":75161927680,` + model + `},` +
 			`{"id":"GPU-dgx-07-1","index":1,"uuid":"GPU-dgx-07-1","address":"0000:1C:00.0","health":"FAILED","failedReason":"XID 79","utilization":0,"memoryUsedBytes":0,` + model + `}]`
 		if string(got.Node.Gpus) != want {
 			t.Errorf("gpus\n got %s\nwant %s", got.Node.Gpus, want)
