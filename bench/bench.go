@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"gpugraph/server"
@@ -44,6 +47,10 @@ type Config struct {
 	Figures map[int]bool
 
 	LoaderWait time.Duration // server.Config.LoaderWait; 0 = the server's default
+	// ProfileDir, when set, gets a CPU profile of each figure but 7:
+	// fig<N>-<engine>.pprof (the server runs in this process, so the
+	// profile holds the server's side of every request).
+	ProfileDir string
 	Seed       uint64
 	Log        io.Writer
 }
@@ -113,6 +120,14 @@ func (r *runner) do(ctx context.Context, f figure) {
 	if !r.cfg.wants(f.num) {
 		return
 	}
+	if r.cfg.ProfileDir != "" && f.num != 7 {
+		stop, err := startProfile(filepath.Join(r.cfg.ProfileDir, fmt.Sprintf("fig%d-%s.pprof", f.num, r.engine)))
+		if err != nil {
+			r.fail(f, err)
+			return
+		}
+		defer stop()
+	}
 	start := time.Now()
 	if err := f.run(ctx); err != nil {
 		r.fail(f, err)
@@ -175,6 +190,21 @@ func Serve(db *DB, cfg Config, token string) (*Server, error) {
 func (s *Server) Close() {
 	s.HTTP.Close()
 	s.DB.Drop()
+}
+
+func startProfile(path string) (stop func(), err error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		out.Close()
+	}, nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }

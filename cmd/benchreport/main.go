@@ -37,6 +37,7 @@ func main() {
 	flag.IntVar(&cfg.LatencyRuns, "runs", cfg.LatencyRuns, "timed runs per latency (the median is reported)")
 	flag.DurationVar(&cfg.LoaderWait, "loader-wait", 0, "dataloader batch wait (0: the server's default)")
 	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all seven)")
+	flag.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
