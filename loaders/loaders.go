@@ -32,7 +32,46 @@ type Loaders struct {
 	VMsByNode    *dataloader.Loader[string, []*models.VM]
 	WorkloadByID *dataloader.Loader[string, *models.Workload]
 	ProjectByID  *dataloader.Loader[string, *models.Project]
+
+	fetch fetchers
 }
+
+// fetchers are the batch reads behind the loaders, already scoped to the
+// caller; Prefetch (prefetch.go) runs the same ones.
+type fetchers struct {
+	nodesByID   func(context.Context, []string) ([]*models.Node, error)
+	nodesByName func(context.Context, []store.NodeKey) ([]*models.Node, error)
+	gpusByNode  func(context.Context, []string) ([]*models.Gpu, error)
+	gpusByVM    func(context.Context, []string) ([]*models.Gpu, error)
+	models      func(context.Context, []string) ([]*models.GpuModel, error)
+	vms         func(context.Context, []string) ([]*models.VM, error)
+	vmsByNode   func(context.Context, []string) ([]*models.VM, error)
+	workloads   func(context.Context, []string) ([]*models.Workload, error)
+	projects    func(context.Context, []string) ([]*models.Project, error)
+}
+
+// The keys rows answer to, per loader.
+func nodeID(n *models.Node) string { return n.ID }
+func nodeKey(n *models.Node) store.NodeKey {
+	return store.NodeKey{ClusterID: n.ClusterID, Name: n.Name}
+}
+func gpuNode(g *models.Gpu) string { return g.NodeID }
+func gpuHolder(g *models.Gpu) string {
+	if g.HolderVMID == nil {
+		return ""
+	}
+	return *g.HolderVMID
+}
+func modelID(m *models.GpuModel) string { return m.ID }
+func vmID(v *models.VM) string          { return v.ID }
+func vmNode(v *models.VM) string {
+	if v.NodeID == nil {
+		return ""
+	}
+	return *v.NodeID
+}
+func workloadID(w *models.Workload) string { return w.ID }
+func projectID(p *models.Project) string   { return p.ID }
 
 // New makes the loaders of one request of caller c (nil: an anonymous
 // caller, who can see no organization's VMs and no tenant's workloads).
@@ -44,36 +83,36 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 	if c != nil {
 		org, tenant = c.OrganizationID, c.TenantID
 	}
-	return &Loaders{
-		NodeByID: one(wait, st.NodesByIDs, func(n *models.Node) string { return n.ID }),
-		NodeByName: one(wait, st.NodesByClusterNames, func(n *models.Node) store.NodeKey {
-			return store.NodeKey{ClusterID: n.ClusterID, Name: n.Name}
-		}),
-		GPUsByNode: many(wait, st.GPUsByNodeIDs, func(g *models.Gpu) string { return g.NodeID }),
-		GPUsByVM: many(wait, st.GPUsByHolders, func(g *models.Gpu) string {
-			if g.HolderVMID == nil {
-				return ""
-			}
-			return *g.HolderVMID
-		}),
-		ModelByID: one(wait, st.GpuModelsByIDs, func(m *models.GpuModel) string { return m.ID }),
-		VMByID: one(wait, func(ctx context.Context, ids []string) ([]*models.VM, error) {
+	f := fetchers{
+		nodesByID:   st.NodesByIDs,
+		nodesByName: st.NodesByClusterNames,
+		gpusByNode:  st.GPUsByNodeIDs,
+		gpusByVM:    st.GPUsByHolders,
+		models:      st.GpuModelsByIDs,
+		vms: func(ctx context.Context, ids []string) ([]*models.VM, error) {
 			return st.VMsByIDs(ctx, org, ids)
-		}, func(v *models.VM) string { return v.ID }),
-		VMsByNode: many(wait, func(ctx context.Context, ids []string) ([]*models.VM, error) {
+		},
+		vmsByNode: func(ctx context.Context, ids []string) ([]*models.VM, error) {
 			return st.VMsByNodeIDs(ctx, org, ids)
-		}, func(v *models.VM) string {
-			if v.NodeID == nil {
-				return ""
-			}
-			return *v.NodeID
-		}),
-		WorkloadByID: one(wait, func(ctx context.Context, ids []string) ([]*models.Workload, error) {
+		},
+		workloads: func(ctx context.Context, ids []string) ([]*models.Workload, error) {
 			return st.WorkloadsByIDs(ctx, tenant, ids)
-		}, func(w *models.Workload) string { return w.ID }),
-		ProjectByID: one(wait, func(ctx context.Context, ids []string) ([]*models.Project, error) {
+		},
+		projects: func(ctx context.Context, ids []string) ([]*models.Project, error) {
 			return st.ProjectsByIDs(ctx, tenant, ids)
-		}, func(p *models.Project) string { return p.ID }),
+		},
+	}
+	return &Loaders{
+		NodeByID:     one(wait, f.nodesByID, nodeID),
+		NodeByName:   one(wait, f.nodesByName, nodeKey),
+		GPUsByNode:   many(wait, f.gpusByNode, gpuNode),
+		GPUsByVM:     many(wait, f.gpusByVM, gpuHolder),
+		ModelByID:    one(wait, f.models, modelID),
+		VMByID:       one(wait, f.vms, vmID),
+		VMsByNode:    many(wait, f.vmsByNode, vmNode),
+		WorkloadByID: one(wait, f.workloads, workloadID),
+		ProjectByID:  one(wait, f.projects, projectID),
+		fetch:        f,
 	}
 }
 

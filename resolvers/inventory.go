@@ -32,6 +32,7 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	for _, v := range vms {
 		loaders.For(ctx).VMByID.Prime(ctx, v.ID, v)
 	}
+	prefetchVMs(ctx, vms)
 	return &model.VMList{Vms: vms, Next: page.Next(total), Total: int(total)}, nil
 }
 
@@ -46,7 +47,12 @@ func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) (
 	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
 		return nil, err
 	}
-	return r.Store.Nodes(ctx, status)
+	nodes, err := r.Store.Nodes(ctx, status)
+	if err != nil {
+		return nil, err
+	}
+	prefetchNodes(ctx, nodes)
+	return nodes, nil
 }
 
 func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.Gpu, error) {
