@@ -17,3 +17,10 @@ func (s *Store) MetricScan(ctx context.Context, ser Series, steps []time.Time) (
 	rows, err := s.MetricRange(ctx, ser, steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1], 1<<31-1)
 	return promql.AtSteps(rows, steps), err
 }
+
+func (s *Store) HistogramProbe(ctx context.Context, ser Series, steps []time.Time) ([]HistogramPoint, error) {
+	return s.histogramProbe(ctx, ser, steps, nil)
+}
+
+// ScanFactor is how many samples per step a window may hold to be scanned.
+const ScanFactor = scanFactor

@@ -2,11 +2,8 @@ package store_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
-
-	"gorm.io/gorm"
 
 	"gpugraph/fixtures"
 	"gpugraph/promql"
@@ -26,41 +23,6 @@ const benchFixture = `{
 
 var benchStart = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// seedSeries stores n samples of one series, one every 10 s from
-// benchStart, valued i mod 100.
-func seedSeries(tb testing.TB, st *store.Store, ser store.Series, n int) {
-	tb.Helper()
-	if _, err := fixtures.LoadFile(context.Background(), st, []byte(benchFixture)); err != nil {
-		tb.Fatal(err)
-	}
-	const batch = 2000
-	err := st.DB.Transaction(func(tx *gorm.DB) error {
-		for lo := 0; lo < n; lo += batch {
-			hi := min(lo+batch, n)
-			var q strings.Builder
-			q.WriteString("INSERT INTO metric_samples (pod_id, type, labels, ts, value) VALUES ")
-			args := make([]any, 0, 5*(hi-lo))
-			for i := lo; i < hi; i++ {
-				if i > lo {
-					q.WriteString(", ")
-				}
-				q.WriteString("(?, ?, ?, ?, ?)")
-				args = append(args, ser.PodID, ser.Type, ser.Labels, benchStart.Add(time.Duration(i)*10*time.Second), float64(i%100))
-			}
-			if err := tx.Exec(q.String(), args...).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if st.Dialect == store.Postgres {
-		st.DB.Exec("ANALYZE metric_samples")
-	}
-}
-
 // BenchmarkMetricRead reads 1,000 points out of a series of 1,000,000
 // stored samples (one every 10 s, about 116 days) on each engine: "read" is
 // what the endpoint does (MetricAtSteps), "probe" and "scan" the two ways
@@ -72,8 +34,11 @@ func BenchmarkMetricRead(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
 			ser := store.Series{PodID: benchPod, Type: "GPU_UTILIZATION_PER_GPU", Labels: `{"gpu":"0"}`}
+			if _, err := fixtures.LoadFile(context.Background(), st, []byte(benchFixture)); err != nil {
+				b.Fatal(err)
+			}
 			t0 := time.Now()
-			seedSeries(b, st, ser, stored)
+			storetest.SeedSeries(b, st, ser.PodID, ser.Type, ser.Labels, benchStart, 10*time.Second, stored)
 			b.Logf("%s: stored %d samples in %v", d, stored, time.Since(t0).Round(time.Millisecond))
 			ctx := context.Background()
 			ways := []struct {
