@@ -11091,7 +11091,7 @@ func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	res, err := models.UnmarshalFloat(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -11100,8 +11100,9 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalFloatContext(*v)
-	return graphql.WrapContextMarshaler(ctx, res)
+	_ = ctx
+	res := models.MarshalFloat(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOGpuManufacturer2ᚖgpugraphᚋmodelsᚐManufacturer(ctx context.Context, v any) (*models.Manufacturer, error) {

@@ -16,10 +16,10 @@ import (
 	"gpugraph/store"
 )
 
-// Wait is how long a loader collects keys before it runs its batch. Field
-// resolvers of one level start within microseconds of each other; the wait
-// only has to outlast that.
-var Wait = 2 * time.Millisecond
+// DefaultWait is how long a loader collects keys before it runs its batch.
+// Field resolvers of one level start within microseconds of each other; the
+// wait only has to outlast that.
+const DefaultWait = 2 * time.Millisecond
 
 // Loaders holds one request's loaders.
 type Loaders struct {
@@ -36,28 +36,31 @@ type Loaders struct {
 
 // New makes the loaders of one request of caller c (nil: an anonymous
 // caller, who can see no organization's VMs and no tenant's workloads).
-func New(st *store.Store, c *auth.Caller) *Loaders {
+func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
+	if wait <= 0 {
+		wait = DefaultWait
+	}
 	org, tenant := "", -1
 	if c != nil {
 		org, tenant = c.OrganizationID, c.TenantID
 	}
 	return &Loaders{
-		NodeByID: one(st.NodesByIDs, func(n *models.Node) string { return n.ID }),
-		NodeByName: one(st.NodesByClusterNames, func(n *models.Node) store.NodeKey {
+		NodeByID: one(wait, st.NodesByIDs, func(n *models.Node) string { return n.ID }),
+		NodeByName: one(wait, st.NodesByClusterNames, func(n *models.Node) store.NodeKey {
 			return store.NodeKey{ClusterID: n.ClusterID, Name: n.Name}
 		}),
-		GPUsByNode: many(st.GPUsByNodeIDs, func(g *models.Gpu) string { return g.NodeID }),
-		GPUsByVM: many(st.GPUsByHolders, func(g *models.Gpu) string {
+		GPUsByNode: many(wait, st.GPUsByNodeIDs, func(g *models.Gpu) string { return g.NodeID }),
+		GPUsByVM: many(wait, st.GPUsByHolders, func(g *models.Gpu) string {
 			if g.HolderVMID == nil {
 				return ""
 			}
 			return *g.HolderVMID
 		}),
-		ModelByID: one(st.GpuModelsByIDs, func(m *models.GpuModel) string { return m.ID }),
-		VMByID: one(func(ctx context.Context, ids []string) ([]*models.VM, error) {
+		ModelByID: one(wait, st.GpuModelsByIDs, func(m *models.GpuModel) string { return m.ID }),
+		VMByID: one(wait, func(ctx context.Context, ids []string) ([]*models.VM, error) {
 			return st.VMsByIDs(ctx, org, ids)
 		}, func(v *models.VM) string { return v.ID }),
-		VMsByNode: many(func(ctx context.Context, ids []string) ([]*models.VM, error) {
+		VMsByNode: many(wait, func(ctx context.Context, ids []string) ([]*models.VM, error) {
 			return st.VMsByNodeIDs(ctx, org, ids)
 		}, func(v *models.VM) string {
 			if v.NodeID == nil {
@@ -65,10 +68,10 @@ func New(st *store.Store, c *auth.Caller) *Loaders {
 			}
 			return *v.NodeID
 		}),
-		WorkloadByID: one(func(ctx context.Context, ids []string) ([]*models.Workload, error) {
+		WorkloadByID: one(wait, func(ctx context.Context, ids []string) ([]*models.Workload, error) {
 			return st.WorkloadsByIDs(ctx, tenant, ids)
 		}, func(w *models.Workload) string { return w.ID }),
-		ProjectByID: one(func(ctx context.Context, ids []string) ([]*models.Project, error) {
+		ProjectByID: one(wait, func(ctx context.Context, ids []string) ([]*models.Project, error) {
 			return st.ProjectsByIDs(ctx, tenant, ids)
 		}, func(p *models.Project) string { return p.ID }),
 	}
@@ -76,7 +79,7 @@ func New(st *store.Store, c *auth.Caller) *Loaders {
 
 // one makes a loader of at most one row per key; a key without a row
 // answers nil, and a failed batch answers its error for every key.
-func one[K comparable, V any](fetch func(context.Context, []K) ([]*V, error), key func(*V) K) *dataloader.Loader[K, *V] {
+func one[K comparable, V any](wait time.Duration, fetch func(context.Context, []K) ([]*V, error), key func(*V) K) *dataloader.Loader[K, *V] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[*V] {
 		rows, err := fetch(ctx, keys)
 		out := make([]*dataloader.Result[*V], len(keys))
@@ -88,11 +91,11 @@ func one[K comparable, V any](fetch func(context.Context, []K) ([]*V, error), ke
 			out[i] = &dataloader.Result[*V]{Data: byKey[k], Error: err}
 		}
 		return out
-	}, dataloader.WithWait[K, *V](Wait))
+	}, dataloader.WithWait[K, *V](wait))
 }
 
 // many makes a loader of a list of rows per key, in the order fetch gave them.
-func many[K comparable, V any](fetch func(context.Context, []K) ([]*V, error), key func(*V) K) *dataloader.Loader[K, []*V] {
+func many[K comparable, V any](wait time.Duration, fetch func(context.Context, []K) ([]*V, error), key func(*V) K) *dataloader.Loader[K, []*V] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[[]*V] {
 		rows, err := fetch(ctx, keys)
 		out := make([]*dataloader.Result[[]*V], len(keys))
@@ -109,7 +112,7 @@ func many[K comparable, V any](fetch func(context.Context, []K) ([]*V, error), k
 			out[i] = &dataloader.Result[[]*V]{Data: list, Error: err}
 		}
 		return out
-	}, dataloader.WithWait[K, []*V](Wait))
+	}, dataloader.WithWait[K, []*V](wait))
 }
 
 type ctxKey struct{}
@@ -127,9 +130,9 @@ func With(ctx context.Context, l *Loaders) context.Context {
 
 // Middleware gives each request its own loaders, scoped to its caller; it
 // runs after authentication.
-func Middleware(st *store.Store, next http.Handler) http.Handler {
+func Middleware(st *store.Store, wait time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		next.ServeHTTP(w, r.WithContext(With(ctx, New(st, auth.FromContext(ctx)))))
+		next.ServeHTTP(w, r.WithContext(With(ctx, New(st, auth.FromContext(ctx), wait))))
 	})
 }

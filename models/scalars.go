@@ -112,3 +112,14 @@ func UnmarshalStringMap(v any) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// MarshalFloat writes GraphQL floats in plain decimal (85899345920, not
+// gqlgen's default 8.589934592e+10), which every JSON reader takes as is.
+func MarshalFloat(f float64) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = w.Write(strconv.AppendFloat(nil, f, 'f', -1, 64))
+	})
+}
+
+// UnmarshalFloat reads a GraphQL float as gqlgen does.
+func UnmarshalFloat(v any) (float64, error) { return graphql.UnmarshalFloat(v) }

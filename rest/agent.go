@@ -1,3 +1,105 @@
 package rest
 
-func (api *API) agentRoutes() []route { return nil }
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/resolvers"
+)
+
+// The node agent's report paths (SPEC §8). They answer errors in
+// OpenRelay's shape, {"error": {"code", "message"}}, like the other /v1
+// path; the agent re-sends its inventory on a 404 from the heartbeat.
+
+// maxReportBytes bounds a report body; a full inventory of 8 GPUs is ~2 KiB.
+const maxReportBytes = 1 << 20
+
+func (api *API) agentRoutes() []route {
+	return []route{
+		{"POST /v1/agent/inventory", http.HandlerFunc(api.agentInventory)},
+		{"POST /v1/agent/heartbeat", http.HandlerFunc(api.agentHeartbeat)},
+	}
+}
+
+func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) {
+	var in resolvers.InventoryReport
+	if err := decodeReport(w, r, &in); err != nil {
+		WriteOpenRelayError(w, r, err)
+		return
+	}
+	ans, err := api.Resolver.ReportInventory(r.Context(), &in)
+	if err != nil {
+		WriteOpenRelayError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if ans.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, ans)
+}
+
+func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var in resolvers.HeartbeatReport
+	if err := decodeReport(w, r, &in); err != nil {
+		WriteOpenRelayError(w, r, err)
+		return
+	}
+	ans, err := api.Resolver.ReportHeartbeat(r.Context(), &in)
+	if err != nil {
+		WriteOpenRelayError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// decodeReport reads one JSON object. Fields it does not know are ignored,
+// so a newer agent can report to an older server.
+func decodeReport(w http.ResponseWriter, r *http.Request, into any) error {
+	// Who may report is answered before what was reported.
+	if _, err := auth.Require(r.Context(), auth.NodesReport); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReportBytes))
+	err := dec.Decode(into)
+	var tooLarge *http.MaxBytesError
+	var badType *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the report is larger than %d bytes", maxReportBytes)
+	case errors.Is(err, io.EOF):
+		return apierr.BadRequest("the request body is empty; send a JSON object")
+	case errors.As(err, &badType):
+		return apierr.BadRequest("%s: want a %s, got %s", badType.Field, jsonKind(badType.Type.Kind()), badType.Value)
+	case err != nil:
+		return apierr.BadRequest("the request body is not a JSON object: %v", err)
+	case dec.More():
+		return apierr.BadRequest("the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+// jsonKind names a Go kind as JSON calls it.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "string"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "non-negative whole number"
+	default:
+		return "number"
+	}
+}

@@ -8,11 +8,18 @@ func (api *API) openRelayRoutes() []route {
 	}
 }
 
+// restartVM is OpenRelay's "Restart a VM": the resolver decides, this only
+// renders the seed's VM object or its {"error": {...}} body.
 func (api *API) restartVM(w http.ResponseWriter, r *http.Request) {
 	vm, err := api.Resolver.Mutation().RestartVM(r.Context(), r.PathValue("id"))
 	if err != nil {
 		WriteOpenRelayError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, vm)
+	body, err := encodeVM(r.Context(), vm)
+	if err != nil {
+		WriteOpenRelayError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
 }

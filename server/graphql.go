@@ -28,7 +28,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
-	if cfg.Introspection {
+	if !cfg.DisableIntrospection {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
@@ -53,6 +53,12 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if e.Details != "" {
 			gqlErr.Extensions["details"] = e.Details
 		}
+		return gqlErr
+	}
+	// gqlgen's executor answers a disabled __schema/__type with this plain error.
+	if errors.Unwrap(err) != nil && errors.Unwrap(err).Error() == "introspection disabled" {
+		gqlErr.Message = "introspection is disabled on this server"
+		gqlErr.Extensions = map[string]any{"code": apierr.Forbidden, "status": http.StatusForbidden}
 		return gqlErr
 	}
 	var q *gqlerror.Error

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"gpugraph/server"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -219,4 +222,36 @@ func fleet(n int) string {
 		"organizations":[{"id":"o","name":"Fleet","tenantId":9}],
 		"apiKeys":[{"token":"fleet-reader","organizationId":"o","permissions":["compute.read"]}],
 		"nodes":[` + strings.Join(nodes, ",") + `],"vms":[` + strings.Join(vms, ",") + `]}`
+}
+
+func TestIntrospectionFlagAndPersistedQueries(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	on := servertest.New(t, st, servertest.Base)
+	if r := on.GraphQL("acme-reader", `{ __schema { queryType { name } } }`, nil); string(r.Data) != `{"__schema":{"queryType":{"name":"Query"}}}` {
+		t.Fatalf("introspection on = %s %+v", r.Data, r.Errors)
+	}
+	off := servertest.NewWithConfig(t, st, "", server.Config{DisableIntrospection: true})
+	if r := off.GraphQL("acme-reader", `{ __schema { queryType { name } } }`, nil); r.Code() != "FORBIDDEN" || r.Errors[0].Message != "introspection is disabled on this server" {
+		t.Fatalf("introspection off = %s %+v", r.Data, r.Errors)
+	}
+
+	// Automatic persisted queries: the hash alone is enough once the query was sent with it.
+	q := `{ nodes { id } }`
+	sum := sha256.Sum256([]byte(q))
+	ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}
+	body := func(withQuery bool) []byte {
+		m := map[string]any{"extensions": ext}
+		if withQuery {
+			m["query"] = q
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	if status, b := on.Do("POST", "/graphql", "acme-reader", body(false), nil); status != 200 || !strings.Contains(string(b), "PersistedQueryNotFound") {
+		t.Fatalf("unknown hash = %d %s", status, b)
+	}
+	on.Do("POST", "/graphql", "acme-reader", body(true), nil)
+	if status, b := on.Do("POST", "/graphql", "acme-reader", body(false), nil); status != 200 || string(b) != `{"data":{"nodes":[{"id":"n1"},{"id":"n2"}]}}` {
+		t.Fatalf("by hash = %d %s", status, b)
+	}
 }

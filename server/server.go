@@ -21,12 +21,15 @@ import (
 
 // Config is what the command line sets.
 type Config struct {
-	Store           *store.Store
-	Introspection   bool
-	ComplexityLimit int
-	DepthLimit      int
-	RequestTimeout  time.Duration
-	HeartbeatGrace  time.Duration
+	Store *store.Store
+	// DisableIntrospection turns GraphQL introspection off (the playground needs it on).
+	DisableIntrospection bool
+	ComplexityLimit      int
+	DepthLimit           int
+	RequestTimeout       time.Duration
+	HeartbeatGrace       time.Duration
+	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
+	LoaderWait time.Duration
 }
 
 // Defaults fills what cfg leaves zero.
@@ -55,7 +58,7 @@ func New(cfg Config) http.Handler {
 	metrics := newMetrics(prometheus.NewRegistry())
 
 	api := func(h http.Handler) http.Handler {
-		return authn.Middleware(loaders.Middleware(st, h))
+		return authn.Middleware(loaders.Middleware(st, cfg.LoaderWait, h))
 	}
 
 	mux := http.NewServeMux()

@@ -32,6 +32,16 @@ type Env struct {
 
 // New loads fixture (a JSON document; "" for none) into st and starts a server on it.
 func New(t testing.TB, st *store.Store, fixture string) *Env {
+	return NewWithConfig(t, st, fixture, server.Config{})
+}
+
+// LoaderWait is the dataloader wait tests run with: long enough that a busy
+// machine running the race detector still batches one level into one
+// statement, so statement counts are exact.
+const LoaderWait = 25 * time.Millisecond
+
+// NewWithConfig is New with a server configuration (its Store is set here).
+func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg server.Config) *Env {
 	t.Helper()
 	if fixture != "" {
 		if _, err := fixtures.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
@@ -40,7 +50,11 @@ func New(t testing.TB, st *store.Store, fixture string) *Env {
 	}
 	c := &counter{Interface: st.DB.Logger}
 	st.DB.Logger = c
-	srv := httptest.NewServer(server.New(server.Config{Store: st}))
+	cfg.Store = st
+	if cfg.LoaderWait == 0 {
+		cfg.LoaderWait = LoaderWait
+	}
+	srv := httptest.NewServer(server.New(cfg))
 	t.Cleanup(srv.Close)
 	return &Env{T: t, Store: st, Srv: srv, stmts: c}
 }

@@ -1,0 +1,92 @@
+package compute
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"gpugraph/apierr"
+	"gpugraph/fixtures"
+	"gpugraph/models"
+	"gpugraph/placement"
+	"gpugraph/store"
+	"gpugraph/store/storetest"
+)
+
+const claimFixture = `{
+ "gpuModels": [{"id": "h100", "name": "NVIDIA H100", "manufacturer": "NVIDIA"}],
+ "nodes": [{"id": "n1", "name": "gpu-node-1", "status": "online", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
+            "gpus": [{"id": "g0", "index": 0, "uuid": "GPU-0", "address": "0000:18:00.0", "modelId": "h100", "health": "healthy"},
+                     {"id": "g1", "index": 1, "uuid": "GPU-1", "address": "0000:2A:00.0", "modelId": "h100", "health": "healthy"},
+                     {"id": "g2", "index": 2, "uuid": "GPU-2", "address": "0000:3A:00.0", "modelId": "h100", "health": "failed", "failedReason": "XID 79"}]}],
+ "organizations": [{"id": "org", "name": "Org", "tenantId": 1}],
+ "vms": [{"id": "other", "name": "other", "organizationId": "org", "nodeId": "n1", "status": "running", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["g0"]},
+         {"id": "me", "name": "me", "organizationId": "org", "nodeId": "n1", "status": "stopped", "gpuModelId": "h100", "gpuCount": 1}]
+}`
+
+// The claim is the last line of defence: whatever a snapshot said, a GPU
+// that someone else holds, that failed, or that is on another node is never
+// taken, and the whole transaction rolls back instead.
+func TestClaimRefusesWhatTheRowsRefuse(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		if _, err := fixtures.LoadFile(ctx, st, []byte(claimFixture)); err != nil {
+			t.Fatal(err)
+		}
+		claim := func(ids ...string) error {
+			return st.Tx(ctx, func(tx *gorm.DB) error {
+				r := &restart{st: st, tx: tx, fw: placement.Default(),
+					vm: &models.VM{ID: "me"}, model: &models.GpuModel{ID: "h100"}}
+				return r.claimGPUs("n1", ids)
+			})
+		}
+		for _, ids := range [][]string{{"g0"}, {"g1", "g0"}, {"g2"}, {"g1", "nope"}} {
+			if err := claim(ids...); !errors.Is(err, errMoved) {
+				t.Errorf("claim %v: err = %v, want errMoved", ids, err)
+			}
+		}
+		holder := func(id string) string {
+			var g models.Gpu
+			if err := st.DB.Where("id = ?", id).Take(&g).Error; err != nil {
+				t.Fatal(err)
+			}
+			if g.HolderVMID == nil {
+				return ""
+			}
+			return *g.HolderVMID
+		}
+		if holder("g0") != "other" || holder("g1") != "" || holder("g2") != "" {
+			t.Fatalf("a refused claim changed holders: g0=%q g1=%q g2=%q", holder("g0"), holder("g1"), holder("g2"))
+		}
+		if err := claim("g1"); err != nil {
+			t.Fatalf("claim g1: %v", err)
+		}
+		if holder("g1") != "me" {
+			t.Fatalf("g1 held by %q", holder("g1"))
+		}
+	})
+}
+
+// Every 503 restartVm answers carries a Retry-After: placement's refusals
+// and the answer of a restart that kept losing its node to others.
+func TestRetryAfterOnEvery503(t *testing.T) {
+	for _, err := range []error{
+		busy(&models.VM{ID: "p", CapabilityTier: "pod"}),
+		busy(nil),
+		fromStatus(&placement.Status{Code: placement.CodeVMNoCapacity, HTTPStatus: 503, Message: "0/1 nodes can take it"}),
+		fromStatus(&placement.Status{Code: placement.CodeInsufficientIPCapacity, HTTPStatus: 503, Message: "m"}),
+		fromStatus(&placement.Status{Code: placement.CodePodNodeBusy, HTTPStatus: 503, Message: "m"}),
+		fromStatus(&placement.Status{Code: placement.CodeVMNodeBusy, HTTPStatus: 503, Message: "m"}),
+	} {
+		e, ok := apierr.As(err)
+		if !ok || e.Status != 503 || e.RetryAfter <= 0 || e.Message == "" {
+			t.Errorf("%#v: want a 503 with a message and a Retry-After", e)
+		}
+	}
+	e, _ := apierr.As(fromStatus(&placement.Status{Code: placement.CodePodNodeOffline, HTTPStatus: 409, Message: "m"}))
+	if e.Status != 409 || e.RetryAfter != 0 || e.Code != placement.CodePodNodeOffline {
+		t.Errorf("409: %#v", e)
+	}
+}

@@ -1,0 +1,77 @@
+// Package compute carries out restartVm (SPEC §5): the one implementation
+// behind POST /v1/vms/{id}/restart and the GraphQL mutation restartVm.
+//
+// [Restart] runs one transaction: lock the VM, answer the checks that need no
+// node (404, 403, terminated, not ready), lock the node (and, for a pod that
+// needs an InfiniBand address, its fabric), load a snapshot of what is held
+// there, let package placement decide, then claim and write the new status.
+// The resolver and the REST shim only authenticate, call it and render.
+//
+// # Locks
+//
+// Every restart takes its locks in one order — the VM row, then node rows by
+// id, then fabric rows by id — so restarts never deadlock one another:
+//
+//   - PostgreSQL (READ COMMITTED): SELECT … FOR UPDATE on each of them. Every
+//     read that decides (free GPUs, held CPU/RAM/disk, addresses held on the
+//     fabric) runs after the lock is granted, so it sees what the previous
+//     holder of the lock committed. Restarts on one node serialize on the node
+//     row; pods of one fabric serialize on the fabric row. A deadlock with
+//     another writer (40P01) or a serialization failure (40001) replays the
+//     whole transaction (store.Tx).
+//   - SQLite: every transaction is BEGIN IMMEDIATE (the driver's
+//     _txlock=immediate) with a busy timeout, so the snapshot is read while
+//     holding the database's write lock and two writers never both read
+//     "free".
+//
+// A VM whose node was removed is placed from a snapshot of every node read
+// without locks; then it locks its old node and the chosen one (by id),
+// reloads the chosen one under the lock and runs the filters again. When the
+// node changed in between, the transaction is replayed (bounded) with a fresh
+// snapshot.
+//
+// # What guards against double booking besides the locks
+//
+// GPUs: gpus.holder_vm_id is one column, so a GPU has at most one holder by
+// construction, and the claim is a conditional UPDATE (… WHERE holder_vm_id IS
+// NULL OR = me, healthy, on that node, of that model) whose affected row count
+// must equal the number of GPUs picked; anything else rolls the transaction
+// back (and replays it) instead of booking silently.
+//
+// InfiniBand addresses: an address is not a row. What a fabric has handed out
+// is derived from the VM rows — pods of InfiniBand-enabled organizations on
+// the fabric's nodes in running, deploying or interrupted — so it can never
+// disagree with the statuses that other code (the node agent's sweep,
+// fixtures) writes, and an address is released by the same write that stops
+// a pod. Claiming one is therefore: lock the fabric row FOR UPDATE, count the
+// holders, refuse at capacity (INSUFFICIENT_IP_CAPACITY), write the pod's new
+// status. Every claim of an address goes through that lock, so the count
+// cannot pass ipCapacity under concurrency.
+//
+// CPU, RAM and disk are likewise derived from the plain VMs that hold them on
+// the node, and are claimed under the node lock.
+//
+// # Decisions where SPEC §5 is silent
+//
+//   - A stopped, failed or interrupted VM or pod has lost its node when the
+//     node is removed, the row names no node (or one that no longer exists),
+//     or its statusReason is "node_removed"; it is placed afresh. (The table
+//     names stopped and failed; an interrupted one on a removed node holds
+//     GPUs on a node that is gone, and the seed says a node_removed restart
+//     "deploys fresh elsewhere", so it is placed afresh too, letting go of
+//     what it held there.) Every node is a candidate, the old one included
+//     when it is online again; removed ones count in the summary as
+//     "removed".
+//   - A pod placed afresh gets a fresh, empty /workspace of the same volumeGb
+//     on its new node: the old volume was on the removed node and is gone.
+//     Its tearingDown flag is cleared: the previous run was on that node too.
+//   - An interrupted VM or pod resumes only on healthy GPUs: after the offline
+//     check, a GPU it holds that failed meanwhile answers 503 *_NODE_BUSY
+//     exactly as for a running one (SPEC §8: the server refuses to run
+//     anything on a failed GPU).
+//   - A running VM or pod is rebooted (recreated) whatever its node's status,
+//     as the table says; only a failed GPU stops it.
+//   - Every successful restart clears interruptedAt and writes statusReason
+//     "user_restarted"; nothing else of the row changes except status, nodeId
+//     (placed afresh), tearingDown (placed afresh) and what it holds.
+package compute

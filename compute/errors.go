@@ -1,0 +1,101 @@
+package compute
+
+import (
+	"errors"
+	"net/http"
+
+	"gpugraph/apierr"
+	"gpugraph/models"
+	"gpugraph/placement"
+)
+
+// The codes restartVm answers besides placement's (SPEC §5).
+const (
+	CodeVMNotFound   = "VM_NOT_FOUND"
+	CodeVMReadOnly   = "VM_READ_ONLY"
+	CodeVMTerminated = "VM_TERMINATED"
+	CodeVMNotReady   = "VM_NOT_READY"
+	CodePodStopping  = "POD_STOPPING"
+)
+
+// Row values restartVm reads and writes.
+const (
+	ReasonUserRestarted = "user_restarted"
+	ReasonNodeRemoved   = "node_removed"
+	ManagedByServing    = "serving"
+)
+
+// RetryAfter is the Retry-After, in seconds, of each 503 restartVm answers.
+// A node that is busy frees up when another workload stops; a fabric or a
+// cluster without room takes longer.
+var RetryAfter = map[string]int{
+	placement.CodeVMNodeBusy:             30,
+	placement.CodePodNodeBusy:            30,
+	placement.CodeInsufficientIPCapacity: 60,
+	placement.CodeVMNoCapacity:           60,
+}
+
+// errMoved says that a node changed between the unlocked snapshot a
+// placement was chosen from and the locked reload: the transaction is rolled
+// back and replayed with a fresh snapshot.
+var errMoved = errors.New("compute: the snapshot changed under the lock")
+
+func kind(vm *models.VM) string {
+	if vm.IsPod() {
+		return "pod"
+	}
+	return "VM"
+}
+
+func notFound(id string) error {
+	return apierr.NotFound(CodeVMNotFound, "there is no VM or pod %q in your organization", id)
+}
+
+func readOnly(vm *models.VM) error {
+	return apierr.New(http.StatusForbidden, CodeVMReadOnly,
+		"%s %s is an inference serving replica (managedBy %q) and is read-only here; restart it through the serving deployment that owns it",
+		kind(vm), vm.ID, vm.ManagedBy)
+}
+
+func terminated(vm *models.VM) error {
+	return apierr.New(http.StatusConflict, CodeVMTerminated,
+		"%s %s is terminated and cannot be restarted; create a new one", kind(vm), vm.ID)
+}
+
+func notReady(vm *models.VM) error {
+	what := "is still deploying"
+	if vm.Status == models.VMPending {
+		what = "is pending (queued, not placed yet)"
+	}
+	return apierr.New(http.StatusConflict, CodeVMNotReady,
+		"%s %s %s; restart it once it is running", kind(vm), vm.ID, what)
+}
+
+func podStopping(vm *models.VM) error {
+	return apierr.New(http.StatusConflict, CodePodStopping,
+		"pod %s is still tearing down its previous run; try again once it has stopped", vm.ID)
+}
+
+// fromStatus turns placement's answer into the API's, with its Retry-After.
+func fromStatus(st *placement.Status) error {
+	e := apierr.New(st.HTTPStatus, st.Code, "%s", st.Message)
+	if st.HTTPStatus == http.StatusServiceUnavailable {
+		if s, ok := RetryAfter[st.Code]; ok {
+			e.RetryAfter = s
+		}
+	}
+	return e
+}
+
+// busy is the answer when the transaction kept losing races: the node is
+// too contended to decide now.
+func busy(vm *models.VM) error {
+	code := placement.CodeVMNodeBusy
+	if vm != nil && vm.IsPod() {
+		code = placement.CodePodNodeBusy
+	}
+	e := apierr.New(http.StatusServiceUnavailable, code,
+		"the node changed while this restart was being decided (other restarts are claiming it); try again in a few seconds")
+	e.RetryAfter = 5
+	return e
+}

@@ -1,0 +1,259 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"unicode"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/models"
+	"gpugraph/store"
+)
+
+// The node agent's reports (SPEC §8). The JSON shapes are the agent's
+// (agent/payload.go); the REST face decodes into these and calls the
+// methods below, which check the caller and the report and hand it to the
+// store.
+
+// InventoryReport is the body of POST /v1/agent/inventory.
+type InventoryReport struct {
+	NodeName     string         `json:"nodeName"`
+	ClusterID    string         `json:"clusterId"`
+	AgentVersion string         `json:"agentVersion"`
+	CPUCores     int            `json:"cpuCores"`
+	RAMGb        int            `json:"ramGb"`
+	DiskGb       int            `json:"diskGb"`
+	GPUs         []InventoryGPU `json:"gpus"`
+}
+
+// InventoryGPU is one GPU of an InventoryReport.
+type InventoryGPU struct {
+	Index        int    `json:"index"`
+	UUID         string `json:"uuid"`
+	Address      string `json:"address"`
+	Name         string `json:"name"`
+	MemoryBytes  uint64 `json:"memoryBytes"`
+	Health       string `json:"health"`
+	FailedReason string `json:"failedReason"`
+}
+
+// HeartbeatReport is the body of POST /v1/agent/heartbeat.
+type HeartbeatReport struct {
+	NodeName     string         `json:"nodeName"`
+	AgentVersion string         `json:"agentVersion"`
+	GPUs         []HeartbeatGPU `json:"gpus"`
+}
+
+// HeartbeatGPU is one GPU's live state in a HeartbeatReport.
+type HeartbeatGPU struct {
+	UUID            string `json:"uuid"`
+	Health          string `json:"health"`
+	FailedReason    string `json:"failedReason"`
+	Utilization     int    `json:"utilization"`
+	MemoryUsedBytes uint64 `json:"memoryUsedBytes"`
+}
+
+// ReportAnswer is the answer to either report.
+type ReportAnswer struct {
+	NodeID string            `json:"nodeId"`
+	Status models.NodeStatus `json:"status"`
+	// Created is true when this inventory registered the node.
+	Created bool `json:"-"`
+}
+
+// Error codes of the agent API.
+const (
+	CodeNodeNotFound   = "NODE_NOT_FOUND"
+	CodeGPUNotFound    = "GPU_NOT_FOUND"
+	CodeGPUOnOtherNode = "GPU_ON_OTHER_NODE"
+)
+
+// Limits on a report, far above any real node.
+const (
+	maxReportGPUs = 128
+	maxNameLen    = 253 // a Kubernetes node name
+	maxTextLen    = 256
+)
+
+// ReportInventory registers or updates the reporting node.
+func (r *Resolver) ReportInventory(ctx context.Context, in *InventoryReport) (*ReportAnswer, error) {
+	if _, err := auth.Require(ctx, auth.NodesReport); err != nil {
+		return nil, err
+	}
+	inv, err := in.toStore()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := r.Store.RegisterInventory(ctx, inv, store.Now())
+	if err != nil {
+		return nil, reportError(err)
+	}
+	return &ReportAnswer{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created}, nil
+}
+
+// ReportHeartbeat records the reporting node's heartbeat.
+func (r *Resolver) ReportHeartbeat(ctx context.Context, in *HeartbeatReport) (*ReportAnswer, error) {
+	if _, err := auth.Require(ctx, auth.NodesReport); err != nil {
+		return nil, err
+	}
+	hb, err := in.toStore()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := r.Store.RecordHeartbeat(ctx, hb, store.Now())
+	if err != nil {
+		return nil, reportError(err)
+	}
+	return &ReportAnswer{NodeID: rep.NodeID, Status: rep.Status}, nil
+}
+
+func reportError(err error) error {
+	var unknownGPU *store.UnknownGPUError
+	var elsewhere *store.GPUElsewhereError
+	switch {
+	case errors.Is(err, store.ErrUnknownNode):
+		return apierr.NotFound(CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
+	case errors.As(err, &unknownGPU):
+		return apierr.NotFound(CodeGPUNotFound, "GPU %s is not in this node's inventory; send POST /v1/agent/inventory again", unknownGPU.UUID)
+	case errors.As(err, &elsewhere):
+		return apierr.New(http.StatusConflict, CodeGPUOnOtherNode,
+			"GPU %s is registered on node %q; an operator must remove it there before this node can report it", elsewhere.UUID, elsewhere.NodeName)
+	}
+	return err
+}
+
+func (in *InventoryReport) toStore() (store.Inventory, error) {
+	if err := checkNode(in.NodeName, in.AgentVersion, true); err != nil {
+		return store.Inventory{}, err
+	}
+	switch {
+	case len(in.ClusterID) > maxNameLen:
+		return store.Inventory{}, apierr.BadRequest("clusterId is longer than %d bytes", maxNameLen)
+	case in.CPUCores < 0 || in.RAMGb < 0 || in.DiskGb < 0:
+		return store.Inventory{}, apierr.BadRequest("cpuCores, ramGb and diskGb must not be negative")
+	case len(in.GPUs) > maxReportGPUs:
+		return store.Inventory{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
+	}
+	inv := store.Inventory{NodeName: in.NodeName, ClusterID: in.ClusterID, AgentVersion: in.AgentVersion,
+		CPUCores: in.CPUCores, RAMGb: in.RAMGb, DiskGb: in.DiskGb, GPUs: make([]store.InventoryGPU, len(in.GPUs))}
+	uuids := map[string]int{}
+	indexes := map[int]int{}
+	for i, g := range in.GPUs {
+		field := fmt.Sprintf("gpus[%d]", i)
+		health, err := checkGPU(field, g.UUID, g.Health, g.FailedReason, uuids, i)
+		if err != nil {
+			return store.Inventory{}, err
+		}
+		switch j, dup := indexes[g.Index]; {
+		case g.Index < 0:
+			return store.Inventory{}, apierr.BadRequest("%s.index must not be negative", field)
+		case dup:
+			return store.Inventory{}, apierr.BadRequest("%s.index %d is also the index of gpus[%d]", field, g.Index, j)
+		case g.Address != "" && !busID.MatchString(g.Address):
+			return store.Inventory{}, apierr.BadRequest("%s.address %q is not a PCI bus id such as 0000:3B:00.0", field, g.Address)
+		case len(g.Name) > maxTextLen || !printable(g.Name):
+			return store.Inventory{}, apierr.BadRequest("%s.name must be printable text of at most %d bytes", field, maxTextLen)
+		}
+		indexes[g.Index] = i
+		inv.GPUs[i] = store.InventoryGPU{Index: g.Index, UUID: g.UUID, Address: g.Address, Name: g.Name,
+			MemoryBytes: g.MemoryBytes, Health: health, FailedReason: reasonIf(health, g.FailedReason)}
+	}
+	return inv, nil
+}
+
+func (in *HeartbeatReport) toStore() (store.Heartbeat, error) {
+	if err := checkNode(in.NodeName, in.AgentVersion, false); err != nil {
+		return store.Heartbeat{}, err
+	}
+	if len(in.GPUs) > maxReportGPUs {
+		return store.Heartbeat{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
+	}
+	hb := store.Heartbeat{NodeName: in.NodeName, AgentVersion: in.AgentVersion, GPUs: make([]store.HeartbeatGPU, len(in.GPUs))}
+	uuids := map[string]int{}
+	for i, g := range in.GPUs {
+		field := fmt.Sprintf("gpus[%d]", i)
+		health, err := checkGPU(field, g.UUID, g.Health, g.FailedReason, uuids, i)
+		if err != nil {
+			return store.Heartbeat{}, err
+		}
+		switch {
+		case g.Utilization < 0 || g.Utilization > 100:
+			return store.Heartbeat{}, apierr.BadRequest("%s.utilization %d is not a percentage (0 to 100)", field, g.Utilization)
+		case g.MemoryUsedBytes > math.MaxInt64:
+			return store.Heartbeat{}, apierr.BadRequest("%s.memoryUsedBytes is out of range", field)
+		}
+		hb.GPUs[i] = store.HeartbeatGPU{UUID: g.UUID, Health: health, FailedReason: reasonIf(health, g.FailedReason),
+			Utilization: g.Utilization, MemoryUsedBytes: int64(g.MemoryUsedBytes)}
+	}
+	return hb, nil
+}
+
+// semver is MAJOR.MINOR.PATCH with an optional pre-release and build.
+var semver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// busID is the agent's normalised PCI address: 0000:3B:00.0 (a domain
+// wider than four digits keeps its digits).
+var busID = regexp.MustCompile(`^[0-9A-F]{4,8}:[0-9A-F]{2}:[01][0-9A-F]\.[0-7]$`)
+
+func checkNode(name, version string, versionRequired bool) error {
+	switch {
+	case name == "":
+		return apierr.BadRequest("nodeName is missing")
+	case len(name) > maxNameLen || !printable(name) || containsSpace(name):
+		return apierr.BadRequest("nodeName %q must be at most %d bytes of printable text without spaces", name, maxNameLen)
+	case version == "" && versionRequired:
+		return apierr.BadRequest("agentVersion is missing")
+	case version != "" && (len(version) > 64 || !semver.MatchString(version)):
+		return apierr.BadRequest("agentVersion %q is not a semantic version such as 2.6.1", version)
+	}
+	return nil
+}
+
+func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (models.GpuHealth, error) {
+	h := models.GpuHealth(health)
+	switch j, dup := seen[uuid]; {
+	case uuid == "":
+		return "", apierr.BadRequest("%s.uuid is missing", field)
+	case len(uuid) > maxTextLen || !printable(uuid) || containsSpace(uuid):
+		return "", apierr.BadRequest("%s.uuid must be at most %d bytes of printable text without spaces", field, maxTextLen)
+	case dup:
+		return "", apierr.BadRequest("%s.uuid %s is also the uuid of gpus[%d]", field, uuid, j)
+	case !h.Valid():
+		return "", apierr.BadRequest("%s.health %q is not healthy or failed", field, health)
+	case len(reason) > maxTextLen || !printable(reason):
+		return "", apierr.BadRequest("%s.failedReason must be printable text of at most %d bytes", field, maxTextLen)
+	}
+	seen[uuid] = i
+	return h, nil
+}
+
+// reasonIf keeps a failed reason only with a failed health.
+func reasonIf(h models.GpuHealth, reason string) string {
+	if h != models.GpuFailed {
+		return ""
+	}
+	return reason
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsSpace(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,111 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gpugraph/loaders"
+	"gpugraph/models"
+)
+
+// vmJSON is OpenRelay's VM object as the seed writes it (every field of the
+// restart answer, camelCase, status in lower case), plus SPEC §4's fields.
+// Instants are RFC 3339 UTC with milliseconds; gpuManufacturer is absent on a
+// CPU-only row, as the seed says.
+type vmJSON struct {
+	CapabilityTier    string  `json:"capabilityTier"`
+	ComputeClass      string  `json:"computeClass"`
+	CreatedAt         *string `json:"createdAt"`
+	DiskSizeGb        int     `json:"diskSizeGb"`
+	EndpointURL       string  `json:"endpointUrl"`
+	GpuCount          int     `json:"gpuCount"`
+	GpuManufacturer   *string `json:"gpuManufacturer,omitempty"`
+	GpuModelID        *string `json:"gpuModelId"`
+	GpuModelName      *string `json:"gpuModelName"`
+	ID                string  `json:"id"`
+	ImageURL          string  `json:"imageUrl"`
+	ManagedBy         string  `json:"managedBy"`
+	Name              string  `json:"name"`
+	OrganizationID    string  `json:"organizationId"`
+	PricePerHourCents int     `json:"pricePerHourCents"`
+	ProvisioningStage string  `json:"provisioningStage"`
+	Public            bool    `json:"public"`
+	ResourceSize      string  `json:"resourceSize"`
+	ServiceType       string  `json:"serviceType"`
+	Status            string  `json:"status"`
+	StatusReason      string  `json:"statusReason"`
+	Tier              string  `json:"tier"`
+	VolumeGb          int     `json:"volumeGb"`
+
+	NodeID        *string  `json:"nodeId"`
+	GpuIDs        []string `json:"gpuIds"`
+	CPUCores      int      `json:"cpuCores"`
+	RAMGb         int      `json:"ramGb"`
+	TearingDown   bool     `json:"tearingDown"`
+	InterruptedAt *string  `json:"interruptedAt"`
+}
+
+// encodeVM renders vm, reading its GPUs and model through the request's
+// loaders (which the resolver has usually primed already).
+func encodeVM(ctx context.Context, vm *models.VM) (*vmJSON, error) {
+	l := loaders.For(ctx)
+	if l == nil {
+		return nil, errors.New("rest: no loaders in the request context")
+	}
+	gpus, err := l.GPUsByVM.Load(ctx, vm.ID)()
+	if err != nil {
+		return nil, err
+	}
+	out := &vmJSON{
+		CapabilityTier:    vm.CapabilityTier,
+		ComputeClass:      vm.ComputeClass,
+		CreatedAt:         formatTime(vm.CreatedAt),
+		DiskSizeGb:        vm.DiskSizeGb,
+		EndpointURL:       vm.EndpointURL,
+		GpuCount:          vm.GpuCount,
+		GpuModelID:        vm.GpuModelID,
+		ID:                vm.ID,
+		ImageURL:          vm.ImageURL,
+		ManagedBy:         vm.ManagedBy,
+		Name:              vm.Name,
+		OrganizationID:    vm.OrganizationID,
+		PricePerHourCents: vm.PricePerHourCents,
+		ProvisioningStage: vm.ProvisioningStage,
+		Public:            vm.Public,
+		ResourceSize:      vm.ResourceSize,
+		ServiceType:       vm.ServiceType,
+		Status:            string(vm.Status),
+		StatusReason:      vm.StatusReason,
+		Tier:              vm.Tier,
+		VolumeGb:          vm.VolumeGb,
+		NodeID:            vm.NodeID,
+		GpuIDs:            make([]string, 0, len(gpus)),
+		CPUCores:          vm.CPUCores,
+		RAMGb:             vm.RAMGb,
+		TearingDown:       vm.TearingDown,
+		InterruptedAt:     formatTime(vm.InterruptedAt),
+	}
+	for _, g := range gpus {
+		out.GpuIDs = append(out.GpuIDs, g.ID)
+	}
+	if vm.GpuModelID != nil {
+		m, err := l.ModelByID.Load(ctx, *vm.GpuModelID)()
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			name, maker := m.Name, string(m.Manufacturer)
+			out.GpuModelName, out.GpuManufacturer = &name, &maker
+		}
+	}
+	return out, nil
+}
+
+func formatTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := models.FormatTime(*t)
+	return &s
+}

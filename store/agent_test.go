@@ -1,0 +1,383 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"gpugraph/fixtures"
+	"gpugraph/models"
+	"gpugraph/store"
+	"gpugraph/store/storetest"
+)
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func load(t *testing.T, st *store.Store, fixture string) {
+	t.Helper()
+	if _, err := fixtures.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+}
+
+func node(t *testing.T, st *store.Store, id string) models.Node {
+	t.Helper()
+	var n models.Node
+	if err := st.DB.Take(&n, "id = ?", id).Error; err != nil {
+		t.Fatalf("node %s: %v", id, err)
+	}
+	return n
+}
+
+func vm(t *testing.T, st *store.Store, id string) models.VM {
+	t.Helper()
+	var v models.VM
+	if err := st.DB.Take(&v, "id = ?", id).Error; err != nil {
+		t.Fatalf("vm %s: %v", id, err)
+	}
+	return v
+}
+
+// gpuRows lists a node's GPUs as "idx:id:uuid:health:reason:holder" by index.
+func gpuRows(t *testing.T, st *store.Store, nodeID string) string {
+	t.Helper()
+	var gs []models.Gpu
+	if err := st.DB.Where("node_id = ?", nodeID).Order("idx").Find(&gs).Error; err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, g := range gs {
+		reason, holder := "", ""
+		if g.FailedReason != nil {
+			reason = *g.FailedReason
+		}
+		if g.HolderVMID != nil {
+			holder = *g.HolderVMID
+		}
+		out = append(out, fmt.Sprintf("%d:%s:%s:%s:%s:%s", g.Index, g.ID, g.UUID, g.Health, reason, holder))
+	}
+	return strings.Join(out, " ")
+}
+
+func h100(index int, uuid string) store.InventoryGPU {
+	return store.InventoryGPU{Index: index, UUID: uuid, Address: fmt.Sprintf("0000:%02X:00.0", 0x1B+index),
+		Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20, Health: models.GpuHealthy}
+}
+
+func TestInventoryRegistersNewNode(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		failed := h100(1, "GPU-b")
+		failed.Health, failed.FailedReason = models.GpuFailed, "XID 79"
+		amd := store.InventoryGPU{Index: 2, UUID: "GPU-c", Address: "0000:9D:00.0", Name: "AMD Instinct MI300X",
+			MemoryBytes: 192 << 30, Health: models.GpuHealthy}
+		inv := store.Inventory{NodeName: "dgx-01", ClusterID: "c1", AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939,
+			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), failed, amd}}
+		rep, err := st.RegisterInventory(ctx, inv, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep != (store.Report{NodeID: "dgx-01", Status: models.NodeOnline, Created: true}) {
+			t.Fatalf("report = %+v", rep)
+		}
+		n := node(t, st, "dgx-01")
+		if n.Name != "dgx-01" || n.ClusterID != "c1" || n.NodePool != "default" || n.Status != models.NodeOnline || n.AgentVersion != "2.6.1" ||
+			n.CPUCores != 224 || n.RAMGb != 2048 || n.DiskGb != 27939 || n.FabricID != nil || n.LastHeartbeatAt == nil || !n.LastHeartbeatAt.Equal(t0) {
+			t.Fatalf("node = %+v", n)
+		}
+		want := "0:GPU-a:GPU-a:healthy:: 1:GPU-b:GPU-b:failed:XID 79: 2:GPU-c:GPU-c:healthy::"
+		if got := gpuRows(t, st, "dgx-01"); got != want {
+			t.Fatalf("gpus\n got %s\nwant %s", got, want)
+		}
+		var ms []models.GpuModel
+		st.DB.Order("id").Find(&ms)
+		if fmt.Sprint(ms) != "[{amd-instinct-mi300x AMD Instinct MI300X AMD 192} {nvidia-h100-80gb-hbm3 NVIDIA H100 80GB HBM3 NVIDIA 80}]" {
+			t.Fatalf("models = %v", ms)
+		}
+		var g models.Gpu
+		st.DB.Take(&g, "id = ?", "GPU-c")
+		if g.ModelID != "amd-instinct-mi300x" || g.Address != "0000:9D:00.0" {
+			t.Fatalf("gpu = %+v", g)
+		}
+
+		// The same inventory again matches by name and adds nothing.
+		rep, err = st.RegisterInventory(ctx, inv, t0.Add(time.Minute))
+		if err != nil || rep != (store.Report{NodeID: "dgx-01", Status: models.NodeOnline}) {
+			t.Fatalf("again: %+v %v", rep, err)
+		}
+		if got := gpuRows(t, st, "dgx-01"); got != want {
+			t.Fatalf("gpus after the same inventory: %s", got)
+		}
+		var count int64
+		st.DB.Table("gpu_models").Count(&count)
+		if count != 2 {
+			t.Fatalf("%d models", count)
+		}
+	})
+}
+
+const reconcileFixture = `{
+ "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
+ "organizations": [{"id": "o", "name": "O", "tenantId": 1}],
+ "nodes": [
+  {"id": "n1", "name": "dgx-01", "clusterId": "c1", "status": "offline", "agentVersion": "2.4.0", "cpuCores": 100, "ramGb": 1000, "diskGb": 5000,
+   "lastHeartbeatAt": "2025-03-01T11:00:00Z",
+   "gpus": [
+    {"id": "g0", "index": 0, "uuid": "GPU-a", "address": "0000:18:00.0", "modelId": "h100"},
+    {"id": "g1", "index": 1, "uuid": "GPU-b", "address": "0000:2A:00.0", "modelId": "h100"},
+    {"id": "g2", "index": 2, "uuid": "GPU-c", "address": "0000:3A:00.0", "modelId": "h100", "health": "failed", "failedReason": "XID 48"},
+    {"id": "g3", "index": 3, "address": "0000:5D:00.0", "modelId": "h100"},
+    {"id": "g5", "index": 5, "uuid": "GPU-f", "address": "0000:9A:00.0", "modelId": "h100"}]},
+  {"id": "dgx-02", "name": "other", "status": "online", "gpus": [
+    {"id": "GPU-new", "index": 0, "uuid": "GPU-z", "modelId": "h100"}]},
+  {"id": "gone", "name": "gone", "status": "removed", "cpuCores": 8, "gpus": []}],
+ "vms": [
+  {"id": "vm1", "name": "a", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "node_lost",
+   "interruptedAt": "2025-03-01T11:01:00Z", "gpuModelId": "h100", "gpuCount": 2, "gpuIds": ["g0", "g1"]},
+  {"id": "vm2", "name": "b", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "spot_preempted_for_reservation_tenant",
+   "interruptedAt": "2025-03-01T11:01:00Z", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["g3"]},
+  {"id": "vm3", "name": "c", "organizationId": "o", "nodeId": "gone", "status": "interrupted", "statusReason": "node_lost"}]
+}`
+
+func TestInventoryReconcilesKnownNode(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		load(t, st, reconcileFixture)
+		// GPU-a stays at 0; GPU-c moves to 1 and is reported healthy; the
+		// UUID-less row at 3 is GPU-d; GPU-e is new at 2; GPU-b vanished and
+		// its index went to GPU-c; GPU-f vanished and keeps its free index.
+		c := h100(1, "GPU-c")
+		e := h100(2, "GPU-e")
+		e.Health, e.FailedReason = models.GpuFailed, ""
+		inv := store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1", CPUCores: 224,
+			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), c, e, h100(3, "GPU-d")}}
+		rep, err := st.RegisterInventory(ctx, inv, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep != (store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
+			t.Fatalf("report = %+v", rep)
+		}
+		want := "0:g0:GPU-a:healthy::vm1 1:g2:GPU-c:failed:XID 48: 2:GPU-e:GPU-e:failed:reported failed by the node agent: " +
+			"3:g3:GPU-d:healthy::vm2 5:g5:GPU-f:failed:vanished from inventory: 6:g1:GPU-b:failed:vanished from inventory:vm1"
+		if got := gpuRows(t, st, "n1"); got != want {
+			t.Fatalf("gpus\n got %s\nwant %s", got, want)
+		}
+		var g models.Gpu
+		st.DB.Take(&g, "id = ?", "g2")
+		if g.Address != "0000:1C:00.0" || g.ModelID != "h100" {
+			t.Errorf("moved GPU = %+v", g)
+		}
+		st.DB.Take(&g, "id = ?", "GPU-e")
+		if g.ModelID != "h100" {
+			t.Errorf("a new GPU of a known name takes the catalog entry of that name: %q", g.ModelID)
+		}
+		// An empty cluster and zero figures leave what was known.
+		n := node(t, st, "n1")
+		if n.Status != models.NodeOnline || n.ClusterID != "c1" || n.AgentVersion != "2.6.1" || n.CPUCores != 224 || n.RAMGb != 1000 ||
+			n.DiskGb != 5000 || !n.LastHeartbeatAt.Equal(t0) {
+			t.Errorf("node = %+v", n)
+		}
+		// Only node_lost interruptions resume.
+		if v := vm(t, st, "vm1"); v.Status != models.VMRunning || v.StatusReason != "" || v.InterruptedAt != nil || !v.UpdatedAt.Equal(t0) {
+			t.Errorf("vm1 = %+v", v)
+		}
+		if v := vm(t, st, "vm2"); v.Status != models.VMInterrupted {
+			t.Errorf("vm2 = %+v", v)
+		}
+
+		// A node named like another's id gets a suffixed id; a UUID
+		// another node holds is refused, and nothing of it is written.
+		rep, err = st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-02", AgentVersion: "2.6.1",
+			GPUs: []store.InventoryGPU{h100(0, "GPU-new")}}, t0)
+		if err != nil || !strings.HasPrefix(rep.NodeID, "dgx-02-") || len(rep.NodeID) != len("dgx-02-")+6 || !rep.Created {
+			t.Fatalf("suffixed id: %+v %v", rep, err)
+		}
+		// GPU-new is the id of a GPU of another node, so this one is not.
+		if got := gpuRows(t, st, rep.NodeID); !strings.HasPrefix(got, "0:gpu-") || !strings.HasSuffix(got, ":GPU-new:healthy::") {
+			t.Errorf("gpu with a taken id: %s", got)
+		}
+		_, err = st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-03", AgentVersion: "2.6.1",
+			GPUs: []store.InventoryGPU{h100(0, "GPU-z")}}, t0)
+		var elsewhere *store.GPUElsewhereError
+		if !errors.As(err, &elsewhere) || elsewhere.UUID != "GPU-z" || elsewhere.NodeName != "other" {
+			t.Fatalf("GPU of another node: %v", err)
+		}
+		var count int64
+		st.DB.Table("nodes").Where("name = ?", "dgx-03").Count(&count)
+		if count != 0 {
+			t.Error("a refused inventory registered its node")
+		}
+
+		// A removed node records the report but stays removed, and
+		// nothing on it resumes.
+		rep, err = st.RegisterInventory(ctx, store.Inventory{NodeName: "gone", AgentVersion: "2.6.1"}, t0)
+		if err != nil || rep.Status != models.NodeRemoved || rep.Resumed != 0 {
+			t.Fatalf("removed: %+v %v", rep, err)
+		}
+		if v := vm(t, st, "vm3"); v.Status != models.VMInterrupted {
+			t.Errorf("vm3 on a removed node = %s", v.Status)
+		}
+	})
+}
+
+func TestHeartbeat(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		load(t, st, reconcileFixture)
+		if _, err := st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1",
+			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c")}}, t0); err != nil {
+			t.Fatal(err)
+		}
+
+		_, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "nope"}, t0)
+		if !errors.Is(err, store.ErrUnknownNode) {
+			t.Fatalf("unknown node: %v", err)
+		}
+		// A GPU the inventory did not register refuses the whole heartbeat.
+		t1 := t0.Add(10 * time.Second)
+		_, err = st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
+			{UUID: "GPU-a", Health: models.GpuFailed, FailedReason: "XID 79"}, {UUID: "GPU-x", Health: models.GpuHealthy}}}, t1)
+		var unknown *store.UnknownGPUError
+		if !errors.As(err, &unknown) || unknown.UUID != "GPU-x" {
+			t.Fatalf("unknown GPU: %v", err)
+		}
+		if n := node(t, st, "n1"); !n.LastHeartbeatAt.Equal(t0) {
+			t.Fatalf("refused heartbeat wrote lastHeartbeatAt %v", n.LastHeartbeatAt)
+		}
+
+		// The sweep took the node offline and interrupted vm1 meanwhile.
+		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
+		st.DB.Exec("UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
+		rep, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", AgentVersion: "2.7.0", GPUs: []store.HeartbeatGPU{
+			{UUID: "GPU-a", Health: models.GpuHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
+			{UUID: "GPU-b", Health: models.GpuFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
+			{UUID: "GPU-c", Health: models.GpuHealthy, Utilization: 5, MemoryUsedBytes: 1 << 40}}}, t1)
+		if err != nil || rep != (store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
+			t.Fatalf("heartbeat: %+v %v", rep, err)
+		}
+		n := node(t, st, "n1")
+		if n.Status != models.NodeOnline || n.AgentVersion != "2.7.0" || !n.LastHeartbeatAt.Equal(t1) {
+			t.Errorf("node = %+v", n)
+		}
+		if v := vm(t, st, "vm1"); v.Status != models.VMRunning || v.InterruptedAt != nil {
+			t.Errorf("vm1 = %+v", v)
+		}
+		// What restartVm reads: gpus.health and failed_reason as stored.
+		type row struct {
+			UUID            string
+			Health          string
+			FailedReason    *string
+			Utilization     *int
+			MemoryUsedBytes *int64
+			SampledAt       *time.Time
+		}
+		rows := func() map[string]row {
+			var rs []row
+			if err := st.DB.Raw("SELECT uuid, health, failed_reason, utilization, memory_used_bytes, sampled_at FROM gpus WHERE node_id = 'n1'").Scan(&rs).Error; err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]row{}
+			for _, r := range rs {
+				m[r.UUID] = r
+			}
+			return m
+		}
+		rs := rows()
+		if r := rs["GPU-b"]; r.Health != "failed" || r.FailedReason == nil || *r.FailedReason != "XID 79" {
+			t.Errorf("GPU-b = %+v", r)
+		}
+		if r := rs["GPU-a"]; r.Health != "healthy" || r.FailedReason != nil || *r.Utilization != 87 || *r.MemoryUsedBytes != 40<<30 || !r.SampledAt.Equal(t1) {
+			t.Errorf("GPU-a = %+v", r)
+		}
+		if r := rs["GPU-c"]; *r.Utilization != 5 || *r.MemoryUsedBytes != 1<<40 {
+			t.Errorf("GPU-c = %+v", r)
+		}
+		if r := rs["GPU-f"]; r.Utilization != nil || r.SampledAt != nil {
+			t.Errorf("an unreported GPU got a sample: %+v", r)
+		}
+
+		// Never healed by a report, and the first reason stays.
+		t2 := t1.Add(10 * time.Second)
+		if _, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
+			{UUID: "GPU-b", Health: models.GpuHealthy, Utilization: 1}}}, t2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
+			{UUID: "GPU-b", Health: models.GpuFailed, FailedReason: "XID 94"}}}, t2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1",
+			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c")}}, t2); err != nil {
+			t.Fatal(err)
+		}
+		if r := rows()["GPU-b"]; r.Health != "failed" || *r.FailedReason != "XID 79" || *r.Utilization != 0 {
+			t.Errorf("GPU-b after healthy reports = %+v", r)
+		}
+		if n := node(t, st, "n1"); n.AgentVersion != "2.6.1" {
+			t.Errorf("agentVersion = %s", n.AgentVersion)
+		}
+	})
+}
+
+// Two inventories of one new node at once, as two replicas would take
+// them: one registers it, the other finds it; one row, eight GPUs.
+func TestConcurrentRegistration(t *testing.T) {
+	for _, d := range storetest.Engines() {
+		t.Run(string(d), func(t *testing.T) {
+			url := storetest.URL(t, d)
+			replicas := openReplicas(t, url, 4)
+			var gpus []store.InventoryGPU
+			for i := range 8 {
+				gpus = append(gpus, h100(i, fmt.Sprintf("GPU-%d", i)))
+			}
+			errs := make(chan error, len(replicas))
+			created := make(chan bool, len(replicas))
+			for _, st := range replicas {
+				go func() {
+					rep, err := st.RegisterInventory(context.Background(), store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1", GPUs: gpus}, t0)
+					created <- rep.Created
+					errs <- err
+				}()
+			}
+			n := 0
+			for range replicas {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+				if <-created {
+					n++
+				}
+			}
+			var nodes, gpuCount, modelCount int64
+			st := replicas[0]
+			st.DB.Table("nodes").Count(&nodes)
+			st.DB.Table("gpus").Count(&gpuCount)
+			st.DB.Table("gpu_models").Count(&modelCount)
+			if n != 1 || nodes != 1 || gpuCount != 8 || modelCount != 1 {
+				t.Fatalf("created %d times; %d nodes, %d gpus, %d models", n, nodes, gpuCount, modelCount)
+			}
+		})
+	}
+}
+
+// openReplicas opens n stores on one database, as n server replicas do.
+func openReplicas(t *testing.T, url string, n int) []*store.Store {
+	t.Helper()
+	var out []*store.Store
+	for range n {
+		st, err := store.Open(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		out = append(out, st)
+	}
+	if err := out[0].Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

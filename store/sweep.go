@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"gpugraph/models"
+)
+
+// InterruptedExpiry is how long a VM or pod stays interrupted before the
+// sweep stops the VM (disk kept) or deletes the pod (seed: "After 7 days
+// interrupted a VM is stopped (disk kept) and a pod is deleted").
+const InterruptedExpiry = 7 * 24 * time.Hour
+
+// expiryBatch bounds the VMs one expiry transaction locks.
+const expiryBatch = 500
+
+// SweepResult counts what one sweep changed.
+type SweepResult struct {
+	NodesOffline int64 // reporting nodes silent for longer than the grace
+	Interrupted  int64 // running VMs and pods on them, now interrupted node_lost
+	Stopped      int64 // VMs interrupted for InterruptedExpiry, now stopped
+	Deleted      int64 // pods interrupted for InterruptedExpiry, now terminated
+}
+
+// Changed reports whether the sweep wrote anything.
+func (r SweepResult) Changed() bool {
+	return r.NodesOffline+r.Interrupted+r.Stopped+r.Deleted > 0
+}
+
+// Sweep applies, as of now, what the heartbeats' absence means. Every step
+// is a conditional update of rows whose stored state still calls for it,
+// so any number of replicas may sweep the same database at any time: a
+// second sweep of the same instant changes nothing. Nodes that never
+// reported (no lastHeartbeatAt) are left alone.
+func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (SweepResult, error) {
+	var res SweepResult
+	err := s.Tx(ctx, func(tx *gorm.DB) error {
+		var e error
+		res.NodesOffline, res.Interrupted, e = s.sweepSilentNodes(tx, now, now.Add(-grace))
+		return e
+	})
+	if err != nil {
+		return res, err
+	}
+	for {
+		var stopped, deleted int64
+		err := s.Tx(ctx, func(tx *gorm.DB) error {
+			var e error
+			stopped, deleted, e = s.expireInterrupted(tx, now, now.Add(-InterruptedExpiry))
+			return e
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Stopped += stopped
+		res.Deleted += deleted
+		if stopped+deleted < expiryBatch {
+			return res, nil
+		}
+	}
+}
+
+// sweepSilentNodes takes nodes silent since before cutoff offline and
+// interrupts the running VMs and pods of every such node. The nodes are
+// locked before their VMs are touched, so a heartbeat of one of them
+// either comes first (and the node is no longer silent) or waits and then
+// resumes what was interrupted.
+func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, interrupted int64, err error) {
+	res := tx.Exec(`UPDATE nodes SET status = ?
+		WHERE status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?`,
+		models.NodeOffline, models.NodeOnline, cutoff)
+	if res.Error != nil {
+		return 0, 0, res.Error
+	}
+	offline = res.RowsAffected
+	var lost []string
+	err = s.ForUpdate(tx.Table("nodes").Select("id").
+		Where("status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?", models.NodeOffline, cutoff).
+		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status = ?)", models.VMRunning).
+		Order("id")).Scan(&lost).Error
+	if err != nil || len(lost) == 0 {
+		return offline, 0, err
+	}
+	res = tx.Exec(`UPDATE vms SET status = ?, status_reason = ?, interrupted_at = ?, updated_at = ?
+		WHERE status = ? AND node_id IN ?`,
+		models.VMInterrupted, ReasonNodeLost, now, now, models.VMRunning, lost)
+	return offline, res.RowsAffected, res.Error
+}
+
+// expireInterrupted ends, in one batch, VMs and pods interrupted since
+// before cutoff: a VM becomes stopped (its disk stays on its node), a pod
+// terminated, which is how a deleted pod reads in the OpenRelay API; both
+// keep their statusReason and release their GPUs.
+func (s *Store) expireInterrupted(tx *gorm.DB, now, cutoff time.Time) (stopped, deleted int64, err error) {
+	var rows []struct {
+		ID             string
+		CapabilityTier string
+	}
+	err = s.ForUpdate(tx.Table("vms").Select("id, capability_tier").
+		Where("status = ? AND interrupted_at IS NOT NULL AND interrupted_at < ?", models.VMInterrupted, cutoff).
+		Order("id").Limit(expiryBatch)).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return 0, 0, err
+	}
+	var vms, pods []string
+	for _, r := range rows {
+		if r.CapabilityTier == "pod" {
+			pods = append(pods, r.ID)
+		} else {
+			vms = append(vms, r.ID)
+		}
+	}
+	if err := tx.Exec("UPDATE gpus SET holder_vm_id = NULL WHERE holder_vm_id IN ?", append(vms, pods...)).Error; err != nil {
+		return 0, 0, err
+	}
+	for _, step := range []struct {
+		ids    []string
+		status models.VMStatus
+		n      *int64
+	}{{vms, models.VMStopped, &stopped}, {pods, models.VMTerminated, &deleted}} {
+		if len(step.ids) == 0 {
+			continue
+		}
+		res := tx.Exec(`UPDATE vms SET status = ?, interrupted_at = NULL, updated_at = ?
+			WHERE status = ? AND id IN ?`, step.status, now, models.VMInterrupted, step.ids)
+		if res.Error != nil {
+			return 0, 0, res.Error
+		}
+		*step.n = res.RowsAffected
+	}
+	return stopped, deleted, nil
+}
