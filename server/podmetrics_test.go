@@ -8,8 +8,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"gpugraph/fixtures"
+	"gpugraph/resolvers"
 	"gpugraph/rest/openapitest"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -475,4 +477,28 @@ func readAll(t *testing.T, resp *http.Response) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// numberOfSamples=0 answers at most resolvers.MaxRawPoints samples a request.
+func TestPodMetricsRawLimit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.New(t, st, servertest.Base)
+		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		storetest.SeedSeries(t, st, train1, "CPU_USAGE_CORES", "{}", t0, time.Second, resolvers.MaxRawPoints+1)
+		end := t0.Add(resolvers.MaxRawPoints * time.Second).Format(time.RFC3339)
+		status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "0"), "acme-workloads", nil, nil)
+		want := js(`{'code': 400, 'message': 'numberOfSamples=0 would answer more than 100000 samples: narrow start and end, or ask for 1 to 1000 samples'}`)
+		if got := compact(t, body); status != http.StatusBadRequest || got != want {
+			t.Errorf("%d %s", status, got)
+		}
+		// The same window sampled, and one sample fewer raw, answer.
+		getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "1000"))
+		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+			"start", t0.Add(time.Second).Format(time.RFC3339), "end", end, "numberOfSamples", "0"))
+		if n := strings.Count(got, `"value"`); n != resolvers.MaxRawPoints {
+			t.Errorf("%d raw samples", n)
+		}
+	})
 }
