@@ -1,9 +1,13 @@
 package models
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -42,12 +46,54 @@ func UnmarshalTime(v any) (time.Time, error) {
 	return ParseTime(s)
 }
 
-// MarshalStringMap writes a JSON object of strings (labels, buckets).
+// MarshalStringMap writes a JSON object of strings (labels, buckets) with
+// its keys in StringMapKeys order.
 func MarshalStringMap(m map[string]string) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
-		b, _ := json.Marshal(m)
-		_, _ = w.Write(b)
+		_, _ = w.Write(StringMapJSON(m))
 	})
+}
+
+// StringMapJSON writes m as a JSON object with its keys in StringMapKeys
+// order ("null" for a nil map).
+func StringMapJSON(m map[string]string) []byte {
+	if m == nil {
+		return []byte("null")
+	}
+	b := []byte{'{'}
+	for i, k := range StringMapKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, _ := json.Marshal(k)
+		val, _ := json.Marshal(m[k])
+		b = append(append(append(b, key...), ':'), val...)
+	}
+	return append(b, '}')
+}
+
+// StringMapKeys orders a map's keys for the wire: by numeric value when
+// every key is a number, so histogram buckets read by upper bound with
+// "+Inf" last; otherwise in byte order, as encoding/json does.
+func StringMapKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	bounds := make(map[string]float64, len(m))
+	for k := range m {
+		keys = append(keys, k)
+		if f, err := strconv.ParseFloat(k, 64); err == nil && !math.IsNaN(f) {
+			bounds[k] = f
+		}
+	}
+	numeric := len(bounds) == len(keys)
+	slices.SortFunc(keys, func(a, b string) int {
+		if numeric {
+			if c := cmp.Compare(bounds[a], bounds[b]); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
 }
 
 // UnmarshalStringMap reads a JSON object whose values are strings.

@@ -37,6 +37,7 @@ func (api *API) routes() []route {
 	rs = append(rs, api.openRelayRoutes()...)
 	rs = append(rs, api.runaiRoutes()...)
 	rs = append(rs, api.agentRoutes()...)
+	rs = append(rs, api.metricsRoutes()...)
 	return rs
 }
 

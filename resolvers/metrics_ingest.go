@@ -1,0 +1,74 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/fixtures"
+	"gpugraph/store"
+)
+
+// SampleBatch is what a metrics.write key pushes: podMetrics and
+// podHistograms entries in the fixture's shape (SPEC §9).
+type SampleBatch struct {
+	PodMetrics    []fixtures.MetricSeries
+	PodHistograms []fixtures.HistogramSeries
+}
+
+// IngestResult counts what a batch stored.
+type IngestResult struct {
+	Samples          int `json:"samples"`
+	HistogramSamples int `json:"histogramSamples"`
+}
+
+// IngestSamples stores a batch in one transaction, or nothing: the first
+// bad entry refuses the batch with a 400 naming it. The checks are the
+// fixture loader's (fixtures.CheckSamples). A key writes only its own
+// tenant's pods; another tenant's pod answers exactly as a missing one,
+// as a bad entry of the batch.
+func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestResult, error) {
+	c, err := auth.Require(ctx, auth.MetricsWrite)
+	if err != nil {
+		return nil, err
+	}
+	if len(b.PodMetrics)+len(b.PodHistograms) == 0 {
+		return nil, apierr.BadRequest("the batch is empty: send podMetrics and/or podHistograms entries")
+	}
+	s, err := fixtures.CheckSamples(b.PodMetrics, b.PodHistograms)
+	if err != nil {
+		return nil, badEntry(err)
+	}
+	ids := make([]string, len(s.Pods))
+	for i, p := range s.Pods {
+		ids[i] = p.ID
+	}
+	err = r.Store.Tx(ctx, func(tx *gorm.DB) error {
+		found, err := store.TenantPodIDs(tx, c.TenantID, ids)
+		if err != nil {
+			return err
+		}
+		for _, p := range s.Pods {
+			if !found[p.ID] {
+				return apierr.BadRequest("%s: podId %q names no pod of this key's tenant", p.Row, p.ID)
+			}
+		}
+		return fixtures.WriteSamples(tx, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &IngestResult{Samples: len(s.Metrics), HistogramSamples: len(s.Histograms)}, nil
+}
+
+// badEntry turns the checker's refusal into the 400 a client sees.
+func badEntry(err error) error {
+	var fe *fixtures.Error
+	if errors.As(err, &fe) {
+		return apierr.BadRequest("%s: %s", fe.Row, fe.Msg)
+	}
+	return err
+}

@@ -1,0 +1,324 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/fixtures"
+	"gpugraph/graph/model"
+	"gpugraph/models"
+	"gpugraph/promql"
+	"gpugraph/resolvers"
+)
+
+func (api *API) metricsRoutes() []route {
+	return []route{
+		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", http.HandlerFunc(api.podMetrics)},
+		{"POST /api/v1/metrics/samples", http.HandlerFunc(api.ingestSamples)},
+	}
+}
+
+// podMetrics answers Run:ai's pod metrics: 200, or 207 when some asked
+// types cannot exist for the pod, as MetricsCompositeResponse JSON (plus
+// omittedTypes and details on a 207) or, for Accept: text/csv, as CSV.
+func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) {
+	// The key is checked before the parameters: 401/403 come before 400.
+	if _, err := auth.Require(r.Context(), auth.WorkloadsRead); err != nil {
+		WriteRunaiError(w, r, err)
+		return
+	}
+	p, err := parseMetricsParams(r.URL.Query())
+	if err != nil {
+		WriteRunaiError(w, r, err)
+		return
+	}
+	res, err := api.Resolver.Query().PodMetrics(r.Context(), r.PathValue("workloadId"), r.PathValue("podId"),
+		p.types, p.start, p.end, &p.numberOfSamples)
+	if err != nil {
+		WriteRunaiError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if len(res.OmittedTypes) > 0 {
+		status = http.StatusMultiStatus
+	}
+	if prefersCSV(r.Header.Get("Accept")) {
+		writeMetricsCSV(w, status, res)
+		return
+	}
+	writeJSON(w, status, metricsJSON(res))
+}
+
+type metricsParams struct {
+	types           []model.PodMetricType
+	start, end      time.Time
+	numberOfSamples int
+}
+
+// parseMetricsParams reads the query; range checks are the resolver's, so
+// that both faces answer them alike.
+func parseMetricsParams(q url.Values) (metricsParams, error) {
+	p := metricsParams{numberOfSamples: resolvers.DefaultNumberOfSamples}
+	// metricType repeats (metricType=A&metricType=B) or is comma-joined
+	// (metricType=A,B: the OpenAPI's explode: false), or both.
+	for _, v := range q["metricType"] {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				continue
+			}
+			if !models.IsMetricType(t) {
+				return p, apierr.BadRequest("metricType %q is not a pod metric type", t)
+			}
+			p.types = append(p.types, model.PodMetricType(t))
+		}
+	}
+	if len(p.types) == 0 {
+		return p, apierr.BadRequest("metricType is required: name at least one pod metric type")
+	}
+	var err error
+	if p.start, err = requiredTime(q, "start"); err != nil {
+		return p, err
+	}
+	if p.end, err = requiredTime(q, "end"); err != nil {
+		return p, err
+	}
+	if s := q.Get("numberOfSamples"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return p, apierr.BadRequest("numberOfSamples must be an integer between 0 and %d, got %q", promql.MaxSamples, s)
+		}
+		p.numberOfSamples = n
+	}
+	return p, nil
+}
+
+func requiredTime(q url.Values, name string) (time.Time, error) {
+	s := q.Get(name)
+	if s == "" {
+		return time.Time{}, apierr.BadRequest("%s is required (ISO 8601, e.g. 2023-06-06T12:09:18.211Z)", name)
+	}
+	t, err := models.ParseTime(s)
+	if err != nil {
+		e, _ := apierr.As(err)
+		return time.Time{}, apierr.BadRequest("%s: %s", name, e.Message)
+	}
+	return t, nil
+}
+
+// The REST shape of MetricsCompositeResponse. Times are written by
+// promql.FormatTime (RFC 3339 UTC, milliseconds only when not zero, as in
+// the seed's example); maps keep their keys in models.StringMapKeys order,
+// so buckets read by upper bound with "+Inf" last.
+type metricsBody struct {
+	Measurements []measurementBody `json:"measurements"`
+	Histogram    []histogramBody   `json:"histogram,omitempty"`
+	// On a 207: the types left out, and why.
+	OmittedTypes []model.PodMetricType `json:"omittedTypes,omitempty"`
+	Details      string                `json:"details,omitempty"`
+}
+
+type measurementBody struct {
+	Type   string          `json:"type"`
+	Labels json.RawMessage `json:"labels"`
+	Values []valueBody     `json:"values"`
+}
+
+type valueBody struct {
+	Value     string `json:"value"`
+	Timestamp string `json:"timestamp"`
+}
+
+type histogramBody struct {
+	Type   string               `json:"type"`
+	Values []histogramValueBody `json:"values"`
+}
+
+type histogramValueBody struct {
+	Timestamp string          `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func metricsJSON(res *model.PodMetrics) metricsBody {
+	body := metricsBody{Measurements: make([]measurementBody, len(res.Measurements))}
+	for i, m := range res.Measurements {
+		values := make([]valueBody, len(m.Values))
+		for j, v := range m.Values {
+			values[j] = valueBody{Value: v.Value, Timestamp: promql.FormatTime(v.Timestamp)}
+		}
+		body.Measurements[i] = measurementBody{Type: m.Type, Labels: labelsJSON(m.Labels), Values: values}
+	}
+	for _, h := range res.Histogram {
+		values := make([]histogramValueBody, len(h.Values))
+		for j, v := range h.Values {
+			values[j] = histogramValueBody{Timestamp: promql.FormatTime(v.Timestamp), Data: models.StringMapJSON(v.Data)}
+		}
+		body.Histogram = append(body.Histogram, histogramBody{Type: h.Type, Values: values})
+	}
+	if len(res.OmittedTypes) > 0 {
+		body.OmittedTypes = res.OmittedTypes
+		body.Details = resolvers.OmittedDetails(res.OmittedTypes)
+	}
+	return body
+}
+
+// labelsJSON writes a label set, {} when there is none.
+func labelsJSON(l map[string]string) json.RawMessage {
+	if l == nil {
+		l = map[string]string{}
+	}
+	return models.StringMapJSON(l)
+}
+
+// quantileLabels name the percentiles in CSV as Prometheus names quantiles.
+var quantileLabels = map[string]string{"p50": "0.5", "p90": "0.9", "p99": "0.99"}
+
+// writeMetricsCSV writes one row per value: type,labels,timestamp,value.
+// labels is the label set as JSON ({"gpu":"0"}; {} for none), quoted by
+// the CSV rules. A histogram writes one row per bucket with the bound as
+// label le, as Prometheus's _bucket series do; a _PERCENTILES type one row
+// per percentile with label quantile (0.5, 0.9, 0.99). On a 207 the types
+// left out are named in the X-Omitted-Metric-Types header.
+func writeMetricsCSV(w http.ResponseWriter, status int, res *model.PodMetrics) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	if len(res.OmittedTypes) > 0 {
+		names := make([]string, len(res.OmittedTypes))
+		for i, t := range res.OmittedTypes {
+			names[i] = string(t)
+		}
+		w.Header().Set("X-Omitted-Metric-Types", strings.Join(names, ","))
+	}
+	w.WriteHeader(status)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"type", "labels", "timestamp", "value"})
+	for _, m := range res.Measurements {
+		labels := string(labelsJSON(m.Labels))
+		for _, v := range m.Values {
+			_ = cw.Write([]string{m.Type, labels, promql.FormatTime(v.Timestamp), v.Value})
+		}
+	}
+	for _, h := range res.Histogram {
+		for _, v := range h.Values {
+			ts := promql.FormatTime(v.Timestamp)
+			for _, k := range models.StringMapKeys(v.Data) {
+				label := map[string]string{"le": k}
+				if q, ok := quantileLabels[k]; ok {
+					label = map[string]string{"quantile": q}
+				}
+				_ = cw.Write([]string{h.Type, string(models.StringMapJSON(label)), ts, v.Data[k]})
+			}
+		}
+	}
+	cw.Flush()
+}
+
+// prefersCSV reports whether an Accept header ranks text/csv above JSON;
+// on a tie the type listed first wins, and JSON is the default.
+func prefersCSV(accept string) bool {
+	best := func(types ...string) (q float64, at int) {
+		q, at = -1, -1
+		for i, part := range strings.Split(accept, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			pq := 1.0
+			if s, ok := params["q"]; ok {
+				if pq, err = strconv.ParseFloat(s, 64); err != nil {
+					continue
+				}
+			}
+			for _, t := range types {
+				if mt == t && pq > q {
+					q, at = pq, i
+				}
+			}
+		}
+		return q, at
+	}
+	csvQ, csvAt := best("text/csv", "text/*")
+	jsonQ, jsonAt := best("application/json", "application/*", "*/*")
+	if csvQ <= 0 {
+		return false
+	}
+	return csvQ > jsonQ || (csvQ == jsonQ && csvAt < jsonAt)
+}
+
+// maxSamplesBody bounds an ingestion body: a batch of 10,000 samples is
+// about half a megabyte.
+const maxSamplesBody = 32 << 20
+
+// ingestSamples stores a batch of samples (permission metrics.write).
+func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) {
+	if _, err := auth.Require(r.Context(), auth.MetricsWrite); err != nil {
+		WriteRunaiError(w, r, err)
+		return
+	}
+	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, maxSamplesBody))
+	if err != nil {
+		WriteRunaiError(w, r, err)
+		return
+	}
+	res, err := api.Resolver.IngestSamples(r.Context(), batch)
+	if err != nil {
+		WriteRunaiError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// decodeSampleBatch reads {"podMetrics": [...], "podHistograms": [...]},
+// decoding entry by entry so that a malformed one is named.
+func decodeSampleBatch(body io.Reader) (resolvers.SampleBatch, error) {
+	var b resolvers.SampleBatch
+	var raw struct {
+		PodMetrics    []json.RawMessage `json:"podMetrics"`
+		PodHistograms []json.RawMessage `json:"podHistograms"`
+	}
+	if err := strictJSON(body, &raw); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return b, apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+				"the body is larger than %d bytes: send the samples in smaller batches", tooBig.Limit)
+		}
+		return b, apierr.BadRequest("the body is not a batch of samples ({\"podMetrics\": [...], \"podHistograms\": [...]}): %v", err)
+	}
+	b.PodMetrics = make([]fixtures.MetricSeries, len(raw.PodMetrics))
+	for i, e := range raw.PodMetrics {
+		if err := strictJSON(bytes.NewReader(e), &b.PodMetrics[i]); err != nil {
+			return b, apierr.BadRequest("podMetrics[%d]: %v", i, err)
+		}
+	}
+	b.PodHistograms = make([]fixtures.HistogramSeries, len(raw.PodHistograms))
+	for i, e := range raw.PodHistograms {
+		if err := strictJSON(bytes.NewReader(e), &b.PodHistograms[i]); err != nil {
+			return b, apierr.BadRequest("podHistograms[%d]: %v", i, err)
+		}
+	}
+	return b, nil
+}
+
+// strictJSON decodes one JSON value, refusing unknown fields and trailing data.
+func strictJSON(r io.Reader, into any) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("unexpected data after the JSON value")
+	}
+	return nil
+}

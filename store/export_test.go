@@ -1,0 +1,26 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gpugraph/promql"
+)
+
+// MetricProbe and MetricScan are the two ways MetricAtSteps reads, forced,
+// so the benchmark can compare them.
+func (s *Store) MetricProbe(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
+	return s.metricProbe(ctx, ser, steps, nil)
+}
+
+func (s *Store) MetricScan(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
+	rows, err := s.MetricRange(ctx, ser, steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1], 1<<31-1)
+	return promql.AtSteps(rows, steps), err
+}
+
+func (s *Store) HistogramProbe(ctx context.Context, ser Series, steps []time.Time) ([]HistogramPoint, error) {
+	return s.histogramProbe(ctx, ser, steps, nil)
+}
+
+// ScanFactor is how many samples per step a window may hold to be scanned.
+const ScanFactor = scanFactor
