@@ -51,14 +51,21 @@ func sortFieldNames() string {
 // Nulls come last in asc, and desc reverses every key, so desc is the exact
 // reverse of asc. The final id breaks ties, so offset pages never repeat or
 // skip a pod. The explicit null key is spelled out because the engines
-// disagree on where nulls go by default.
+// disagree on where nulls go by default; a NOT NULL column goes without it
+// ("created_at, id"), which orders the same and lets an index on
+// (…, created_at, id) serve the order on both engines.
 func (s Sort) OrderBy() string {
 	fd, ok := fields[s.Field]
 	if !ok || !fd.sort {
 		fd = fields[DefaultSortField]
 	}
 	c := fd.column
-	if s.Desc {
+	switch {
+	case fd.notNull && s.Desc:
+		return c + " DESC, id DESC"
+	case fd.notNull:
+		return c + ", id"
+	case s.Desc:
 		return "(" + c + " IS NULL) DESC, " + c + " DESC, id DESC"
 	}
 	return "(" + c + " IS NULL), " + c + ", id"
