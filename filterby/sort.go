@@ -70,3 +70,19 @@ func (s Sort) OrderBy() string {
 	}
 	return "(" + c + " IS NULL), " + c + ", id"
 }
+
+// PostgresOrderBy is the order of OrderBy written for PostgreSQL alone,
+// e.g. "node_name, id": PostgreSQL itself puts nulls last in ascending order
+// and first in descending order, which is exactly OrderBy's order. Without
+// the null key, an index on (…, node_name, id) serves the order and lets an
+// equality or prefix filter on node_name bound the index range.
+func (s Sort) PostgresOrderBy() string {
+	fd, ok := fields[s.Field]
+	if !ok || !fd.sort {
+		fd = fields[DefaultSortField]
+	}
+	if s.Desc {
+		return fd.column + " DESC, id DESC"
+	}
+	return fd.column + ", id"
+}

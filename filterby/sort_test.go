@@ -2,6 +2,7 @@ package filterby
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -32,12 +33,24 @@ func TestParseSort(t *testing.T) {
 		if got := s.OrderBy(); got != tc.orderBy {
 			t.Errorf("ParseSort(%q, %q).OrderBy() = %q, want %q", tc.by, tc.order, got, tc.orderBy)
 		}
+		// PostgreSQL's own null placement is the portable order's: the
+		// null key goes.
+		pg := tc.orderBy
+		if i := strings.Index(pg, " IS NULL)"); i >= 0 {
+			pg = pg[strings.Index(pg, ", ")+2:]
+		}
+		if got := s.PostgresOrderBy(); got != pg {
+			t.Errorf("ParseSort(%q, %q).PostgresOrderBy() = %q, want %q", tc.by, tc.order, got, pg)
+		}
 	}
 	if got, want := (Sort{}).OrderBy(), "created_at, id"; got != want {
 		t.Errorf("zero Sort orders by %q, want %q", got, want)
 	}
 	if got, want := (Sort{Field: "id; DROP TABLE pods"}).OrderBy(), "created_at, id"; got != want {
 		t.Errorf("hand-made Sort orders by %q, want %q", got, want)
+	}
+	if got, want := (Sort{Field: "id; DROP TABLE pods", Desc: true}).PostgresOrderBy(), "created_at DESC, id DESC"; got != want {
+		t.Errorf("hand-made Sort orders PostgreSQL by %q, want %q", got, want)
 	}
 }
 

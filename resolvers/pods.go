@@ -145,12 +145,12 @@ func PodSortFieldNamed(name string) (model.PodSortField, bool) {
 	return "", false
 }
 
-func podOrder(sortBy *model.PodSortField, sortOrder *model.SortOrder) (string, error) {
+func podOrder(sortBy *model.PodSortField, sortOrder *model.SortOrder) (store.PodOrder, error) {
 	by, order := "", ""
 	if sortBy != nil {
 		n, ok := podSortFields[*sortBy]
 		if !ok {
-			return "", apierr.BadRequest("unknown sortBy %q", string(*sortBy))
+			return nil, apierr.BadRequest("unknown sortBy %q", string(*sortBy))
 		}
 		by = n
 	}
@@ -159,9 +159,9 @@ func podOrder(sortBy *model.PodSortField, sortOrder *model.SortOrder) (string, e
 	}
 	s, err := filterby.ParseSort(by, order)
 	if err != nil {
-		return "", badFilter(err)
+		return nil, badFilter(err)
 	}
-	return s.OrderBy(), nil
+	return s, nil
 }
 
 // badFilter turns a filterby rejection into the 400 that names it.

@@ -22,12 +22,22 @@ type PodQuery struct {
 	// Filters narrows further; it is filterby.Scope of the filterBy
 	// parameters (store cannot import filterby, whose tests use the store).
 	Filters func(*gorm.DB) *gorm.DB
-	// Order is the ORDER BY list, filterby.Sort.OrderBy(); it must end on
-	// id so that pages never repeat or skip a pod. "" is createdAt, id.
-	Order string
+	// Order is the order of a list, a filterby.Sort; nil is createdAt, id.
+	Order PodOrder
 }
 
-// defaultPodOrder is filterby's default order (createdAt ascending).
+// PodOrder is a pods order as package filterby writes it. Both lists end on
+// id, so pages never repeat or skip a pod.
+type PodOrder interface {
+	// OrderBy is the ORDER BY list for any engine, nulls placed explicitly.
+	OrderBy() string
+	// PostgresOrderBy is the same order relying on PostgreSQL's own null
+	// placement, which its list indexes (0005_pods_indexes) are built for.
+	PostgresOrderBy() string
+}
+
+// defaultPodOrder is filterby's default order (createdAt ascending), the
+// same on both engines: created_at is NOT NULL.
 const defaultPodOrder = "created_at, id"
 
 // scope is q's WHERE clause on the pods table.
@@ -65,7 +75,7 @@ func (s *Store) podScope(ctx context.Context, q PodQuery) *gorm.DB {
 // so a page costs one statement and needs no count.
 func (s *Store) PodPage(ctx context.Context, q PodQuery, offset, limit int) ([]*models.Pod, bool, error) {
 	var out []*models.Pod
-	err := s.podScope(ctx, q).Order(podOrder(q)).Offset(offset).Limit(limit + 1).Find(&out).Error
+	err := s.podScope(ctx, q).Order(s.podOrder(q)).Offset(offset).Limit(limit + 1).Find(&out).Error
 	if err != nil {
 		return nil, false, err
 	}
@@ -80,7 +90,7 @@ func (s *Store) PodPage(ctx context.Context, q PodQuery, offset, limit int) ([]*
 // nature (one revision's pods).
 func (s *Store) Pods(ctx context.Context, q PodQuery) ([]*models.Pod, error) {
 	out := []*models.Pod{}
-	return out, s.podScope(ctx, q).Order(podOrder(q)).Find(&out).Error
+	return out, s.podScope(ctx, q).Order(s.podOrder(q)).Find(&out).Error
 }
 
 // CountPods answers how many pods q matches.
@@ -89,11 +99,14 @@ func (s *Store) CountPods(ctx context.Context, q PodQuery) (int64, error) {
 	return n, s.podScope(ctx, q).Count(&n).Error
 }
 
-func podOrder(q PodQuery) string {
-	if q.Order == "" {
+func (s *Store) podOrder(q PodQuery) string {
+	switch {
+	case q.Order == nil:
 		return defaultPodOrder
+	case s.Dialect == Postgres:
+		return q.Order.PostgresOrderBy()
 	}
-	return q.Order
+	return q.Order.OrderBy()
 }
 
 // TenantHasWorkload reports whether workload id exists and belongs to a
