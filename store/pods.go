@@ -10,8 +10,8 @@ import (
 	"gpugraph/models"
 )
 
-// PodQuery picks Run:ai pods of one tenant (SPEC §6). Every read of pods
-// goes through it, so none can forget the tenant.
+// PodQuery picks Run:ai pods of one tenant (SPEC §6). Every list and count
+// of pods goes through it, so none can forget the tenant.
 type PodQuery struct {
 	TenantID   int
 	WorkloadID string // "" for every workload
@@ -40,7 +40,7 @@ type PodOrder interface {
 // same on both engines: created_at is NOT NULL.
 const defaultPodOrder = "created_at, id"
 
-// scope is q's WHERE clause on the pods table.
+// podScope is q's WHERE clause on the pods table.
 func (s *Store) podScope(ctx context.Context, q PodQuery) *gorm.DB {
 	db := s.WithContext(ctx).Model(&models.Pod{}).
 		Where("tenant_id = ? AND is_deleted = ?", q.TenantID, q.Deleted)
