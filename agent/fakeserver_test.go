@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"gpugraph/agentapi"
 	"io"
 	"net"
 	"net/http"
@@ -75,7 +76,7 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case status != http.StatusOK:
 		io.WriteString(w, `{"error":"nope"}`)
-	case r.URL.Path == InventoryPath:
+	case r.URL.Path == agentapi.InventoryPath:
 		io.WriteString(w, `{"nodeId":"node-123"}`)
 	default:
 		io.WriteString(w, `{"status":"ok"}`)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"gpugraph/agentapi"
 	"log/slog"
 	"net/http"
 	"time"
@@ -42,8 +43,8 @@ func (r *reporter) sendInventory(ctx context.Context) error {
 	b := r.cfg.Backoff
 	for {
 		r.health.CheckMemoryErrors(r.gpus)
-		var resp InventoryResponse
-		err := r.client.PostJSON(ctx, InventoryPath, r.inventory(), &resp)
+		var resp agentapi.InventoryResponse
+		err := r.client.PostJSON(ctx, agentapi.InventoryPath, r.inventory(), &resp)
 		if err == nil {
 			r.log.Info("inventory accepted", "nodeId", resp.NodeID, "gpus", len(r.gpus))
 			return nil
@@ -65,7 +66,7 @@ func (r *reporter) heartbeatLoop(ctx context.Context) error {
 	b := r.cfg.Backoff
 	for {
 		r.health.CheckMemoryErrors(r.gpus)
-		err := r.client.PostJSON(ctx, HeartbeatPath, r.heartbeat(), nil)
+		err := r.client.PostJSON(ctx, agentapi.HeartbeatPath, r.heartbeat(), nil)
 		var se *StatusError
 		switch {
 		case err == nil:
@@ -116,19 +117,19 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (r *reporter) inventory() InventoryRequest {
-	req := InventoryRequest{
+func (r *reporter) inventory() agentapi.InventoryRequest {
+	req := agentapi.InventoryRequest{
 		NodeName:     r.cfg.NodeName,
 		ClusterID:    r.cfg.ClusterID,
 		AgentVersion: Version,
 		CPUCores:     r.cfg.Host.CPUCores,
-		RAMGB:        r.cfg.Host.RAMGB,
-		DiskGB:       r.cfg.Host.DiskGB,
-		GPUs:         make([]InventoryGPU, 0, len(r.gpus)),
+		RAMGb:        r.cfg.Host.RAMGB,
+		DiskGb:       r.cfg.Host.DiskGB,
+		GPUs:         make([]agentapi.InventoryGPU, 0, len(r.gpus)),
 	}
 	for _, g := range r.gpus {
 		health, reason := r.health.Status(g.UUID)
-		req.GPUs = append(req.GPUs, InventoryGPU{
+		req.GPUs = append(req.GPUs, agentapi.InventoryGPU{
 			Index:        g.Index,
 			UUID:         g.UUID,
 			Address:      g.Address,
@@ -141,16 +142,16 @@ func (r *reporter) inventory() InventoryRequest {
 	return req
 }
 
-func (r *reporter) heartbeat() HeartbeatRequest {
-	req := HeartbeatRequest{
+func (r *reporter) heartbeat() agentapi.HeartbeatRequest {
+	req := agentapi.HeartbeatRequest{
 		NodeName:     r.cfg.NodeName,
 		AgentVersion: Version,
-		GPUs:         make([]HeartbeatGPU, 0, len(r.gpus)),
+		GPUs:         make([]agentapi.HeartbeatGPU, 0, len(r.gpus)),
 	}
 	for _, g := range r.gpus {
 		health, reason := r.health.Status(g.UUID)
 		util, used := r.usage(g)
-		req.GPUs = append(req.GPUs, HeartbeatGPU{
+		req.GPUs = append(req.GPUs, agentapi.HeartbeatGPU{
 			UUID:            g.UUID,
 			Health:          health,
 			FailedReason:    reason,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"gpugraph/agentapi"
 	"net"
 	"net/http"
 	"strings"
@@ -51,14 +52,14 @@ func TestInventoryThenHeartbeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	done, cancel := runAgent(t, m, srv.URL+"/") // a trailing slash must not double up
-	waitUntil(t, "3 heartbeats", func() bool { return len(srv.accepted(HeartbeatPath)) >= 3 })
+	waitUntil(t, "3 heartbeats", func() bool { return len(srv.accepted(agentapi.HeartbeatPath)) >= 3 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after cancel: %v, want nil", err)
 	}
 
 	reqs := srv.requests()
-	if reqs[0].Path != InventoryPath {
+	if reqs[0].Path != agentapi.InventoryPath {
 		t.Fatalf("first request to %s, want the inventory", reqs[0].Path)
 	}
 	for _, r := range reqs {
@@ -66,16 +67,16 @@ func TestInventoryThenHeartbeats(t *testing.T) {
 			t.Errorf("%s: auth %q, content type %q, status %d", r.Path, r.Auth, r.CT, r.Status)
 		}
 	}
-	if n := len(srv.accepted(InventoryPath)); n != 1 {
+	if n := len(srv.accepted(agentapi.InventoryPath)); n != 1 {
 		t.Errorf("%d inventories, want 1", n)
 	}
 
-	inv := decode[InventoryRequest](t, reqs[0])
+	inv := decode[agentapi.InventoryRequest](t, reqs[0])
 	if inv.NodeName != "gpu-node-1" || inv.ClusterID != "cluster-a" || inv.AgentVersion != Version {
 		t.Errorf("inventory header: %+v", inv)
 	}
-	if inv.CPUCores != 224 || inv.RAMGB != 2048 || inv.DiskGB != 27939 {
-		t.Errorf("inventory host figures: %d cores, %d GB RAM, %d GB disk", inv.CPUCores, inv.RAMGB, inv.DiskGB)
+	if inv.CPUCores != 224 || inv.RAMGb != 2048 || inv.DiskGb != 27939 {
+		t.Errorf("inventory host figures: %d cores, %d GB RAM, %d GB disk", inv.CPUCores, inv.RAMGb, inv.DiskGb)
 	}
 	if len(inv.GPUs) != 8 {
 		t.Fatalf("inventory has %d GPUs", len(inv.GPUs))
@@ -86,7 +87,7 @@ func TestInventoryThenHeartbeats(t *testing.T) {
 		t.Errorf("inventory GPU 3: %+v", g)
 	}
 
-	hb := decode[HeartbeatRequest](t, srv.accepted(HeartbeatPath)[0])
+	hb := decode[agentapi.HeartbeatRequest](t, srv.accepted(agentapi.HeartbeatPath)[0])
 	if hb.NodeName != "gpu-node-1" || hb.AgentVersion != Version || len(hb.GPUs) != 8 {
 		t.Fatalf("heartbeat: %+v", hb)
 	}
@@ -102,9 +103,9 @@ func TestInventoryThenHeartbeats(t *testing.T) {
 
 // The exact wire format, field for field, for the server side to match.
 func TestWireFormat(t *testing.T) {
-	inv, err := json.Marshal(InventoryRequest{
-		NodeName: "n", ClusterID: "", AgentVersion: "2.6.1", CPUCores: 224, RAMGB: 2048, DiskGB: 27939,
-		GPUs: []InventoryGPU{
+	inv, err := json.Marshal(agentapi.InventoryRequest{
+		NodeName: "n", ClusterID: "", AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939,
+		GPUs: []agentapi.InventoryGPU{
 			{Index: 0, UUID: "GPU-a", Address: "0000:3B:00.0", Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 85899345920, Health: "healthy"},
 			{Index: 1, UUID: "GPU-b", Address: "0000:3C:00.0", Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 85899345920, Health: "failed", FailedReason: "XID 79"},
 		},
@@ -118,7 +119,7 @@ func TestWireFormat(t *testing.T) {
 	if string(inv) != wantInv {
 		t.Errorf("inventory JSON\n got %s\nwant %s", inv, wantInv)
 	}
-	hb, err := json.Marshal(HeartbeatRequest{NodeName: "n", AgentVersion: "2.6.1", GPUs: []HeartbeatGPU{
+	hb, err := json.Marshal(agentapi.HeartbeatRequest{NodeName: "n", AgentVersion: "2.6.1", GPUs: []agentapi.HeartbeatGPU{
 		{UUID: "GPU-a", Health: "healthy", Utilization: 87, MemoryUsedBytes: 1024},
 		{UUID: "GPU-b", Health: "failed", FailedReason: "XID 79"},
 	}})
@@ -143,15 +144,15 @@ func TestMockXIDAfterFirstHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	runAgent(t, m, srv.URL, func(c *Config) { c.AfterHeartbeat = m.RaiseAfterFirstHeartbeat([]MockXID{x}, c.Log) })
-	waitUntil(t, "4 heartbeats", func() bool { return len(srv.accepted(HeartbeatPath)) >= 4 })
+	waitUntil(t, "4 heartbeats", func() bool { return len(srv.accepted(agentapi.HeartbeatPath)) >= 4 })
 
-	inv := decode[InventoryRequest](t, srv.accepted(InventoryPath)[0])
+	inv := decode[agentapi.InventoryRequest](t, srv.accepted(agentapi.InventoryPath)[0])
 	if g := inv.GPUs[3]; g.Health != HealthHealthy {
 		t.Errorf("inventory GPU 3: %+v", g)
 	}
-	for i, r := range srv.accepted(HeartbeatPath) {
-		g := decode[HeartbeatRequest](t, r).GPUs[3]
-		want := HeartbeatGPU{UUID: inv.GPUs[3].UUID, Health: HealthFailed, FailedReason: "XID 79"}
+	for i, r := range srv.accepted(agentapi.HeartbeatPath) {
+		g := decode[agentapi.HeartbeatRequest](t, r).GPUs[3]
+		want := agentapi.HeartbeatGPU{UUID: inv.GPUs[3].UUID, Health: HealthFailed, FailedReason: "XID 79"}
 		if i == 0 {
 			want.Health, want.FailedReason = HealthHealthy, ""
 		}
@@ -172,7 +173,7 @@ func TestRetryAfter503KeepsFailure(t *testing.T) {
 	srv := newFakeServer(t, func(path string, n int) int {
 		mu.Lock()
 		defer mu.Unlock()
-		if path == InventoryPath && n <= 2 {
+		if path == agentapi.InventoryPath && n <= 2 {
 			return http.StatusServiceUnavailable
 		}
 		if outage {
@@ -183,7 +184,7 @@ func TestRetryAfter503KeepsFailure(t *testing.T) {
 	})
 	m := newMock(t, "dgxa100")
 	runAgent(t, m, srv.URL)
-	waitUntil(t, "a heartbeat", func() bool { return len(srv.accepted(HeartbeatPath)) >= 1 })
+	waitUntil(t, "a heartbeat", func() bool { return len(srv.accepted(agentapi.HeartbeatPath)) >= 1 })
 
 	mu.Lock()
 	outage = true
@@ -192,25 +193,25 @@ func TestRetryAfter503KeepsFailure(t *testing.T) {
 	if err := m.RaiseXID(6, 79); err != nil {
 		t.Fatal(err)
 	}
-	before := len(srv.accepted(HeartbeatPath))
+	before := len(srv.accepted(agentapi.HeartbeatPath))
 	mu.Lock()
 	outage = false
 	mu.Unlock()
-	waitUntil(t, "a heartbeat after the outage", func() bool { return len(srv.accepted(HeartbeatPath)) > before })
+	waitUntil(t, "a heartbeat after the outage", func() bool { return len(srv.accepted(agentapi.HeartbeatPath)) > before })
 
-	if n := len(srv.accepted(InventoryPath)); n != 1 {
+	if n := len(srv.accepted(agentapi.InventoryPath)); n != 1 {
 		t.Errorf("%d inventories accepted, want 1", n)
 	}
 	var invAttempts int
 	for _, r := range srv.requests() {
-		if r.Path == InventoryPath {
+		if r.Path == agentapi.InventoryPath {
 			invAttempts++
 		}
 	}
 	if invAttempts != 3 {
 		t.Errorf("%d inventory attempts, want 3 (two 503s)", invAttempts)
 	}
-	first := decode[HeartbeatRequest](t, srv.accepted(HeartbeatPath)[before])
+	first := decode[agentapi.HeartbeatRequest](t, srv.accepted(agentapi.HeartbeatPath)[before])
 	if g := first.GPUs[6]; g.Health != HealthFailed || g.FailedReason != "XID 79" {
 		t.Errorf("first heartbeat after the outage, GPU 6: %+v", g)
 	}
@@ -245,12 +246,12 @@ func TestRetryWhileConnectionRefused(t *testing.T) {
 	}
 
 	srv := newFakeServerOn(t, addr, nil)
-	waitUntil(t, "a heartbeat", func() bool { return len(srv.accepted(HeartbeatPath)) >= 1 })
-	inv := decode[InventoryRequest](t, srv.accepted(InventoryPath)[0])
+	waitUntil(t, "a heartbeat", func() bool { return len(srv.accepted(agentapi.HeartbeatPath)) >= 1 })
+	inv := decode[agentapi.InventoryRequest](t, srv.accepted(agentapi.InventoryPath)[0])
 	if g := inv.GPUs[2]; g.Health != HealthFailed || g.FailedReason != "XID 94" {
 		t.Errorf("inventory GPU 2: %+v", g)
 	}
-	hb := decode[HeartbeatRequest](t, srv.accepted(HeartbeatPath)[0])
+	hb := decode[agentapi.HeartbeatRequest](t, srv.accepted(agentapi.HeartbeatPath)[0])
 	if g := hb.GPUs[2]; g.Health != HealthFailed || g.FailedReason != "XID 94" {
 		t.Errorf("heartbeat GPU 2: %+v", g)
 	}
@@ -266,10 +267,10 @@ func TestUnauthorizedIsFatal(t *testing.T) {
 		status int
 		path   string
 	}{
-		{"401 on inventory", http.StatusUnauthorized, InventoryPath},
-		{"403 on inventory", http.StatusForbidden, InventoryPath},
-		{"401 on heartbeat", http.StatusUnauthorized, HeartbeatPath},
-		{"403 on heartbeat", http.StatusForbidden, HeartbeatPath},
+		{"401 on inventory", http.StatusUnauthorized, agentapi.InventoryPath},
+		{"403 on inventory", http.StatusForbidden, agentapi.InventoryPath},
+		{"401 on heartbeat", http.StatusUnauthorized, agentapi.HeartbeatPath},
+		{"403 on heartbeat", http.StatusForbidden, agentapi.HeartbeatPath},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, func(path string, n int) int {
@@ -301,7 +302,7 @@ func TestUnauthorizedIsFatal(t *testing.T) {
 			if attempts != 1 {
 				t.Errorf("%d attempts on %s, want 1: no retry on an auth failure", attempts, tt.path)
 			}
-			if tt.path == InventoryPath && len(srv.accepted(HeartbeatPath)) != 0 {
+			if tt.path == agentapi.InventoryPath && len(srv.accepted(agentapi.HeartbeatPath)) != 0 {
 				t.Error("heartbeat sent without an accepted inventory")
 			}
 		})
@@ -311,7 +312,7 @@ func TestUnauthorizedIsFatal(t *testing.T) {
 // A 404 on a heartbeat means the server lost the node: register again.
 func TestHeartbeat404ResendsInventory(t *testing.T) {
 	srv := newFakeServer(t, func(path string, n int) int {
-		if path == HeartbeatPath && n == 2 {
+		if path == agentapi.HeartbeatPath && n == 2 {
 			return http.StatusNotFound
 		}
 		return http.StatusOK
@@ -322,9 +323,9 @@ func TestHeartbeat404ResendsInventory(t *testing.T) {
 		seen := 0
 		for _, r := range reqs {
 			switch {
-			case r.Path == InventoryPath && r.Status == http.StatusOK:
+			case r.Path == agentapi.InventoryPath && r.Status == http.StatusOK:
 				seen++
-			case r.Path == HeartbeatPath && seen == 2 && r.Status == http.StatusOK:
+			case r.Path == agentapi.HeartbeatPath && seen == 2 && r.Status == http.StatusOK:
 				return true
 			}
 		}

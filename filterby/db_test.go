@@ -264,5 +264,14 @@ func sortedIDs(t *testing.T, st *store.Store, by, order string) string {
 	if err := st.DB.Table("pods").Order(s.OrderBy()).Pluck("id", &ids).Error; err != nil {
 		t.Fatalf("sort %s %s: %v", by, order, err)
 	}
+	if st.Dialect == store.Postgres {
+		var pg []string
+		if err := st.DB.Table("pods").Order(s.PostgresOrderBy()).Pluck("id", &pg).Error; err != nil {
+			t.Fatalf("sort %s %s: %v", by, order, err)
+		}
+		if !slices.Equal(pg, ids) {
+			t.Errorf("sort %s %s: PostgresOrderBy gives %v, OrderBy %v", by, order, pg, ids)
+		}
+	}
 	return strings.Join(ids, " ")
 }

@@ -31,6 +31,10 @@
 //   - Filters combine with AND. One parameter may hold several filters
 //     joined by commas, see Parse.
 //
+// OrderBy places nulls explicitly, so it orders alike on both engines;
+// PostgresOrderBy is the same order for PostgreSQL alone, which places nulls
+// that way by itself, so that plain (…, column, id) indexes serve it.
+//
 // SQL uses the bare column names of the pods table, so the query it is put
 // into must not join another table that shares them unqualified.
 package filterby

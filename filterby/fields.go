@@ -37,21 +37,24 @@ type field struct {
 	column string // the pods column; the only place SQL identifiers come from
 	date   bool
 	sort   bool // allowed as sortBy
+	// notNull marks a column declared NOT NULL: its order needs no explicit
+	// null key, and without one an index on the column serves the order.
+	notNull bool
 }
 
 var fieldList = []field{
-	{"name", "name", false, true},
-	{"clusterId", "cluster_id", false, true},
-	{"workloadId", "workload_id", false, true},
-	{"revisionId", "revision_id", false, true},
-	{"nodeName", "node_name", false, true},
-	{"currentNodepool", "current_node_pool", false, true},
-	{"createdAt", "created_at", true, true},
-	{"completedAt", "completed_at", true, true},
-	{"deletedAt", "deleted_at", true, true},
-	{"k8sPhase", "k8s_phase", false, true},
-	{"projectId", "project_id", false, false},
-	{"priorityClassName", "priority_class_name", false, false},
+	{name: "name", column: "name", sort: true, notNull: true},
+	{name: "clusterId", column: "cluster_id", sort: true, notNull: true},
+	{name: "workloadId", column: "workload_id", sort: true, notNull: true},
+	{name: "revisionId", column: "revision_id", sort: true},
+	{name: "nodeName", column: "node_name", sort: true},
+	{name: "currentNodepool", column: "current_node_pool", sort: true},
+	{name: "createdAt", column: "created_at", date: true, sort: true, notNull: true},
+	{name: "completedAt", column: "completed_at", date: true, sort: true},
+	{name: "deletedAt", column: "deleted_at", date: true, sort: true},
+	{name: "k8sPhase", column: "k8s_phase", sort: true, notNull: true},
+	{name: "projectId", column: "project_id"},
+	{name: "priorityClassName", column: "priority_class_name", notNull: true},
 }
 
 // fields maps every accepted spelling to its field. Run:ai's docs spell the

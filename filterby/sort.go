@@ -51,15 +51,38 @@ func sortFieldNames() string {
 // Nulls come last in asc, and desc reverses every key, so desc is the exact
 // reverse of asc. The final id breaks ties, so offset pages never repeat or
 // skip a pod. The explicit null key is spelled out because the engines
-// disagree on where nulls go by default.
+// disagree on where nulls go by default; a NOT NULL column goes without it
+// ("created_at, id"), which orders the same and lets an index on
+// (…, created_at, id) serve the order on both engines.
 func (s Sort) OrderBy() string {
 	fd, ok := fields[s.Field]
 	if !ok || !fd.sort {
 		fd = fields[DefaultSortField]
 	}
 	c := fd.column
-	if s.Desc {
+	switch {
+	case fd.notNull && s.Desc:
+		return c + " DESC, id DESC"
+	case fd.notNull:
+		return c + ", id"
+	case s.Desc:
 		return "(" + c + " IS NULL) DESC, " + c + " DESC, id DESC"
 	}
 	return "(" + c + " IS NULL), " + c + ", id"
+}
+
+// PostgresOrderBy is the order of OrderBy written for PostgreSQL alone,
+// e.g. "node_name, id": PostgreSQL itself puts nulls last in ascending order
+// and first in descending order, which is exactly OrderBy's order. Without
+// the null key, an index on (…, node_name, id) serves the order and lets an
+// equality or prefix filter on node_name bound the index range.
+func (s Sort) PostgresOrderBy() string {
+	fd, ok := fields[s.Field]
+	if !ok || !fd.sort {
+		fd = fields[DefaultSortField]
+	}
+	if s.Desc {
+		return fd.column + " DESC, id DESC"
+	}
+	return fd.column + ", id"
 }

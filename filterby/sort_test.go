@@ -2,6 +2,7 @@ package filterby
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -10,19 +11,19 @@ func TestParseSort(t *testing.T) {
 		by, order string
 		orderBy   string
 	}{
-		{"", "", "(created_at IS NULL), created_at, id"},
-		{"", "desc", "(created_at IS NULL) DESC, created_at DESC, id DESC"},
-		{"name", "asc", "(name IS NULL), name, id"},
-		{"clusterId", "", "(cluster_id IS NULL), cluster_id, id"},
-		{"workloadId", "desc", "(workload_id IS NULL) DESC, workload_id DESC, id DESC"},
+		{"", "", "created_at, id"},
+		{"", "desc", "created_at DESC, id DESC"},
+		{"name", "asc", "name, id"},
+		{"clusterId", "", "cluster_id, id"},
+		{"workloadId", "desc", "workload_id DESC, id DESC"},
 		{"revisionId", "", "(revision_id IS NULL), revision_id, id"},
 		{"nodeName", "desc", "(node_name IS NULL) DESC, node_name DESC, id DESC"},
 		{"currentNodepool", "", "(current_node_pool IS NULL), current_node_pool, id"},
 		{"currentNodePool", "", "(current_node_pool IS NULL), current_node_pool, id"},
-		{"createdAt", "", "(created_at IS NULL), created_at, id"},
+		{"createdAt", "", "created_at, id"},
 		{"completedAt", "", "(completed_at IS NULL), completed_at, id"},
 		{"deletedAt", "desc", "(deleted_at IS NULL) DESC, deleted_at DESC, id DESC"},
-		{"k8sPhase", "", "(k8s_phase IS NULL), k8s_phase, id"},
+		{"k8sPhase", "", "k8s_phase, id"},
 	} {
 		s, err := ParseSort(tc.by, tc.order)
 		if err != nil {
@@ -32,12 +33,24 @@ func TestParseSort(t *testing.T) {
 		if got := s.OrderBy(); got != tc.orderBy {
 			t.Errorf("ParseSort(%q, %q).OrderBy() = %q, want %q", tc.by, tc.order, got, tc.orderBy)
 		}
+		// PostgreSQL's own null placement is the portable order's: the
+		// null key goes.
+		pg := tc.orderBy
+		if i := strings.Index(pg, " IS NULL)"); i >= 0 {
+			pg = pg[strings.Index(pg, ", ")+2:]
+		}
+		if got := s.PostgresOrderBy(); got != pg {
+			t.Errorf("ParseSort(%q, %q).PostgresOrderBy() = %q, want %q", tc.by, tc.order, got, pg)
+		}
 	}
-	if got, want := (Sort{}).OrderBy(), "(created_at IS NULL), created_at, id"; got != want {
+	if got, want := (Sort{}).OrderBy(), "created_at, id"; got != want {
 		t.Errorf("zero Sort orders by %q, want %q", got, want)
 	}
-	if got, want := (Sort{Field: "id; DROP TABLE pods"}).OrderBy(), "(created_at IS NULL), created_at, id"; got != want {
+	if got, want := (Sort{Field: "id; DROP TABLE pods"}).OrderBy(), "created_at, id"; got != want {
 		t.Errorf("hand-made Sort orders by %q, want %q", got, want)
+	}
+	if got, want := (Sort{Field: "id; DROP TABLE pods", Desc: true}).PostgresOrderBy(), "created_at DESC, id DESC"; got != want {
+		t.Errorf("hand-made Sort orders PostgreSQL by %q, want %q", got, want)
 	}
 }
 

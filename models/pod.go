@@ -39,6 +39,9 @@ type Pod struct {
 	DeletedAt          *time.Time           `json:"deletedAt"`
 	ProjectName        *string              `json:"projectName"`
 	WorkloadName       *string              `json:"workloadName"`
+	// SearchText is the case-folded search key (see podsearch.go); it is
+	// kept by BeforeSave and never read from or written to JSON.
+	SearchText string `json:"-"`
 }
 
 // Container is one container of a pod.

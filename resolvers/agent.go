@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gpugraph/agentapi"
 	"math"
 	"net/http"
 	"regexp"
@@ -19,44 +20,6 @@ import (
 // (agent/payload.go); the REST face decodes into these and calls the
 // methods below, which check the caller and the report and hand it to the
 // store.
-
-// InventoryReport is the body of POST /v1/agent/inventory.
-type InventoryReport struct {
-	NodeName     string         `json:"nodeName"`
-	ClusterID    string         `json:"clusterId"`
-	AgentVersion string         `json:"agentVersion"`
-	CPUCores     int            `json:"cpuCores"`
-	RAMGb        int            `json:"ramGb"`
-	DiskGb       int            `json:"diskGb"`
-	GPUs         []InventoryGPU `json:"gpus"`
-}
-
-// InventoryGPU is one GPU of an InventoryReport.
-type InventoryGPU struct {
-	Index        int    `json:"index"`
-	UUID         string `json:"uuid"`
-	Address      string `json:"address"`
-	Name         string `json:"name"`
-	MemoryBytes  uint64 `json:"memoryBytes"`
-	Health       string `json:"health"`
-	FailedReason string `json:"failedReason"`
-}
-
-// HeartbeatReport is the body of POST /v1/agent/heartbeat.
-type HeartbeatReport struct {
-	NodeName     string         `json:"nodeName"`
-	AgentVersion string         `json:"agentVersion"`
-	GPUs         []HeartbeatGPU `json:"gpus"`
-}
-
-// HeartbeatGPU is one GPU's live state in a HeartbeatReport.
-type HeartbeatGPU struct {
-	UUID            string `json:"uuid"`
-	Health          string `json:"health"`
-	FailedReason    string `json:"failedReason"`
-	Utilization     int    `json:"utilization"`
-	MemoryUsedBytes uint64 `json:"memoryUsedBytes"`
-}
 
 // ReportAnswer is the answer to either report.
 type ReportAnswer struct {
@@ -81,11 +44,11 @@ const (
 )
 
 // ReportInventory registers or updates the reporting node.
-func (r *Resolver) ReportInventory(ctx context.Context, in *InventoryReport) (*ReportAnswer, error) {
+func (r *Resolver) ReportInventory(ctx context.Context, in *agentapi.InventoryRequest) (*ReportAnswer, error) {
 	if _, err := auth.Require(ctx, auth.NodesReport); err != nil {
 		return nil, err
 	}
-	inv, err := in.toStore()
+	inv, err := inventoryToStore(in)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +60,11 @@ func (r *Resolver) ReportInventory(ctx context.Context, in *InventoryReport) (*R
 }
 
 // ReportHeartbeat records the reporting node's heartbeat.
-func (r *Resolver) ReportHeartbeat(ctx context.Context, in *HeartbeatReport) (*ReportAnswer, error) {
+func (r *Resolver) ReportHeartbeat(ctx context.Context, in *agentapi.HeartbeatRequest) (*ReportAnswer, error) {
 	if _, err := auth.Require(ctx, auth.NodesReport); err != nil {
 		return nil, err
 	}
-	hb, err := in.toStore()
+	hb, err := heartbeatToStore(in)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +90,7 @@ func reportError(err error) error {
 	return err
 }
 
-func (in *InventoryReport) toStore() (store.Inventory, error) {
+func inventoryToStore(in *agentapi.InventoryRequest) (store.Inventory, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, true); err != nil {
 		return store.Inventory{}, err
 	}
@@ -166,7 +129,7 @@ func (in *InventoryReport) toStore() (store.Inventory, error) {
 	return inv, nil
 }
 
-func (in *HeartbeatReport) toStore() (store.Heartbeat, error) {
+func heartbeatToStore(in *agentapi.HeartbeatRequest) (store.Heartbeat, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, false); err != nil {
 		return store.Heartbeat{}, err
 	}

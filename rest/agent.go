@@ -3,13 +3,13 @@ package rest
 import (
 	"encoding/json"
 	"errors"
+	"gpugraph/agentapi"
 	"io"
 	"net/http"
 	"reflect"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/resolvers"
 )
 
 // The node agent's report paths (SPEC §8). They answer errors in
@@ -27,7 +27,7 @@ func (api *API) agentRoutes() []route {
 }
 
 func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) {
-	var in resolvers.InventoryReport
+	var in agentapi.InventoryRequest
 	if err := decodeReport(w, r, &in); err != nil {
 		WriteOpenRelayError(w, r, err)
 		return
@@ -45,7 +45,7 @@ func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) {
 }
 
 func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
-	var in resolvers.HeartbeatReport
+	var in agentapi.HeartbeatRequest
 	if err := decodeReport(w, r, &in); err != nil {
 		WriteOpenRelayError(w, r, err)
 		return

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/agent"
+	"gpugraph/agentapi"
 	"gpugraph/models"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -28,10 +28,10 @@ func post(t *testing.T, env *servertest.Env, path, token string, body any) (int,
 	return status, strings.TrimSpace(string(out))
 }
 
-func mockInventory(node string) agent.InventoryRequest {
-	inv := agent.InventoryRequest{NodeName: node, ClusterID: "c-9", AgentVersion: "2.6.1", CPUCores: 224, RAMGB: 2048, DiskGB: 27939}
+func mockInventory(node string) agentapi.InventoryRequest {
+	inv := agentapi.InventoryRequest{NodeName: node, ClusterID: "c-9", AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939}
 	for i := range 2 {
-		inv.GPUs = append(inv.GPUs, agent.InventoryGPU{Index: i, UUID: fmt.Sprintf("GPU-%s-%d", node, i),
+		inv.GPUs = append(inv.GPUs, agentapi.InventoryGPU{Index: i, UUID: fmt.Sprintf("GPU-%s-%d", node, i),
 			Address: fmt.Sprintf("0000:%02X:00.0", 0x1B+i), Name: "NVIDIA H200 141GB HBM3e", MemoryBytes: 144384 << 20, Health: "healthy"})
 	}
 	return inv
@@ -40,7 +40,7 @@ func mockInventory(node string) agent.InventoryRequest {
 func TestAgentReportAuth(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
-		for _, path := range []string{agent.InventoryPath, agent.HeartbeatPath} {
+		for _, path := range []string{agentapi.InventoryPath, agentapi.HeartbeatPath} {
 			// Who may report is answered before what was reported.
 			for _, tc := range []struct {
 				token  string
@@ -63,24 +63,24 @@ func TestAgentReportAuth(t *testing.T) {
 func TestAgentReports(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
-		hb := agent.HeartbeatRequest{NodeName: "dgx-07", AgentVersion: "2.6.1", GPUs: []agent.HeartbeatGPU{
+		hb := agentapi.HeartbeatRequest{NodeName: "dgx-07", AgentVersion: "2.6.1", GPUs: []agentapi.HeartbeatGPU{
 			{UUID: "GPU-dgx-07-0", Health: "healthy", Utilization: 93, MemoryUsedBytes: 70 << 30},
 			{UUID: "GPU-dgx-07-1", Health: "failed", FailedReason: "XID 79"}}}
-		status, body := post(t, env, agent.HeartbeatPath, "acme-agent", hb)
+		status, body := post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
 		if status != 404 || body != `{"error":{"code":"NODE_NOT_FOUND","message":"this node is not registered; send POST /v1/agent/inventory first"}}` {
 			t.Fatalf("heartbeat before inventory: %d %s", status, body)
 		}
 
 		before := store.Now()
-		status, body = post(t, env, agent.InventoryPath, "acme-agent", mockInventory("dgx-07"))
+		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", mockInventory("dgx-07"))
 		if status != 201 || body != `{"nodeId":"dgx-07","status":"online"}` {
 			t.Fatalf("first inventory: %d %s", status, body)
 		}
-		status, body = post(t, env, agent.InventoryPath, "acme-agent", mockInventory("dgx-07"))
+		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", mockInventory("dgx-07"))
 		if status != 200 || body != `{"nodeId":"dgx-07","status":"online"}` {
 			t.Fatalf("second inventory: %d %s", status, body)
 		}
-		status, body = post(t, env, agent.HeartbeatPath, "acme-agent", hb)
+		status, body = post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
 		if status != 200 || body != `{"nodeId":"dgx-07","status":"online"}` {
 			t.Fatalf("heartbeat: %d %s", status, body)
 		}
@@ -113,14 +113,14 @@ func TestAgentReports(t *testing.T) {
 
 		// A heartbeat naming a GPU the inventory did not: the agent re-sends it.
 		hb.GPUs[1].UUID = "GPU-other"
-		status, body = post(t, env, agent.HeartbeatPath, "acme-agent", hb)
+		status, body = post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
 		if status != 404 || body != `{"error":{"code":"GPU_NOT_FOUND","message":"GPU GPU-other is not in this node's inventory; send POST /v1/agent/inventory again"}}` {
 			t.Errorf("unknown GPU: %d %s", status, body)
 		}
 		// A GPU of another node.
 		inv := mockInventory("dgx-08")
 		inv.GPUs[1].UUID = "GPU-n1-0003"
-		status, body = post(t, env, agent.InventoryPath, "acme-agent", inv)
+		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", inv)
 		if status != 409 || body != `{"error":{"code":"GPU_ON_OTHER_NODE","message":"GPU GPU-n1-0003 is registered on node \"gpu-node-1\"; an operator must remove it there before this node can report it"}}` {
 			t.Errorf("GPU of another node: %d %s", status, body)
 		}
@@ -144,24 +144,24 @@ func TestAgentReportValidation(t *testing.T) {
 			body []byte
 			want string
 		}{
-			{agent.InventoryPath, []byte(``), "the request body is empty; send a JSON object"},
-			{agent.InventoryPath, []byte(`{"nodeName": "a"} {}`), "the request body holds more than one JSON value"},
-			{agent.InventoryPath, []byte(`{"nodeName": 7}`), "nodeName: want a string, got number"},
-			{agent.InventoryPath, []byte(`{"gpus": [{"memoryBytes": -1}]}`), "gpus.memoryBytes: want a non-negative whole number, got number -1"},
-			{agent.InventoryPath, inv(func(m map[string]any) { delete(m, "nodeName") }), "nodeName is missing"},
-			{agent.InventoryPath, inv(func(m map[string]any) { m["nodeName"] = "a b" }), `nodeName "a b" must be at most 253 bytes of printable text without spaces`},
-			{agent.InventoryPath, inv(func(m map[string]any) { delete(m, "agentVersion") }), "agentVersion is missing"},
-			{agent.InventoryPath, inv(func(m map[string]any) { m["agentVersion"] = "2.6" }), `agentVersion "2.6" is not a semantic version such as 2.6.1`},
-			{agent.InventoryPath, inv(func(m map[string]any) { m["ramGb"] = -1 }), "cpuCores, ramGb and diskGb must not be negative"},
-			{agent.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["uuid"] = "" }), "gpus[1].uuid is missing"},
-			{agent.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["uuid"] = gpu(m, 0)["uuid"] }), "gpus[1].uuid GPU-dgx-09-0 is also the uuid of gpus[0]"},
-			{agent.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["index"] = 0 }), "gpus[1].index 0 is also the index of gpus[0]"},
-			{agent.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["index"] = -1 }), "gpus[1].index must not be negative"},
-			{agent.InventoryPath, inv(func(m map[string]any) { gpu(m, 0)["health"] = "sick" }), `gpus[0].health "sick" is not healthy or failed`},
-			{agent.InventoryPath, inv(func(m map[string]any) { gpu(m, 0)["address"] = "00000000:1b:00.0" }), `gpus[0].address "00000000:1b:00.0" is not a PCI bus id such as 0000:3B:00.0`},
-			{agent.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "gpus": [{"uuid": "u", "health": "healthy", "utilization": 101}]}`), "gpus[0].utilization 101 is not a percentage (0 to 100)"},
-			{agent.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "gpus": [{"uuid": "u", "health": "healthy", "memoryUsedBytes": 18446744073709551615}]}`), "gpus[0].memoryUsedBytes is out of range"},
-			{agent.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "agentVersion": "next"}`), `agentVersion "next" is not a semantic version such as 2.6.1`},
+			{agentapi.InventoryPath, []byte(``), "the request body is empty; send a JSON object"},
+			{agentapi.InventoryPath, []byte(`{"nodeName": "a"} {}`), "the request body holds more than one JSON value"},
+			{agentapi.InventoryPath, []byte(`{"nodeName": 7}`), "nodeName: want a string, got number"},
+			{agentapi.InventoryPath, []byte(`{"gpus": [{"memoryBytes": -1}]}`), "gpus.memoryBytes: want a non-negative whole number, got number -1"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { delete(m, "nodeName") }), "nodeName is missing"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { m["nodeName"] = "a b" }), `nodeName "a b" must be at most 253 bytes of printable text without spaces`},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { delete(m, "agentVersion") }), "agentVersion is missing"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { m["agentVersion"] = "2.6" }), `agentVersion "2.6" is not a semantic version such as 2.6.1`},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { m["ramGb"] = -1 }), "cpuCores, ramGb and diskGb must not be negative"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["uuid"] = "" }), "gpus[1].uuid is missing"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["uuid"] = gpu(m, 0)["uuid"] }), "gpus[1].uuid GPU-dgx-09-0 is also the uuid of gpus[0]"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["index"] = 0 }), "gpus[1].index 0 is also the index of gpus[0]"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { gpu(m, 1)["index"] = -1 }), "gpus[1].index must not be negative"},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { gpu(m, 0)["health"] = "sick" }), `gpus[0].health "sick" is not healthy or failed`},
+			{agentapi.InventoryPath, inv(func(m map[string]any) { gpu(m, 0)["address"] = "00000000:1b:00.0" }), `gpus[0].address "00000000:1b:00.0" is not a PCI bus id such as 0000:3B:00.0`},
+			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "gpus": [{"uuid": "u", "health": "healthy", "utilization": 101}]}`), "gpus[0].utilization 101 is not a percentage (0 to 100)"},
+			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "gpus": [{"uuid": "u", "health": "healthy", "memoryUsedBytes": 18446744073709551615}]}`), "gpus[0].memoryUsedBytes is out of range"},
+			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "agentVersion": "next"}`), `agentVersion "next" is not a semantic version such as 2.6.1`},
 		} {
 			status, body := post(t, env, tc.path, "acme-agent", tc.body)
 			want, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "BAD_REQUEST", "message": tc.want}})
@@ -170,7 +170,7 @@ func TestAgentReportValidation(t *testing.T) {
 			}
 		}
 		big := []byte(`{"nodeName": "` + strings.Repeat("x", 1<<20) + `"}`)
-		if status, body := post(t, env, agent.InventoryPath, "acme-agent", big); status != 413 ||
+		if status, body := post(t, env, agentapi.InventoryPath, "acme-agent", big); status != 413 ||
 			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the report is larger than 1048576 bytes"}}` {
 			t.Errorf("large body: %d %s", status, body)
 		}

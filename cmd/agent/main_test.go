@@ -18,6 +18,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"gpugraph/agent"
+	"gpugraph/agentapi"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -158,20 +159,20 @@ func TestBinaryMockEndToEnd(t *testing.T) {
 		mu.Lock()
 		reqs = append(reqs, req{r.URL.Path, r.Header.Get("Authorization"), b})
 		mu.Unlock()
-		if r.URL.Path == agent.InventoryPath {
+		if r.URL.Path == agentapi.InventoryPath {
 			io.WriteString(w, `{"nodeId":"node-1"}`)
 			return
 		}
 		io.WriteString(w, `{"status":"ok"}`)
 	}))
 	defer srv.Close()
-	heartbeats := func() []agent.HeartbeatRequest {
+	heartbeats := func() []agentapi.HeartbeatRequest {
 		mu.Lock()
 		defer mu.Unlock()
-		var out []agent.HeartbeatRequest
+		var out []agentapi.HeartbeatRequest
 		for _, r := range reqs {
-			if r.path == agent.HeartbeatPath {
-				var hb agent.HeartbeatRequest
+			if r.path == agentapi.HeartbeatPath {
+				var hb agentapi.HeartbeatRequest
 				if err := json.Unmarshal(r.body, &hb); err != nil {
 					t.Errorf("heartbeat %s: %v", r.body, err)
 				}
@@ -216,10 +217,10 @@ func TestBinaryMockEndToEnd(t *testing.T) {
 	mu.Lock()
 	first := reqs[0]
 	mu.Unlock()
-	if first.path != agent.InventoryPath || first.auth != "Bearer env-token" {
+	if first.path != agentapi.InventoryPath || first.auth != "Bearer env-token" {
 		t.Fatalf("first request %s with %q", first.path, first.auth)
 	}
-	var inv agent.InventoryRequest
+	var inv agentapi.InventoryRequest
 	if err := json.Unmarshal(first.body, &inv); err != nil {
 		t.Fatal(err)
 	}

@@ -1,163 +1,214 @@
-// Package openapitest checks REST answers against the Run:ai OpenAPI
-// document the Pods API is specified by (testdata/runai-pods-openapi.json,
-// a verbatim copy of the reference). Tests of any REST path call
-// Validate(t, "MetricsCompositeResponse", body), Validate(t, "Pods1", body)…
+// Package openapitest checks REST answers against the official Run:ai
+// OpenAPI document of the pods endpoints (runai-pods-openapi.json, a copy
+// of the reference kept beside this file), so tests validate real responses
+// against the schema clients are written to.
 //
-// The document is OpenAPI 3.0, whose schema dialect is not JSON Schema: the
-// schemas are translated before they are compiled as JSON Schema 2020-12.
-//   - `nullable: true` becomes `type: [T, "null"]` (and, without a type,
-//     `anyOf: [schema, {type: null}]`); an enum gains null.
-//   - boolean `exclusiveMinimum`/`exclusiveMaximum` (draft 4 style) become
-//     the numeric form.
-//
-// Formats are asserted (date-time must be RFC 3339); formats JSON Schema
-// does not define (int32, double) are ignored, as the OpenAPI allows.
+// The document is OpenAPI 3.0, whose schemas are JSON Schema with a twist:
+// "nullable: true" allows null. Before compiling, every such schema is
+// rewritten to JSON Schema 2020-12: type T becomes [T, "null"] and an enum
+// gains null (an enum lists the allowed values, so without null a nullable
+// enum would still refuse it). Formats (uuid, date-time) are asserted, not
+// just annotated.
 package openapitest
 
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-//go:embed testdata/runai-pods-openapi.json
+//go:embed runai-pods-openapi.json
 var document []byte
 
-var (
-	compileOnce sync.Once
-	compiler    *jsonschema.Compiler
-	compileErr  error
-	mu          sync.Mutex
-	compiled    = map[string]*jsonschema.Schema{}
-)
+// docURL is the document's name in the compiler; refs inside it resolve against it.
+const docURL = "runai-pods-openapi.json"
 
-// docURL is where the translated document lives in the compiler.
-const docURL = "mem://runai-pods-openapi.json"
-
-// Validate fails t unless body is a JSON document valid against
-// #/components/schemas/<schemaName> of the OpenAPI document.
-func Validate(t testing.TB, schemaName string, body []byte) {
+// Validate fails t unless body is JSON that validates against schemaRef in
+// the document. schemaRef is a component schema's name ("Pods1"), a JSON
+// pointer into the document, "#/components/schemas/Pods1", or an operation's response as
+// "METHOD PATH STATUS" with the path as the document spells it,
+// "GET /api/v1/workloads/{workloadId}/pods 200", meaning that response's
+// application/json schema ("default" when the status is not listed).
+func Validate(t testing.TB, schemaRef string, body []byte) {
 	t.Helper()
-	if err := Check(schemaName, body); err != nil {
-		t.Errorf("%v\nbody: %s", err, truncate(body, 2000))
-	}
-}
-
-// Check is Validate's verdict as an error.
-func Check(schemaName string, body []byte) error {
-	sch, err := schema(schemaName)
+	sch, err := schema(schemaRef)
 	if err != nil {
-		return err
+		t.Fatalf("openapitest: %s: %v", schemaRef, err)
+		return
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("not JSON: %w", err)
+		t.Errorf("openapitest: %s: body is not JSON: %v\n%s", schemaRef, err, clip(body))
+		return
 	}
 	if err := sch.Validate(inst); err != nil {
-		return fmt.Errorf("does not validate against %s: %v", schemaName, err)
+		t.Errorf("openapitest: body does not validate against %s:\n%v\nbody: %s", schemaRef, err, clip(body))
 	}
-	return nil
 }
 
-func schema(name string) (*jsonschema.Schema, error) {
-	compileOnce.Do(func() { compiler, compileErr = newCompiler() })
-	if compileErr != nil {
-		return nil, compileErr
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if s, ok := compiled[name]; ok {
-		return s, nil
-	}
-	s, err := compiler.Compile(docURL + "#/components/schemas/" + name)
+var (
+	loadOnce sync.Once
+	raw      map[string]any // the document as written, to resolve operations
+	compiler *jsonschema.Compiler
+	loadErr  error
+
+	mu       sync.Mutex
+	compiled = map[string]*jsonschema.Schema{}
+)
+
+func load() {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(document))
 	if err != nil {
-		return nil, fmt.Errorf("compile schema %s: %w", name, err)
+		loadErr = fmt.Errorf("read the OpenAPI document: %w", err)
+		return
 	}
-	compiled[name] = s
-	return s, nil
-}
-
-func newCompiler() (*jsonschema.Compiler, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(document, &doc); err != nil {
-		return nil, fmt.Errorf("OpenAPI document: %w", err)
-	}
-	components, _ := doc["components"].(map[string]any)
-	schemas, _ := components["schemas"].(map[string]any)
-	if schemas == nil {
-		return nil, fmt.Errorf("OpenAPI document has no components.schemas")
-	}
-	for name, s := range schemas {
-		schemas[name] = Translate(s)
+	raw = doc.(map[string]any)
+	translated, err := jsonschema.UnmarshalJSON(bytes.NewReader(document))
+	if err != nil {
+		loadErr = err
+		return
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	err := c.AddResource(docURL, map[string]any{
-		"$schema":    "https://json-schema.org/draft/2020-12/schema",
-		"components": map[string]any{"schemas": schemas},
-	})
-	return c, err
+	if err := c.AddResource(docURL, fromOpenAPI(translated)); err != nil {
+		loadErr = err
+		return
+	}
+	compiler = c
 }
 
-// Translate turns an OpenAPI 3.0 schema object into JSON Schema, in place
-// where it can, and answers the result. It follows the keywords that hold
-// schemas; examples, enums and defaults are data and are left alone.
-func Translate(v any) any {
-	x, ok := v.(map[string]any)
+// schema compiles (once) the schema schemaRef names.
+func schema(schemaRef string) (*jsonschema.Schema, error) {
+	loadOnce.Do(load)
+	if loadErr != nil {
+		return nil, loadErr
+	}
+	ptr := schemaRef
+	if !strings.ContainsAny(schemaRef, "# ") {
+		// A bare name is a component schema: "MetricsCompositeResponse".
+		ptr = "#/components/schemas/" + schemaRef
+	} else if !strings.HasPrefix(schemaRef, "#") {
+		var err error
+		if ptr, err = responsePointer(schemaRef); err != nil {
+			return nil, err
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s, ok := compiled[ptr]; ok {
+		return s, nil
+	}
+	s, err := compiler.Compile(docURL + ptr)
+	if err != nil {
+		return nil, err
+	}
+	compiled[ptr] = s
+	return s, nil
+}
+
+// responsePointer finds the JSON pointer of the application/json schema of
+// "METHOD PATH STATUS", following a response's $ref.
+func responsePointer(ref string) (string, error) {
+	f := strings.Fields(ref)
+	if len(f) != 3 {
+		return "", fmt.Errorf(`want "#/json/pointer" or "METHOD PATH STATUS"`)
+	}
+	method, path, status := strings.ToLower(f[0]), f[1], f[2]
+	if _, err := strconv.Atoi(status); err != nil || http.StatusText(atoi(status)) == "" {
+		return "", fmt.Errorf("status %q is not an HTTP status", status)
+	}
+	op, ok := get(raw, "paths", path, method).(map[string]any)
 	if !ok {
-		return v
+		return "", fmt.Errorf("the document has no %s %s", f[0], path)
 	}
-	for k, sub := range x {
-		switch k {
-		case "properties", "patternProperties":
-			if m, ok := sub.(map[string]any); ok {
-				for name, s := range m {
-					m[name] = Translate(s)
-				}
-			}
-		case "items", "additionalProperties", "not":
-			x[k] = Translate(sub)
-		case "allOf", "anyOf", "oneOf":
-			if l, ok := sub.([]any); ok {
-				for i, s := range l {
-					l[i] = Translate(s)
-				}
-			}
+	responses, _ := op["responses"].(map[string]any)
+	ptr := "#/paths/" + escape(path) + "/" + method + "/responses/" + status
+	resp, ok := responses[status].(map[string]any)
+	if !ok {
+		if resp, ok = responses["default"].(map[string]any); !ok {
+			return "", fmt.Errorf("%s %s lists no %s response and no default", f[0], path, status)
 		}
+		ptr = "#/paths/" + escape(path) + "/" + method + "/responses/default"
 	}
-	for ex, lim := range map[string]string{"exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"} {
-		if b, ok := x[ex].(bool); ok {
-			delete(x, ex)
-			if b && x[lim] != nil {
-				x[ex] = x[lim]
-				delete(x, lim)
-			}
+	if r, ok := resp["$ref"].(string); ok {
+		name, found := strings.CutPrefix(r, "#/components/responses/")
+		if !found {
+			return "", fmt.Errorf("response $ref %q is not under #/components/responses", r)
 		}
+		resp, _ = get(raw, "components", "responses", name).(map[string]any)
+		ptr = r
 	}
-	nullable, _ := x["nullable"].(bool)
-	delete(x, "nullable")
-	if !nullable {
-		return x
+	if get(resp, "content", "application/json", "schema") == nil {
+		return "", fmt.Errorf("the %s response of %s %s has no application/json schema", status, f[0], path)
 	}
-	if enum, ok := x["enum"].([]any); ok {
-		x["enum"] = append(enum, nil)
-	}
-	if t, ok := x["type"].(string); ok {
-		x["type"] = []any{t, "null"}
-		return x
-	}
-	return map[string]any{"anyOf": []any{x, map[string]any{"type": "null"}}}
+	return ptr + "/content/application~1json/schema", nil
 }
 
-func truncate(b []byte, n int) []byte {
-	if len(b) <= n {
-		return b
+// fromOpenAPI rewrites OpenAPI 3.0 nullable schemas to JSON Schema, in place.
+func fromOpenAPI(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, sub := range x {
+			x[k] = fromOpenAPI(sub)
+		}
+		nullable, isBool := x["nullable"].(bool)
+		if !isBool {
+			return x
+		}
+		delete(x, "nullable")
+		if !nullable {
+			return x
+		}
+		if enum, ok := x["enum"].([]any); ok {
+			x["enum"] = append(enum, nil)
+		}
+		switch t := x["type"].(type) {
+		case string:
+			x["type"] = []any{t, "null"}
+			return x
+		case []any:
+			x["type"] = append(t, "null")
+			return x
+		}
+		// No type to widen (a $ref or an allOf): null or the schema.
+		return map[string]any{"anyOf": []any{map[string]any{"type": "null"}, x}}
+	case []any:
+		for i, sub := range x {
+			x[i] = fromOpenAPI(sub)
+		}
 	}
-	return append(b[:n:n], "…"...)
+	return v
+}
+
+func get(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// escape writes s as one JSON pointer token.
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func clip(b []byte) string {
+	if len(b) > 4000 {
+		return string(b[:4000]) + "…"
+	}
+	return string(b)
 }

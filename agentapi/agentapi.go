@@ -1,7 +1,8 @@
-package agent
-
-// The JSON bodies of the agent API. Field names are the contract with the
-// server; keep them in step with its handlers.
+// Package agentapi is the wire contract between the node agent and the
+// server: the JSON bodies of POST /v1/agent/inventory and
+// /v1/agent/heartbeat. Both sides import it, so they cannot drift apart,
+// and the server does not link NVML to read them.
+package agentapi
 
 // InventoryRequest is POSTed to /v1/agent/inventory on start.
 type InventoryRequest struct {
@@ -9,8 +10,8 @@ type InventoryRequest struct {
 	ClusterID    string         `json:"clusterId"`
 	AgentVersion string         `json:"agentVersion"`
 	CPUCores     int            `json:"cpuCores"`
-	RAMGB        int            `json:"ramGb"`
-	DiskGB       int            `json:"diskGb"`
+	RAMGb        int            `json:"ramGb"`
+	DiskGb       int            `json:"diskGb"`
 	GPUs         []InventoryGPU `json:"gpus"`
 }
 
