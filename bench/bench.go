@@ -28,7 +28,7 @@ type Config struct {
 	FleetPods  int // 30,000
 	Tenants    int
 
-	BigPods       int // figure 3 on PostgreSQL: 1,000,000
+	BigPods int // figure 3 on PostgreSQL: 1,000,000
 	// SQLiteBigPods is figure 3's size on SQLite: a filtered page there
 	// takes seconds at a million rows, too long for the run's budget.
 	SQLiteBigPods int

@@ -59,7 +59,12 @@ func (r *queryResolver) RevisionPods(ctx context.Context, revisionID string, del
 	if !ok {
 		return nil, apierr.NotFound(apierr.NotFoundCode, "revision %q not found", revisionID)
 	}
-	return r.Store.Pods(ctx, store.PodQuery{TenantID: c.TenantID, RevisionID: revisionID, Deleted: isTrue(deleted)})
+	pods, err := r.Store.Pods(ctx, store.PodQuery{TenantID: c.TenantID, RevisionID: revisionID, Deleted: isTrue(deleted)})
+	if err != nil {
+		return nil, err
+	}
+	prefetchPods(ctx, pods, false)
+	return pods, nil
 }
 
 func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy []string, search *string, sortBy *model.PodSortField, sortOrder *model.SortOrder, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
@@ -92,6 +97,7 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy
 	if err != nil {
 		return nil, err
 	}
+	prefetchPods(ctx, pods, true)
 	list := &model.PodList{Pods: pods}
 	if more {
 		next := page.Offset + page.Limit

@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
+	fleetgen "gpugraph/bench/fleet"
 	"gpugraph/server"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -39,6 +41,57 @@ func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
 					t.Errorf("%s over %d nodes: %d statements, want %d", c.name, n, got, c.want)
 				}
 			}
+		}
+	})
+}
+
+// A page of pods prefetches its nodes, their GPUs and models, workloads and
+// projects: one statement a level at every page size, with no batch wait.
+func TestPodPagesPrefetch(t *testing.T) {
+	noWait := server.Config{LoaderWait: time.Nanosecond}
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 60, Pods: 1200, Tenants: 1, Seed: 2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := servertest.NewWithConfig(t, st, string(b), noWait)
+		q := `query($limit: Int) { pods(limit: $limit) { pods { id node { name gpus { index model { name } } } workload { name project { name } } project { id } } } }`
+		var counts []int64
+		for _, limit := range []int{5, 50, 500} {
+			var r *servertest.Response
+			counts = append(counts, env.Statements(func() { r = env.GraphQL(fleetgen.Token(0), q, map[string]any{"limit": limit}) }))
+			var got struct {
+				Pods struct {
+					Pods []struct {
+						Node *struct {
+							Gpus []struct{ Model struct{ Name string } }
+						}
+						Workload struct{ Project struct{ Name string } }
+					}
+				}
+			}
+			env.Decode(r, &got)
+			if len(got.Pods.Pods) != limit || got.Pods.Pods[limit-1].Workload.Project.Name == "" {
+				t.Fatalf("limit %d: %d pods", limit, len(got.Pods.Pods))
+			}
+		}
+		// key lookup + page + nodes + gpus + models + workloads + projects
+		for _, n := range counts {
+			if n != 7 {
+				t.Fatalf("statements at limits 5, 50, 500: %v, want 7 each", counts)
+			}
+		}
+		// revisionPods is a list of pods too.
+		var rev string
+		if err := st.DB.Raw("SELECT id FROM revisions ORDER BY id LIMIT 1").Scan(&rev).Error; err != nil {
+			t.Fatal(err)
+		}
+		var r *servertest.Response
+		n := env.Statements(func() {
+			r = env.GraphQL(fleetgen.Token(0), `query($id: ID!) { revisionPods(revisionId: $id) { node { gpus { model { name } } } workload { name } } }`, map[string]any{"id": rev})
+		})
+		if len(r.Errors) > 0 || n != 7 { // key lookup + revision check + pods + nodes + gpus + models + workloads
+			t.Fatalf("revisionPods: %d statements, %+v", n, r.Errors)
 		}
 	})
 }
