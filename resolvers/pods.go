@@ -93,6 +93,7 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy
 		}
 		q.WorkloadID = workloadID
 	}
+	q.Columns = podColumns(ctx)
 	pods, more, err := r.Store.PodPage(ctx, q, page.Offset, page.Limit)
 	if err != nil {
 		return nil, err

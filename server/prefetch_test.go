@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"gpugraph/bench"
 	fleetgen "gpugraph/bench/fleet"
 	"gpugraph/server"
 	"gpugraph/server/servertest"
@@ -92,6 +94,57 @@ func TestPodPagesPrefetch(t *testing.T) {
 		})
 		if len(r.Errors) > 0 || n != 7 { // key lookup + revision check + pods + nodes + gpus + models + workloads
 			t.Fatalf("revisionPods: %d statements, %+v", n, r.Errors)
+		}
+	})
+}
+
+// A GraphQL page reads only the columns its selection needs; the pods it
+// answers are the same as with every column.
+func TestPodPagesReadSelectedColumns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 10, Pods: 40, Tenants: 1, Seed: 2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := servertest.New(t, st, string(b))
+		rec, err := bench.CountStatements(st.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flat, full *servertest.Response
+		stmts := rec.Record(func() {
+			flat = env.GraphQL(fleetgen.Token(0), `{ pods(limit: 3) { pods { name ... on Pod { k8sPhase } node { name } } } }`, nil)
+		})
+		page := ""
+		for _, s := range stmts {
+			if q := strings.ReplaceAll(s.SQL, "`", `"`); strings.Contains(q, `FROM "pods"`) {
+				page = q
+			}
+		}
+		if !strings.HasPrefix(page, `SELECT "id","name","k8s_phase","node_name","cluster_id" FROM "pods"`) {
+			t.Fatalf("page reads %s of %+v", page, stmts)
+		}
+		full = env.GraphQL(fleetgen.Token(0), `{ pods(limit: 3) { pods { name k8sPhase node { name } containers { name } workloadName } } }`, nil)
+		var a, c struct {
+			Pods struct {
+				Pods []struct {
+					Name, K8sPhase string
+					Node           *struct{ Name string }
+					Containers     []struct{ Name string }
+					WorkloadName   *string
+				}
+			}
+		}
+		env.Decode(flat, &a)
+		env.Decode(full, &c)
+		for i := range a.Pods.Pods {
+			x, y := a.Pods.Pods[i], c.Pods.Pods[i]
+			if x.Name != y.Name || x.K8sPhase != y.K8sPhase || (x.Node == nil) != (y.Node == nil) || (x.Node != nil && x.Node.Name != y.Node.Name) {
+				t.Fatalf("pod %d: %+v vs %+v", i, x, y)
+			}
+			if len(y.Containers) != 1 || y.WorkloadName == nil {
+				t.Fatalf("full pod %d lacks columns: %+v", i, y)
+			}
 		}
 	})
 }

@@ -24,6 +24,9 @@ type PodQuery struct {
 	Filters func(*gorm.DB) *gorm.DB
 	// Order is the order of a list, a filterby.Sort; nil is createdAt, id.
 	Order PodOrder
+	// Columns are the only columns a page reads (nil: every column): a
+	// GraphQL query reads what it selects, not every JSON column.
+	Columns []string
 }
 
 // PodOrder is a pods order as package filterby writes it. Both lists end on
@@ -75,7 +78,11 @@ func (s *Store) podScope(ctx context.Context, q PodQuery) *gorm.DB {
 // so a page costs one statement and needs no count.
 func (s *Store) PodPage(ctx context.Context, q PodQuery, offset, limit int) ([]*models.Pod, bool, error) {
 	var out []*models.Pod
-	err := s.podScope(ctx, q).Order(s.podOrder(q)).Offset(offset).Limit(limit + 1).Find(&out).Error
+	db := s.podScope(ctx, q)
+	if len(q.Columns) > 0 {
+		db = db.Select(q.Columns)
+	}
+	err := db.Order(s.podOrder(q)).Offset(offset).Limit(limit + 1).Find(&out).Error
 	if err != nil {
 		return nil, false, err
 	}
