@@ -25,7 +25,7 @@ func TestRunSmall(t *testing.T) {
 	cfg.RestartNodes, cfg.VMsPerNode = 30, 5
 	cfg.LoadRequests, cfg.LatencyRuns = 64, 3
 	rep := Run(context.Background(), cfg)
-	if len(rep.Rows()) != 17 {
+	if len(rep.Rows()) != 18 {
 		t.Fatalf("%d rows", len(rep.Rows()))
 	}
 	for _, r := range rep.Rows() {
