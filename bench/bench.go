@@ -98,16 +98,11 @@ type figure struct {
 	run  func(ctx context.Context) error
 }
 
-// fail fills every row of f that has no value on this engine yet: "n/a"
-// when the feature is missing, the error otherwise.
+// fail fills every row of f that has no value on this engine yet with the
+// error, so a broken figure shows in the table instead of a number.
 func (r *runner) fail(f figure, err error) {
-	v := NotOnMain
-	if !errors.Is(err, ErrMissing) {
-		v = "error: " + err.Error()
-		r.logf("figure %d: %v", f.num, err)
-	} else {
-		r.logf("figure %d: %s", f.num, NotOnMain)
-	}
+	v := "error: " + err.Error()
+	r.logf("figure %d: %v", f.num, err)
 	for _, label := range f.rows {
 		x := r.rep.row(f.num, label)
 		if x.Value[r.engine] == "" {

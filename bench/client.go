@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 )
-
-// ErrMissing means the server answered that the feature a figure measures
-// is not there yet (no route, or NOT_IMPLEMENTED).
-var ErrMissing = errors.New("feature not on main yet")
 
 // Client speaks to one server over loopback as one API key.
 type Client struct {
@@ -47,7 +42,7 @@ type gqlAnswer struct {
 }
 
 // GraphQL posts query and decodes its data into into (nil: discard). Any
-// GraphQL error is an error; NOT_IMPLEMENTED is ErrMissing.
+// GraphQL error is an error.
 func (c *Client) GraphQL(ctx context.Context, query string, vars map[string]any, into any) error {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	status, b, err := c.Do(ctx, http.MethodPost, "/graphql", body)
@@ -59,9 +54,6 @@ func (c *Client) GraphQL(ctx context.Context, query string, vars map[string]any,
 		return fmt.Errorf("graphql answer %d is not JSON: %.200s", status, b)
 	}
 	if len(a.Errors) > 0 {
-		if a.Errors[0].Extensions["code"] == "NOT_IMPLEMENTED" {
-			return ErrMissing
-		}
 		return fmt.Errorf("graphql: %s (%v)", a.Errors[0].Message, a.Errors[0].Extensions["code"])
 	}
 	if into == nil {
@@ -76,9 +68,6 @@ func (c *Client) Get(ctx context.Context, path string, into any) error {
 	if err != nil {
 		return err
 	}
-	if err := Missing(status, b); err != nil {
-		return err
-	}
 	if status != http.StatusOK {
 		return fmt.Errorf("GET %s: %d %.200s", path, status, b)
 	}
@@ -86,17 +75,6 @@ func (c *Client) Get(ctx context.Context, path string, into any) error {
 		return nil
 	}
 	return json.Unmarshal(b, into)
-}
-
-// Missing answers ErrMissing for an answer that says the path is not served
-// or not implemented.
-func Missing(status int, body []byte) error {
-	if status == http.StatusNotImplemented ||
-		(status == http.StatusNotFound && !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{"))) ||
-		(status == http.StatusMethodNotAllowed) {
-		return ErrMissing
-	}
-	return nil
 }
 
 // Do sends one request and reads the whole answer.

@@ -70,11 +70,6 @@ func (r *runner) restarts(ctx context.Context) error {
 	for _, tok := range org {
 		clients[tok] = srv.Client.As(tok)
 	}
-	if status, body, err := clients[targets[0].token].Do(ctx, http.MethodPost, "/v1/vms/not-a-vm/restart", nil); err != nil {
-		return err
-	} else if err := Missing(status, body); err != nil {
-		return err
-	}
 	var placed, busy int64
 	var tally = make(chan int, len(targets))
 	l := Drive(ctx, c.Clients, len(targets), func(ctx context.Context, i int) error {

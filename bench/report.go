@@ -9,9 +9,6 @@ import (
 	"gpugraph/store"
 )
 
-// NotOnMain is what a figure shows while the feature it measures is missing.
-const NotOnMain = "n/a (feature not on main yet)"
-
 // Row is one measured line of the table, on every engine.
 type Row struct {
 	Figure int

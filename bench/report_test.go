@@ -12,23 +12,23 @@ func TestReportTables(t *testing.T) {
 	r.Check(7, "load", "< 20 s", store.SQLite, "3.00 s", true)
 	r.Set(1, "flat", store.SQLite, "2 ms")
 	r.Check(7, "load", "< 20 s", store.Postgres, "25.00 s", false)
-	r.Set(1, "pipe|d", store.Postgres, NotOnMain)
+	r.Set(1, "pipe|d", store.Postgres, "n/a")
 	var md, txt bytes.Buffer
 	r.Markdown(&md)
 	want := "| # | figure | SQLite | PostgreSQL | target |\n" +
 		"| --- | --- | --- | --- | --- |\n" +
 		"| 1 | flat | 2 ms | — | — |\n" +
-		"| 1 | pipe\\|d | — | n/a (feature not on main yet) | — |\n" +
+		"| 1 | pipe\\|d | — | n/a | — |\n" +
 		"| 7 | load | 3.00 s ✓ | 25.00 s ✗ | < 20 s |\n"
 	if md.String() != want {
 		t.Fatalf("markdown:\n%s\nwant:\n%s", md.String(), want)
 	}
 	r.Text(&txt)
-	wantTxt := "#  figure  SQLite    PostgreSQL                     target\n" +
-		"-  ------  --------  -----------------------------  ------\n" +
-		"1  flat    2 ms      —                              —\n" +
-		"1  pipe|d  —         n/a (feature not on main yet)  —\n" +
-		"7  load    3.00 s ✓  25.00 s ✗                      < 20 s\n"
+	wantTxt := "#  figure  SQLite    PostgreSQL  target\n" +
+		"-  ------  --------  ----------  ------\n" +
+		"1  flat    2 ms      —           —\n" +
+		"1  pipe|d  —         n/a         —\n" +
+		"7  load    3.00 s ✓  25.00 s ✗   < 20 s\n"
 	if txt.String() != wantTxt {
 		t.Fatalf("text:\n%s\nwant:\n%s", txt.String(), wantTxt)
 	}

@@ -7,6 +7,7 @@ import (
 	"gpugraph/graph/model"
 	"gpugraph/loaders"
 	"gpugraph/models"
+	"gpugraph/store"
 )
 
 func (r *queryResolver) VM(ctx context.Context, id string) (*models.VM, error) {
@@ -154,4 +155,8 @@ func (r *podResolver) Project(ctx context.Context, p *models.Pod) (*models.Proje
 
 func (r *workloadResolver) Project(ctx context.Context, w *models.Workload) (*models.Project, error) {
 	return loaders.For(ctx).ProjectByID.Load(ctx, w.ProjectID)()
+}
+
+func storeNodeKey(p *models.Pod) store.NodeKey {
+	return store.NodeKey{ClusterID: p.ClusterID, Name: *p.NodeName}
 }
