@@ -45,7 +45,9 @@ func (api *API) routes() []route {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	if err := json.NewEncoder(w).Encode(v); err != nil {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // messages may say <API key>; this is not HTML
+	if err := enc.Encode(v); err != nil {
 		slog.Error("write response", "err", err)
 	}
 }

@@ -47,7 +47,7 @@ func TestAgentReportAuth(t *testing.T) {
 				status int
 				want   string
 			}{
-				{"", 401, `{"error":{"code":"UNAUTHENTICATED","message":"missing API key: send Authorization: Bearer \u003cAPI key\u003e"}}`},
+				{"", 401, `{"error":{"code":"UNAUTHENTICATED","message":"missing API key: send Authorization: Bearer <API key>"}}`},
 				{"nope", 401, `{"error":{"code":"UNAUTHENTICATED","message":"unknown API key"}}`},
 				{"acme-operator", 403, `{"error":{"code":"FORBIDDEN","message":"this API key lacks the nodes.report permission"}}`},
 			} {

@@ -17,7 +17,9 @@ func requireCaller(next http.Handler) http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="gpugraph"`)
 			w.WriteHeader(e.Status)
-			_ = json.NewEncoder(w).Encode(map[string]any{
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(map[string]any{
 				"errors": []any{map[string]any{
 					"message":    e.Message,
 					"extensions": map[string]any{"code": e.Code, "status": e.Status},
