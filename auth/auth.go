@@ -106,15 +106,7 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &Caller{OrganizationID: row.OrganizationID, TenantID: row.TenantID,
-		InfinibandEnabled: row.InfinibandEnabled, perms: map[string]bool{}}
-	for _, p := range strings.Fields(row.Permissions) {
-		c.perms[p] = true
-		for _, q := range implied[p] {
-			c.perms[q] = true
-		}
-	}
-	return c, nil
+	return newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions)), nil
 }
 
 // BearerToken reads the API key of a request ("" when there is none).
@@ -126,8 +118,8 @@ func BearerToken(r *http.Request) string {
 	return ""
 }
 
-// NewCaller builds a caller directly; for tests and internal jobs.
-func NewCaller(orgID string, tenantID int, infiniband bool, perms ...string) *Caller {
+// newCaller is the caller holding perms and what they imply.
+func newCaller(orgID string, tenantID int, infiniband bool, perms []string) *Caller {
 	c := &Caller{OrganizationID: orgID, TenantID: tenantID, InfinibandEnabled: infiniband, perms: map[string]bool{}}
 	for _, p := range perms {
 		c.perms[p] = true

@@ -60,9 +60,6 @@ func (s *Statements) observe(db *gorm.DB) {
 	s.mu.Unlock()
 }
 
-// Count is how many statements ran so far.
-func (s *Statements) Count() int64 { return s.n.Load() }
-
 // During counts the statements run while fn runs.
 func (s *Statements) During(fn func()) int64 {
 	before := s.n.Load()

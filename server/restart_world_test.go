@@ -89,16 +89,6 @@ func failGPU(f *fixtures.File, id, reason string) {
 	panic("no GPU " + id)
 }
 
-func setNode(f *fixtures.File, id string, fn func(n *models.Node)) {
-	for i := range f.Nodes {
-		if f.Nodes[i].ID == id {
-			fn(&f.Nodes[i].Node)
-			return
-		}
-	}
-	panic("no node " + id)
-}
-
 var created = time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 
 // vmSpec is a VM or pod to add to the world.

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -61,7 +62,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
-			log.Debug("migrated", "version", name)
+			slog.Debug("migrated", "version", name)
 		}
 		return nil
 	})

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -144,6 +143,3 @@ func redactErr(err error, raw string) error {
 	}
 	return err
 }
-
-// logger for store internals.
-var log = slog.Default()
