@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gpugraph/store/sqlcount"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -166,14 +167,14 @@ func (r *runner) run(ctx context.Context) {
 // Server is the whole HTTP surface over one database, on a loopback port.
 type Server struct {
 	DB     *DB
-	Stmts  *Statements
+	Stmts  *sqlcount.Counter
 	HTTP   *httptest.Server
 	Client *Client
 }
 
 // Serve starts a server on db; token is the key its Client uses.
 func Serve(db *DB, cfg Config, token string) (*Server, error) {
-	stmts, err := CountStatements(db.DB)
+	stmts, err := sqlcount.Register(db.DB)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"gpugraph/store/sqlcount"
 	"strings"
 	"time"
 
@@ -119,8 +120,8 @@ func (r *runner) bigPods(ctx context.Context) error {
 	return nil
 }
 
-func withoutKeyLookup(all []Statement) []Statement {
-	var out []Statement
+func withoutKeyLookup(all []sqlcount.Statement) []sqlcount.Statement {
+	var out []sqlcount.Statement
 	for _, s := range all {
 		if !strings.Contains(s.SQL, "api_keys") {
 			out = append(out, s)
@@ -131,7 +132,7 @@ func withoutKeyLookup(all []Statement) []Statement {
 
 // runByHand runs each statement and reads every row it answers, as an
 // application that wrote the SQL itself would.
-func runByHand(ctx context.Context, db *sql.DB, stmts []Statement) error {
+func runByHand(ctx context.Context, db *sql.DB, stmts []sqlcount.Statement) error {
 	for _, s := range stmts {
 		rows, err := db.QueryContext(ctx, s.SQL, s.Vars...)
 		if err != nil {

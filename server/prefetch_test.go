@@ -2,11 +2,11 @@ package server_test
 
 import (
 	"encoding/json"
+	"gpugraph/store/sqlcount"
 	"strings"
 	"testing"
 	"time"
 
-	"gpugraph/bench"
 	fleetgen "gpugraph/bench/fleet"
 	"gpugraph/server"
 	"gpugraph/server/servertest"
@@ -107,7 +107,7 @@ func TestPodPagesReadSelectedColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := servertest.New(t, st, string(b))
-		rec, err := bench.CountStatements(st.DB)
+		rec, err := sqlcount.Register(st.DB)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,15 +11,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"gorm.io/gorm/logger"
 
 	"gpugraph/fixtures"
 	"gpugraph/server"
 	"gpugraph/store"
+	"gpugraph/store/sqlcount"
 )
 
 // Env is a running server over one database.
@@ -27,7 +25,7 @@ type Env struct {
 	T     testing.TB
 	Store *store.Store
 	Srv   *httptest.Server
-	stmts *counter
+	stmts *sqlcount.Counter
 }
 
 // New loads fixture (a JSON document; "" for none) into st and starts a server on it.
@@ -48,8 +46,10 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg server.Con
 			t.Fatalf("load fixture: %v", err)
 		}
 	}
-	c := &counter{Interface: st.DB.Logger}
-	st.DB.Logger = c
+	c, err := sqlcount.Register(st.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.Store = st
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
@@ -60,11 +60,7 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg server.Con
 }
 
 // Statements counts SQL statements run while fn runs.
-func (e *Env) Statements(fn func()) int64 {
-	before := e.stmts.n.Load()
-	fn()
-	return e.stmts.n.Load() - before
-}
+func (e *Env) Statements(fn func()) int64 { return e.stmts.During(fn) }
 
 // Response is a GraphQL answer.
 type Response struct {
@@ -145,19 +141,6 @@ func (e *Env) Request(method, path, token string, body []byte, header http.Heade
 		e.T.Fatal(err)
 	}
 	return resp
-}
-
-// counter is a gorm logger that counts every statement gorm runs.
-type counter struct {
-	logger.Interface
-	n atomic.Int64
-}
-
-func (c *counter) LogMode(l logger.LogLevel) logger.Interface { return c }
-
-func (c *counter) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
-	c.n.Add(1)
-	c.Interface.Trace(ctx, begin, fc, err)
 }
 
 // Base is a small fixture every face's tests share: two organizations
