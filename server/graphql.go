@@ -28,7 +28,9 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
-	if !cfg.DisableIntrospection {
+	if cfg.DisableIntrospection {
+		srv.Use(noIntrospection{})
+	} else {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
@@ -55,15 +57,13 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		}
 		return gqlErr
 	}
-	// gqlgen's executor answers a disabled __schema/__type with this plain error.
-	if errors.Unwrap(err) != nil && errors.Unwrap(err).Error() == "introspection disabled" {
-		gqlErr.Message = "introspection is disabled on this server"
-		gqlErr.Extensions = map[string]any{"code": apierr.Forbidden, "status": http.StatusForbidden}
-		return gqlErr
-	}
 	var q *gqlerror.Error
 	if errors.As(err, &q) && q.Unwrap() == nil {
-		gqlErr.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
+		// The operation's own errors: ours (depth, introspection) say their
+		// status already; gqlgen's parse and validation errors are a 400.
+		if _, set := q.Extensions["status"]; !set {
+			gqlErr.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
+		}
 		return gqlErr
 	}
 	slog.ErrorContext(ctx, "internal error", "err", err, "path", gqlErr.Path.String())

@@ -234,6 +234,12 @@ func TestIntrospectionFlagAndPersistedQueries(t *testing.T) {
 	if r := off.GraphQL("acme-reader", `{ __schema { queryType { name } } }`, nil); r.Code() != "FORBIDDEN" || r.Errors[0].Message != "introspection is disabled on this server" {
 		t.Fatalf("introspection off = %s %+v", r.Data, r.Errors)
 	}
+	if r := off.GraphQL("acme-reader", `{ ...F } fragment F on Query { __type(name: "Node") { name } }`, nil); r.Code() != "FORBIDDEN" {
+		t.Fatalf("introspection through a fragment = %s %+v", r.Data, r.Errors)
+	}
+	if r := off.GraphQL("acme-reader", `{ nodes { id } }`, nil); len(r.Errors) > 0 {
+		t.Fatalf("plain query with introspection off = %+v", r.Errors)
+	}
 
 	// Automatic persisted queries: the hash alone is enough once the query was sent with it.
 	q := `{ nodes { id } }`
