@@ -21,50 +21,44 @@ const maxReportBytes = 1 << 20
 
 func (api *API) agentRoutes() []route {
 	return []route{
-		{"POST /v1/agent/inventory", http.HandlerFunc(api.agentInventory)},
-		{"POST /v1/agent/heartbeat", http.HandlerFunc(api.agentHeartbeat)},
+		{"POST /v1/agent/inventory", openRelay(auth.NodesReport, api.agentInventory)},
+		{"POST /v1/agent/heartbeat", openRelay(auth.NodesReport, api.agentHeartbeat)},
 	}
 }
 
-func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) {
+func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 	var in agentapi.InventoryRequest
 	if err := decodeReport(w, r, &in); err != nil {
-		WriteOpenRelayError(w, r, err)
-		return
+		return err
 	}
 	ans, err := api.Resolver.ReportInventory(r.Context(), &in)
 	if err != nil {
-		WriteOpenRelayError(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if ans.Created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, ans)
+	return nil
 }
 
-func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) {
+func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	var in agentapi.HeartbeatRequest
 	if err := decodeReport(w, r, &in); err != nil {
-		WriteOpenRelayError(w, r, err)
-		return
+		return err
 	}
 	ans, err := api.Resolver.ReportHeartbeat(r.Context(), &in)
 	if err != nil {
-		WriteOpenRelayError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, ans)
+	return nil
 }
 
 // decodeReport reads one JSON object. Fields it does not know are ignored,
 // so a newer agent can report to an older server.
 func decodeReport(w http.ResponseWriter, r *http.Request, into any) error {
-	// Who may report is answered before what was reported.
-	if _, err := auth.Require(r.Context(), auth.NodesReport); err != nil {
-		return err
-	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReportBytes))
 	err := dec.Decode(into)
 	var tooLarge *http.MaxBytesError

@@ -25,30 +25,23 @@ import (
 
 func (api *API) metricsRoutes() []route {
 	return []route{
-		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", http.HandlerFunc(api.podMetrics)},
-		{"POST /api/v1/metrics/samples", http.HandlerFunc(api.ingestSamples)},
+		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", runai(auth.WorkloadsRead, api.podMetrics)},
+		{"POST /api/v1/metrics/samples", runai(auth.MetricsWrite, api.ingestSamples)},
 	}
 }
 
 // podMetrics answers Run:ai's pod metrics: 200, or 207 when some asked
 // types cannot exist for the pod, as MetricsCompositeResponse JSON (plus
 // omittedTypes and details on a 207) or, for Accept: text/csv, as CSV.
-func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) {
-	// The key is checked before the parameters: 401/403 come before 400.
-	if _, err := auth.Require(r.Context(), auth.WorkloadsRead); err != nil {
-		WriteRunaiError(w, r, err)
-		return
-	}
+func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) error {
 	p, err := parseMetricsParams(r.URL.Query())
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	res, err := api.Resolver.Query().PodMetrics(r.Context(), r.PathValue("workloadId"), r.PathValue("podId"),
 		p.types, p.start, p.end, &p.numberOfSamples)
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if len(res.OmittedTypes) > 0 {
@@ -56,9 +49,10 @@ func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	if prefersCSV(r.Header.Get("Accept")) {
 		writeMetricsCSV(w, status, res)
-		return
+		return nil
 	}
 	writeJSON(w, status, metricsJSON(res))
+	return nil
 }
 
 type metricsParams struct {
@@ -261,22 +255,17 @@ func prefersCSV(accept string) bool {
 const maxSamplesBody = 32 << 20
 
 // ingestSamples stores a batch of samples (permission metrics.write).
-func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) {
-	if _, err := auth.Require(r.Context(), auth.MetricsWrite); err != nil {
-		WriteRunaiError(w, r, err)
-		return
-	}
+func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) error {
 	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, maxSamplesBody))
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	res, err := api.Resolver.IngestSamples(r.Context(), batch)
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
 }
 
 // decodeSampleBatch reads {"podMetrics": [...], "podHistograms": [...]},

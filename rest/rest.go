@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"gpugraph/apierr"
+	"gpugraph/auth"
 	"gpugraph/resolvers"
 )
 
@@ -66,6 +67,35 @@ func setRetryAfter(w http.ResponseWriter, e *apierr.Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
+}
+
+// handlerFunc answers an error instead of writing it; runai and openRelay
+// write it in their API's shape.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// runai serves h as a Run:ai path: the caller must hold perm, checked
+// before any parameter (401/403 come before 400), and errors are written
+// as {"code", "message", "details"}.
+func runai(perm string, h handlerFunc) http.Handler {
+	return face(perm, h, WriteRunaiError)
+}
+
+// openRelay serves h as an OpenRelay path: errors are written as
+// {"error": {"code", "message"}}.
+func openRelay(perm string, h handlerFunc) http.Handler {
+	return face(perm, h, WriteOpenRelayError)
+}
+
+func face(perm string, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := auth.Require(r.Context(), perm); err != nil {
+			writeErr(w, r, err)
+			return
+		}
+		if err := h(w, r); err != nil {
+			writeErr(w, r, err)
+		}
+	})
 }
 
 // WriteRunaiError answers in Run:ai's shape: {"code": 404, "message": "...", "details": "..."}.

@@ -15,10 +15,10 @@ import (
 // Run:ai's pods paths (SPEC §6): thin shims over the GraphQL resolvers.
 func (api *API) runaiRoutes() []route {
 	return []route{
-		{"GET /api/v1/workloads/pods", http.HandlerFunc(api.listPods)},
-		{"GET /api/v1/workloads/pods/count", http.HandlerFunc(api.countPods)},
-		{"GET /api/v1/workloads/{workloadId}/pods", http.HandlerFunc(api.workloadPods)},
-		{"GET /api/v1/workloads/inferences/revisions/{revisionId}/pods", http.HandlerFunc(api.revisionPods)},
+		{"GET /api/v1/workloads/pods", runai(auth.WorkloadsRead, api.listPods)},
+		{"GET /api/v1/workloads/pods/count", runai(auth.WorkloadsRead, api.countPods)},
+		{"GET /api/v1/workloads/{workloadId}/pods", runai(auth.WorkloadsRead, api.workloadPods)},
+		{"GET /api/v1/workloads/inferences/revisions/{revisionId}/pods", runai(auth.WorkloadsRead, api.revisionPods)},
 	}
 }
 
@@ -28,25 +28,18 @@ type podListBody struct {
 	Pods []runaiPod `json:"pods"`
 }
 
-func (api *API) listPods(w http.ResponseWriter, r *http.Request) {
-	api.podList(w, r, "")
+func (api *API) listPods(w http.ResponseWriter, r *http.Request) error {
+	return api.podList(w, r, "")
 }
 
-func (api *API) workloadPods(w http.ResponseWriter, r *http.Request) {
-	api.podList(w, r, r.PathValue("workloadId"))
+func (api *API) workloadPods(w http.ResponseWriter, r *http.Request) error {
+	return api.podList(w, r, r.PathValue("workloadId"))
 }
 
-func (api *API) podList(w http.ResponseWriter, r *http.Request, workloadID string) {
-	// A caller without the permission learns nothing, not even which
-	// parameter is wrong.
-	if _, err := auth.Require(r.Context(), auth.WorkloadsRead); err != nil {
-		WriteRunaiError(w, r, err)
-		return
-	}
+func (api *API) podList(w http.ResponseWriter, r *http.Request, workloadID string) error {
 	p, err := parsePodListParams(r.URL.Query())
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	q := api.Resolver.Query()
 	var list *model.PodList
@@ -56,72 +49,52 @@ func (api *API) podList(w http.ResponseWriter, r *http.Request, workloadID strin
 		list, err = q.WorkloadPods(r.Context(), workloadID, p.filterBy, p.search, p.sortBy, p.sortOrder, p.offset, p.limit, p.deleted, p.completed)
 	}
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
-	body := podListBody{Next: list.Next, Pods: make([]runaiPod, len(list.Pods))}
-	for i, pod := range list.Pods {
-		body.Pods[i] = newRunaiPod(pod, p.full)
-	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, podListBody{Next: list.Next, Pods: newRunaiPods(list.Pods, p.full)})
+	return nil
 }
 
 // countPods takes deleted, filterBy and search as the seed documents, and
 // completed as the list does, so a count always matches its list.
-func (api *API) countPods(w http.ResponseWriter, r *http.Request) {
-	if _, err := auth.Require(r.Context(), auth.WorkloadsRead); err != nil {
-		WriteRunaiError(w, r, err)
-		return
-	}
+func (api *API) countPods(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	deleted, err := boolParam(v, "deleted")
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	completed, err := completedParam(v)
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	n, err := api.Resolver.Query().PodsCount(r.Context(), v["filterBy"], stringParam(v, "search"), deleted, completed)
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"count": n})
+	return nil
 }
 
 // revisionPods takes deleted as the seed documents, and verbosity as the
 // lists do (its example shows the full object).
-func (api *API) revisionPods(w http.ResponseWriter, r *http.Request) {
-	if _, err := auth.Require(r.Context(), auth.WorkloadsRead); err != nil {
-		WriteRunaiError(w, r, err)
-		return
-	}
+func (api *API) revisionPods(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	deleted, err := boolParam(v, "deleted")
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	full, err := verbosityParam(v)
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
 	pods, err := api.Resolver.Query().RevisionPods(r.Context(), r.PathValue("revisionId"), deleted)
 	if err != nil {
-		WriteRunaiError(w, r, err)
-		return
+		return err
 	}
-	body := struct {
+	writeJSON(w, http.StatusOK, struct {
 		Pods []runaiPod `json:"pods"`
-	}{Pods: make([]runaiPod, len(pods))}
-	for i, pod := range pods {
-		body.Pods[i] = newRunaiPod(pod, full)
-	}
-	writeJSON(w, http.StatusOK, body)
+	}{Pods: newRunaiPods(pods, full)})
+	return nil
 }
 
 // podListParams are the list parameters, translated to the resolver's

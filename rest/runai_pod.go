@@ -87,6 +87,15 @@ type runaiPreferredTerm struct {
 	Preference *runaiTerm `json:"preference"`
 }
 
+// newRunaiPods writes a list of pods as the REST face answers them.
+func newRunaiPods(pods []*models.Pod, full bool) []runaiPod {
+	out := make([]runaiPod, len(pods))
+	for i, p := range pods {
+		out[i] = newRunaiPod(p, full)
+	}
+	return out
+}
+
 // newRunaiPod writes p as the REST face answers it; full adds projectName
 // and workloadName (verbosity=full).
 func newRunaiPod(p *models.Pod, full bool) runaiPod {
@@ -175,6 +184,7 @@ func mapList[T, U any](in []T, f func(T) U) *[]U {
 	return &out
 }
 
+// timeOrNil writes an instant the REST way (RFC 3339 UTC, ms), nil as null.
 func timeOrNil(t *time.Time) *string {
 	if t == nil {
 		return nil

@@ -3,7 +3,6 @@ package rest
 import (
 	"context"
 	"errors"
-	"time"
 
 	"gpugraph/loaders"
 	"gpugraph/models"
@@ -60,7 +59,7 @@ func encodeVM(ctx context.Context, vm *models.VM) (*vmJSON, error) {
 	out := &vmJSON{
 		CapabilityTier:    vm.CapabilityTier,
 		ComputeClass:      vm.ComputeClass,
-		CreatedAt:         formatTime(vm.CreatedAt),
+		CreatedAt:         timeOrNil(vm.CreatedAt),
 		DiskSizeGb:        vm.DiskSizeGb,
 		EndpointURL:       vm.EndpointURL,
 		GpuCount:          vm.GpuCount,
@@ -84,7 +83,7 @@ func encodeVM(ctx context.Context, vm *models.VM) (*vmJSON, error) {
 		CPUCores:          vm.CPUCores,
 		RAMGb:             vm.RAMGb,
 		TearingDown:       vm.TearingDown,
-		InterruptedAt:     formatTime(vm.InterruptedAt),
+		InterruptedAt:     timeOrNil(vm.InterruptedAt),
 	}
 	for _, g := range gpus {
 		out.GpuIDs = append(out.GpuIDs, g.ID)
@@ -100,12 +99,4 @@ func encodeVM(ctx context.Context, vm *models.VM) (*vmJSON, error) {
 		}
 	}
 	return out, nil
-}
-
-func formatTime(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := models.FormatTime(*t)
-	return &s
 }
