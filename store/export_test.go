@@ -24,3 +24,6 @@ func (s *Store) HistogramProbe(ctx context.Context, ser Series, steps []time.Tim
 
 // ScanFactor is how many samples per step a window may hold to be scanned.
 const ScanFactor = scanFactor
+
+// MigrationFiles are the migrations this store's engine runs, in order.
+func (s *Store) MigrationFiles() ([]string, error) { return s.migrations() }
