@@ -122,10 +122,7 @@ func one[K comparable, V any](wait time.Duration, fetch func(context.Context, []
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[*V] {
 		rows, err := fetch(ctx, keys)
 		out := make([]*dataloader.Result[*V], len(keys))
-		byKey := make(map[K]*V, len(rows))
-		for _, r := range rows {
-			byKey[key(r)] = r
-		}
+		byKey := indexOne(rows, key)
 		for i, k := range keys {
 			out[i] = &dataloader.Result[*V]{Data: byKey[k], Error: err}
 		}
@@ -138,20 +135,37 @@ func many[K comparable, V any](wait time.Duration, fetch func(context.Context, [
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[[]*V] {
 		rows, err := fetch(ctx, keys)
 		out := make([]*dataloader.Result[[]*V], len(keys))
-		byKey := make(map[K][]*V, len(keys))
-		for _, r := range rows {
-			k := key(r)
-			byKey[k] = append(byKey[k], r)
-		}
+		byKey := indexMany(rows, key, keys)
 		for i, k := range keys {
-			list := byKey[k]
-			if list == nil && err == nil {
-				list = []*V{}
-			}
-			out[i] = &dataloader.Result[[]*V]{Data: list, Error: err}
+			out[i] = &dataloader.Result[[]*V]{Data: byKey[k], Error: err}
 		}
 		return out
 	}, dataloader.WithWait[K, []*V](wait))
+}
+
+// indexOne maps each row to its key.
+func indexOne[K comparable, V any](rows []*V, key func(*V) K) map[K]*V {
+	byKey := make(map[K]*V, len(rows))
+	for _, r := range rows {
+		byKey[key(r)] = r
+	}
+	return byKey
+}
+
+// indexMany groups rows by key, in the order fetch gave them; every asked
+// key gets a list, empty when it has no rows.
+func indexMany[K comparable, V any](rows []*V, key func(*V) K, keys []K) map[K][]*V {
+	byKey := make(map[K][]*V, len(keys))
+	for _, r := range rows {
+		k := key(r)
+		byKey[k] = append(byKey[k], r)
+	}
+	for _, k := range keys {
+		if byKey[k] == nil {
+			byKey[k] = []*V{}
+		}
+	}
+	return byKey
 }
 
 type ctxKey struct{}

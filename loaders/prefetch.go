@@ -90,10 +90,7 @@ func primeOne[K comparable, V any](ctx context.Context, l *dataloader.Loader[K, 
 	if err != nil {
 		return nil, err
 	}
-	byKey := make(map[K]*V, len(rows))
-	for _, r := range rows {
-		byKey[key(r)] = r
-	}
+	byKey := indexOne(rows, key)
 	out := rows[:0:0]
 	for _, k := range keys {
 		l.Prime(ctx, k, byKey[k])
@@ -113,17 +110,9 @@ func primeMany[K comparable, V any](ctx context.Context, l *dataloader.Loader[K,
 	if err != nil {
 		return nil, err
 	}
-	byKey := make(map[K][]*V, len(keys))
-	for _, r := range rows {
-		k := key(r)
-		byKey[k] = append(byKey[k], r)
-	}
+	byKey := indexMany(rows, key, keys)
 	for _, k := range keys {
-		list := byKey[k]
-		if list == nil {
-			list = []*V{}
-		}
-		l.Prime(ctx, k, list)
+		l.Prime(ctx, k, byKey[k])
 	}
 	return rows, nil
 }
