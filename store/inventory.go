@@ -43,7 +43,9 @@ func (s *Store) NodesByIDs(ctx context.Context, ids []string) ([]*models.Node, e
 // NodeKey names a node as a pod does: by cluster and name.
 type NodeKey struct{ ClusterID, Name string }
 
-// NodesByClusterNames reads the nodes with these (cluster, name) pairs.
+// NodesByClusterNames reads the nodes named by these keys. Node names are
+// unique across clusters, so it reads by name; the caller matches the
+// cluster (a pod naming a node of another cluster finds none).
 func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey) ([]*models.Node, error) {
 	names := make([]string, 0, len(keys))
 	for _, k := range keys {
