@@ -70,3 +70,17 @@ func (s *Store) ForUpdate(tx *gorm.DB) *gorm.DB {
 	}
 	return tx
 }
+
+// Txn is one transaction. Packages outside store hold it only to pass it
+// back to the store's methods, which are the only ones that run statements
+// in it; that keeps every statement in this package.
+type Txn struct {
+	db *gorm.DB
+	st *Store
+}
+
+// InTx runs fn in one transaction, replayed as Tx replays it: fn must read,
+// decide and write inside it, and be safe to run again.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Txn) error) error {
+	return s.Tx(ctx, func(db *gorm.DB) error { return fn(&Txn{db: db, st: s}) })
+}
