@@ -27,9 +27,10 @@ check-generate: generate
 	@git diff --exit-code -- graph/ || (echo "graph/ is out of date with schema.graphqls: run make generate and commit" >&2; exit 1)
 	@test -z "$$(git status --porcelain -- graph/)" || (echo "make generate left new files in graph/" >&2; git status --porcelain -- graph/; exit 1)
 
-## lint: gofmt check and go vet
+## lint: gofmt, goimports (gpugraph/… imports in their own group) and go vet
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	@misgrouped=$$($(GO) run golang.org/x/tools/cmd/goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
 
 ## bench: the seven fleet-scale figures on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md

@@ -5,4 +5,5 @@ package main
 
 import (
 	_ "github.com/99designs/gqlgen"
+	_ "golang.org/x/tools/cmd/goimports"
 )

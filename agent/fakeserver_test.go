@@ -3,13 +3,14 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
-	"gpugraph/agentapi"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"gpugraph/agentapi"
 )
 
 // fakeServer records every request and answers through respond, which

@@ -3,10 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
-	"gpugraph/agentapi"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"gpugraph/agentapi"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"gpugraph/agentapi"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"gpugraph/agentapi"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )

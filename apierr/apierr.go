@@ -17,6 +17,10 @@ const (
 	NotFoundCode    = "NOT_FOUND"
 	BadRequestCode  = "BAD_REQUEST"
 	Internal        = "INTERNAL"
+	// PayloadTooLarge answers a body over a path's size limit (413).
+	PayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// Unavailable answers a dependency that did not answer in time (503).
+	Unavailable = "UNAVAILABLE"
 )
 
 // Error is an answer that is not a success.

@@ -25,7 +25,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			var e *apierr.Error
 			if !errors.As(err, &e) {
 				slog.ErrorContext(ctx, "api key lookup", "err", err)
-				e = apierr.New(http.StatusServiceUnavailable, "UNAVAILABLE", "the key store did not answer; try again")
+				e = apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "the key store did not answer; try again")
 			}
 			ctx = context.WithValue(ctx, errKey{}, e)
 		}

@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"gpugraph/apierr"
 )
 
 // DepthLimit refuses operations nested deeper than Max fields (gqlgen has
@@ -28,7 +31,7 @@ func (d DepthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 	}
 	if depth := selectionDepth(oc.Operation.SelectionSet, map[string]bool{}); depth > d.Max {
 		err := gqlerror.Errorf("query is nested %d levels deep, more than the limit of %d", depth, d.Max)
-		err.Extensions = map[string]any{"code": "BAD_REQUEST", "status": 400}
+		err.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
 		return err
 	}
 	return nil
