@@ -53,7 +53,7 @@ func (cfg Config) withDefaults() Config {
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
-	res := &resolvers.Resolver{Store: st, HeartbeatGrace: cfg.HeartbeatGrace}
+	res := &resolvers.Resolver{Store: st}
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
 
@@ -78,7 +78,7 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Resolver: res}, api)
+	rest.Register(mux, &rest.API{Resolver: res, Store: st}, api)
 
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }
