@@ -27,7 +27,6 @@ type Config struct {
 	ComplexityLimit      int
 	DepthLimit           int
 	RequestTimeout       time.Duration
-	HeartbeatGrace       time.Duration
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
 }
@@ -42,9 +41,6 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 30 * time.Second
-	}
-	if cfg.HeartbeatGrace == 0 {
-		cfg.HeartbeatGrace = 30 * time.Second
 	}
 	return cfg
 }
