@@ -19,6 +19,8 @@ const (
 	maxTextLen    = 256
 )
 
+// inventoryToStore checks an inventory and turns it into the store's
+// shape; the first bad field answers a 400 naming it.
 func inventoryToStore(in agentapi.InventoryRequest) (store.Inventory, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, true); err != nil {
 		return store.Inventory{}, err
@@ -58,6 +60,8 @@ func inventoryToStore(in agentapi.InventoryRequest) (store.Inventory, error) {
 	return inv, nil
 }
 
+// heartbeatToStore checks a heartbeat as inventoryToStore checks an
+// inventory.
 func heartbeatToStore(in agentapi.HeartbeatRequest) (store.Heartbeat, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, false); err != nil {
 		return store.Heartbeat{}, err
