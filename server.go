@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string) error {
 
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           server.New(server.Config{Store: st, DisableIntrospection: !o.introspection, HeartbeatGrace: o.heartbeatGrace}),
+		Handler:           server.New(server.Config{Store: st, DisableIntrospection: !o.introspection}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", o.addr)

@@ -57,6 +57,11 @@ func NotFound(code, format string, args ...any) *Error {
 	return New(http.StatusNotFound, code, format, args...)
 }
 
+// Conflict is a 409: the request clashes with the state of what it names.
+func Conflict(code, format string, args ...any) *Error {
+	return New(http.StatusConflict, code, format, args...)
+}
+
 // Unauthorized is the 401 for a missing or unknown key.
 func Unauthorized(msg string) *Error {
 	return New(http.StatusUnauthorized, Unauthenticated, "%s", msg)

@@ -3,12 +3,12 @@
 // return, aggregates per-GPU series into per-pod ones, computes
 // histogram quantiles, and formats values and timestamps for the wire.
 //
-// The package does no I/O. A typical store/resolver flow is:
+// The package does no I/O. A typical flow, as the store reads a series, is:
 //
-//	if err := promql.Validate(start, end, n); err != nil { ... }
-//	from, to := promql.ReadWindow(start, end, n)
+//	steps := promql.Steps(start, end, n)
+//	from, to := steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1]
 //	rows := /* samples with from <= T <= to, ordered by T */
-//	points := promql.RangeQuery(rows, start, end, n)
+//	points := promql.AtSteps(rows, steps)
 //	// for a type that is only stored per GPU:
 //	pod := promql.Aggregate([][]promql.Point{gpu0, gpu1}, promql.Sum)
 //	for _, p := range points {

@@ -39,26 +39,51 @@ func RangeQuery(samples []Sample, start, end time.Time, n int) []Point {
 // stored rows, so every value, NaN included, is taken as is.
 func AtSteps(samples []Sample, steps []time.Time) []Point {
 	points := make([]Point, 0, len(steps))
+	atSteps(len(samples), func(i int) time.Time { return samples[i].T }, steps, func(step time.Time, i int) {
+		points = append(points, Point{T: step, V: samples[i].V})
+	})
+	return points
+}
+
+// Pick says which stored sample answers a step: Index is its position in
+// the series, which may hold values of any kind.
+type Pick struct {
+	Step  time.Time
+	Index int
+}
+
+// PickAtSteps is AtSteps for a series whose values are not numbers (a
+// histogram's buckets): given the times of its samples, sorted ascending,
+// it answers for every step that has one which sample AtSteps would take.
+func PickAtSteps(times []time.Time, steps []time.Time) []Pick {
+	picks := make([]Pick, 0, len(steps))
+	atSteps(len(times), func(i int) time.Time { return times[i] }, steps, func(step time.Time, i int) {
+		picks = append(picks, Pick{Step: step, Index: i})
+	})
+	return picks
+}
+
+// atSteps calls found(step, i) for each step answered by sample i of a
+// series of n samples whose times timeOf gives, in ascending order.
+func atSteps(n int, timeOf func(i int) time.Time, steps []time.Time, found func(step time.Time, i int)) {
 	lo := 0
 	for k, t := range steps {
 		if k > 0 && t.Before(steps[k-1]) {
 			lo = 0
 		}
-		// i is the first sample after t; samples[i-1] is the candidate.
-		i := lo + sort.Search(len(samples)-lo, func(j int) bool {
-			return samples[lo+j].T.After(t)
+		// i is the first sample after t; sample i-1 is the candidate.
+		i := lo + sort.Search(n-lo, func(j int) bool {
+			return timeOf(lo + j).After(t)
 		})
 		lo = i
 		if i == 0 {
 			continue
 		}
-		s := samples[i-1]
-		if !s.T.After(t.Add(-LookbackDelta)) {
+		if !timeOf(i - 1).After(t.Add(-LookbackDelta)) {
 			continue
 		}
-		points = append(points, Point{T: t, V: s.V})
+		found(t, i-1)
 	}
-	return points
 }
 
 // Raw returns the samples with start <= T <= end, for numberOfSamples=0.

@@ -83,7 +83,8 @@ func TestRangeQuery(t *testing.T) {
 
 // TestRangeQueryMatchesReference checks the binary-search sampling
 // against a direct reading of the lookback rule, and that the samples
-// inside ReadWindow are all the query needs.
+// from the first step's lookback to the last step (the window the store
+// reads) are all the query needs.
 func TestRangeQueryMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 200; iter++ {
@@ -112,8 +113,20 @@ func TestRangeQueryMatchesReference(t *testing.T) {
 		}
 		samePoints(t, RangeQuery(samples, start, end, n), want)
 
-		from, to := ReadWindow(start, end, n)
+		// PickAtSteps names the very samples AtSteps takes.
+		times := make([]time.Time, len(samples))
+		for i, s := range samples {
+			times[i] = s.T
+		}
+		var picked []Point
+		for _, p := range PickAtSteps(times, Steps(start, end, n)) {
+			picked = append(picked, Point{T: p.Step, V: samples[p.Index].V})
+		}
+		samePoints(t, picked, want)
+
 		var window []Sample
+		steps := Steps(start, end, n)
+		from, to := steps[0].Add(-LookbackDelta), steps[len(steps)-1]
 		for _, s := range samples {
 			if !s.T.Before(from) && !s.T.After(to) {
 				window = append(window, s)

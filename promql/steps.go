@@ -1,10 +1,6 @@
 package promql
 
-import (
-	"errors"
-	"fmt"
-	"time"
-)
+import "time"
 
 // LookbackDelta is how far back from a step the newest sample is looked
 // for, as in Prometheus's default --query.lookback-delta.
@@ -12,23 +8,6 @@ const LookbackDelta = 5 * time.Minute
 
 // MaxSamples is the largest numberOfSamples the endpoint accepts.
 const MaxSamples = 1000
-
-// ErrInvalidRange is wrapped by the errors Validate returns.
-var ErrInvalidRange = errors.New("invalid metrics range")
-
-// Validate reports whether a request for n samples between start and end
-// can be answered: n must be within 0..MaxSamples and end must not be
-// before start. The other functions of this package do not enforce these
-// limits: they answer any n, and no points when end is before start.
-func Validate(start, end time.Time, n int) error {
-	if n < 0 || n > MaxSamples {
-		return fmt.Errorf("%w: numberOfSamples must be between 0 and %d, got %d", ErrInvalidRange, MaxSamples, n)
-	}
-	if end.Before(start) {
-		return fmt.Errorf("%w: end %s is before start %s", ErrInvalidRange, FormatTime(end), FormatTime(start))
-	}
-	return nil
-}
 
 // Steps returns the evaluation times of a Prometheus range query asked for
 // n samples between start and end.
@@ -77,26 +56,6 @@ func stepGrid(start, end time.Time, n int) (first, last time.Time, step time.Dur
 	}
 	last = s.Add(e.Sub(s) / step * step)
 	return s, last, step, true
-}
-
-// ReadWindow returns the time span of stored samples that RangeQuery
-// needs for the same arguments, so a store can fetch each series with one
-// range scan over from <= T <= to.
-//
-// For n >= 1 from is the first step minus LookbackDelta and to is the
-// last step. The lookback window is left-open, so a sample exactly at
-// from is fetched but never used; it is cheaper to read it than to
-// express an open bound. For n == 0 the window is [start, end] itself.
-// When end is before start, from is after to and the scan is empty.
-func ReadWindow(start, end time.Time, n int) (from, to time.Time) {
-	if n <= 0 {
-		return start, end
-	}
-	first, last, _, ok := stepGrid(start, end, n)
-	if !ok {
-		return start, end
-	}
-	return first.Add(-LookbackDelta), last
 }
 
 // truncMillis truncates t to a whole Unix millisecond, in UTC.

@@ -1,7 +1,6 @@
 package promql
 
 import (
-	"errors"
 	"testing"
 	"time"
 )
@@ -62,55 +61,6 @@ func TestStepsBounds(t *testing.T) {
 			if r >= ms(int64(n-1)) && len(steps) < n {
 				t.Fatalf("range %v n=%d: only %d steps", r, n, len(steps))
 			}
-		}
-	}
-}
-
-func TestReadWindow(t *testing.T) {
-	tests := []struct {
-		name           string
-		start, end     time.Time
-		n              int
-		wantFrom, want time.Time
-	}{
-		{"raw is the range itself", at(ms(1)), at(time.Hour), 0, at(ms(1)), at(time.Hour)},
-		{"lookback before the first step", at(0), at(time.Hour), 5, at(-LookbackDelta), at(time.Hour)},
-		{"last step short of end", at(0), at(time.Second), 4, at(-LookbackDelta), at(ms(999))},
-		{"one sample looks back from end", at(0), at(time.Hour), 1, at(time.Hour - LookbackDelta), at(time.Hour)},
-		{"sub-ms start", at(900 * time.Microsecond), at(time.Minute), 2, at(-LookbackDelta), at(time.Minute)},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			from, to := ReadWindow(tc.start, tc.end, tc.n)
-			if !from.Equal(tc.wantFrom) || !to.Equal(tc.want) {
-				t.Errorf("got [%s, %s], want [%s, %s]", FormatTime(from), FormatTime(to),
-					FormatTime(tc.wantFrom), FormatTime(tc.want))
-			}
-		})
-	}
-	if from, to := ReadWindow(at(time.Hour), at(0), 10); !from.After(to) {
-		t.Errorf("end before start: got non-empty window [%s, %s]", FormatTime(from), FormatTime(to))
-	}
-}
-
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		name       string
-		start, end time.Time
-		n          int
-		ok         bool
-	}{
-		{"raw", at(0), at(time.Hour), 0, true},
-		{"max", at(0), at(time.Hour), MaxSamples, true},
-		{"empty range", at(0), at(0), 10, true},
-		{"negative n", at(0), at(time.Hour), -1, false},
-		{"too many", at(0), at(time.Hour), MaxSamples + 1, false},
-		{"end before start", at(time.Hour), at(0), 10, false},
-	}
-	for _, tc := range tests {
-		err := Validate(tc.start, tc.end, tc.n)
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidRange)) {
-			t.Errorf("%s: Validate = %v, want ok=%v", tc.name, err, tc.ok)
 		}
 	}
 }

@@ -4,8 +4,6 @@
 package resolvers
 
 import (
-	"time"
-
 	"gpugraph/graph"
 	"gpugraph/store"
 )
@@ -13,8 +11,6 @@ import (
 // Resolver is the root of the resolver tree.
 type Resolver struct {
 	Store *store.Store
-	// HeartbeatGrace is how long a node may stay silent before it goes offline.
-	HeartbeatGrace time.Duration
 }
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }

@@ -3,16 +3,18 @@ package rest
 import (
 	"encoding/json"
 	"errors"
-	"gpugraph/agentapi"
 	"io"
 	"net/http"
 	"reflect"
 
+	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/models"
+	"gpugraph/nodes"
 )
 
-// The node agent's report paths (SPEC §8). They answer errors in
+// The node agent's report paths, answered by package nodes. They answer errors in
 // OpenRelay's shape, {"error": {"code", "message"}}, like the other /v1
 // path; the agent re-sends its inventory on a 404 from the heartbeat.
 
@@ -31,15 +33,15 @@ func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeReport(w, r, &in); err != nil {
 		return err
 	}
-	ans, err := api.Resolver.ReportInventory(r.Context(), &in)
+	rep, err := nodes.ReportInventory(r.Context(), api.Store, auth.FromContext(r.Context()), in)
 	if err != nil {
 		return err
 	}
 	status := http.StatusOK
-	if ans.Created {
+	if rep.Created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, ans)
+	writeJSON(w, status, reportBody{NodeID: rep.NodeID, Status: rep.Status})
 	return nil
 }
 
@@ -48,12 +50,18 @@ func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeReport(w, r, &in); err != nil {
 		return err
 	}
-	ans, err := api.Resolver.ReportHeartbeat(r.Context(), &in)
+	rep, err := nodes.ReportHeartbeat(r.Context(), api.Store, auth.FromContext(r.Context()), in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, reportBody{NodeID: rep.NodeID, Status: rep.Status})
 	return nil
+}
+
+// reportBody is the answer to either report.
+type reportBody struct {
+	NodeID string            `json:"nodeId"`
+	Status models.NodeStatus `json:"status"`
 }
 
 // decodeReport reads one JSON object. Fields it does not know are ignored,

@@ -17,10 +17,9 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/fixtures"
-	"gpugraph/graph/model"
 	"gpugraph/models"
+	"gpugraph/podmetrics"
 	"gpugraph/promql"
-	"gpugraph/resolvers"
 )
 
 func (api *API) metricsRoutes() []route {
@@ -38,13 +37,14 @@ func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := api.Resolver.Query().PodMetrics(r.Context(), r.PathValue("workloadId"), r.PathValue("podId"),
-		p.types, p.start, p.end, &p.numberOfSamples)
+	res, err := podmetrics.Query(r.Context(), api.Store, auth.FromContext(r.Context()), podmetrics.Request{
+		WorkloadID: r.PathValue("workloadId"), PodID: r.PathValue("podId"),
+		Types: p.types, Start: p.start, End: p.end, NumberOfSamples: &p.numberOfSamples})
 	if err != nil {
 		return err
 	}
 	status := http.StatusOK
-	if len(res.OmittedTypes) > 0 {
+	if len(res.Omitted) > 0 {
 		status = http.StatusMultiStatus
 	}
 	if prefersCSV(r.Header.Get("Accept")) {
@@ -56,15 +56,15 @@ func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) error {
 }
 
 type metricsParams struct {
-	types           []model.PodMetricType
+	types           []string
 	start, end      time.Time
 	numberOfSamples int
 }
 
-// parseMetricsParams reads the query; range checks are the resolver's, so
+// parseMetricsParams reads the query; range checks are podmetrics', so
 // that both faces answer them alike.
 func parseMetricsParams(q url.Values) (metricsParams, error) {
-	p := metricsParams{numberOfSamples: resolvers.DefaultNumberOfSamples}
+	p := metricsParams{numberOfSamples: podmetrics.DefaultNumberOfSamples}
 	// metricType repeats (metricType=A&metricType=B) or is comma-joined
 	// (metricType=A,B: the OpenAPI's explode: false), or both.
 	for _, v := range q["metricType"] {
@@ -76,7 +76,7 @@ func parseMetricsParams(q url.Values) (metricsParams, error) {
 			if !models.IsMetricType(t) {
 				return p, apierr.BadRequest("metricType %q is not a pod metric type", t)
 			}
-			p.types = append(p.types, model.PodMetricType(t))
+			p.types = append(p.types, t)
 		}
 	}
 	if len(p.types) == 0 {
@@ -120,8 +120,8 @@ type metricsBody struct {
 	Measurements []measurementBody `json:"measurements"`
 	Histogram    []histogramBody   `json:"histogram,omitempty"`
 	// On a 207: the types left out, and why.
-	OmittedTypes []model.PodMetricType `json:"omittedTypes,omitempty"`
-	Details      string                `json:"details,omitempty"`
+	OmittedTypes []string `json:"omittedTypes,omitempty"`
+	Details      string   `json:"details,omitempty"`
 }
 
 type measurementBody struct {
@@ -145,25 +145,25 @@ type histogramValueBody struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-func metricsJSON(res *model.PodMetrics) metricsBody {
+func metricsJSON(res podmetrics.Result) metricsBody {
 	body := metricsBody{Measurements: make([]measurementBody, len(res.Measurements))}
 	for i, m := range res.Measurements {
 		values := make([]valueBody, len(m.Values))
 		for j, v := range m.Values {
-			values[j] = valueBody{Value: v.Value, Timestamp: promql.FormatTime(v.Timestamp)}
+			values[j] = valueBody{Value: v.Value, Timestamp: promql.FormatTime(v.T)}
 		}
 		body.Measurements[i] = measurementBody{Type: m.Type, Labels: labelsJSON(m.Labels), Values: values}
 	}
-	for _, h := range res.Histogram {
+	for _, h := range res.Histograms {
 		values := make([]histogramValueBody, len(h.Values))
 		for j, v := range h.Values {
-			values[j] = histogramValueBody{Timestamp: promql.FormatTime(v.Timestamp), Data: models.StringMapJSON(v.Data)}
+			values[j] = histogramValueBody{Timestamp: promql.FormatTime(v.T), Data: models.StringMapJSON(v.Data)}
 		}
 		body.Histogram = append(body.Histogram, histogramBody{Type: h.Type, Values: values})
 	}
-	if len(res.OmittedTypes) > 0 {
-		body.OmittedTypes = res.OmittedTypes
-		body.Details = resolvers.OmittedDetails(res.OmittedTypes)
+	if len(res.Omitted) > 0 {
+		body.OmittedTypes = res.Omitted
+		body.Details = podmetrics.OmittedDetails(res.Omitted)
 	}
 	return body
 }
@@ -185,14 +185,10 @@ var quantileLabels = map[string]string{"p50": "0.5", "p90": "0.9", "p99": "0.99"
 // label le, as Prometheus's _bucket series do; a _PERCENTILES type one row
 // per percentile with label quantile (0.5, 0.9, 0.99). On a 207 the types
 // left out are named in the X-Omitted-Metric-Types header.
-func writeMetricsCSV(w http.ResponseWriter, status int, res *model.PodMetrics) {
+func writeMetricsCSV(w http.ResponseWriter, status int, res podmetrics.Result) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	if len(res.OmittedTypes) > 0 {
-		names := make([]string, len(res.OmittedTypes))
-		for i, t := range res.OmittedTypes {
-			names[i] = string(t)
-		}
-		w.Header().Set("X-Omitted-Metric-Types", strings.Join(names, ","))
+	if len(res.Omitted) > 0 {
+		w.Header().Set("X-Omitted-Metric-Types", strings.Join(res.Omitted, ","))
 	}
 	w.WriteHeader(status)
 	cw := csv.NewWriter(w)
@@ -200,12 +196,12 @@ func writeMetricsCSV(w http.ResponseWriter, status int, res *model.PodMetrics) {
 	for _, m := range res.Measurements {
 		labels := string(labelsJSON(m.Labels))
 		for _, v := range m.Values {
-			_ = cw.Write([]string{m.Type, labels, promql.FormatTime(v.Timestamp), v.Value})
+			_ = cw.Write([]string{m.Type, labels, promql.FormatTime(v.T), v.Value})
 		}
 	}
-	for _, h := range res.Histogram {
+	for _, h := range res.Histograms {
 		for _, v := range h.Values {
-			ts := promql.FormatTime(v.Timestamp)
+			ts := promql.FormatTime(v.T)
 			for _, k := range models.StringMapKeys(v.Data) {
 				label := map[string]string{"le": k}
 				if q, ok := quantileLabels[k]; ok {
@@ -260,18 +256,24 @@ func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := api.Resolver.IngestSamples(r.Context(), batch)
+	n, err := podmetrics.Ingest(r.Context(), api.Store, auth.FromContext(r.Context()), batch)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, ingestedBody{Samples: n.Samples, HistogramSamples: n.HistogramSamples})
 	return nil
+}
+
+// ingestedBody counts what a batch stored.
+type ingestedBody struct {
+	Samples          int `json:"samples"`
+	HistogramSamples int `json:"histogramSamples"`
 }
 
 // decodeSampleBatch reads {"podMetrics": [...], "podHistograms": [...]},
 // decoding entry by entry so that a malformed one is named.
-func decodeSampleBatch(body io.Reader) (resolvers.SampleBatch, error) {
-	var b resolvers.SampleBatch
+func decodeSampleBatch(body io.Reader) (podmetrics.Batch, error) {
+	var b podmetrics.Batch
 	var raw struct {
 		PodMetrics    []json.RawMessage `json:"podMetrics"`
 		PodHistograms []json.RawMessage `json:"podHistograms"`

@@ -13,11 +13,13 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/resolvers"
+	"gpugraph/store"
 )
 
 // API holds what the handlers delegate to.
 type API struct {
 	Resolver *resolvers.Resolver
+	Store    *store.Store
 }
 
 // Register mounts every REST path on mux; wrap adds authentication and the

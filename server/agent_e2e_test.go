@@ -39,7 +39,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		if _, err := fixtures.LoadFile(context.Background(), st, []byte(e2eFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(server.New(server.Config{Store: st, HeartbeatGrace: grace}))
+		srv := httptest.NewServer(server.New(server.Config{Store: st}))
 		t.Cleanup(srv.Close)
 		ctx, cancel := context.WithCancel(context.Background())
 		swept := make(chan struct{})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"gpugraph/fixtures"
-	"gpugraph/resolvers"
+	"gpugraph/podmetrics"
 	"gpugraph/rest/openapitest"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -479,13 +479,13 @@ func readAll(t *testing.T, resp *http.Response) string {
 	return b.String()
 }
 
-// numberOfSamples=0 answers at most resolvers.MaxRawPoints samples a request.
+// numberOfSamples=0 answers at most podmetrics.MaxRawPoints samples a request.
 func TestPodMetricsRawLimit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-		storetest.SeedSeries(t, st, train1, "CPU_USAGE_CORES", "{}", t0, time.Second, resolvers.MaxRawPoints+1)
-		end := t0.Add(resolvers.MaxRawPoints * time.Second).Format(time.RFC3339)
+		storetest.SeedSeries(t, st, train1, "CPU_USAGE_CORES", "{}", t0, time.Second, podmetrics.MaxRawPoints+1)
+		end := t0.Add(podmetrics.MaxRawPoints * time.Second).Format(time.RFC3339)
 		status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
 			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "0"), "acme-workloads", nil, nil)
 		want := js(`{'code': 400, 'message': 'numberOfSamples=0 would answer more than 100000 samples: narrow start and end, or ask for 1 to 1000 samples'}`)
@@ -497,7 +497,7 @@ func TestPodMetricsRawLimit(t *testing.T) {
 			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "1000"))
 		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
 			"start", t0.Add(time.Second).Format(time.RFC3339), "end", end, "numberOfSamples", "0"))
-		if n := strings.Count(got, `"value"`); n != resolvers.MaxRawPoints {
+		if n := strings.Count(got, `"value"`); n != podmetrics.MaxRawPoints {
 			t.Errorf("%d raw samples", n)
 		}
 	})

@@ -27,7 +27,6 @@ type Config struct {
 	ComplexityLimit      int
 	DepthLimit           int
 	RequestTimeout       time.Duration
-	HeartbeatGrace       time.Duration
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
 }
@@ -43,9 +42,6 @@ func (cfg Config) withDefaults() Config {
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
-	if cfg.HeartbeatGrace == 0 {
-		cfg.HeartbeatGrace = 30 * time.Second
-	}
 	return cfg
 }
 
@@ -53,7 +49,7 @@ func (cfg Config) withDefaults() Config {
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
-	res := &resolvers.Resolver{Store: st, HeartbeatGrace: cfg.HeartbeatGrace}
+	res := &resolvers.Resolver{Store: st}
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
 
@@ -78,7 +74,7 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Resolver: res}, api)
+	rest.Register(mux, &rest.API{Resolver: res, Store: st}, api)
 
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-
 	"gpugraph/models"
 	"gpugraph/promql"
 )
@@ -27,24 +25,6 @@ func (s *Store) TenantPodInWorkload(ctx context.Context, tenantID int, workloadI
 		Where("id = ? AND workload_id = ? AND tenant_id = ?", podID, workloadID, tenantID).
 		Count(&n).Error
 	return n > 0, err
-}
-
-// TenantPodIDs answers which of ids are pods of the tenant, in tx.
-func TenantPodIDs(tx *gorm.DB, tenantID int, ids []string) (map[string]bool, error) {
-	found := make(map[string]bool, len(ids))
-	const chunk = 500
-	for len(ids) > 0 {
-		k := min(chunk, len(ids))
-		var got []string
-		if err := tx.Table("pods").Where("tenant_id = ? AND id IN ?", tenantID, ids[:k]).Pluck("id", &got).Error; err != nil {
-			return nil, err
-		}
-		for _, id := range got {
-			found[id] = true
-		}
-		ids = ids[k:]
-	}
-	return found, nil
 }
 
 // PodHasNIMData reports whether any NIM sample or histogram is stored for
@@ -188,16 +168,14 @@ func (s *Store) HistogramAtSteps(ctx context.Context, ser Series, steps []time.T
 	if err != nil || len(rows) > scanFactor*len(steps) {
 		return s.histogramProbe(ctx, ser, steps, err)
 	}
-	// promql.AtSteps picks, per step, which stored histogram answers; its
-	// values here are indexes into rows.
-	idx := make([]promql.Sample, len(rows))
+	times := make([]time.Time, len(rows))
 	for i, r := range rows {
-		idx[i] = promql.Sample{T: r.T, V: float64(i)}
+		times[i] = r.T
 	}
-	picked := promql.AtSteps(idx, steps)
-	out := make([]HistogramPoint, len(picked))
-	for i, p := range picked {
-		out[i] = HistogramPoint{T: p.T, Buckets: rows[int(p.V)].Buckets}
+	picks := promql.PickAtSteps(times, steps)
+	out := make([]HistogramPoint, len(picks))
+	for i, p := range picks {
+		out[i] = HistogramPoint{T: p.Step, Buckets: rows[p.Index].Buckets}
 	}
 	return out, nil
 }

@@ -1,39 +1,15 @@
-package resolvers
+package nodes
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"gpugraph/agentapi"
 	"math"
-	"net/http"
 	"regexp"
 	"unicode"
 
+	"gpugraph/agentapi"
 	"gpugraph/apierr"
-	"gpugraph/auth"
 	"gpugraph/models"
 	"gpugraph/store"
-)
-
-// The node agent's reports (SPEC §8). The JSON shapes are the agent's
-// (agent/payload.go); the REST face decodes into these and calls the
-// methods below, which check the caller and the report and hand it to the
-// store.
-
-// ReportAnswer is the answer to either report.
-type ReportAnswer struct {
-	NodeID string            `json:"nodeId"`
-	Status models.NodeStatus `json:"status"`
-	// Created is true when this inventory registered the node.
-	Created bool `json:"-"`
-}
-
-// Error codes of the agent API.
-const (
-	CodeNodeNotFound   = "NODE_NOT_FOUND"
-	CodeGPUNotFound    = "GPU_NOT_FOUND"
-	CodeGPUOnOtherNode = "GPU_ON_OTHER_NODE"
 )
 
 // Limits on a report, far above any real node.
@@ -43,54 +19,9 @@ const (
 	maxTextLen    = 256
 )
 
-// ReportInventory registers or updates the reporting node.
-func (r *Resolver) ReportInventory(ctx context.Context, in *agentapi.InventoryRequest) (*ReportAnswer, error) {
-	if _, err := auth.Require(ctx, auth.NodesReport); err != nil {
-		return nil, err
-	}
-	inv, err := inventoryToStore(in)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := r.Store.RegisterInventory(ctx, inv, store.Now())
-	if err != nil {
-		return nil, reportError(err)
-	}
-	return &ReportAnswer{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created}, nil
-}
-
-// ReportHeartbeat records the reporting node's heartbeat.
-func (r *Resolver) ReportHeartbeat(ctx context.Context, in *agentapi.HeartbeatRequest) (*ReportAnswer, error) {
-	if _, err := auth.Require(ctx, auth.NodesReport); err != nil {
-		return nil, err
-	}
-	hb, err := heartbeatToStore(in)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := r.Store.RecordHeartbeat(ctx, hb, store.Now())
-	if err != nil {
-		return nil, reportError(err)
-	}
-	return &ReportAnswer{NodeID: rep.NodeID, Status: rep.Status}, nil
-}
-
-func reportError(err error) error {
-	var unknownGPU *store.UnknownGPUError
-	var elsewhere *store.GPUElsewhereError
-	switch {
-	case errors.Is(err, store.ErrUnknownNode):
-		return apierr.NotFound(CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
-	case errors.As(err, &unknownGPU):
-		return apierr.NotFound(CodeGPUNotFound, "GPU %s is not in this node's inventory; send POST /v1/agent/inventory again", unknownGPU.UUID)
-	case errors.As(err, &elsewhere):
-		return apierr.New(http.StatusConflict, CodeGPUOnOtherNode,
-			"GPU %s is registered on node %q; an operator must remove it there before this node can report it", elsewhere.UUID, elsewhere.NodeName)
-	}
-	return err
-}
-
-func inventoryToStore(in *agentapi.InventoryRequest) (store.Inventory, error) {
+// inventoryToStore checks an inventory and turns it into the store's
+// shape; the first bad field answers a 400 naming it.
+func inventoryToStore(in agentapi.InventoryRequest) (store.Inventory, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, true); err != nil {
 		return store.Inventory{}, err
 	}
@@ -129,7 +60,9 @@ func inventoryToStore(in *agentapi.InventoryRequest) (store.Inventory, error) {
 	return inv, nil
 }
 
-func heartbeatToStore(in *agentapi.HeartbeatRequest) (store.Heartbeat, error) {
+// heartbeatToStore checks a heartbeat as inventoryToStore checks an
+// inventory.
+func heartbeatToStore(in agentapi.HeartbeatRequest) (store.Heartbeat, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, false); err != nil {
 		return store.Heartbeat{}, err
 	}

@@ -1,0 +1,139 @@
+package podmetrics
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/models"
+	"gpugraph/promql"
+	"gpugraph/store"
+)
+
+// DefaultNumberOfSamples is numberOfSamples when the caller leaves it out (Run:ai's default).
+const DefaultNumberOfSamples = 20
+
+// MaxRawPoints bounds what numberOfSamples=0 (every stored sample) may
+// answer in one request, so one call cannot pull a pod's whole history.
+const MaxRawPoints = 100_000
+
+// Request asks for some metric types of one pod over a time range.
+type Request struct {
+	WorkloadID, PodID string
+	// Types are pod metric type names (GPU_UTILIZATION, …); repeats are
+	// answered once, in the order first asked.
+	Types      []string
+	Start, End time.Time
+	// NumberOfSamples is how many evenly spaced steps to answer, or 0 for
+	// every stored sample; nil means DefaultNumberOfSamples.
+	NumberOfSamples *int
+}
+
+// Result is the answer. Values are already written for the wire
+// (promql.FormatValue), as both faces send them as strings.
+type Result struct {
+	// Measurements holds the sampled types: one per stored label set that
+	// has points, or one without labels or values when none has.
+	Measurements []Measurement
+	// Histograms holds the histogram and _PERCENTILES types; nil when none
+	// was asked.
+	Histograms []Histogram
+	// Omitted lists asked types that cannot exist for this pod (the NIM
+	// types of a pod that serves no NIM); the REST face answers 207.
+	Omitted []string
+}
+
+// Measurement is one series of a sampled type.
+type Measurement struct {
+	Type   string
+	Labels map[string]string // never nil; empty when the series has none
+	Values []Value
+}
+
+// Value is one point of a measurement.
+type Value struct {
+	T     time.Time
+	Value string
+}
+
+// Histogram is a histogram type (cumulative bucket counts by upper bound)
+// or a _PERCENTILES type (p50, p90 and p99).
+type Histogram struct {
+	Type   string
+	Values []HistogramValue
+}
+
+// HistogramValue is one point of a histogram.
+type HistogramValue struct {
+	T    time.Time
+	Data map[string]string
+}
+
+// OmittedDetails says why types were left out of a partial answer (the
+// REST face's 207 details).
+func OmittedDetails(types []string) string {
+	return fmt.Sprintf("left out %s: NIM metrics exist only for pods that serve NVIDIA NIM, and none is stored for this pod",
+		strings.Join(types, ", "))
+}
+
+// Query answers a pod's metrics to a caller holding workloads.read.
+// Parameters are checked before the pod is looked up, so a bad request
+// answers 400 whatever the pod; another tenant's pod answers 404 exactly as
+// a missing one.
+func Query(ctx context.Context, st *store.Store, c *auth.Caller, req Request) (Result, error) {
+	if !c.Can(auth.WorkloadsRead) {
+		return Result{}, apierr.MissingPermission(auth.WorkloadsRead)
+	}
+	q, err := checkRequest(req)
+	if err != nil {
+		return Result{}, err
+	}
+	ok, err := st.TenantPodInWorkload(ctx, c.TenantID, req.WorkloadID, req.PodID)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		return Result{}, apierr.NotFound(apierr.NotFoundCode, "pod %q of workload %q not found", req.PodID, req.WorkloadID)
+	}
+	r := &reader{store: st, pod: req.PodID, q: q, rawLeft: MaxRawPoints, histograms: map[string][]store.HistogramPoint{}}
+	return r.read(ctx)
+}
+
+// query is a checked request.
+type query struct {
+	types      []string // as asked, without repeats
+	start, end time.Time
+	n          int
+	steps      []time.Time // nil when n == 0
+}
+
+func checkRequest(req Request) (query, error) {
+	q := query{start: req.Start.UTC(), end: req.End.UTC(), n: DefaultNumberOfSamples}
+	seen := map[string]bool{}
+	for _, t := range req.Types {
+		if !models.IsMetricType(t) {
+			return q, apierr.BadRequest("metricType %q is not a pod metric type", t)
+		}
+		if !seen[t] {
+			seen[t] = true
+			q.types = append(q.types, t)
+		}
+	}
+	if len(q.types) == 0 {
+		return q, apierr.BadRequest("metricType is required: name at least one pod metric type")
+	}
+	if !q.end.After(q.start) {
+		return q, apierr.BadRequest("end (%s) must be after start (%s)", promql.FormatTime(q.end), promql.FormatTime(q.start))
+	}
+	if req.NumberOfSamples != nil {
+		q.n = *req.NumberOfSamples
+	}
+	if q.n < 0 || q.n > promql.MaxSamples {
+		return q, apierr.BadRequest("numberOfSamples must be between 0 and %d, got %d", promql.MaxSamples, q.n)
+	}
+	q.steps = promql.Steps(q.start, q.end, q.n)
+	return q, nil
+}
