@@ -39,7 +39,9 @@ type Option func(*Field)
 func NextLevel(f *Field) { f.nextLevel = true }
 
 // Load declares that field name of GraphQL object type typ, whose objects
-// are *P, loads from src by key(parent); a zero key loads nothing.
+// are *P, loads from src by key(parent); a zero key loads nothing. Fields
+// that name one src (compared as an interface value, so a pointer) share
+// its read at each level.
 func Load[P any, K comparable, V any](typ, name string, src Source[K, V], key func(*P) K, opts ...Option) Field {
 	f := Field{
 		Type:   typ,
