@@ -37,7 +37,7 @@ type Loaders struct {
 }
 
 // fetchers are the batch reads behind the loaders, already scoped to the
-// caller; Prefetch (prefetch.go) runs the same ones.
+// caller; the Sources (prefetch.go) run the same ones.
 type fetchers struct {
 	nodesByID   func(context.Context, []string) ([]*models.Node, error)
 	nodesByName func(context.Context, []store.NodeKey) ([]*models.Node, error)

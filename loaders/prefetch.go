@@ -18,52 +18,76 @@ import (
 // level all starting within the wait, which a busy machine running a page
 // of 500 does not promise.
 //
-// Each method reads its keys (duplicates and empty keys dropped) with the
-// loader's own caller-scoped fetch, primes every key (one without a row
-// primes as missing, so it is not read again), and answers the rows.
+// Each loader a prefetch can fill is a Source below, named as its field in
+// Loaders. Prime reads its keys (duplicates and empty keys dropped) with the
+// loader's own caller-scoped fetch, so tenancy holds exactly as for Load,
+// primes every key (one without a row primes as missing, so it is not read
+// again), and answers the rows. resolvers/prefetch walks a query's
+// selection and calls them.
 
-// PrefetchNodes primes NodeByID.
-func (l *Loaders) PrefetchNodes(ctx context.Context, ids []string) ([]*models.Node, error) {
+// A Source is one of a request's loaders, seen from outside the request:
+// Prime finds the request's loaders in ctx.
+type Source[K comparable, V any] struct {
+	prime func(*Loaders, context.Context, []K) ([]*V, error)
+	key   func(*V) K
+}
+
+// Prime reads keys in one statement with the loader's fetch and primes the
+// request's loader with the rows; it answers the rows read.
+func (s *Source[K, V]) Prime(ctx context.Context, keys []K) ([]*V, error) {
+	return s.prime(For(ctx), ctx, keys)
+}
+
+// Key is the key a row answers to in this loader (for a loader of lists,
+// the key of the list it belongs to).
+func (s *Source[K, V]) Key(row *V) K { return s.key(row) }
+
+// The prefetchable loaders.
+var (
+	NodeByID     = &Source[string, models.Node]{(*Loaders).primeNodes, nodeID}
+	NodeByName   = &Source[store.NodeKey, models.Node]{(*Loaders).primeNodesByName, nodeKey}
+	GPUsByNode   = &Source[string, models.Gpu]{(*Loaders).primeGPUsByNode, gpuNode}
+	GPUsByVM     = &Source[string, models.Gpu]{(*Loaders).primeGPUsByVM, gpuHolder}
+	ModelByID    = &Source[string, models.GpuModel]{(*Loaders).primeModels, modelID}
+	VMByID       = &Source[string, models.VM]{(*Loaders).primeVMs, vmID}
+	VMsByNode    = &Source[string, models.VM]{(*Loaders).primeVMsByNode, vmNode}
+	WorkloadByID = &Source[string, models.Workload]{(*Loaders).primeWorkloads, workloadID}
+	ProjectByID  = &Source[string, models.Project]{(*Loaders).primeProjects, projectID}
+)
+
+func (l *Loaders) primeNodes(ctx context.Context, ids []string) ([]*models.Node, error) {
 	return primeOne(ctx, l.NodeByID, l.fetch.nodesByID, nodeID, ids)
 }
 
-// PrefetchNodesByName primes NodeByName.
-func (l *Loaders) PrefetchNodesByName(ctx context.Context, keys []store.NodeKey) ([]*models.Node, error) {
+func (l *Loaders) primeNodesByName(ctx context.Context, keys []store.NodeKey) ([]*models.Node, error) {
 	return primeOne(ctx, l.NodeByName, l.fetch.nodesByName, nodeKey, keys)
 }
 
-// PrefetchGPUsByNode primes GPUsByNode.
-func (l *Loaders) PrefetchGPUsByNode(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
+func (l *Loaders) primeGPUsByNode(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
 	return primeMany(ctx, l.GPUsByNode, l.fetch.gpusByNode, gpuNode, nodeIDs)
 }
 
-// PrefetchGPUsByVM primes GPUsByVM.
-func (l *Loaders) PrefetchGPUsByVM(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
+func (l *Loaders) primeGPUsByVM(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
 	return primeMany(ctx, l.GPUsByVM, l.fetch.gpusByVM, gpuHolder, vmIDs)
 }
 
-// PrefetchModels primes ModelByID.
-func (l *Loaders) PrefetchModels(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
+func (l *Loaders) primeModels(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
 	return primeOne(ctx, l.ModelByID, l.fetch.models, modelID, ids)
 }
 
-// PrefetchVMs primes VMByID.
-func (l *Loaders) PrefetchVMs(ctx context.Context, ids []string) ([]*models.VM, error) {
+func (l *Loaders) primeVMs(ctx context.Context, ids []string) ([]*models.VM, error) {
 	return primeOne(ctx, l.VMByID, l.fetch.vms, vmID, ids)
 }
 
-// PrefetchVMsByNode primes VMsByNode.
-func (l *Loaders) PrefetchVMsByNode(ctx context.Context, nodeIDs []string) ([]*models.VM, error) {
+func (l *Loaders) primeVMsByNode(ctx context.Context, nodeIDs []string) ([]*models.VM, error) {
 	return primeMany(ctx, l.VMsByNode, l.fetch.vmsByNode, vmNode, nodeIDs)
 }
 
-// PrefetchWorkloads primes WorkloadByID.
-func (l *Loaders) PrefetchWorkloads(ctx context.Context, ids []string) ([]*models.Workload, error) {
+func (l *Loaders) primeWorkloads(ctx context.Context, ids []string) ([]*models.Workload, error) {
 	return primeOne(ctx, l.WorkloadByID, l.fetch.workloads, workloadID, ids)
 }
 
-// PrefetchProjects primes ProjectByID.
-func (l *Loaders) PrefetchProjects(ctx context.Context, ids []string) ([]*models.Project, error) {
+func (l *Loaders) primeProjects(ctx context.Context, ids []string) ([]*models.Project, error) {
 	return primeOne(ctx, l.ProjectByID, l.fetch.projects, projectID, ids)
 }
 

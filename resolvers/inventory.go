@@ -7,7 +7,6 @@ import (
 	"gpugraph/graph/model"
 	"gpugraph/loaders"
 	"gpugraph/models"
-	"gpugraph/store"
 )
 
 func (r *queryResolver) VM(ctx context.Context, id string) (*models.VM, error) {
@@ -33,7 +32,9 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	for _, v := range vms {
 		loaders.For(ctx).VMByID.Prime(ctx, v.ID, v)
 	}
-	prefetchVMs(ctx, vms)
+	if err := prefetchBelow(ctx, vms); err != nil {
+		return nil, err
+	}
 	return &model.VMList{Vms: vms, Next: page.Next(total), Total: int(total)}, nil
 }
 
@@ -52,7 +53,9 @@ func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) (
 	if err != nil {
 		return nil, err
 	}
-	prefetchNodes(ctx, nodes)
+	if err := prefetchBelow(ctx, nodes); err != nil {
+		return nil, err
+	}
 	return nodes, nil
 }
 
@@ -139,7 +142,7 @@ func (r *podResolver) Node(ctx context.Context, p *models.Pod) (*models.Node, er
 	if p.NodeName == nil {
 		return nil, nil
 	}
-	return loaders.For(ctx).NodeByName.Load(ctx, storeNodeKey(p))()
+	return loaders.For(ctx).NodeByName.Load(ctx, podNodeKey(p))()
 }
 
 func (r *podResolver) Workload(ctx context.Context, p *models.Pod) (*models.Workload, error) {
@@ -155,8 +158,4 @@ func (r *podResolver) Project(ctx context.Context, p *models.Pod) (*models.Proje
 
 func (r *workloadResolver) Project(ctx context.Context, w *models.Workload) (*models.Project, error) {
 	return loaders.For(ctx).ProjectByID.Load(ctx, w.ProjectID)()
-}
-
-func storeNodeKey(p *models.Pod) store.NodeKey {
-	return store.NodeKey{ClusterID: p.ClusterID, Name: *p.NodeName}
 }

@@ -63,7 +63,9 @@ func (r *queryResolver) RevisionPods(ctx context.Context, revisionID string, del
 	if err != nil {
 		return nil, err
 	}
-	prefetchPods(ctx, pods, false)
+	if err := prefetchBelow(ctx, pods); err != nil {
+		return nil, err
+	}
 	return pods, nil
 }
 
@@ -98,7 +100,9 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy
 	if err != nil {
 		return nil, err
 	}
-	prefetchPods(ctx, pods, true)
+	if err := prefetchBelow(ctx, pods); err != nil {
+		return nil, err
+	}
 	list := &model.PodList{Pods: pods}
 	if more {
 		next := page.Offset + page.Limit

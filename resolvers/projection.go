@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"gpugraph/resolvers/prefetch"
 )
 
 // podFieldColumns maps each field of the GraphQL Pod to the columns its
@@ -26,17 +28,16 @@ var podFieldColumns = map[string][]string{
 // Outside GraphQL (REST writes whole pods) or when a field is unknown it
 // answers nil: every column.
 func podColumns(ctx context.Context) []string {
-	p := newPrefetcher(ctx)
-	if p == nil {
+	sel, ok := prefetch.Selection(ctx, "Pod")
+	if !ok {
 		return nil
 	}
-	sel := p.child(p.selection(), "PodList", "pods")
 	if sel == nil {
 		return []string{"id"}
 	}
 	cols := []string{"id"}
 	seen := map[string]bool{"id": true}
-	for _, f := range graphql.CollectFields(p.op, sel, []string{"Pod"}) {
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), sel, []string{"Pod"}) {
 		if f.Name == "__typename" {
 			continue
 		}

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"gpugraph/store/sqlcount"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"gpugraph/server"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
+	"gpugraph/store/sqlcount"
 	"gpugraph/store/storetest"
 )
 
@@ -145,6 +145,25 @@ func TestPodPagesReadSelectedColumns(t *testing.T) {
 			if len(y.Containers) != 1 || y.WorkloadName == nil {
 				t.Fatalf("full pod %d lacks columns: %+v", i, y)
 			}
+		}
+	})
+}
+
+// A prefetch that fails fails the list, as a failed load fails its field:
+// the error is the list's, not one per nested field.
+func TestAFailedPrefetchFailsTheList(t *testing.T) {
+	noWait := server.Config{LoaderWait: time.Nanosecond}
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.NewWithConfig(t, st, fleet(3), noWait)
+		if err := st.DB.Exec("ALTER TABLE gpu_models RENAME TO gpu_models_gone").Error; err != nil {
+			t.Fatal(err)
+		}
+		r := env.GraphQL("fleet-reader", `{ vms { vms { id gpuModel { name } } } }`, nil)
+		if len(r.Errors) != 1 || len(r.Errors[0].Path) != 1 || r.Errors[0].Path[0] != "vms" || string(r.Data) != "null" {
+			t.Fatalf("data %s, errors %+v", r.Data, r.Errors)
+		}
+		if strings.Contains(r.Errors[0].Message, "gpu_models") {
+			t.Fatalf("the error names a table: %s", r.Errors[0].Message)
 		}
 	})
 }

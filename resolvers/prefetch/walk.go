@@ -1,0 +1,210 @@
+package prefetch
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// Below prefetches what the GraphQL field being resolved selects below
+// objects, the rows it answers: the field's own selection when it answers
+// objects' type (a list of nodes), or the selection of its fields of that
+// type when it answers a wrapper (a page whose field vms lists them). It
+// does nothing outside a GraphQL request (a REST face calling the same
+// resolver encodes no nested objects) and answers the first read that
+// fails.
+func Below[T any](ctx context.Context, r *Registry, objects []*T) error {
+	if len(objects) == 0 || !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	fc := graphql.GetFieldContext(ctx)
+	typ, ok := r.types[reflect.TypeFor[*T]()]
+	if fc == nil || !ok {
+		return nil // no field of the objects' type is prefetched
+	}
+	op := graphql.GetOperationContext(ctx)
+	sel := selectionOf(op, fc.Field, typ)
+	parents := make([]any, len(objects))
+	for i, o := range objects {
+		parents[i] = o
+	}
+	w := walker{reg: r, op: op}
+	return w.run(ctx, level{typ: typ, objects: parents, sel: sel})
+}
+
+// A level is objects of one GraphQL type and what the query selects of
+// them.
+type level struct {
+	typ     string
+	objects []any
+	sel     ast.SelectionSet
+}
+
+// A want is one selected registered field over one level's parents: the
+// keys it reads, and the selection to walk in the rows they answer.
+type want struct {
+	field *Field
+	keys  []any
+	typ   string // the rows' GraphQL type
+	sel   ast.SelectionSet
+}
+
+// A read is every want of one loader at one level: one statement.
+type read struct {
+	field *Field // the first; every want of the read shares its loader
+	keys  []any
+	seen  map[any]bool
+	wants []*want
+}
+
+type walker struct {
+	reg *Registry
+	op  *graphql.OperationContext
+}
+
+// run reads level by level, breadth first, until no level selects a
+// registered field.
+func (w *walker) run(ctx context.Context, first level) error {
+	levels := []level{first}
+	var carried []*want // NextLevel fields of the previous level
+	for len(levels) > 0 || len(carried) > 0 {
+		var reads []*read
+		bySource := map[any]*read{}
+		add := func(wt *want) {
+			rd := bySource[wt.field.source]
+			if rd == nil {
+				rd = &read{field: wt.field, seen: map[any]bool{}}
+				bySource[wt.field.source] = rd
+				reads = append(reads, rd)
+			}
+			for _, k := range wt.keys {
+				if !rd.seen[k] {
+					rd.seen[k] = true
+					rd.keys = append(rd.keys, k)
+				}
+			}
+			rd.wants = append(rd.wants, wt)
+		}
+		for _, wt := range carried {
+			add(wt)
+		}
+		carried = nil
+		for _, lv := range levels {
+			for _, wt := range w.wants(lv) {
+				if wt.field.nextLevel {
+					carried = append(carried, wt)
+				} else {
+					add(wt)
+				}
+			}
+		}
+		levels = nil
+		for _, rd := range reads {
+			if len(rd.keys) == 0 {
+				continue
+			}
+			rows, err := rd.field.prime(ctx, rd.keys)
+			if err != nil {
+				return fmt.Errorf("prefetch %s.%s: %w", rd.field.Type, rd.field.Name, err)
+			}
+			levels = append(levels, rd.next(rows)...)
+		}
+	}
+	return nil
+}
+
+// wants are the registered fields lv selects, aliases and fragments merged.
+func (w *walker) wants(lv level) []*want {
+	var out []*want
+	byName := map[string]*want{}
+	for _, f := range graphql.CollectFields(w.op, lv.sel, []string{lv.typ}) {
+		if wt := byName[f.Name]; wt != nil {
+			wt.sel = append(wt.sel, f.Selections...)
+			continue
+		}
+		field := w.reg.fields[fieldKey{lv.typ, f.Name}]
+		if field == nil || strings.HasPrefix(f.Name, "__") {
+			continue
+		}
+		wt := &want{field: field, typ: typeName(f.Field), sel: append(ast.SelectionSet(nil), f.Selections...)}
+		seen := map[any]bool{}
+		for _, o := range lv.objects {
+			if k, ok := field.key(o); ok && !seen[k] {
+				seen[k] = true
+				wt.keys = append(wt.keys, k)
+			}
+		}
+		byName[f.Name] = wt
+		out = append(out, wt)
+	}
+	return out
+}
+
+// next hands each want of the read the rows of its own keys, as the level
+// to walk next.
+func (rd *read) next(rows []any) []level {
+	var byKey map[any][]any
+	var out []level
+	for _, wt := range rd.wants {
+		if len(wt.sel) == 0 {
+			continue // a scalar, or nothing selected below
+		}
+		if byKey == nil {
+			byKey = make(map[any][]any, len(rows))
+			for _, row := range rows {
+				k := rd.field.rowKey(row)
+				byKey[k] = append(byKey[k], row)
+			}
+		}
+		var objects []any
+		for _, k := range wt.keys {
+			objects = append(objects, byKey[k]...)
+		}
+		if len(objects) > 0 {
+			out = append(out, level{typ: wt.typ, objects: objects, sel: wt.sel})
+		}
+	}
+	return out
+}
+
+// typeName is the named type a field answers, lists and non-null unwrapped.
+func typeName(f *ast.Field) string {
+	if f == nil || f.Definition == nil {
+		return ""
+	}
+	return f.Definition.Type.Name()
+}
+
+// Selection answers what the GraphQL field being resolved selects of its
+// objects of type typ, found as Below finds them (nil when it selects none);
+// ok is false outside a GraphQL request.
+func Selection(ctx context.Context, typ string) (sel ast.SelectionSet, ok bool) {
+	if !graphql.HasOperationContext(ctx) {
+		return nil, false
+	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return nil, false
+	}
+	return selectionOf(graphql.GetOperationContext(ctx), fc.Field, typ), true
+}
+
+// selectionOf is field's own selection when it answers typ, else the
+// selection of its fields that do.
+func selectionOf(op *graphql.OperationContext, field graphql.CollectedField, typ string) ast.SelectionSet {
+	own := typeName(field.Field)
+	if own == typ {
+		return field.Selections
+	}
+	var sel ast.SelectionSet
+	for _, f := range graphql.CollectFields(op, field.Selections, []string{own}) {
+		if typeName(f.Field) == typ {
+			sel = append(sel, f.Selections...)
+		}
+	}
+	return sel
+}

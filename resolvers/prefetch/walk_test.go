@@ -1,0 +1,230 @@
+package prefetch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"gpugraph/resolvers/prefetch"
+)
+
+// A small schema of its own, so the walker is tested apart from gpugraph's.
+var schema = gqlparser.MustLoadSchema(&ast.Source{Name: "library.graphqls", Input: `
+type Query { page: ShelfPage!  shelves: [Shelf!]! }
+type ShelfPage { shelves: [Shelf!]! total: Int! }
+type Shelf { id: ID! books: [Book!]! curator: Author }
+type Book { id: ID! author: Author }
+type Author { id: ID! name: String! publisher: Publisher }
+type Publisher { id: ID! name: String! }
+`})
+
+type (
+	Shelf     struct{ ID, Curator string }
+	Book      struct{ ID, Shelf, Author string }
+	Author    struct{ ID, Publisher string }
+	Publisher struct{ ID string }
+)
+
+// source is a loader over rows in memory that logs each read.
+type source[K comparable, V any] struct {
+	name string
+	rows []*V
+	key  func(*V) K
+	log  *[]string
+	fail error
+}
+
+func (s *source[K, V]) Prime(_ context.Context, keys []K) ([]*V, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s %v", s.name, keys))
+	if s.fail != nil {
+		return nil, s.fail
+	}
+	want := map[K]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	var out []*V
+	for _, r := range s.rows {
+		if want[s.key(r)] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *source[K, V]) Key(r *V) K { return s.key(r) }
+
+type library struct {
+	log        []string
+	shelves    []*Shelf
+	books      *source[string, Book]
+	authors    *source[string, Author]
+	publishers *source[string, Publisher]
+}
+
+func newLibrary() *library {
+	l := &library{}
+	for i := 1; i <= 3; i++ {
+		l.shelves = append(l.shelves, &Shelf{ID: fmt.Sprint("s", i), Curator: "a3"})
+	}
+	l.books = &source[string, Book]{name: "books", log: &l.log, key: func(b *Book) string { return b.Shelf }, rows: []*Book{
+		{"b1", "s1", "a1"}, {"b2", "s1", "a2"}, {"b3", "s2", "a1"}, {"b4", "s3", ""},
+	}}
+	l.authors = &source[string, Author]{name: "authors", log: &l.log, key: func(a *Author) string { return a.ID }, rows: []*Author{
+		{"a1", "p1"}, {"a2", "p1"}, {"a3", "p2"},
+	}}
+	l.publishers = &source[string, Publisher]{name: "publishers", log: &l.log, key: func(p *Publisher) string { return p.ID }, rows: []*Publisher{
+		{"p1"}, {"p2"},
+	}}
+	return l
+}
+
+// fields is the registry's table; the options apply to Shelf.curator.
+func (l *library) fields(curator ...prefetch.Option) []prefetch.Field {
+	return []prefetch.Field{
+		prefetch.Load("Shelf", "books", l.books, func(s *Shelf) string { return s.ID }),
+		prefetch.Load("Shelf", "curator", l.authors, func(s *Shelf) string { return s.Curator }, curator...),
+		prefetch.Load("Book", "author", l.authors, func(b *Book) string { return b.Author }),
+	}
+}
+
+// resolving is ctx as gqlgen hands it to the resolver of query's root field.
+func resolving(t *testing.T, query string) context.Context {
+	t.Helper()
+	doc, errs := gqlparser.LoadQuery(schema, query)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	op := &graphql.OperationContext{RawQuery: query, Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{}}
+	ctx := graphql.WithOperationContext(context.Background(), op)
+	root := graphql.CollectFields(op, op.Operation.SelectionSet, []string{"Query"})
+	return graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Query", Field: root[0]})
+}
+
+func (l *library) below(t *testing.T, r *prefetch.Registry, query string) error {
+	t.Helper()
+	if err := r.Check(schema); err != nil {
+		t.Fatal(err)
+	}
+	l.log = nil
+	return prefetch.Below(resolving(t, query), r, l.shelves)
+}
+
+func (l *library) expect(t *testing.T, reads ...string) {
+	t.Helper()
+	if !reflect.DeepEqual(l.log, reads) && !(len(l.log) == 0 && len(reads) == 0) {
+		t.Errorf("reads\n%q\nwant\n%q", l.log, reads)
+	}
+}
+
+// Each level reads each loader once, for every parent of the level; aliases
+// and fragments of one field merge, and @skip leaves a field out.
+func TestOneReadPerLevelAndLoader(t *testing.T) {
+	l := newLibrary()
+	r := prefetch.New(l.fields()...)
+	for _, c := range []struct {
+		query string
+		reads []string
+	}{
+		{`{ shelves { id } }`, nil},
+		{`{ shelves { books { id } } }`, []string{"books [s1 s2 s3]"}},
+		// a page: the walk starts at the page's field of the objects' type
+		{`{ page { total shelves { books { author { name } } } } }`, []string{"books [s1 s2 s3]", "authors [a1 a2]"}},
+		{`{ shelves { books { id } more: books { ... on Book { author { id } } } } }`, []string{"books [s1 s2 s3]", "authors [a1 a2]"}},
+		{`{ shelves { books { author @skip(if: true) { id } } } }`, []string{"books [s1 s2 s3]"}},
+		// two fields that fill one loader at one level share its read
+		{`{ shelves { curator { id } books { id } } }`, []string{"authors [a3]", "books [s1 s2 s3]"}},
+		// a deeper level reads again
+		{`{ shelves { curator { id } books { author { id } } } }`, []string{"authors [a3]", "books [s1 s2 s3]", "authors [a1 a2]"}},
+	} {
+		if err := l.below(t, r, c.query); err != nil {
+			t.Fatal(err)
+		}
+		l.expect(t, c.reads...)
+	}
+}
+
+// NextLevel moves a field's read one level down, into the read of the
+// same loader there.
+func TestNextLevelSharesTheDeeperRead(t *testing.T) {
+	l := newLibrary()
+	r := prefetch.New(l.fields(prefetch.NextLevel)...)
+	if err := l.below(t, r, `{ shelves { curator { id } books { author { id } } } }`); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "books [s1 s2 s3]", "authors [a3 a1 a2]")
+	if err := l.below(t, r, `{ shelves { curator { id } } }`); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "authors [a3]")
+}
+
+// A read that fails stops the walk and answers its error.
+func TestAFailedReadIsAnswered(t *testing.T) {
+	l := newLibrary()
+	boom := errors.New("boom")
+	l.authors.fail = boom
+	err := l.below(t, prefetch.New(l.fields()...), `{ shelves { books { author { publisher { id } } } } }`)
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	l.expect(t, "books [s1 s2 s3]", "authors [a1 a2]")
+}
+
+// Outside a GraphQL request (a REST face calling the same resolver) there
+// is no selection and nothing is read.
+func TestNothingOutsideGraphQL(t *testing.T) {
+	l := newLibrary()
+	if err := prefetch.Below(context.Background(), prefetch.New(l.fields()...), l.shelves); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t)
+}
+
+// The recipe of the package doc, followed: Author.publisher is in the
+// schema; until the registry declares it, a query that selects it reads no
+// publishers ahead (its resolver would load them one batch at a time), and
+// the one entry is all it takes to read them in one statement.
+func TestRecipeAddingANestedField(t *testing.T) {
+	l := newLibrary()
+	q := `{ shelves { curator { publisher { name } } books { author { publisher { name } } } } }`
+	if err := l.below(t, prefetch.New(l.fields()...), q); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "authors [a3]", "books [s1 s2 s3]", "authors [a1 a2]")
+
+	fields := append(l.fields(), prefetch.Load("Author", "publisher", l.publishers, func(a *Author) string { return a.Publisher }))
+	r := prefetch.New(fields...)
+	if !r.Has("Author", "publisher") {
+		t.Fatal("not registered")
+	}
+	if err := l.below(t, r, q); err != nil {
+		t.Fatal(err)
+	}
+	// the curator's publisher and the authors' are on different levels
+	l.expect(t, "authors [a3]", "books [s1 s2 s3]", "publishers [p2]", "authors [a1 a2]", "publishers [p1]")
+}
+
+// Check finds declarations the schema does not match.
+func TestCheck(t *testing.T) {
+	l := newLibrary()
+	for _, f := range []prefetch.Field{
+		prefetch.Load("Shelf", "nope", l.books, func(s *Shelf) string { return s.ID }),
+		prefetch.Load("Nope", "books", l.books, func(s *struct{ ID string }) string { return s.ID }),
+		// Book.author answers Author, declared below as *Author, not *Book
+		prefetch.Load("Book", "author", l.books, func(b *Book) string { return b.ID }),
+	} {
+		fields := append(l.fields()[:2:2], f, prefetch.Load("Author", "publisher", l.publishers, func(a *Author) string { return a.Publisher }))
+		err := prefetch.New(fields...).Check(schema)
+		if err == nil {
+			t.Errorf("%s.%s passes", f.Type, f.Name)
+		}
+		t.Log(err)
+	}
+}

@@ -1,0 +1,123 @@
+package resolvers
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"gpugraph/graph"
+	"gpugraph/resolvers/prefetch"
+)
+
+// notPrefetched are the resolver fields of an object type that are
+// deliberately not in the registry, each with why; today there are none.
+// A field listed here loads through its batched loader alone, which is one
+// statement a level only when the machine keeps up with the batch wait.
+var notPrefetched = map[string]string{}
+
+func schema() *ast.Schema {
+	return graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
+}
+
+// resolverFields are "Type.field" of every field gqlgen calls a resolver
+// for below the root types (those marked `resolver: true` in gqlgen.yml,
+// and any its models lack), read off the generated resolver interfaces.
+func resolverFields(t *testing.T, s *ast.Schema) []string {
+	t.Helper()
+	var out []string
+	root := reflect.TypeFor[graph.ResolverRoot]()
+	for i := range root.NumMethod() {
+		m := root.Method(i)
+		def := typeNamed(s, m.Name)
+		if def == nil {
+			t.Fatalf("ResolverRoot.%s: no such type in the schema", m.Name)
+		}
+		if def == s.Query || def == s.Mutation || def == s.Subscription {
+			continue
+		}
+		iface := m.Type.Out(0)
+		for j := range iface.NumMethod() {
+			name := iface.Method(j).Name
+			fd := fieldNamed(def, name)
+			if fd == nil {
+				t.Fatalf("%sResolver.%s: no such field of %s", m.Name, name, def.Name)
+			}
+			out = append(out, def.Name+"."+fd.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func typeNamed(s *ast.Schema, goName string) *ast.Definition {
+	for name, def := range s.Types {
+		if strings.EqualFold(name, goName) {
+			return def
+		}
+	}
+	return nil
+}
+
+func fieldNamed(def *ast.Definition, goName string) *ast.FieldDefinition {
+	for _, f := range def.Fields {
+		if strings.EqualFold(f.Name, goName) {
+			return f
+		}
+	}
+	return nil
+}
+
+// unprefetched are the resolver fields answering an object or a list of
+// objects that r does not prefetch and notPrefetched does not excuse.
+func unprefetched(t *testing.T, r *prefetch.Registry) []string {
+	t.Helper()
+	s := schema()
+	var out []string
+	for _, tf := range resolverFields(t, s) {
+		typ, field, _ := strings.Cut(tf, ".")
+		answers := s.Types[s.Types[typ].Fields.ForName(field).Type.Name()]
+		if answers.Kind != ast.Object || r.Has(typ, field) {
+			continue
+		}
+		if _, ok := notPrefetched[tf]; !ok {
+			out = append(out, tf)
+		}
+	}
+	return out
+}
+
+// Every nested field that answers objects through a resolver is prefetched,
+// so a list's statements stay one a level; a new one fails here until the
+// registry in prefetch.go declares it (or notPrefetched excuses it).
+func TestEveryNestedObjectFieldIsPrefetched(t *testing.T) {
+	if err := prefetchRegistry.Check(schema()); err != nil {
+		t.Fatal(err)
+	}
+	if missing := unprefetched(t, prefetchRegistry); len(missing) > 0 {
+		t.Fatalf("resolver fields not in the prefetch registry (resolvers/prefetch.go): %v", missing)
+	}
+	fields := resolverFields(t, schema())
+	for tf := range notPrefetched {
+		typ, field, _ := strings.Cut(tf, ".")
+		if !slices.Contains(fields, tf) || prefetchRegistry.Has(typ, field) {
+			t.Errorf("notPrefetched excuses %s, which is no unregistered resolver field", tf)
+		}
+	}
+}
+
+// The check above bites: the registry without VM.node's entry, as a field
+// added to the schema without one would be, fails it.
+func TestAnUnregisteredFieldIsFound(t *testing.T) {
+	var fields []prefetch.Field
+	for _, f := range prefetchFields {
+		if f.Type+"."+f.Name != "VM.node" {
+			fields = append(fields, f)
+		}
+	}
+	if got := unprefetched(t, prefetch.New(fields...)); !slices.Equal(got, []string{"VM.node"}) {
+		t.Fatalf("unprefetched = %v, want [VM.node]", got)
+	}
+}
