@@ -58,7 +58,9 @@ func goldenCalls() []goldenCall {
 		{"gql podMetrics", "POST", "/graphql", "acme-operator", gql(`{ podMetrics(workloadId: "abac6a90-5b54-5000-9b14-72baefd89601", podId: "1fc3994a-2eb2-559c-a87e-c91b75f73ea0", metricTypes: [GPU_UTILIZATION, GPU_UTILIZATION_PER_GPU, CPU_USAGE_CORES, NIM_NUM_REQUESTS_RUNNING], start: "2025-12-31T12:00:00Z", end: "2026-01-01T00:00:00Z", numberOfSamples: 5) { omittedTypes measurements { type labels values { value timestamp } } } }`)},
 		{"gql podMetrics nim", "POST", "/graphql", "acme-operator", gql(`{ podMetrics(workloadId: "47bd91de-25f3-5e00-b231-d0c1d74cfcd3", podId: "539f135a-bf88-5a31-b0d0-ff918ec8a6ea", metricTypes: [NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES, NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES, NIM_GPU_CACHE_USAGE_PERC], start: "2025-12-31T00:00:00Z", end: "2026-01-01T00:00:00Z", numberOfSamples: 4) { omittedTypes measurements { type labels values { value timestamp } } } }`)},
 		{"gql podMetrics bad", "POST", "/graphql", "acme-operator", gql(`{ podMetrics(workloadId: "abac6a90-5b54-5000-9b14-72baefd89601", podId: "1fc3994a-2eb2-559c-a87e-c91b75f73ea0", metricTypes: [GPU_UTILIZATION], start: "2026-01-01T00:00:00Z", end: "2025-12-31T00:00:00Z") { omittedTypes } }`)},
-		{"gql forbidden", "POST", "/graphql", "acme-metrics", gql(`{ vms { total } pods { total } }`)},
+		// One root field each: root fields resolve concurrently, so two errors may come in either order.
+		{"gql forbidden vms", "POST", "/graphql", "acme-metrics", gql(`{ vms { total } }`)},
+		{"gql forbidden pods", "POST", "/graphql", "acme-metrics", gql(`{ pods { total } }`)},
 		{"gql no key", "POST", "/graphql", "", gql(`{ vms { total } }`)},
 		{"gql parse error", "POST", "/graphql", "acme-operator", gql(`{ vms { total `)},
 		{"gql unknown field", "POST", "/graphql", "acme-operator", gql(`{ vms { nope } }`)},
