@@ -12,12 +12,14 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/resolvers"
 )
 
 // API holds what the handlers delegate to.
 type API struct {
 	Resolver *resolvers.Resolver
+	Compute  *compute.Service
 }
 
 // Register mounts every REST path on mux; wrap adds authentication and the
