@@ -104,7 +104,7 @@ func (s *Store) expireInterrupted(tx *gorm.DB, now time.Time) (stopped, deleted 
 	}
 	var vms, pods []string
 	for _, r := range rows {
-		if r.CapabilityTier == models.TierPod {
+		if expirePod.Kinds.Matches(&models.VM{CapabilityTier: r.CapabilityTier}) {
 			pods = append(pods, r.ID)
 		} else {
 			vms = append(vms, r.ID)
