@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"gorm.io/gorm"
-
 	"gpugraph/apierr"
 	"gpugraph/fixtures"
 	"gpugraph/models"
@@ -36,7 +34,7 @@ func TestClaimRefusesWhatTheRowsRefuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		claim := func(ids ...string) error {
-			return st.Tx(ctx, func(tx *gorm.DB) error {
+			return st.InTx(ctx, func(tx *store.Txn) error {
 				r := &restart{st: st, tx: tx, fw: placement.Default(),
 					vm: &models.VM{ID: "me"}, model: &models.GpuModel{ID: "h100"}}
 				return r.claimGPUs("n1", ids)
@@ -48,14 +46,16 @@ func TestClaimRefusesWhatTheRowsRefuse(t *testing.T) {
 			}
 		}
 		holder := func(id string) string {
-			var g models.Gpu
-			if err := st.DB.Where("id = ?", id).Take(&g).Error; err != nil {
+			gpus, err := st.GPUsByNodeIDs(ctx, []string{"n1"})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if g.HolderVMID == nil {
-				return ""
+			for _, g := range gpus {
+				if g.ID == id && g.HolderVMID != nil {
+					return *g.HolderVMID
+				}
 			}
-			return *g.HolderVMID
+			return ""
 		}
 		if holder("g0") != "other" || holder("g1") != "" || holder("g2") != "" {
 			t.Fatalf("a refused claim changed holders: g0=%q g1=%q g2=%q", holder("g0"), holder("g1"), holder("g2"))
@@ -75,18 +75,45 @@ func TestRetryAfterOnEvery503(t *testing.T) {
 	for _, err := range []error{
 		busy(&models.VM{ID: "p", CapabilityTier: "pod"}),
 		busy(nil),
-		fromStatus(&placement.Status{Code: placement.CodeVMNoCapacity, HTTPStatus: 503, Message: "0/1 nodes can take it"}),
-		fromStatus(&placement.Status{Code: placement.CodeInsufficientIPCapacity, HTTPStatus: 503, Message: "m"}),
-		fromStatus(&placement.Status{Code: placement.CodePodNodeBusy, HTTPStatus: 503, Message: "m"}),
-		fromStatus(&placement.Status{Code: placement.CodeVMNodeBusy, HTTPStatus: 503, Message: "m"}),
+		Refusal(&placement.Status{Code: placement.NoCapacity, Message: "0/1 nodes can take it"}, true),
+		Refusal(&placement.Status{Code: placement.NoIPCapacity, Message: "m"}, true),
+		Refusal(&placement.Status{Code: placement.NodeBusy, Message: "m"}, true),
+		Refusal(&placement.Status{Code: placement.NodeBusy, Message: "m"}, false),
 	} {
 		e, ok := apierr.As(err)
 		if !ok || e.Status != 503 || e.RetryAfter <= 0 || e.Message == "" {
 			t.Errorf("%#v: want a 503 with a message and a Retry-After", e)
 		}
 	}
-	e, _ := apierr.As(fromStatus(&placement.Status{Code: placement.CodePodNodeOffline, HTTPStatus: 409, Message: "m"}))
-	if e.Status != 409 || e.RetryAfter != 0 || e.Code != placement.CodePodNodeOffline {
+	e, _ := apierr.As(Refusal(&placement.Status{Code: placement.NodeOffline, Message: "m"}, true))
+	if e.Status != 409 || e.RetryAfter != 0 || e.Code != "POD_NODE_OFFLINE" {
 		t.Errorf("409: %#v", e)
+	}
+}
+
+// Every placement Code has an answer, for a VM and for a pod, and only a
+// 503 asks for a Retry-After.
+func TestEveryPlacementCodeHasAnAnswer(t *testing.T) {
+	for _, c := range placement.Codes {
+		a, ok := Answers[c]
+		if !ok {
+			t.Errorf("%s: no answer", c)
+			continue
+		}
+		if a.VMCode == "" || a.PodCode == "" || (a.HTTPStatus != 409 && a.HTTPStatus != 503) {
+			t.Errorf("%s: incomplete answer %+v", c, a)
+		}
+		if (a.HTTPStatus == 503) != (a.RetryAfter > 0) {
+			t.Errorf("%s: Retry-After %d with status %d", c, a.RetryAfter, a.HTTPStatus)
+		}
+		for _, pod := range []bool{false, true} {
+			e := Refusal(&placement.Status{Code: c, Message: "why"}, pod)
+			if e.Code != a.APICode(pod) || e.Status != a.HTTPStatus || e.Message != "why" {
+				t.Errorf("%s pod=%v: %#v", c, pod, e)
+			}
+		}
+	}
+	if len(Answers) != len(placement.Codes) {
+		t.Errorf("%d answers for %d codes", len(Answers), len(placement.Codes))
 	}
 }

@@ -1,28 +1,27 @@
-// Package compute carries out restartVm (SPEC §5): the one implementation
-// behind POST /v1/vms/{id}/restart and the GraphQL mutation restartVm.
+// Package compute carries out restartVm: the one implementation behind
+// POST /v1/vms/{id}/restart and the GraphQL mutation restartVm.
 //
-// [Restart] runs one transaction: lock the VM, answer the checks that need no
-// node (404, 403, terminated, not ready), lock the node (and, for a pod that
-// needs an InfiniBand address, its fabric), load a snapshot of what is held
-// there, let package placement decide, then claim and write the new status.
-// The resolver and the REST shim only authenticate, call it and render.
+// [Service.Restart] checks compute.operate, then runs one transaction
+// (store.InTx): lock the VM, answer the checks that need no node (404, 403,
+// terminated, not ready), lock the node (and, for a pod that needs an
+// InfiniBand address, its fabric), read a snapshot of what is held there,
+// let package placement decide, then claim and write the new status, which
+// is a row of the lifecycle table (models.Lifecycle). The resolver and the
+// REST shim only call it and render its [Result]. Every statement is the
+// store's (store/restart.go, store/snapshot.go); compute only decides.
+//
+// Placement answers with a typed placement.Code; [Answers] is the one table
+// that turns a Code, for a VM or a pod, into the API's code, HTTP status and
+// Retry-After.
 //
 // # Locks
 //
 // Every restart takes its locks in one order — the VM row, then node rows by
-// id, then fabric rows by id — so restarts never deadlock one another:
-//
-//   - PostgreSQL (READ COMMITTED): SELECT … FOR UPDATE on each of them. Every
-//     read that decides (free GPUs, held CPU/RAM/disk, addresses held on the
-//     fabric) runs after the lock is granted, so it sees what the previous
-//     holder of the lock committed. Restarts on one node serialize on the node
-//     row; pods of one fabric serialize on the fabric row. A deadlock with
-//     another writer (40P01) or a serialization failure (40001) replays the
-//     whole transaction (store.Tx).
-//   - SQLite: every transaction is BEGIN IMMEDIATE (the driver's
-//     _txlock=immediate) with a busy timeout, so the snapshot is read while
-//     holding the database's write lock and two writers never both read
-//     "free".
+// id, then fabric rows by id — so restarts never deadlock one another. The
+// store's restart API documents how each engine takes them (FOR UPDATE on
+// PostgreSQL, BEGIN IMMEDIATE on SQLite). Restarts on one node serialize on
+// the node row; pods of one fabric serialize on the fabric row. A deadlock
+// or serialization failure replays the whole transaction.
 //
 // A VM whose node was removed is placed from a snapshot of every node read
 // without locks; then it locks its old node and the chosen one (by id),
@@ -40,7 +39,7 @@
 //
 // InfiniBand addresses: an address is not a row. What a fabric has handed out
 // is derived from the VM rows — pods of InfiniBand-enabled organizations on
-// the fabric's nodes in running, deploying or interrupted — so it can never
+// the fabric's nodes in a holding status (models.HoldingStatuses) — so it can never
 // disagree with the statuses that other code (the node agent's sweep,
 // fixtures) writes, and an address is released by the same write that stops
 // a pod. Claiming one is therefore: lock the fabric row FOR UPDATE, count the
@@ -51,7 +50,7 @@
 // CPU, RAM and disk are likewise derived from the plain VMs that hold them on
 // the node, and are claimed under the node lock.
 //
-// # Decisions where SPEC §5 is silent
+// # Decisions where the contract is silent
 //
 //   - A stopped, failed or interrupted VM or pod has lost its node when the
 //     node is removed, the row names no node (or one that no longer exists),
@@ -67,8 +66,7 @@
 //     Its tearingDown flag is cleared: the previous run was on that node too.
 //   - An interrupted VM or pod resumes only on healthy GPUs: after the offline
 //     check, a GPU it holds that failed meanwhile answers 503 *_NODE_BUSY
-//     exactly as for a running one (SPEC §8: the server refuses to run
-//     anything on a failed GPU).
+//     exactly as for a running one (the server runs nothing on a failed GPU).
 //   - A running VM or pod is rebooted (recreated) whatever its node's status,
 //     as the table says; only a failed GPU stops it.
 //   - Every successful restart clears interruptedAt and writes statusReason

@@ -9,31 +9,9 @@ import (
 	"gpugraph/placement"
 )
 
-// The codes restartVm answers besides placement's (SPEC §5).
-const (
-	CodeVMNotFound   = "VM_NOT_FOUND"
-	CodeVMReadOnly   = "VM_READ_ONLY"
-	CodeVMTerminated = "VM_TERMINATED"
-	CodeVMNotReady   = "VM_NOT_READY"
-	CodePodStopping  = "POD_STOPPING"
-)
-
-// Row values restartVm reads and writes.
-const (
-	ReasonUserRestarted = "user_restarted"
-	ReasonNodeRemoved   = "node_removed"
-	ManagedByServing    = "serving"
-)
-
-// RetryAfter is the Retry-After, in seconds, of each 503 restartVm answers.
-// A node that is busy frees up when another workload stops; a fabric or a
-// cluster without room takes longer.
-var RetryAfter = map[string]int{
-	placement.CodeVMNodeBusy:             30,
-	placement.CodePodNodeBusy:            30,
-	placement.CodeInsufficientIPCapacity: 60,
-	placement.CodeVMNoCapacity:           60,
-}
+// ManagedByServing is the managedBy of an inference serving replica, which
+// restartVm refuses to touch.
+const ManagedByServing = "serving"
 
 // errMoved says that a node changed between the unlocked snapshot a
 // placement was chosen from and the locked reload: the transaction is rolled
@@ -76,24 +54,10 @@ func podStopping(vm *models.VM) error {
 		"pod %s is still tearing down its previous run; try again once it has stopped", vm.ID)
 }
 
-// fromStatus turns placement's answer into the API's, with its Retry-After.
-func fromStatus(st *placement.Status) error {
-	e := apierr.New(st.HTTPStatus, st.Code, "%s", st.Message)
-	if st.HTTPStatus == http.StatusServiceUnavailable {
-		if s, ok := RetryAfter[st.Code]; ok {
-			e.RetryAfter = s
-		}
-	}
-	return e
-}
-
 // busy is the answer when the transaction kept losing races: the node is
 // too contended to decide now.
 func busy(vm *models.VM) error {
-	code := placement.CodeVMNodeBusy
-	if vm != nil && vm.IsPod() {
-		code = placement.CodePodNodeBusy
-	}
+	code := Answers[placement.NodeBusy].APICode(vm != nil && vm.IsPod())
 	e := apierr.New(http.StatusServiceUnavailable, code,
 		"the node changed while this restart was being decided (other restarts are claiming it); try again in a few seconds")
 	e.RetryAfter = 5

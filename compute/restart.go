@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
-	"gorm.io/gorm"
-
+	"gpugraph/apierr"
+	"gpugraph/auth"
 	"gpugraph/models"
 	"gpugraph/placement"
 	"gpugraph/store"
 )
+
+// Service is restartVm for both faces.
+type Service struct {
+	store *store.Store
+}
+
+// New is the restart service over st.
+func New(st *store.Store) *Service { return &Service{store: st} }
 
 // Result is a VM after a successful restart, with what its answer shows
 // besides its row.
@@ -27,17 +34,24 @@ type Result struct {
 // (see errMoved) starts over; engine-level races are replayed by store.Tx.
 const maxReplays = 5
 
-// Restart restarts the VM or pod id of organization orgID as SPEC §5 says,
-// checking and claiming in one transaction. Every refusal is an
-// *apierr.Error with the code, HTTP status and message of the contract.
-func Restart(ctx context.Context, st *store.Store, orgID, id string) (*Result, error) {
+// Restart restarts the VM or pod id of the caller's organization, checking
+// and claiming in one transaction. The caller must hold compute.operate.
+// Every refusal is an *apierr.Error with the code, HTTP status and message
+// of the contract.
+func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
+	if caller == nil {
+		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+	}
+	if !caller.Can(auth.ComputeOperate) {
+		return nil, apierr.MissingPermission(auth.ComputeOperate)
+	}
 	var res *Result
 	var seen *models.VM
 	for attempt := 1; ; attempt++ {
-		err := st.Tx(ctx, func(tx *gorm.DB) error {
-			r := &restart{st: st, tx: tx, fw: placement.Default(), now: store.Now()}
+		err := s.store.InTx(ctx, func(tx *store.Txn) error {
+			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now()}
 			var err error
-			res, err = r.run(orgID, id)
+			res, err = r.run(caller.OrganizationID, id)
 			if r.vm != nil {
 				seen = r.vm
 			}
@@ -58,7 +72,7 @@ func Restart(ctx context.Context, st *store.Store, orgID, id string) (*Result, e
 // restart is one attempt, inside one transaction.
 type restart struct {
 	st  *store.Store
-	tx  *gorm.DB
+	tx  *store.Txn
 	fw  *placement.Framework
 	now time.Time
 
@@ -70,24 +84,23 @@ type restart struct {
 func (r *restart) run(orgID, id string) (*Result, error) {
 	// The VM row first: two restarts of one VM serialize here, and the
 	// second then sees the first one's status.
-	var vm models.VM
-	err := r.st.ForUpdate(r.tx.Where("id = ? AND organization_id = ?", id, orgID)).Take(&vm).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, notFound(id)
-	}
+	vm, err := r.st.LockVM(r.tx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	r.vm = &vm
+	if vm == nil {
+		return nil, notFound(id)
+	}
+	r.vm = vm
 
 	// The checks that need no node, in the contract's order.
 	switch {
 	case vm.ManagedBy == ManagedByServing:
-		return nil, readOnly(&vm)
+		return nil, readOnly(vm)
 	case vm.Status == models.VMTerminated:
-		return nil, terminated(&vm)
+		return nil, terminated(vm)
 	case vm.Status == models.VMPending, vm.Status == models.VMDeploying:
-		return nil, notReady(&vm)
+		return nil, notReady(vm)
 	}
 
 	if err := r.request(orgID); err != nil {
@@ -96,28 +109,20 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 
 	var own *models.Node
 	if vm.NodeID != nil {
-		var n models.Node
-		err := r.tx.Where("id = ?", *vm.NodeID).Take(&n).Error
-		switch {
-		case err == nil:
-			own = &n
-		case !errors.Is(err, gorm.ErrRecordNotFound):
+		if own, err = r.st.Node(r.tx, *vm.NodeID); err != nil {
 			return nil, err
 		}
 	}
 
-	switch vm.Status {
-	case models.VMStopped, models.VMFailed, models.VMInterrupted:
-		if lostNode(&vm, own) {
-			return r.replace(own)
-		}
+	if lostNode(vm, own) && slices.Contains(models.Step(models.RestartReplace).From, vm.Status) {
+		return r.replace(own)
 	}
 
 	// From here on the VM stays on its node: lock it, and decide on what the
 	// lock shows.
 	var info *placement.NodeInfo
 	if own != nil {
-		if err := r.st.ForUpdate(r.tx.Where("id = ?", own.ID)).Take(own).Error; err != nil {
+		if err := r.st.LockNode(r.tx, own); err != nil {
 			return nil, err
 		}
 		if own.Status == models.NodeRemoved {
@@ -134,10 +139,10 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 				return nil, err
 			}
 			if st := placement.CheckRunning(r.req, info); st != nil {
-				return nil, fromStatus(st)
+				return nil, r.refusal(st)
 			}
 		}
-		return r.finish(models.VMRunning, nil)
+		return r.finish(models.RestartReboot, nil)
 
 	case models.VMInterrupted:
 		// Resumes on what it held once its node is back, and never on a
@@ -146,23 +151,23 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 			return nil, err
 		}
 		if st := (placement.NodeOnline{}).Filter(r.req, info); st != nil {
-			return nil, fromStatus(st)
+			return nil, r.refusal(st)
 		}
 		if st := placement.CheckRunning(r.req, info); st != nil {
-			return nil, fromStatus(st)
+			return nil, r.refusal(st)
 		}
-		return r.finish(models.VMRunning, nil)
+		return r.finish(models.RestartResume, nil)
 
 	case models.VMStopped, models.VMFailed:
 		if vm.IsPod() && vm.TearingDown {
-			return nil, podStopping(&vm)
+			return nil, podStopping(vm)
 		}
 		// The fabric is locked only when an address is to be claimed.
 		if info, err = r.ownNode(own, r.req.Pod && r.req.InfiniBand); err != nil {
 			return nil, err
 		}
 		if st := r.fw.CheckOwnNode(r.req, info); st != nil {
-			return nil, fromStatus(st)
+			return nil, r.refusal(st)
 		}
 		if err := r.claimGPUs(info.ID, placement.PickGPUs(r.req, info)); err != nil {
 			return nil, err
@@ -170,15 +175,17 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 		// An InfiniBand address is held by being a deploying pod on a
 		// fabric node: the status written below is the claim, made under
 		// the fabric lock the snapshot took (see the package comment).
-		return r.finish(models.VMDeploying, nil)
+		return r.finish(models.RestartDeploy, nil)
 	}
 	return nil, fmt.Errorf("compute: VM %s has unknown status %q", vm.ID, vm.Status)
 }
 
 // lostNode reports whether a VM's disk (a pod's volume) is gone with its node.
 func lostNode(vm *models.VM, own *models.Node) bool {
-	return own == nil || own.Status == models.NodeRemoved || vm.StatusReason == ReasonNodeRemoved
+	return own == nil || own.Status == models.NodeRemoved || vm.StatusReason == models.ReasonNodeRemoved
 }
+
+func (r *restart) refusal(st *placement.Status) error { return Refusal(st, r.req.Pod) }
 
 // request builds placement's view of the VM: its GPU model and whether its
 // organization wants InfiniBand.
@@ -189,15 +196,15 @@ func (r *restart) request(orgID string) error {
 		CPUCores: vm.CPUCores, RAMGb: vm.RAMGb, DiskGb: vm.DiskSizeGb,
 	}
 	if vm.GpuModelID != nil {
-		var m models.GpuModel
-		if err := r.tx.Where("id = ?", *vm.GpuModelID).Take(&m).Error; err != nil {
+		m, err := r.st.GpuModel(r.tx, *vm.GpuModelID)
+		if err != nil {
 			return err
 		}
-		r.model = &m
+		r.model = m
 		req.GPUModel = placement.Model{ID: m.ID, Name: m.Name, Manufacturer: string(m.Manufacturer)}
 	}
-	var org models.Organization
-	if err := r.tx.Where("id = ?", orgID).Take(&org).Error; err != nil {
+	org, err := r.st.Organization(r.tx, orgID)
+	if err != nil {
 		return err
 	}
 	req.InfiniBand = org.InfinibandEnabled
@@ -205,8 +212,17 @@ func (r *restart) request(orgID string) error {
 	return nil
 }
 
-func (r *restart) snapshotter() *snapshotter {
-	return &snapshotter{st: r.st, tx: r.tx, needIB: r.req.Pod && r.req.InfiniBand}
+// snapshot reads placement's view of the nodes ids (every node when nil).
+func (r *restart) snapshot(ids []string, lockFabrics bool) ([]*placement.NodeInfo, error) {
+	snap, err := r.st.Snapshot(r.tx, store.SnapshotScope{
+		NodeIDs:        ids,
+		LockFabrics:    lockFabrics,
+		AddressHolders: r.req.Pod && r.req.InfiniBand,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nodeInfos(snap), nil
 }
 
 // ownNode loads the VM's own node, already locked by the caller.
@@ -214,7 +230,7 @@ func (r *restart) ownNode(own *models.Node, lockFabric bool) (*placement.NodeInf
 	if own == nil {
 		return &placement.NodeInfo{}, nil
 	}
-	infos, err := r.snapshotter().load([]string{own.ID}, lockFabric)
+	infos, err := r.snapshot([]string{own.ID}, lockFabric)
 	if err != nil {
 		return nil, err
 	}
@@ -228,13 +244,13 @@ func (r *restart) ownNode(own *models.Node, lockFabric bool) (*placement.NodeInf
 // there.
 func (r *restart) replace(old *models.Node) (*Result, error) {
 	// Choose from a snapshot of every node read without locks…
-	all, err := r.snapshotter().load(nil, false)
+	all, err := r.snapshot(nil, false)
 	if err != nil {
 		return nil, err
 	}
 	p, st := r.fw.Place(r.req, all)
 	if st != nil {
-		return nil, fromStatus(st)
+		return nil, r.refusal(st)
 	}
 	// …then lock the old node and the chosen one, by id, and check the
 	// chosen one again on what the lock shows.
@@ -243,11 +259,10 @@ func (r *restart) replace(old *models.Node) (*Result, error) {
 		lock = append(lock, old.ID)
 	}
 	slices.Sort(lock)
-	var locked []models.Node
-	if err := r.st.ForUpdate(r.tx.Where("id IN ?", lock).Order("id")).Find(&locked).Error; err != nil {
+	if err := r.st.LockNodes(r.tx, lock); err != nil {
 		return nil, err
 	}
-	infos, err := r.snapshotter().load([]string{p.Node.ID}, r.req.Pod && r.req.InfiniBand)
+	infos, err := r.snapshot([]string{p.Node.ID}, r.req.Pod && r.req.InfiniBand)
 	if err != nil {
 		return nil, err
 	}
@@ -258,67 +273,36 @@ func (r *restart) replace(old *models.Node) (*Result, error) {
 	if err := r.claimGPUs(target.ID, placement.PickGPUs(r.req, target)); err != nil {
 		return nil, err
 	}
-	return r.finish(models.VMDeploying, &target.ID)
+	return r.finish(models.RestartReplace, &store.Move{NodeID: target.ID})
 }
 
-// claimGPUs makes the VM hold exactly the GPUs ids of node nodeID: it lets
-// go of any other GPU it still holds, then takes these with a conditional
-// UPDATE whose affected row count must match. A GPU that someone else holds,
-// that failed, or that is not where the snapshot said rolls everything back.
+// claimGPUs makes the VM hold exactly the GPUs ids of node nodeID; a claim
+// that lost a race is replayed.
 func (r *restart) claimGPUs(nodeID string, ids []string) error {
-	vmID := r.vm.ID
-	release := r.tx.Model(&models.Gpu{}).Where("holder_vm_id = ?", vmID)
-	if len(ids) > 0 {
-		release = release.Where("id NOT IN ?", ids)
-	}
-	if err := release.Update("holder_vm_id", nil).Error; err != nil {
-		return err
-	}
-	if len(ids) == 0 {
-		return nil
-	}
 	modelID := ""
 	if r.model != nil {
 		modelID = r.model.ID
 	}
-	res := r.tx.Model(&models.Gpu{}).
-		Where("id IN ? AND node_id = ? AND model_id = ? AND health = ? AND (holder_vm_id IS NULL OR holder_vm_id = ?)",
-			ids, nodeID, modelID, models.GpuHealthy, vmID).
-		Update("holder_vm_id", vmID)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != int64(len(ids)) {
-		slog.Warn("GPU claim lost a race; replaying", "vm", vmID, "node", nodeID,
-			"wanted", len(ids), "claimed", res.RowsAffected)
+	err := r.st.ClaimGPUs(r.tx, r.vm.ID, nodeID, modelID, ids)
+	if errors.Is(err, store.ErrClaimLost) {
 		return errMoved
 	}
-	return nil
+	return err
 }
 
-// finish writes the new status and answers the VM as it is now.
-func (r *restart) finish(status models.VMStatus, newNode *string) (*Result, error) {
-	vm := r.vm
-	set := map[string]any{
-		"status":         status,
-		"status_reason":  ReasonUserRestarted,
-		"interrupted_at": nil,
-		"updated_at":     r.now,
+// finish writes the lifecycle's transition name and answers the VM as it
+// is now.
+func (r *restart) finish(name models.TransitionName, move *store.Move) (*Result, error) {
+	t := models.Step(name)
+	if !slices.Contains(t.From, r.vm.Status) {
+		return nil, fmt.Errorf("compute: %s does not apply to a %s VM", name, r.vm.Status)
 	}
-	if newNode != nil {
-		set["node_id"] = *newNode
-		set["tearing_down"] = false
-		vm.NodeID = newNode
-		vm.TearingDown = false
-	}
-	if err := r.tx.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
+	if err := r.st.ApplyTransition(r.tx, r.vm, t, r.now, move); err != nil {
 		return nil, err
 	}
-	vm.Status, vm.StatusReason, vm.InterruptedAt, vm.UpdatedAt = status, ReasonUserRestarted, nil, r.now
-
-	gpus := []*models.Gpu{} // never nil: VM.gpus is a non-null list
-	if err := r.tx.Where("holder_vm_id = ?", vm.ID).Order("node_id, idx").Find(&gpus).Error; err != nil {
+	gpus, err := r.st.HeldGPUs(r.tx, r.vm.ID)
+	if err != nil {
 		return nil, err
 	}
-	return &Result{VM: vm, GPUs: gpus, Model: r.model}, nil
+	return &Result{VM: r.vm, GPUs: gpus, Model: r.model}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/compute"
 	"gpugraph/models"
 	"gpugraph/placement"
 )
@@ -193,7 +194,7 @@ func (w *world) snapshot() []*placement.NodeInfo {
 	}
 	var out []*placement.NodeInfo
 	for _, n := range w.nodes {
-		ni := &placement.NodeInfo{ID: n.ID, Name: n.Name, Status: string(n.Status), AgentVersion: n.AgentVersion,
+		ni := &placement.NodeInfo{ID: n.ID, Name: n.Name, State: nodeState(n.Status), Status: string(n.Status), AgentVersion: n.AgentVersion,
 			CPUCores: n.CPUCores, RAMGb: n.RAMGb, DiskGb: n.DiskGb, Holdings: holdings[n.ID], Fabric: fabrics[nodeFabric[n.ID]]}
 		for _, g := range n.Gpus {
 			ni.GPUs = append(ni.GPUs, placement.GPU{ID: g.ID, Index: g.Index, Address: g.Address, ModelID: g.ModelID,
@@ -213,8 +214,21 @@ func sortedVMs(m map[string]*vm) []*vm {
 	return out
 }
 
-func fail(st *placement.Status) outcome {
-	return outcome{HTTP: st.HTTPStatus, Code: st.Code, Msg: st.Message}
+func fail(st *placement.Status, pod bool) outcome {
+	e := compute.Refusal(st, pod)
+	return outcome{HTTP: e.Status, Code: e.Code, Msg: e.Message}
+}
+
+func nodeState(s models.NodeStatus) placement.NodeState {
+	switch s {
+	case models.NodeOnline:
+		return placement.NodeStateOnline
+	case models.NodeOffline:
+		return placement.NodeStateOffline
+	case models.NodeRemoved:
+		return placement.NodeStateRemoved
+	}
+	return placement.NodeStateUnknown
 }
 
 func refuse(httpStatus int, code string) outcome { return outcome{HTTP: httpStatus, Code: code} }
@@ -249,10 +263,10 @@ func (w *world) restart(id, orgID string) outcome {
 	}
 	stoppedOrFailed := v.Status == models.VMStopped || v.Status == models.VMFailed
 	f := placement.Default()
-	if stoppedOrFailed && (own.Status == placement.NodeStatusRemoved || v.StatusReason == "node_removed") {
+	if stoppedOrFailed && (own.State == placement.NodeStateRemoved || v.StatusReason == "node_removed") {
 		p, st := f.Place(req, nodes)
 		if st != nil {
-			return fail(st)
+			return fail(st, req.Pod)
 		}
 		v.NodeID = &p.Node.ID
 		return w.claim(v, p.GPUIDs)
@@ -263,18 +277,18 @@ func (w *world) restart(id, orgID string) outcome {
 	switch v.Status {
 	case models.VMRunning:
 		if st := placement.CheckRunning(req, own); st != nil {
-			return fail(st)
+			return fail(st, req.Pod)
 		}
 		return outcome{HTTP: 200, Status: models.VMRunning}
 	case models.VMInterrupted:
 		if st := (placement.NodeOnline{}).Filter(req, own); st != nil {
-			return fail(st)
+			return fail(st, req.Pod)
 		}
 		v.Status = models.VMRunning
 		return outcome{HTTP: 200, Status: models.VMRunning}
 	}
 	if st := f.CheckOwnNode(req, own); st != nil {
-		return fail(st)
+		return fail(st, req.Pod)
 	}
 	return w.claim(v, placement.PickGPUs(req, own))
 }

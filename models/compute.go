@@ -2,7 +2,7 @@ package models
 
 import "time"
 
-// VM is OpenRelay's VM object; a row whose CapabilityTier is "pod" is a pod.
+// VM is OpenRelay's VM object; a row whose CapabilityTier is TierPod is a pod.
 // The GPUs it holds are not a column here: they are the GPU rows whose
 // holder it is (see Gpu.HolderVMID).
 type VM struct {
@@ -36,10 +36,4 @@ type VM struct {
 }
 
 // IsPod tells a compute-fabric pod from a plain VM.
-func (v *VM) IsPod() bool { return v.CapabilityTier == "pod" }
-
-// Holds reports whether a VM in this status holds its GPUs, CPU, RAM, disk
-// and InfiniBand address (SPEC §5: running, deploying and interrupted do).
-func (s VMStatus) Holds() bool {
-	return s == VMRunning || s == VMDeploying || s == VMInterrupted
-}
+func (v *VM) IsPod() bool { return v.CapabilityTier == TierPod }

@@ -13,7 +13,7 @@ func BenchmarkPlace(b *testing.B) {
 		n := node(fmt.Sprintf("gpu-node-%04d", i))
 		switch i % 4 {
 		case 0:
-			n.Status = NodeStatusOffline
+			n.State = NodeStateOffline
 		case 1:
 			hold(n, "other", 0, 1, 2, 3, 4, 5, 6)
 		case 2:

@@ -10,10 +10,10 @@
 //
 //   - [Framework.CheckOwnNode] runs the filters on the node that holds a
 //     stopped or failed VM's disk (or a pod's volume) and answers the first
-//     failure with its error code, HTTP status and a detailed message.
+//     failure with its [Code] and a detailed message.
 //   - [Framework.Place] runs the filters on every node of a snapshot, ranks
 //     the nodes that pass with the score, and picks the GPUs to claim; when
-//     none passes it answers VM_NO_CAPACITY with a summary that counts each
+//     none passes it answers [NoCapacity] with a summary that counts each
 //     node's first failing reason.
 //   - [CheckRunning] refuses to reboot a running VM or pod on a failed GPU.
 //   - [PickGPUs] chooses the GPUs to claim on a node.
@@ -25,6 +25,10 @@
 // CPU/RAM/disk or an InfiniBand address held by the requesting VM itself counts
 // as free for it, so a snapshot taken while it still holds something gives the
 // same answer as one taken after it let go.
+//
+// Placement speaks no API: a [Status] carries a typed [Code], and the caller
+// (package compute) maps a Code, with whether the request is a pod, to its
+// answer's error code, HTTP status and Retry-After.
 //
 // To add a filter, write a type that implements [Filter] (one small file,
 // filter_*.go) and put it in the slice in [Default] at the position where its

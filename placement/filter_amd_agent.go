@@ -16,7 +16,7 @@ func (AMDAgent) Filter(req *Request, n *NodeInfo) *Status {
 		AgentAtLeast(n.AgentVersion, MinAgentAMD) {
 		return nil
 	}
-	return conflict(CodePodNodeNoAMDGrant, "agent too old for AMD GPUs",
+	return reject(NoAMDGrant, "agent too old for AMD GPUs",
 		fmt.Sprintf("node %s runs %s; AMD GPUs need %s or later",
 			n.Name, describeAgent(n.AgentVersion), MinAgentAMD))
 }

@@ -23,5 +23,5 @@ func (FreeGPUs) Filter(req *Request, n *NodeInfo) *Status {
 	if failed := failedGPUs(req.GPUModel.ID, n); len(failed) > 0 {
 		msg += "; " + gpuList("failed", failed)
 	}
-	return unavailable(busyCode(req), "too few free "+model+" GPUs", msg)
+	return reject(NodeBusy, "too few free "+model+" GPUs", msg)
 }

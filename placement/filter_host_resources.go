@@ -30,6 +30,6 @@ func (HostResources) Filter(req *Request, n *NodeInfo) *Status {
 	if len(names) == 0 {
 		return nil
 	}
-	return unavailable(CodeVMNodeBusy, "too little "+joinAnd(names),
+	return reject(NodeBusy, "too little "+joinAnd(names),
 		fmt.Sprintf("node %s has too little free %s", n.Name, joinAnd(details)))
 }

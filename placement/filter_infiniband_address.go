@@ -16,7 +16,7 @@ func (InfiniBandAddress) Filter(req *Request, n *NodeInfo) *Status {
 	if free > 0 {
 		return nil
 	}
-	return unavailable(CodeInsufficientIPCapacity, "no free InfiniBand address",
+	return reject(NoIPCapacity, "no free InfiniBand address",
 		fmt.Sprintf("InfiniBand fabric %s of node %s has no free address (%d of %d held)",
 			n.Fabric.ID, n.Name, held, n.Fabric.IPCapacity))
 }

@@ -12,7 +12,7 @@ func (InfiniBandAgent) Filter(req *Request, n *NodeInfo) *Status {
 	if !NeedsInfiniBand(req, n) || AgentAtLeast(n.AgentVersion, MinAgentInfiniBand) {
 		return nil
 	}
-	return conflict(CodePodNodeNoInfiniBand, "agent too old for InfiniBand",
+	return reject(NoInfiniBand, "agent too old for InfiniBand",
 		fmt.Sprintf("node %s runs %s; InfiniBand needs %s or later",
 			n.Name, describeAgent(n.AgentVersion), MinAgentInfiniBand))
 }

@@ -53,8 +53,8 @@ type Placement struct {
 
 // Place picks the node for a VM or pod whose node was removed: the filters
 // reject nodes, the score ranks the rest (ties by node name, then id), and
-// the GPUs are picked on the winner. When no node passes, Place answers 503
-// VM_NO_CAPACITY — for pods too — with Diagnosis.Summary as the message.
+// the GPUs are picked on the winner. When no node passes, Place answers
+// NoCapacity, with Diagnosis.Summary as the message.
 func (f *Framework) Place(req *Request, nodes []*NodeInfo) (Placement, *Status) {
 	d := Diagnosis{NumAllNodes: len(nodes), Rejected: make(map[string]*Status)}
 	score := f.Score
@@ -74,7 +74,7 @@ func (f *Framework) Place(req *Request, nodes []*NodeInfo) (Placement, *Status) 
 		}
 	}
 	if best == nil {
-		return Placement{Diagnosis: d}, unavailable(CodeVMNoCapacity, "", d.Summary())
+		return Placement{Diagnosis: d}, reject(NoCapacity, "", d.Summary())
 	}
 	return Placement{
 		Node:       best,

@@ -12,25 +12,24 @@ func TestCheckOwnNodeOrder(t *testing.T) {
 		req    *Request
 		node   *NodeInfo
 		filter string
-		code   string
-		status int
+		code   Code
 	}{
-		{"offline beats no GPUs", vmReq(2), withStatus(hold(node("n1"), "other", 0, 1, 2, 3, 4, 5, 6, 7), NodeStatusOffline),
-			"NodeOnline", "VM_NODE_OFFLINE", 409},
-		{"offline pod beats old agent", podReq(mi300, 1), onFabric(withAgent(withStatus(node("n1"), NodeStatusOffline), "2.0.0"), ib),
-			"NodeOnline", "POD_NODE_OFFLINE", 409},
+		{"offline beats no GPUs", vmReq(2), withStatus(hold(node("n1"), "other", 0, 1, 2, 3, 4, 5, 6, 7), NodeStateOffline),
+			"NodeOnline", NodeOffline},
+		{"offline pod beats old agent", podReq(mi300, 1), onFabric(withAgent(withStatus(node("n1"), NodeStateOffline), "2.0.0"), ib),
+			"NodeOnline", NodeOffline},
 		{"InfiniBand agent beats AMD agent", podReq(mi300, 1), onFabric(withAgent(node("n1"), "2.3.0"), ib),
-			"InfiniBandAgent", "POD_NODE_NO_INFINIBAND", 409},
+			"InfiniBandAgent", NoInfiniBand},
 		{"AMD agent beats GPUs", podReq(mi300, 1), onFabric(withAgent(node("n1"), "2.5.0"), ib),
-			"AMDAgent", "POD_NODE_NO_AMD_GRANT", 409},
+			"AMDAgent", NoAMDGrant},
 		{"GPUs beat host resources", vmReq(8), holding(hold(node("n1"), "other", 0), Holding{VMID: "other", RAMGb: 2048}),
-			"FreeGPUs", "VM_NODE_BUSY", 503},
+			"FreeGPUs", NodeBusy},
 		{"host resources", vmReq(1), holding(node("n1"), Holding{VMID: "other", RAMGb: 2048}),
-			"HostResources", "VM_NODE_BUSY", 503},
+			"HostResources", NodeBusy},
 		{"GPUs beat InfiniBand address", podReq(h100, 8), onFabric(hold(node("n1"), "other", 0), ib),
-			"FreeGPUs", "POD_NODE_BUSY", 503},
+			"FreeGPUs", NodeBusy},
 		{"InfiniBand address last", podReq(h100, 8), onFabric(node("n1"), ib),
-			"InfiniBandAddress", "INSUFFICIENT_IP_CAPACITY", 503},
+			"InfiniBandAddress", NoIPCapacity},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,8 +37,8 @@ func TestCheckOwnNodeOrder(t *testing.T) {
 			if st == nil {
 				t.Fatal("CheckOwnNode passed")
 			}
-			if st.Filter != tt.filter || st.Code != tt.code || st.HTTPStatus != tt.status {
-				t.Errorf("got %s %s %d, want %s %s %d", st.Filter, st.Code, st.HTTPStatus, tt.filter, tt.code, tt.status)
+			if st.Filter != tt.filter || st.Code != tt.code {
+				t.Errorf("got %s %s, want %s %s", st.Filter, st.Code, tt.filter, tt.code)
 			}
 		})
 	}
@@ -48,7 +47,7 @@ func TestCheckOwnNodeOrder(t *testing.T) {
 func TestCheckOwnNodeFullMessage(t *testing.T) {
 	n := fail(hold(node("gpu-node-1"), "other", 0, 1, 2, 3, 4, 5), 6)
 	st := Default().CheckOwnNode(vmReq(2), n)
-	want := &Status{Filter: "FreeGPUs", Code: "VM_NODE_BUSY", HTTPStatus: 503, Reason: "too few free NVIDIA H100 GPUs",
+	want := &Status{Filter: "FreeGPUs", Code: NodeBusy, Reason: "too few free NVIDIA H100 GPUs",
 		Message: "node gpu-node-1 has 1 free NVIDIA H100 GPU, 2 needed; failed GPU 0000:78:00.0 (XID 79)"}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("CheckOwnNode:\n got %+v\nwant %+v", st, want)
@@ -74,7 +73,7 @@ type stubFilter struct{}
 func (stubFilter) Name() string { return "Maintenance" }
 func (stubFilter) Filter(_ *Request, n *NodeInfo) *Status {
 	if n.Name == "n2" {
-		return unavailable(CodeVMNodeBusy, "in maintenance", "node n2 is in maintenance")
+		return reject(NodeBusy, "in maintenance", "node n2 is in maintenance")
 	}
 	return nil
 }
@@ -85,7 +84,7 @@ func TestAddedFilterRunsInBothUses(t *testing.T) {
 	if st := f.CheckOwnNode(vmReq(1), node("n2")); st == nil || st.Filter != "Maintenance" {
 		t.Errorf("CheckOwnNode = %+v", st)
 	}
-	_, st := f.Place(vmReq(1), []*NodeInfo{node("n2"), withStatus(node("n3"), NodeStatusOffline)})
+	_, st := f.Place(vmReq(1), []*NodeInfo{node("n2"), withStatus(node("n3"), NodeStateOffline)})
 	if st == nil || st.Message != "0/2 nodes can take it: 1 in maintenance, 1 offline" {
 		t.Errorf("Place = %+v", st)
 	}

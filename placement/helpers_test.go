@@ -27,7 +27,7 @@ func gpus(node string, m Model, count int) []GPU {
 // node is an online 8×H100 node with 128 cores, 2048 GB RAM, 30000 GB disk.
 func node(name string) *NodeInfo {
 	return &NodeInfo{
-		ID: "id-" + name, Name: name, Status: NodeStatusOnline, AgentVersion: "2.6.1",
+		ID: "id-" + name, Name: name, State: NodeStateOnline, AgentVersion: "2.6.1",
 		CPUCores: 128, RAMGb: 2048, DiskGb: 30000,
 		GPUs: gpus(name, h100, 8),
 	}

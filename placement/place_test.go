@@ -57,13 +57,13 @@ func TestPlaceNoCapacitySummary(t *testing.T) {
 	}
 	for i := range 3 {
 		// Offline and full: counted once, as offline, its first failure.
-		nodes = append(nodes, withStatus(hold(node(fmt.Sprintf("off-%d", i)), "other", 0, 1, 2, 3, 4, 5, 6, 7), NodeStatusOffline))
+		nodes = append(nodes, withStatus(hold(node(fmt.Sprintf("off-%d", i)), "other", 0, 1, 2, 3, 4, 5, 6, 7), NodeStateOffline))
 	}
 	for i := range 2 {
 		nodes = append(nodes, holding(node(fmt.Sprintf("ram-%d", i)), Holding{VMID: "other", RAMGb: 2000}))
 	}
 	p, st := Default().Place(vmReq(2), nodes)
-	want := &Status{Code: "VM_NO_CAPACITY", HTTPStatus: 503,
+	want := &Status{Code: NoCapacity,
 		Message: "0/12 nodes can take it: 7 too few free NVIDIA H100 GPUs, 3 offline, 2 too little RAM"}
 	if !reflect.DeepEqual(st, want) {
 		t.Fatalf("Place status:\n got %+v\nwant %+v", st, want)
@@ -81,9 +81,9 @@ func TestPlaceNoCapacityPodFleet(t *testing.T) {
 	full := &Fabric{ID: "ib-1", IPCapacity: 1, Holders: []string{"other"}}
 	open := &Fabric{ID: "ib-2", IPCapacity: 8}
 	nodes := []*NodeInfo{
-		withStatus(node("gone-1"), NodeStatusRemoved),
-		withStatus(node("gone-2"), NodeStatusRemoved),
-		withStatus(node("off-1"), NodeStatusOffline),
+		withStatus(node("gone-1"), NodeStateRemoved),
+		withStatus(node("gone-2"), NodeStateRemoved),
+		withStatus(node("off-1"), NodeStateOffline),
 		onFabric(withAgent(node("old-ib"), "2.3.0"), open),
 		withAgent(node("old-amd-1"), "2.5.0"),
 		withAgent(node("old-amd-2"), "v2.6.0-beta.1"),
@@ -91,7 +91,7 @@ func TestPlaceNoCapacityPodFleet(t *testing.T) {
 		onFabric(withGPUs(node("ib-full"), gpus("ib-full", mi300, 8)), full),
 	}
 	_, st := Default().Place(podReq(mi300, 4), nodes)
-	want := &Status{Code: "VM_NO_CAPACITY", HTTPStatus: 503,
+	want := &Status{Code: NoCapacity,
 		Message: "0/8 nodes can take it: 2 agent too old for AMD GPUs, 2 removed, " +
 			"1 agent too old for InfiniBand, 1 no free InfiniBand address, 1 offline, 1 too few free AMD Instinct MI300X GPUs"}
 	if !reflect.DeepEqual(st, want) {
@@ -111,7 +111,7 @@ func TestPlaceNoCapacityPodFleet(t *testing.T) {
 
 func TestPlaceNoNodes(t *testing.T) {
 	_, st := Default().Place(vmReq(1), nil)
-	if st == nil || st.Message != "0/0 nodes can take it" || st.Code != "VM_NO_CAPACITY" {
+	if st == nil || st.Message != "0/0 nodes can take it" || st.Code != NoCapacity {
 		t.Fatalf("Place(no nodes) = %+v", st)
 	}
 }

@@ -3,8 +3,7 @@ package placement
 import "fmt"
 
 // CheckRunning refuses to reboot a running VM or pod on a failed GPU: when
-// one of the GPUs it holds on n has failed it answers 503 VM_NODE_BUSY (or
-// POD_NODE_BUSY) naming each failed GPU by address, and says whether
+// one of the GPUs it holds on n has failed it answers NodeBusy naming each failed GPU by address, and says whether
 // stopping it and starting it again would place it on healthy GPUs of the
 // node (healthy GPUs of its model, free or its own, are enough). Nil when
 // every GPU it holds is healthy.
@@ -27,7 +26,7 @@ func CheckRunning(req *Request, n *NodeInfo) *Status {
 		msg += fmt.Sprintf("; the node has %d healthy %s %s free or its own, %d needed",
 			usable, model, plural(usable, "GPU", "GPUs"), req.GPUCount)
 	}
-	st := unavailable(busyCode(req), "failed GPU", msg)
+	st := reject(NodeBusy, "failed GPU", msg)
 	st.Filter = "CheckRunning"
 	return st
 }

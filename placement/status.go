@@ -1,24 +1,52 @@
 package placement
 
-import "net/http"
+// Code is why a node cannot take a request, as a value the caller can switch
+// on (as the Kubernetes scheduler framework's Code). Placement speaks no
+// API: the caller turns a Code, and whether the request is a pod, into its
+// answer's code and HTTP status.
+type Code int
 
-// Error codes, as restartVm answers them.
 const (
-	CodeVMNodeOffline          = "VM_NODE_OFFLINE"
-	CodePodNodeOffline         = "POD_NODE_OFFLINE"
-	CodePodNodeNoInfiniBand    = "POD_NODE_NO_INFINIBAND"
-	CodePodNodeNoAMDGrant      = "POD_NODE_NO_AMD_GRANT"
-	CodeVMNodeBusy             = "VM_NODE_BUSY"
-	CodePodNodeBusy            = "POD_NODE_BUSY"
-	CodeInsufficientIPCapacity = "INSUFFICIENT_IP_CAPACITY"
-	CodeVMNoCapacity           = "VM_NO_CAPACITY"
+	// NodeOffline: the node is offline, removed or in an unknown status.
+	NodeOffline Code = iota + 1
+	// NoInfiniBand: the node's agent predates InfiniBand support.
+	NoInfiniBand
+	// NoAMDGrant: the node's agent cannot grant AMD GPUs to a container.
+	NoAMDGrant
+	// NodeBusy: too few free GPUs, too little CPU, RAM or disk, or a GPU the
+	// VM holds has failed; waiting for others to stop may help.
+	NodeBusy
+	// NoIPCapacity: the node's InfiniBand fabric has no free address.
+	NoIPCapacity
+	// NoCapacity: no node at all can take the request.
+	NoCapacity
 )
+
+// Codes lists every Code, for tables that must cover them all.
+var Codes = []Code{NodeOffline, NoInfiniBand, NoAMDGrant, NodeBusy, NoIPCapacity, NoCapacity}
+
+func (c Code) String() string {
+	switch c {
+	case NodeOffline:
+		return "NodeOffline"
+	case NoInfiniBand:
+		return "NoInfiniBand"
+	case NoAMDGrant:
+		return "NoAMDGrant"
+	case NodeBusy:
+		return "NodeBusy"
+	case NoIPCapacity:
+		return "NoIPCapacity"
+	case NoCapacity:
+		return "NoCapacity"
+	}
+	return "Code(unknown)"
+}
 
 // Status is why a node cannot take a request. A nil *Status means it can.
 type Status struct {
-	Filter     string // name of the filter that rejected the node
-	Code       string // error code of the API answer
-	HTTPStatus int
+	Filter string // name of the filter that rejected the node
+	Code   Code
 	// Reason is short and node-independent ("offline", "too little RAM") so
 	// that equal reasons of many nodes add up in Place's summary.
 	Reason string
@@ -30,24 +58,6 @@ type Status struct {
 // Error returns the detailed message, so that a Status can travel as an error.
 func (s *Status) Error() string { return s.Message }
 
-func busyCode(req *Request) string {
-	if req.Pod {
-		return CodePodNodeBusy
-	}
-	return CodeVMNodeBusy
-}
-
-func offlineCode(req *Request) string {
-	if req.Pod {
-		return CodePodNodeOffline
-	}
-	return CodeVMNodeOffline
-}
-
-func conflict(code, reason, msg string) *Status {
-	return &Status{Code: code, HTTPStatus: http.StatusConflict, Reason: reason, Message: msg}
-}
-
-func unavailable(code, reason, msg string) *Status {
-	return &Status{Code: code, HTTPStatus: http.StatusServiceUnavailable, Reason: reason, Message: msg}
+func reject(code Code, reason, msg string) *Status {
+	return &Status{Code: code, Reason: reason, Message: msg}
 }

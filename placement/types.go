@@ -1,14 +1,15 @@
 package placement
 
-// Node statuses as stored on the node row.
-const (
-	NodeStatusOnline  = "online"
-	NodeStatusOffline = "offline"
-	NodeStatusRemoved = "removed"
-)
+// NodeState is a node's status as placement reads it. The caller maps the
+// stored status onto it; a status it does not map is NodeStateUnknown.
+type NodeState int
 
-// TierPod is the capabilityTier that marks a VM row as a pod.
-const TierPod = "pod"
+const (
+	NodeStateUnknown NodeState = iota
+	NodeStateOnline
+	NodeStateOffline
+	NodeStateRemoved
+)
 
 // Model is a GPU model of the catalog.
 type Model struct {
@@ -28,7 +29,7 @@ func (m Model) displayName() string {
 // Request describes the VM or pod being started.
 type Request struct {
 	VMID     string // the VM's own holdings count as free for it
-	Pod      bool   // capabilityTier == TierPod
+	Pod      bool   // the request is a pod, not a plain VM
 	GPUModel Model
 	GPUCount int
 	// Host resources: only plain VMs hold them, so they are ignored for pods.
@@ -56,7 +57,8 @@ func (r *Request) hostDemand() (cpu, ram, disk int) {
 // NodeInfo is a snapshot of one node and of what is held on it.
 type NodeInfo struct {
 	ID, Name     string
-	Status       string // NodeStatusOnline, NodeStatusOffline, NodeStatusRemoved
+	State        NodeState
+	Status       string // the stored status, named in the answer when State is NodeStateUnknown
 	AgentVersion string // semver of the node agent; see AgentAtLeast
 	// Capacity.
 	CPUCores, RAMGb, DiskGb int

@@ -9,16 +9,16 @@ import (
 	"gpugraph/models"
 )
 
-// RestartVM is restartVm (SPEC §5) for both faces: the REST shim calls it
-// too. It checks the permission, lets package compute decide and claim, and
-// hands the request's loaders what the restart already read, so the answer's
-// gpuIds, gpuModelName and gpuManufacturer cost no further query.
+// RestartVM is the mutation restartVm: package compute checks the
+// permission, decides and claims; this hands the request's loaders what the
+// restart already read, so the answer's gpus and gpuModel cost no further
+// query.
 func (r *mutationResolver) RestartVM(ctx context.Context, id string) (*models.VM, error) {
-	c, err := auth.Require(ctx, auth.ComputeOperate)
+	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := compute.Restart(ctx, r.Store, c.OrganizationID, id)
+	res, err := compute.New(r.Store).Restart(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}

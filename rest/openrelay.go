@@ -12,17 +12,13 @@ func (api *API) openRelayRoutes() []route {
 	}
 }
 
-// restartVM is OpenRelay's "Restart a VM": the resolver decides, this only
-// renders the seed's VM object or its {"error": {...}} body.
+// restartVM is OpenRelay's "Restart a VM": package compute decides, this
+// only renders the seed's VM object or its {"error": {...}} body.
 func (api *API) restartVM(w http.ResponseWriter, r *http.Request) error {
-	vm, err := api.Resolver.Mutation().RestartVM(r.Context(), r.PathValue("id"))
+	res, err := api.Compute.Restart(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	body, err := encodeVM(r.Context(), vm)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, encodeVM(res))
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/resolvers"
 	"gpugraph/store"
 )
@@ -20,6 +21,7 @@ import (
 type API struct {
 	Resolver *resolvers.Resolver
 	Store    *store.Store
+	Compute  *compute.Service
 }
 
 // Register mounts every REST path on mux; wrap adds authentication and the

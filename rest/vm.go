@@ -1,15 +1,9 @@
 package rest
 
-import (
-	"context"
-	"errors"
-
-	"gpugraph/loaders"
-	"gpugraph/models"
-)
+import "gpugraph/compute"
 
 // vmJSON is OpenRelay's VM object as the seed writes it (every field of the
-// restart answer, camelCase, status in lower case), plus SPEC §4's fields.
+// restart answer, camelCase, status in lower case), plus the node, GPUs, host share, tearingDown and interruptedAt.
 // Instants are RFC 3339 UTC with milliseconds; gpuManufacturer is absent on a
 // CPU-only row, as the seed says.
 type vmJSON struct {
@@ -45,17 +39,9 @@ type vmJSON struct {
 	InterruptedAt *string  `json:"interruptedAt"`
 }
 
-// encodeVM renders vm, reading its GPUs and model through the request's
-// loaders (which the resolver has usually primed already).
-func encodeVM(ctx context.Context, vm *models.VM) (*vmJSON, error) {
-	l := loaders.For(ctx)
-	if l == nil {
-		return nil, errors.New("rest: no loaders in the request context")
-	}
-	gpus, err := l.GPUsByVM.Load(ctx, vm.ID)()
-	if err != nil {
-		return nil, err
-	}
+// encodeVM renders a restarted VM with the GPUs and model the restart read.
+func encodeVM(res *compute.Result) *vmJSON {
+	vm, gpus := res.VM, res.GPUs
 	out := &vmJSON{
 		CapabilityTier:    vm.CapabilityTier,
 		ComputeClass:      vm.ComputeClass,
@@ -88,15 +74,9 @@ func encodeVM(ctx context.Context, vm *models.VM) (*vmJSON, error) {
 	for _, g := range gpus {
 		out.GpuIDs = append(out.GpuIDs, g.ID)
 	}
-	if vm.GpuModelID != nil {
-		m, err := l.ModelByID.Load(ctx, *vm.GpuModelID)()
-		if err != nil {
-			return nil, err
-		}
-		if m != nil {
-			name, maker := m.Name, string(m.Manufacturer)
-			out.GpuModelName, out.GpuManufacturer = &name, &maker
-		}
+	if m := res.Model; vm.GpuModelID != nil && m != nil {
+		name, maker := m.Name, string(m.Manufacturer)
+		out.GpuModelName, out.GpuManufacturer = &name, &maker
 	}
-	return out, nil
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/loaders"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
@@ -74,7 +75,7 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Resolver: res, Store: st}, api)
+	rest.Register(mux, &rest.API{Resolver: res, Store: st, Compute: compute.New(st)}, api)
 
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }

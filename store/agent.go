@@ -17,11 +17,8 @@ import (
 // and the sweep, never interleave; within it VMs are written before GPUs,
 // the order the sweep's expiry takes too.
 
-// Reasons the store writes.
+// GPU failedReasons the store writes.
 const (
-	// ReasonNodeLost is the statusReason of a VM or pod interrupted because
-	// its node went silent (the seed's machine-readable value).
-	ReasonNodeLost = "node_lost"
 	// FailedVanished is the failedReason of a GPU its node stopped reporting.
 	FailedVanished = "vanished from inventory"
 	// FailedUnspecified is the failedReason of a GPU reported failed
@@ -188,11 +185,12 @@ func createNode(tx *gorm.DB, inv Inventory, now time.Time) (*models.Node, error)
 	return n, tx.Create(n).Error
 }
 
-// resumeNodeLost brings back what the sweep interrupted on the node.
+// resumeNodeLost applies models.NodeBack to the node's VMs and pods: what
+// the sweep interrupted resumes.
 func resumeNodeLost(tx *gorm.DB, nodeID string, now time.Time) (int64, error) {
-	res := tx.Exec(`UPDATE vms SET status = ?, status_reason = '', interrupted_at = NULL, updated_at = ?
-		WHERE node_id = ? AND status = ? AND status_reason = ?`,
-		models.VMRunning, now, nodeID, models.VMInterrupted, ReasonNodeLost)
+	back := models.Step(models.NodeBack)
+	res := tx.Table("vms").Where("node_id = ? AND status IN ? AND status_reason = ?", nodeID, back.From, back.FromReason).
+		Updates(transitionSet(back, now))
 	return res.RowsAffected, res.Error
 }
 

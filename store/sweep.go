@@ -9,20 +9,15 @@ import (
 	"gpugraph/models"
 )
 
-// InterruptedExpiry is how long a VM or pod stays interrupted before the
-// sweep stops the VM (disk kept) or deletes the pod (seed: "After 7 days
-// interrupted a VM is stopped (disk kept) and a pod is deleted").
-const InterruptedExpiry = 7 * 24 * time.Hour
-
 // expiryBatch bounds the VMs one expiry transaction locks.
 const expiryBatch = 500
 
 // SweepResult counts what one sweep changed.
 type SweepResult struct {
 	NodesOffline int64 // reporting nodes silent for longer than the grace
-	Interrupted  int64 // running VMs and pods on them, now interrupted node_lost
-	Stopped      int64 // VMs interrupted for InterruptedExpiry, now stopped
-	Deleted      int64 // pods interrupted for InterruptedExpiry, now terminated
+	Interrupted  int64 // VMs and pods on them, now interrupted (models.NodeLost)
+	Stopped      int64 // VMs interrupted too long, now stopped (models.ExpireVM)
+	Deleted      int64 // pods interrupted too long, now terminated (models.ExpirePod)
 }
 
 // Changed reports whether the sweep wrote anything.
@@ -49,7 +44,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (
 		var stopped, deleted int64
 		err := s.Tx(ctx, func(tx *gorm.DB) error {
 			var e error
-			stopped, deleted, e = s.expireInterrupted(tx, now, now.Add(-InterruptedExpiry))
+			stopped, deleted, e = s.expireInterrupted(tx, now)
 			return e
 		})
 		if err != nil {
@@ -64,10 +59,10 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (
 }
 
 // sweepSilentNodes takes nodes silent since before cutoff offline and
-// interrupts the running VMs and pods of every such node. The nodes are
-// locked before their VMs are touched, so a heartbeat of one of them
+// applies models.NodeLost to the VMs and pods of every such node. The nodes
+// are locked before their VMs are touched, so a heartbeat of one of them
 // either comes first (and the node is no longer silent) or waits and then
-// resumes what was interrupted.
+// resumes what was interrupted (models.NodeBack).
 func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, interrupted int64, err error) {
 	res := tx.Exec(`UPDATE nodes SET status = ?
 		WHERE status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?`,
@@ -76,38 +71,40 @@ func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, i
 		return 0, 0, res.Error
 	}
 	offline = res.RowsAffected
+	lostVMs := models.Step(models.NodeLost)
 	var lost []string
 	err = s.ForUpdate(tx.Table("nodes").Select("id").
 		Where("status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?", models.NodeOffline, cutoff).
-		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status = ?)", models.VMRunning).
+		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status IN ?)", lostVMs.From).
 		Order("id")).Scan(&lost).Error
 	if err != nil || len(lost) == 0 {
 		return offline, 0, err
 	}
-	res = tx.Exec(`UPDATE vms SET status = ?, status_reason = ?, interrupted_at = ?, updated_at = ?
-		WHERE status = ? AND node_id IN ?`,
-		models.VMInterrupted, ReasonNodeLost, now, now, models.VMRunning, lost)
+	res = tx.Table("vms").Where("status IN ? AND node_id IN ?", lostVMs.From, lost).Updates(transitionSet(lostVMs, now))
 	return offline, res.RowsAffected, res.Error
 }
 
-// expireInterrupted ends, in one batch, VMs and pods interrupted since
-// before cutoff: a VM becomes stopped (its disk stays on its node), a pod
+// expireInterrupted applies, in one batch, models.ExpireVM and
+// models.ExpirePod to the rows that have been interrupted for longer than
+// their After: a VM becomes stopped (its disk stays on its node), a pod
 // terminated, which is how a deleted pod reads in the OpenRelay API; both
-// keep their statusReason and release their GPUs.
-func (s *Store) expireInterrupted(tx *gorm.DB, now, cutoff time.Time) (stopped, deleted int64, err error) {
+// release their GPUs. The two rows share their from-statuses and After
+// (the lifecycle's test checks it), so one read finds both kinds.
+func (s *Store) expireInterrupted(tx *gorm.DB, now time.Time) (stopped, deleted int64, err error) {
+	expireVM, expirePod := models.Step(models.ExpireVM), models.Step(models.ExpirePod)
 	var rows []struct {
 		ID             string
 		CapabilityTier string
 	}
 	err = s.ForUpdate(tx.Table("vms").Select("id, capability_tier").
-		Where("status = ? AND interrupted_at IS NOT NULL AND interrupted_at < ?", models.VMInterrupted, cutoff).
+		Where("status IN ? AND interrupted_at IS NOT NULL AND interrupted_at < ?", expireVM.From, now.Add(-expireVM.After)).
 		Order("id").Limit(expiryBatch)).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return 0, 0, err
 	}
 	var vms, pods []string
 	for _, r := range rows {
-		if r.CapabilityTier == "pod" {
+		if expirePod.Kinds.Matches(&models.VM{CapabilityTier: r.CapabilityTier}) {
 			pods = append(pods, r.ID)
 		} else {
 			vms = append(vms, r.ID)
@@ -117,15 +114,14 @@ func (s *Store) expireInterrupted(tx *gorm.DB, now, cutoff time.Time) (stopped, 
 		return 0, 0, err
 	}
 	for _, step := range []struct {
-		ids    []string
-		status models.VMStatus
-		n      *int64
-	}{{vms, models.VMStopped, &stopped}, {pods, models.VMTerminated, &deleted}} {
+		ids []string
+		t   models.Transition
+		n   *int64
+	}{{vms, expireVM, &stopped}, {pods, expirePod, &deleted}} {
 		if len(step.ids) == 0 {
 			continue
 		}
-		res := tx.Exec(`UPDATE vms SET status = ?, interrupted_at = NULL, updated_at = ?
-			WHERE status = ? AND id IN ?`, step.status, now, models.VMInterrupted, step.ids)
+		res := tx.Table("vms").Where("status IN ? AND id IN ?", step.t.From, step.ids).Updates(transitionSet(step.t, now))
 		if res.Error != nil {
 			return 0, 0, res.Error
 		}

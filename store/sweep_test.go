@@ -64,8 +64,8 @@ func sweepFixture() string {
 		vm("never-vm", "never", "running", "", "", "never-g0"),
 		vm("parked-vm", "parked", "running", "", "", "parked-g0"),
 		vm("gone-vm", "gone", "running", "", "", "gone-g0"),
-		vm("old-vm", "live", "interrupted", "", `, "statusReason": "node_lost", "interruptedAt": "`+at(store.InterruptedExpiry+time.Second)+`"`, "live-g1", "live-g2"),
-		vm("old-pod", "live", "interrupted", "pod", `, "statusReason": "spot_preempted_for_reservation_tenant", "interruptedAt": "`+at(store.InterruptedExpiry+time.Second)+`"`, "live-g3"),
+		vm("old-vm", "live", "interrupted", "", `, "statusReason": "node_lost", "interruptedAt": "`+at(models.InterruptedExpiry+time.Second)+`"`, "live-g1", "live-g2"),
+		vm("old-pod", "live", "interrupted", "pod", `, "statusReason": "spot_preempted_for_reservation_tenant", "interruptedAt": "`+at(models.InterruptedExpiry+time.Second)+`"`, "live-g3"),
 		vm("recent-vm", "never", "interrupted", "", `, "statusReason": "node_lost", "interruptedAt": "`+at(6*24*time.Hour)+`"`, "never-g1"),
 		vm("undated-vm", "never", "interrupted", "", `, "statusReason": "node_lost"`, "never-g2"),
 	}, ",") + `]}`
@@ -166,14 +166,14 @@ func TestSweep(t *testing.T) {
 		}
 		// Seven days after it was lost, an interrupted VM stops; the VMs
 		// this sweep interrupts start their seven days now.
-		res, err = st.Sweep(ctx, t0.Add(store.InterruptedExpiry+time.Microsecond), grace)
+		res, err = st.Sweep(ctx, t0.Add(models.InterruptedExpiry+time.Microsecond), grace)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res != (store.SweepResult{NodesOffline: 3, Interrupted: 4, Stopped: 2}) {
 			t.Errorf("a week later = %+v", res)
 		}
-		if v := vm(t, st, "parked-vm"); v.Status != models.VMStopped || v.StatusReason != store.ReasonNodeLost {
+		if v := vm(t, st, "parked-vm"); v.Status != models.VMStopped || v.StatusReason != models.ReasonNodeLost {
 			t.Errorf("parked-vm = %+v", v)
 		}
 	})

@@ -1,0 +1,98 @@
+package models
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+var transitionNames = []TransitionName{
+	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
+}
+
+// The table is consistent: every name is there once, every status is one a
+// row may carry, what a transition does to holdings agrees with which
+// statuses hold, and a kept reason is not also written.
+func TestLifecycleIsConsistent(t *testing.T) {
+	seen := map[TransitionName]bool{}
+	for _, tr := range Lifecycle {
+		if seen[tr.Name] {
+			t.Errorf("%s: listed twice", tr.Name)
+		}
+		seen[tr.Name] = true
+		if tr.Trigger == "" || len(tr.From) == 0 || !tr.To.Valid() {
+			t.Errorf("%s: trigger, from and a valid to are required: %+v", tr.Name, tr)
+		}
+		for _, f := range tr.From {
+			if !f.Valid() {
+				t.Errorf("%s: from %q is not a status", tr.Name, f)
+			}
+			var want []Resources
+			switch {
+			case f.Holds() && tr.To.Holds():
+				want = []Resources{Keeps, Moves}
+			case !f.Holds() && tr.To.Holds():
+				want = []Resources{Claims, Moves}
+			case f.Holds() && !tr.To.Holds():
+				want = []Resources{Releases}
+			default:
+				want = []Resources{Keeps}
+			}
+			if !slices.Contains(want, tr.Resources) {
+				t.Errorf("%s: %s → %s says %q", tr.Name, f, tr.To, tr.Resources)
+			}
+		}
+		if tr.KeepsReason && tr.Reason != "" {
+			t.Errorf("%s: keeps the statusReason and writes %q", tr.Name, tr.Reason)
+		}
+	}
+	for _, n := range transitionNames {
+		if !seen[n] {
+			t.Errorf("%s: not in the table", n)
+		}
+		_ = Step(n) // must not panic
+	}
+	if len(seen) != len(transitionNames) {
+		t.Errorf("the table has %d rows, the test knows %d names", len(seen), len(transitionNames))
+	}
+}
+
+// The sweep reads both expiries in one statement: they must share their
+// from-statuses and delay, and split the rows by kind between them.
+func TestExpiriesShareOneRead(t *testing.T) {
+	vm, pod := Step(ExpireVM), Step(ExpirePod)
+	if !slices.Equal(vm.From, pod.From) || vm.After != pod.After || vm.After != InterruptedExpiry {
+		t.Errorf("expiries differ: %+v / %+v", vm, pod)
+	}
+	if vm.Kinds != VMsOnly || pod.Kinds != PodsOnly {
+		t.Errorf("kinds: %s / %s", vm.Kinds, pod.Kinds)
+	}
+	p := &VM{CapabilityTier: TierPod}
+	if vm.Kinds.Matches(p) || !pod.Kinds.Matches(p) || !vm.Kinds.Matches(&VM{}) {
+		t.Error("Kinds.Matches")
+	}
+}
+
+func TestHoldingStatuses(t *testing.T) {
+	for _, s := range VMStatuses {
+		if s.Holds() != slices.Contains(HoldingStatuses, s) {
+			t.Errorf("%s", s)
+		}
+	}
+	if !VMInterrupted.Holds() || VMStopped.Holds() {
+		t.Error("interrupted holds, stopped does not")
+	}
+}
+
+func TestLifecycleRenders(t *testing.T) {
+	table := LifecycleTable()
+	for _, tr := range Lifecycle {
+		if !strings.Contains(table, "| "+string(tr.Name)+" |") {
+			t.Errorf("table lacks %s", tr.Name)
+		}
+		if s := tr.String(); !strings.HasPrefix(s, string(tr.Name)+": ") {
+			t.Errorf("String() = %q", s)
+		}
+	}
+	t.Log("\n" + table)
+}

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"gorm.io/gorm"
+
+	"gpugraph/models"
+)
+
+// The statements of a restart, run inside one InTx transaction by package
+// compute, which decides between them.
+//
+// # Lock order
+//
+// Every restart takes its locks in one order, so restarts never deadlock
+// one another:
+//
+//  1. the VM row (LockVM);
+//  2. node rows, by id (LockNode, LockNodes);
+//  3. fabric rows, by id (Snapshot with LockFabrics).
+//
+// On PostgreSQL each is SELECT … FOR UPDATE under READ COMMITTED: every read
+// that decides (free GPUs, held CPU/RAM/disk, addresses held on a fabric)
+// runs after the lock is granted and sees what the previous holder
+// committed; a deadlock or serialization failure replays the transaction
+// (Tx). On SQLite every transaction is BEGIN IMMEDIATE with a busy timeout:
+// the transaction holds the database's write lock from its first statement,
+// so two writers never both read "free", and the locks above are no-ops.
+
+// LockVM locks and reads the VM or pod id of organization orgID; nil when
+// the organization has none by that id.
+func (s *Store) LockVM(tx *Txn, orgID, id string) (*models.VM, error) {
+	var vms []models.VM
+	if err := s.ForUpdate(tx.db.Where("id = ? AND organization_id = ?", id, orgID)).Limit(1).Find(&vms).Error; err != nil {
+		return nil, err
+	}
+	if len(vms) == 0 {
+		return nil, nil
+	}
+	return &vms[0], nil
+}
+
+// GpuModel reads one model of the catalog, which must exist (a VM's
+// foreign key says so).
+func (s *Store) GpuModel(tx *Txn, id string) (*models.GpuModel, error) {
+	var m models.GpuModel
+	if err := tx.db.Where("id = ?", id).Take(&m).Error; err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Organization reads one organization, which must exist.
+func (s *Store) Organization(tx *Txn, id string) (*models.Organization, error) {
+	var o models.Organization
+	if err := tx.db.Where("id = ?", id).Take(&o).Error; err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// Node reads a node without locking it; nil when there is none.
+func (s *Store) Node(tx *Txn, id string) (*models.Node, error) {
+	var n models.Node
+	err := tx.db.Where("id = ?", id).Take(&n).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// LockNode locks node n and reloads it into n, so the caller decides on
+// what the lock shows.
+func (s *Store) LockNode(tx *Txn, n *models.Node) error {
+	return s.ForUpdate(tx.db.Where("id = ?", n.ID)).Take(n).Error
+}
+
+// LockNodes locks the nodes with these ids, in id order (the caller sorts
+// them: lock order).
+func (s *Store) LockNodes(tx *Txn, ids []string) error {
+	var locked []models.Node
+	return s.ForUpdate(tx.db.Where("id IN ?", ids).Order("id")).Find(&locked).Error
+}
+
+// ErrClaimLost says that a GPU claim took fewer GPUs than it asked for:
+// someone else holds one, one failed, or one is not where the snapshot
+// said. The transaction must roll back.
+var ErrClaimLost = errors.New("store: a GPU claim lost a race")
+
+// ClaimGPUs makes vmID hold exactly the GPUs ids of node nodeID and model
+// modelID: it lets go of any other GPU it still holds, then takes these
+// with a conditional UPDATE whose affected row count must equal len(ids),
+// else ErrClaimLost. One holder column per GPU and this count are what
+// guard against double booking besides the locks.
+func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) error {
+	release := tx.db.Model(&models.Gpu{}).Where("holder_vm_id = ?", vmID)
+	if len(ids) > 0 {
+		release = release.Where("id NOT IN ?", ids)
+	}
+	if err := release.Update("holder_vm_id", nil).Error; err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	res := tx.db.Model(&models.Gpu{}).
+		Where("id IN ? AND node_id = ? AND model_id = ? AND health = ? AND (holder_vm_id IS NULL OR holder_vm_id = ?)",
+			ids, nodeID, modelID, models.GpuHealthy, vmID).
+		Update("holder_vm_id", vmID)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != int64(len(ids)) {
+		slog.Warn("GPU claim lost a race; replaying", "vm", vmID, "node", nodeID,
+			"wanted", len(ids), "claimed", res.RowsAffected)
+		return ErrClaimLost
+	}
+	return nil
+}
+
+// Move says where a transition places a VM afresh; nil keeps its node.
+type Move struct{ NodeID string }
+
+// ApplyTransition writes transition t to the locked VM vm as of now, and
+// to vm itself: t.To, its statusReason, interruptedAt, and with a move the
+// new node (a fresh start there: tearingDown cleared).
+func (s *Store) ApplyTransition(tx *Txn, vm *models.VM, t models.Transition, now time.Time, move *Move) error {
+	set := transitionSet(t, now)
+	if move != nil {
+		set["node_id"] = move.NodeID
+		set["tearing_down"] = false
+	}
+	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
+		return err
+	}
+	vm.Status, vm.UpdatedAt = t.To, now
+	if !t.KeepsReason {
+		vm.StatusReason = t.Reason
+	}
+	vm.InterruptedAt = nil
+	if t.StampsInterruptedAt() {
+		vm.InterruptedAt = &now
+	}
+	if move != nil {
+		id := move.NodeID
+		vm.NodeID, vm.TearingDown = &id, false
+	}
+	return nil
+}
+
+// transitionSet is what a transition writes: the new status, its
+// statusReason unless the row keeps it, interruptedAt stamped on entering
+// interrupted and cleared on every other transition.
+func transitionSet(t models.Transition, now time.Time) map[string]any {
+	set := map[string]any{"status": t.To, "updated_at": now, "interrupted_at": nil}
+	if !t.KeepsReason {
+		set["status_reason"] = t.Reason
+	}
+	if t.StampsInterruptedAt() {
+		set["interrupted_at"] = now
+	}
+	return set
+}
+
+// HeldGPUs reads the GPUs vmID holds, by node and index; never nil.
+func (s *Store) HeldGPUs(tx *Txn, vmID string) ([]*models.Gpu, error) {
+	gpus := []*models.Gpu{}
+	if err := tx.db.Where("holder_vm_id = ?", vmID).Order("node_id, idx").Find(&gpus).Error; err != nil {
+		return nil, err
+	}
+	return gpus, nil
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"slices"
+
+	"gorm.io/gorm"
+
+	"gpugraph/models"
+)
+
+// Snapshot is what is on some nodes and what is held there, read inside a
+// restart's transaction for placement to decide on. Package compute turns
+// it into placement's view; the store knows nothing of placement.
+type Snapshot struct {
+	Nodes []models.Node // by id
+	GPUs  []models.Gpu  // by node, then index
+	// HostShares are the CPU, RAM and disk plain VMs hold on the nodes:
+	// VMs in a holding status (pods hold none of these).
+	HostShares []HostShare
+	Fabrics    []models.Fabric // the nodes' fabrics, by id
+	// AddressHolders are the pods holding an address of those fabrics; read
+	// only with SnapshotScope.AddressHolders.
+	AddressHolders []AddressHolder
+}
+
+// HostShare is what one plain VM holds of its node's host resources.
+type HostShare struct {
+	ID         string `gorm:"column:id"`
+	NodeID     string `gorm:"column:node_id"`
+	CPUCores   int    `gorm:"column:cpu_cores"`
+	RAMGb      int    `gorm:"column:ram_gb"`
+	DiskSizeGb int    `gorm:"column:disk_size_gb"`
+}
+
+// AddressHolder is a pod holding one InfiniBand address of a fabric.
+type AddressHolder struct {
+	ID       string `gorm:"column:id"`
+	FabricID string `gorm:"column:fabric_id"`
+}
+
+// SnapshotScope says which nodes a Snapshot reads and how.
+type SnapshotScope struct {
+	// NodeIDs limits it to these nodes; nil reads every node.
+	NodeIDs []string
+	// LockFabrics reads the fabric rows FOR UPDATE before their holders are
+	// counted (the node rows are the caller's to lock first).
+	LockFabrics bool
+	// AddressHolders reads who holds the fabrics' addresses: the request is
+	// a pod of an InfiniBand-enabled organization.
+	AddressHolders bool
+}
+
+// Snapshot reads the nodes of scope with their GPUs, the host shares held
+// there and, when they are on a fabric, their fabrics (and the address
+// holders when asked).
+//
+// An InfiniBand address is not a row: the addresses a fabric has handed
+// out are derived from the VM rows (pods of InfiniBand-enabled
+// organizations on the fabric's nodes, in a holding status), so the count
+// never disagrees with statuses other code writes, and the write that stops
+// a pod releases its address. The fabric row lock is what serializes claims.
+func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
+	snap := &Snapshot{}
+	ids := scope.NodeIDs
+	if ids != nil && len(ids) == 0 {
+		return snap, nil
+	}
+	within := func(q *gorm.DB, col string) *gorm.DB {
+		if ids == nil {
+			return q
+		}
+		return q.Where(col+" IN ?", ids)
+	}
+
+	if err := within(tx.db, "id").Order("id").Find(&snap.Nodes).Error; err != nil {
+		return nil, err
+	}
+	if err := within(tx.db, "node_id").Order("node_id, idx").Find(&snap.GPUs).Error; err != nil {
+		return nil, err
+	}
+	q := tx.db.Model(&models.VM{}).Select("id, node_id, cpu_cores, ram_gb, disk_size_gb").
+		Where("status IN ? AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod)
+	if err := within(q, "node_id").Find(&snap.HostShares).Error; err != nil {
+		return nil, err
+	}
+	return snap, s.snapshotFabrics(tx, snap, scope)
+}
+
+func (s *Store) snapshotFabrics(tx *Txn, snap *Snapshot, scope SnapshotScope) error {
+	var fids []string
+	for _, n := range snap.Nodes {
+		if n.FabricID != nil && !slices.Contains(fids, *n.FabricID) {
+			fids = append(fids, *n.FabricID)
+		}
+	}
+	if len(fids) == 0 {
+		return nil
+	}
+	slices.Sort(fids) // lock order: by id
+	q := tx.db.Where("id IN ?", fids).Order("id")
+	if scope.LockFabrics {
+		q = s.ForUpdate(q)
+	}
+	if err := q.Find(&snap.Fabrics).Error; err != nil {
+		return err
+	}
+	if !scope.AddressHolders {
+		return nil
+	}
+	return tx.db.Table("vms AS v").Select("v.id AS id, n.fabric_id AS fabric_id").
+		Joins("JOIN nodes AS n ON n.id = v.node_id").
+		Joins("JOIN organizations AS o ON o.id = v.organization_id").
+		Where("v.capability_tier = ? AND v.status IN ? AND o.infiniband_enabled = ? AND n.fabric_id IN ?",
+			models.TierPod, models.HoldingStatuses, true, fids).
+		Order("v.id").Find(&snap.AddressHolders).Error
+}
