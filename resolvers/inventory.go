@@ -7,6 +7,7 @@ import (
 	"gpugraph/graph/model"
 	"gpugraph/loaders"
 	"gpugraph/models"
+	"gpugraph/paging"
 	"gpugraph/store"
 )
 
@@ -22,7 +23,7 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	if err != nil {
 		return nil, err
 	}
-	page, err := ParsePage(offset, limit)
+	page, err := paging.Parse(offset, limit)
 	if err != nil {
 		return nil, err
 	}

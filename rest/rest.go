@@ -13,11 +13,14 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/resolvers"
+	"gpugraph/store"
 )
 
 // API holds what the handlers delegate to.
 type API struct {
 	Resolver *resolvers.Resolver
+	// Store is what the handlers that call a service package pass it.
+	Store *store.Store
 }
 
 // Register mounts every REST path on mux; wrap adds authentication and the

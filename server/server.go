@@ -78,7 +78,7 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Resolver: res}, api)
+	rest.Register(mux, &rest.API{Resolver: res, Store: st}, api)
 
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }
