@@ -34,12 +34,6 @@ type Query struct {
 	Deleted bool
 	// Completed keeps only completed (true) or running (false) pods; nil both.
 	Completed *bool
-	// Columns are the only columns to read (nil: every column), for a face
-	// that shows only some fields.
-	Columns []string
-	// Total asks for the number of matches as well, which costs a second
-	// statement; a list without it costs one.
-	Total bool
 }
 
 // Page is one page of a list.
@@ -47,7 +41,7 @@ type Page struct {
 	Pods []*models.Pod
 	// Next is the offset of the next page; nil on the last page.
 	Next *int
-	// Total is the number of matches when Query.Total asked for it, else 0.
+	// Total is the number of matches when Listing.Total asked for it, else 0.
 	Total int
 }
 
@@ -60,42 +54,75 @@ type CountQuery struct {
 	Completed *bool
 }
 
-// List answers a page of the caller's tenant's pods. The page reads one row
-// past its limit to know whether a next page exists, so it needs no count.
-// It is 404 when q names a workload that is missing or another tenant's.
+// List answers a page of the caller's tenant's pods, every column and no
+// total: Prepare and Read in one.
 func List(ctx context.Context, st *store.Store, c *auth.Caller, q Query) (Page, error) {
+	l, err := Prepare(c, q)
+	if err != nil {
+		return Page{}, err
+	}
+	return l.Read(ctx, st)
+}
+
+// Listing is a checked list, ready to read.
+type Listing struct {
+	// Columns are the only columns to read (nil: every column), for a face
+	// that shows only some fields.
+	Columns []string
+	// Total asks for the number of matches as well, which costs a second
+	// statement; a list without it costs one.
+	Total bool
+
+	q          store.PodQuery
+	page       paging.Page
+	workloadID string
+}
+
+// Prepare checks q for the caller (the permission, the filters, the page)
+// without reading the database. A face that works out Columns and Total
+// from its own request does so on the Listing, once q is known to be good.
+func Prepare(c *auth.Caller, q Query) (*Listing, error) {
 	if !c.Can(auth.WorkloadsRead) {
-		return Page{}, apierr.MissingPermission(auth.WorkloadsRead)
+		return nil, apierr.MissingPermission(auth.WorkloadsRead)
 	}
 	sq, err := storeQuery(c, CountQuery{FilterBy: q.FilterBy, Search: q.Search, Deleted: q.Deleted, Completed: q.Completed})
 	if err != nil {
-		return Page{}, err
+		return nil, err
 	}
 	page, err := paging.Parse(q.Offset, q.Limit)
 	if err != nil {
-		return Page{}, err
+		return nil, err
 	}
-	if q.WorkloadID != "" {
-		ok, err := st.TenantHasWorkload(ctx, c.TenantID, q.WorkloadID)
+	sq.Sort = q.Sort
+	return &Listing{q: sq, page: page, workloadID: q.WorkloadID}, nil
+}
+
+// Read answers the page. The page reads one row past its limit to know
+// whether a next page exists, so it needs no count. It is 404 when the
+// list names a workload that is missing or another tenant's.
+func (l *Listing) Read(ctx context.Context, st *store.Store) (Page, error) {
+	sq := l.q
+	if l.workloadID != "" {
+		ok, err := st.TenantHasWorkload(ctx, sq.TenantID, l.workloadID)
 		if err != nil {
 			return Page{}, err
 		}
 		if !ok {
-			return Page{}, apierr.NotFound(apierr.NotFoundCode, "workload %q not found", q.WorkloadID)
+			return Page{}, apierr.NotFound(apierr.NotFoundCode, "workload %q not found", l.workloadID)
 		}
-		sq.WorkloadID = q.WorkloadID
+		sq.WorkloadID = l.workloadID
 	}
-	sq.Sort, sq.Columns = q.Sort, q.Columns
-	list, more, err := st.PodPage(ctx, sq, page.Offset, page.Limit)
+	sq.Columns = l.Columns
+	list, more, err := st.PodPage(ctx, sq, l.page.Offset, l.page.Limit)
 	if err != nil {
 		return Page{}, err
 	}
 	out := Page{Pods: list}
 	if more {
-		next := page.Offset + page.Limit
+		next := l.page.Offset + l.page.Limit
 		out.Next = &next
 	}
-	if q.Total {
+	if l.Total {
 		n, err := st.CountPods(ctx, sq)
 		if err != nil {
 			return Page{}, err

@@ -57,7 +57,7 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy
 	if err != nil {
 		return nil, err
 	}
-	page, err := pods.List(ctx, r.Store, c, pods.Query{
+	l, err := pods.Prepare(c, pods.Query{
 		WorkloadID: workloadID,
 		FilterBy:   filterBy,
 		Search:     orEmpty(search),
@@ -66,9 +66,12 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy
 		Limit:      limit,
 		Deleted:    isTrue(deleted),
 		Completed:  completed,
-		Columns:    podColumns(ctx),
-		Total:      selects(ctx, "total"),
 	})
+	if err != nil {
+		return nil, err
+	}
+	l.Columns, l.Total = podColumns(ctx), selects(ctx, "total")
+	page, err := l.Read(ctx, r.Store)
 	if err != nil {
 		return nil, err
 	}
