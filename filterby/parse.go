@@ -4,12 +4,14 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"gpugraph/podfield"
 )
 
-// Filter is one parsed "field op value".
+// Filter is one parsed "field op value": data, which the store compiles
+// to SQL.
 type Filter struct {
 	Field  string    // canonical field name, e.g. "currentNodepool" for either spelling
-	Column string    // the pods column the field maps to
 	Op     Op        // the operator
 	Value  string    // the value as received, never empty
 	Time   time.Time // for a date field, the value as an instant in UTC
@@ -62,7 +64,7 @@ func split(p string) []string {
 // startsFilter reports whether s begins with a known field and an operator.
 func startsFilter(s string) bool {
 	n := fieldLen(s)
-	if _, ok := fields[s[:n]]; !ok || len(s) < n+2 {
+	if _, ok := filterField(s[:n]); !ok || len(s) < n+2 {
 		return false
 	}
 	_, ok := knownOp(s[n : n+2])
@@ -80,7 +82,7 @@ func fieldLen(s string) int {
 // ParseOne reads exactly one filter; commas in it belong to the value.
 func ParseOne(s string) (Filter, error) {
 	n := fieldLen(s)
-	fd, ok := fields[s[:n]]
+	fd, ok := filterField(s[:n])
 	if !ok {
 		// Quote what the client meant as the field: everything up to the
 		// operator, so "node-name==x" names "node-name", not "node".
@@ -115,9 +117,9 @@ func ParseOne(s string) (Filter, error) {
 	case strings.IndexByte(value, 0) >= 0:
 		return Filter{}, filterError(s, reasonNUL)
 	}
-	f := Filter{Field: fd.name, Column: fd.column, Op: op, Value: value, Raw: s}
-	if fd.date {
-		if !op.forDates() {
+	f := Filter{Field: fd.Name(), Op: op, Value: value, Raw: s}
+	if fd.Kind == podfield.Date {
+		if !op.ForDates() {
 			return Filter{}, dateOpError(s, op)
 		}
 		t, reason := parseDate(value)

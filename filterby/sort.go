@@ -1,16 +1,50 @@
 package filterby
 
-import "strings"
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"gpugraph/podfield"
+)
+
+// SortField is a sortable pod field by its canonical name, e.g. "nodeName".
+// The GraphQL enum PodSortField binds to it (gqlgen.yml), so a GraphQL
+// sortBy and a REST one parse into the same value.
+type SortField string
+
+// Order is a sort direction; the GraphQL enum SortOrder binds to it.
+type Order uint8
+
+// The directions; the zero Order is ascending.
+const (
+	Asc Order = iota
+	Desc
+)
 
 // Sort is a pods order: a sortable field and a direction. The zero Sort is
 // the default, createdAt ascending.
 type Sort struct {
-	Field string // canonical field name; "" means createdAt
-	Desc  bool
+	Field SortField // "" means createdAt
+	Order Order
 }
 
 // DefaultSortField is the order when sortBy is absent.
-const DefaultSortField = "createdAt"
+const DefaultSortField SortField = "createdAt"
+
+// SortOf is the order GraphQL's optional sortBy and sortOrder ask for; nil
+// means the default (createdAt, asc).
+func SortOf(by *SortField, order *Order) Sort {
+	s := Sort{Field: DefaultSortField}
+	if by != nil {
+		s.Field = *by
+	}
+	if order != nil {
+		s.Order = *order
+	}
+	return s
+}
 
 // ParseSort reads the sortBy and sortOrder parameters; empty means the
 // default (createdAt, asc). sortBy takes the Run:ai names (and currentNodePool
@@ -19,16 +53,16 @@ const DefaultSortField = "createdAt"
 func ParseSort(sortBy, sortOrder string) (Sort, error) {
 	s := Sort{Field: DefaultSortField}
 	if sortBy != "" {
-		fd, ok := fields[sortBy]
-		if !ok || !fd.sort {
+		fd, ok := podfield.ByParam(sortBy)
+		if !ok || !fd.Sortable() {
 			return Sort{}, &Error{Param: "sortBy", Text: sortBy, Reason: "unknown field; want one of " + sortFieldNames()}
 		}
-		s.Field = fd.name
+		s.Field = SortField(fd.Name())
 	}
 	switch sortOrder {
 	case "", "asc":
 	case "desc":
-		s.Desc = true
+		s.Order = Desc
 	default:
 		return Sort{}, &Error{Param: "sortOrder", Text: sortOrder, Reason: "want asc or desc"}
 	}
@@ -37,52 +71,68 @@ func ParseSort(sortBy, sortOrder string) (Sort, error) {
 
 func sortFieldNames() string {
 	var names []string
-	for _, f := range fieldList {
-		if f.sort {
-			names = append(names, f.name)
-		}
+	for _, f := range podfield.Sortable() {
+		names = append(names, f.Name())
 	}
 	return strings.Join(names, ", ")
 }
 
-// OrderBy is the ORDER BY list for s, e.g. "(node_name IS NULL), node_name, id",
-// for db.Order. It is built only from the fixed field table.
-//
-// Nulls come last in asc, and desc reverses every key, so desc is the exact
-// reverse of asc. The final id breaks ties, so offset pages never repeat or
-// skip a pod. The explicit null key is spelled out because the engines
-// disagree on where nulls go by default; a NOT NULL column goes without it
-// ("created_at, id"), which orders the same and lets an index on
-// (…, created_at, id) serve the order on both engines.
-func (s Sort) OrderBy() string {
-	fd, ok := fields[s.Field]
-	if !ok || !fd.sort {
-		fd = fields[DefaultSortField]
+// PodField is the pod field s orders by: the default for an unknown one, so
+// a Sort built by hand orders by a column of the registry.
+func (s Sort) PodField() *podfield.Field {
+	if fd, ok := podfield.ByParam(string(s.Field)); ok && fd.Sortable() {
+		return fd
 	}
-	c := fd.column
-	switch {
-	case fd.notNull && s.Desc:
-		return c + " DESC, id DESC"
-	case fd.notNull:
-		return c + ", id"
-	case s.Desc:
-		return "(" + c + " IS NULL) DESC, " + c + " DESC, id DESC"
-	}
-	return "(" + c + " IS NULL), " + c + ", id"
+	fd, _ := podfield.ByParam(string(DefaultSortField))
+	return fd
 }
 
-// PostgresOrderBy is the order of OrderBy written for PostgreSQL alone,
-// e.g. "node_name, id": PostgreSQL itself puts nulls last in ascending order
-// and first in descending order, which is exactly OrderBy's order. Without
-// the null key, an index on (…, node_name, id) serves the order and lets an
-// equality or prefix filter on node_name bound the index range.
-func (s Sort) PostgresOrderBy() string {
-	fd, ok := fields[s.Field]
-	if !ok || !fd.sort {
-		fd = fields[DefaultSortField]
+// UnmarshalGQL reads a PodSortField value, e.g. NODE_NAME.
+func (f *SortField) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
 	}
-	if s.Desc {
-		return fd.column + " DESC, id DESC"
+	fd, ok := podfield.ByEnum(str)
+	if !ok {
+		return fmt.Errorf("%s is not a valid PodSortField", str)
 	}
-	return fd.column + ", id"
+	*f = SortField(fd.Name())
+	return nil
+}
+
+// MarshalGQL writes f as its PodSortField value.
+func (f SortField) MarshalGQL(w io.Writer) {
+	fd, _ := podfield.ByParam(string(f))
+	enum := ""
+	if fd != nil {
+		enum = fd.Enum
+	}
+	fmt.Fprint(w, strconv.Quote(enum))
+}
+
+// UnmarshalGQL reads a SortOrder value, ASC or DESC.
+func (o *Order) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+	switch str {
+	case "ASC":
+		*o = Asc
+	case "DESC":
+		*o = Desc
+	default:
+		return fmt.Errorf("%s is not a valid SortOrder", str)
+	}
+	return nil
+}
+
+// MarshalGQL writes o as its SortOrder value.
+func (o Order) MarshalGQL(w io.Writer) {
+	s := "ASC"
+	if o == Desc {
+		s = "DESC"
+	}
+	fmt.Fprint(w, strconv.Quote(s))
 }

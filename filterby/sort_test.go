@@ -1,56 +1,48 @@
 package filterby
 
 import (
+	"bytes"
 	"errors"
-	"strings"
 	"testing"
 )
 
 func TestParseSort(t *testing.T) {
 	for _, tc := range []struct {
 		by, order string
-		orderBy   string
+		want      Sort
+		column    string
 	}{
-		{"", "", "created_at, id"},
-		{"", "desc", "created_at DESC, id DESC"},
-		{"name", "asc", "name, id"},
-		{"clusterId", "", "cluster_id, id"},
-		{"workloadId", "desc", "workload_id DESC, id DESC"},
-		{"revisionId", "", "(revision_id IS NULL), revision_id, id"},
-		{"nodeName", "desc", "(node_name IS NULL) DESC, node_name DESC, id DESC"},
-		{"currentNodepool", "", "(current_node_pool IS NULL), current_node_pool, id"},
-		{"currentNodePool", "", "(current_node_pool IS NULL), current_node_pool, id"},
-		{"createdAt", "", "created_at, id"},
-		{"completedAt", "", "(completed_at IS NULL), completed_at, id"},
-		{"deletedAt", "desc", "(deleted_at IS NULL) DESC, deleted_at DESC, id DESC"},
-		{"k8sPhase", "", "k8s_phase, id"},
+		{"", "", Sort{Field: "createdAt"}, "created_at"},
+		{"", "desc", Sort{Field: "createdAt", Order: Desc}, "created_at"},
+		{"name", "asc", Sort{Field: "name"}, "name"},
+		{"clusterId", "", Sort{Field: "clusterId"}, "cluster_id"},
+		{"workloadId", "desc", Sort{Field: "workloadId", Order: Desc}, "workload_id"},
+		{"revisionId", "", Sort{Field: "revisionId"}, "revision_id"},
+		{"nodeName", "desc", Sort{Field: "nodeName", Order: Desc}, "node_name"},
+		{"currentNodepool", "", Sort{Field: "currentNodepool"}, "current_node_pool"},
+		{"currentNodePool", "", Sort{Field: "currentNodepool"}, "current_node_pool"},
+		{"createdAt", "", Sort{Field: "createdAt"}, "created_at"},
+		{"completedAt", "", Sort{Field: "completedAt"}, "completed_at"},
+		{"deletedAt", "desc", Sort{Field: "deletedAt", Order: Desc}, "deleted_at"},
+		{"k8sPhase", "", Sort{Field: "k8sPhase"}, "k8s_phase"},
 	} {
 		s, err := ParseSort(tc.by, tc.order)
 		if err != nil {
 			t.Errorf("ParseSort(%q, %q): %v", tc.by, tc.order, err)
 			continue
 		}
-		if got := s.OrderBy(); got != tc.orderBy {
-			t.Errorf("ParseSort(%q, %q).OrderBy() = %q, want %q", tc.by, tc.order, got, tc.orderBy)
-		}
-		// PostgreSQL's own null placement is the portable order's: the
-		// null key goes.
-		pg := tc.orderBy
-		if i := strings.Index(pg, " IS NULL)"); i >= 0 {
-			pg = pg[strings.Index(pg, ", ")+2:]
-		}
-		if got := s.PostgresOrderBy(); got != pg {
-			t.Errorf("ParseSort(%q, %q).PostgresOrderBy() = %q, want %q", tc.by, tc.order, got, pg)
+		if s != tc.want || s.PodField().Column != tc.column {
+			t.Errorf("ParseSort(%q, %q) = %+v on %s, want %+v on %s", tc.by, tc.order, s, s.PodField().Column, tc.want, tc.column)
 		}
 	}
-	if got, want := (Sort{}).OrderBy(), "created_at, id"; got != want {
-		t.Errorf("zero Sort orders by %q, want %q", got, want)
+	if got := (Sort{}).PodField().Column; got != "created_at" {
+		t.Errorf("zero Sort orders by %q, want created_at", got)
 	}
-	if got, want := (Sort{Field: "id; DROP TABLE pods"}).OrderBy(), "created_at, id"; got != want {
-		t.Errorf("hand-made Sort orders by %q, want %q", got, want)
+	if got := (Sort{Field: "id; DROP TABLE pods"}).PodField().Column; got != "created_at" {
+		t.Errorf("hand-made Sort orders by %q, want created_at", got)
 	}
-	if got, want := (Sort{Field: "id; DROP TABLE pods", Desc: true}).PostgresOrderBy(), "created_at DESC, id DESC"; got != want {
-		t.Errorf("hand-made Sort orders PostgreSQL by %q, want %q", got, want)
+	if got := (Sort{Field: "projectId"}).PodField().Column; got != "created_at" {
+		t.Errorf("Sort on a field sortBy refuses orders by %q, want created_at", got)
 	}
 }
 
@@ -73,5 +65,45 @@ func TestParseSortErrors(t *testing.T) {
 		if !errors.As(err, &e) || e.Param != tc.param || err.Error() != tc.msg {
 			t.Errorf("ParseSort(%q, %q) = %v, want %s error %q", tc.by, tc.order, err, tc.param, tc.msg)
 		}
+	}
+}
+
+// TestSortGraphQL checks that the GraphQL enum values read into the same
+// Sort as the REST spellings, and write back as they came.
+func TestSortGraphQL(t *testing.T) {
+	for enum, rest := range map[string]string{
+		"NAME": "name", "CURRENT_NODEPOOL": "currentNodePool", "CREATED_AT": "createdAt", "K8S_PHASE": "k8sPhase",
+	} {
+		var f SortField
+		if err := f.UnmarshalGQL(enum); err != nil {
+			t.Fatalf("UnmarshalGQL(%q): %v", enum, err)
+		}
+		var o Order
+		if err := o.UnmarshalGQL("DESC"); err != nil {
+			t.Fatal(err)
+		}
+		want, err := ParseSort(rest, "desc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SortOf(&f, &o); got != want {
+			t.Errorf("%s DESC = %+v, REST %s desc = %+v", enum, got, rest, want)
+		}
+		var b bytes.Buffer
+		f.MarshalGQL(&b)
+		if b.String() != `"`+enum+`"` {
+			t.Errorf("%s writes back as %s", enum, b.String())
+		}
+	}
+	if got := SortOf(nil, nil); got != (Sort{Field: DefaultSortField}) {
+		t.Errorf("SortOf(nil, nil) = %+v", got)
+	}
+	var f SortField
+	if err := f.UnmarshalGQL("PROJECT_ID"); err == nil || err.Error() != "PROJECT_ID is not a valid PodSortField" {
+		t.Errorf("UnmarshalGQL(PROJECT_ID) = %v", err)
+	}
+	var o Order
+	if err := o.UnmarshalGQL("UP"); err == nil || err.Error() != "UP is not a valid SortOrder" {
+		t.Errorf("UnmarshalGQL(UP) = %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gpugraph/filterby"
 	"gpugraph/graph/model"
 	"gpugraph/models"
 	"math"
@@ -227,12 +228,12 @@ type ComplexityRoot struct {
 		Node         func(childComplexity int, id string) int
 		Nodes        func(childComplexity int, status []models.NodeStatus) int
 		PodMetrics   func(childComplexity int, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) int
-		Pods         func(childComplexity int, filterBy []string, search *string, sortBy *model.PodSortField, sortOrder *model.SortOrder, offset *int, limit *int, deleted *bool, completed *bool) int
+		Pods         func(childComplexity int, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
 		PodsCount    func(childComplexity int, filterBy []string, search *string, deleted *bool, completed *bool) int
 		RevisionPods func(childComplexity int, revisionID string, deleted *bool) int
 		VM           func(childComplexity int, id string) int
 		Vms          func(childComplexity int, status []models.VMStatus, offset *int, limit *int) int
-		WorkloadPods func(childComplexity int, workloadID string, filterBy []string, search *string, sortBy *model.PodSortField, sortOrder *model.SortOrder, offset *int, limit *int, deleted *bool, completed *bool) int
+		WorkloadPods func(childComplexity int, workloadID string, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
 	}
 
 	RequestResourceCores struct {
@@ -322,9 +323,9 @@ type QueryResolver interface {
 	Vms(ctx context.Context, status []models.VMStatus, offset *int, limit *int) (*model.VMList, error)
 	Node(ctx context.Context, id string) (*models.Node, error)
 	Nodes(ctx context.Context, status []models.NodeStatus) ([]*models.Node, error)
-	Pods(ctx context.Context, filterBy []string, search *string, sortBy *model.PodSortField, sortOrder *model.SortOrder, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
+	Pods(ctx context.Context, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
 	PodsCount(ctx context.Context, filterBy []string, search *string, deleted *bool, completed *bool) (int, error)
-	WorkloadPods(ctx context.Context, workloadID string, filterBy []string, search *string, sortBy *model.PodSortField, sortOrder *model.SortOrder, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
+	WorkloadPods(ctx context.Context, workloadID string, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
 	RevisionPods(ctx context.Context, revisionID string, deleted *bool) ([]*models.Pod, error)
 	PodMetrics(ctx context.Context, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) (*model.PodMetrics, error)
 }
@@ -1098,7 +1099,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Pods(childComplexity, args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*model.PodSortField), args["sortOrder"].(*model.SortOrder), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
+		return e.ComplexityRoot.Query.Pods(childComplexity, args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
 	case "Query.podsCount":
 		if e.ComplexityRoot.Query.PodsCount == nil {
 			break
@@ -1153,7 +1154,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WorkloadPods(childComplexity, args["workloadId"].(string), args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*model.PodSortField), args["sortOrder"].(*model.SortOrder), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
+		return e.ComplexityRoot.Query.WorkloadPods(childComplexity, args["workloadId"].(string), args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
 
 	case "RequestResourceCores.limit":
 		if e.ComplexityRoot.RequestResourceCores.Limit == nil {
@@ -2671,16 +2672,16 @@ func (ec *executionContext) field_Query_pods_args(ctx context.Context, rawArgs m
 	}
 	args["search"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
-		func(ctx context.Context, v any) (*model.PodSortField, error) {
-			return ec.unmarshalOPodSortField2ᚖgpugraphᚋgraphᚋmodelᚐPodSortField(ctx, v)
+		func(ctx context.Context, v any) (*filterby.SortField, error) {
+			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["sortBy"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
-		func(ctx context.Context, v any) (*model.SortOrder, error) {
-			return ec.unmarshalOSortOrder2ᚖgpugraphᚋgraphᚋmodelᚐSortOrder(ctx, v)
+		func(ctx context.Context, v any) (*filterby.Order, error) {
+			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2815,16 +2816,16 @@ func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, r
 	}
 	args["search"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
-		func(ctx context.Context, v any) (*model.PodSortField, error) {
-			return ec.unmarshalOPodSortField2ᚖgpugraphᚋgraphᚋmodelᚐPodSortField(ctx, v)
+		func(ctx context.Context, v any) (*filterby.SortField, error) {
+			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["sortBy"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
-		func(ctx context.Context, v any) (*model.SortOrder, error) {
-			return ec.unmarshalOSortOrder2ᚖgpugraphᚋgraphᚋmodelᚐSortOrder(ctx, v)
+		func(ctx context.Context, v any) (*filterby.Order, error) {
+			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5969,7 +5970,7 @@ func (ec *executionContext) _Query_pods(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Pods(ctx, fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*model.PodSortField), fc.Args["sortOrder"].(*model.SortOrder), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
+			return ec.Resolvers.Query().Pods(ctx, fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PodList) graphql.Marshaler {
@@ -6057,7 +6058,7 @@ func (ec *executionContext) _Query_workloadPods(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().WorkloadPods(ctx, fc.Args["workloadId"].(string), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*model.PodSortField), fc.Args["sortOrder"].(*model.SortOrder), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
+			return ec.Resolvers.Query().WorkloadPods(ctx, fc.Args["workloadId"].(string), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PodList) graphql.Marshaler {
@@ -11299,16 +11300,16 @@ func (ec *executionContext) marshalOPodRequestResources2ᚖgpugraphᚋmodelsᚐP
 	return ec._PodRequestResources(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOPodSortField2ᚖgpugraphᚋgraphᚋmodelᚐPodSortField(ctx context.Context, v any) (*model.PodSortField, error) {
+func (ec *executionContext) unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx context.Context, v any) (*filterby.SortField, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model.PodSortField)
+	var res = new(filterby.SortField)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOPodSortField2ᚖgpugraphᚋgraphᚋmodelᚐPodSortField(ctx context.Context, sel ast.SelectionSet, v *model.PodSortField) graphql.Marshaler {
+func (ec *executionContext) marshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx context.Context, sel ast.SelectionSet, v *filterby.SortField) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11374,16 +11375,16 @@ func (ec *executionContext) marshalORequestResourceQuantity2ᚖgpugraphᚋmodels
 	return ec._RequestResourceQuantity(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOSortOrder2ᚖgpugraphᚋgraphᚋmodelᚐSortOrder(ctx context.Context, v any) (*model.SortOrder, error) {
+func (ec *executionContext) unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx context.Context, v any) (*filterby.Order, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model.SortOrder)
+	var res = new(filterby.Order)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOSortOrder2ᚖgpugraphᚋgraphᚋmodelᚐSortOrder(ctx context.Context, sel ast.SelectionSet, v *model.SortOrder) graphql.Marshaler {
+func (ec *executionContext) marshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx context.Context, sel ast.SelectionSet, v *filterby.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

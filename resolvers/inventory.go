@@ -7,6 +7,7 @@ import (
 	"gpugraph/graph/model"
 	"gpugraph/loaders"
 	"gpugraph/models"
+	"gpugraph/paging"
 )
 
 func (r *queryResolver) VM(ctx context.Context, id string) (*models.VM, error) {
@@ -21,7 +22,7 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	if err != nil {
 		return nil, err
 	}
-	page, err := ParsePage(offset, limit)
+	page, err := paging.Parse(offset, limit)
 	if err != nil {
 		return nil, err
 	}

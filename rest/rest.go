@@ -20,8 +20,9 @@ import (
 // API holds what the handlers delegate to.
 type API struct {
 	Resolver *resolvers.Resolver
-	Store    *store.Store
-	Compute  *compute.Service
+	// Store and Compute are what the handlers pass the service packages.
+	Store   *store.Store
+	Compute *compute.Service
 }
 
 // Register mounts every REST path on mux; wrap adds authentication and the

@@ -8,11 +8,10 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/filterby"
-	"gpugraph/graph/model"
-	"gpugraph/resolvers"
+	"gpugraph/pods"
 )
 
-// Run:ai's pods paths (SPEC §6): thin shims over the GraphQL resolvers.
+// Run:ai's pods paths: HTTP parameters → package pods → the Run:ai JSON.
 func (api *API) runaiRoutes() []route {
 	return []route{
 		{"GET /api/v1/workloads/pods", runai(auth.WorkloadsRead, api.listPods)},
@@ -37,21 +36,20 @@ func (api *API) workloadPods(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (api *API) podList(w http.ResponseWriter, r *http.Request, workloadID string) error {
-	p, err := parsePodListParams(r.URL.Query())
+	q, full, err := parsePodListParams(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	q := api.Resolver.Query()
-	var list *model.PodList
-	if workloadID == "" {
-		list, err = q.Pods(r.Context(), p.filterBy, p.search, p.sortBy, p.sortOrder, p.offset, p.limit, p.deleted, p.completed)
-	} else {
-		list, err = q.WorkloadPods(r.Context(), workloadID, p.filterBy, p.search, p.sortBy, p.sortOrder, p.offset, p.limit, p.deleted, p.completed)
-	}
+	c, err := auth.Authenticate(r.Context())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, podListBody{Next: list.Next, Pods: newRunaiPods(list.Pods, p.full)})
+	q.WorkloadID = workloadID
+	page, err := pods.List(r.Context(), api.Store, c, q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, podListBody{Next: page.Next, Pods: newRunaiPods(page.Pods, full)})
 	return nil
 }
 
@@ -67,7 +65,13 @@ func (api *API) countPods(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n, err := api.Resolver.Query().PodsCount(r.Context(), v["filterBy"], stringParam(v, "search"), deleted, completed)
+	c, err := auth.Authenticate(r.Context())
+	if err != nil {
+		return err
+	}
+	n, err := pods.Count(r.Context(), api.Store, c, pods.CountQuery{
+		FilterBy: v["filterBy"], Search: v.Get("search"), Deleted: isTrue(deleted), Completed: completed,
+	})
 	if err != nil {
 		return err
 	}
@@ -87,71 +91,50 @@ func (api *API) revisionPods(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pods, err := api.Resolver.Query().RevisionPods(r.Context(), r.PathValue("revisionId"), deleted)
+	c, err := auth.Authenticate(r.Context())
+	if err != nil {
+		return err
+	}
+	list, err := pods.OfRevision(r.Context(), api.Store, c, r.PathValue("revisionId"), isTrue(deleted))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Pods []runaiPod `json:"pods"`
-	}{Pods: newRunaiPods(pods, full)})
+	}{Pods: newRunaiPods(list, full)})
 	return nil
 }
 
-// podListParams are the list parameters, translated to the resolver's
-// arguments; the resolver checks their values (limit range, filters).
-type podListParams struct {
-	filterBy           []string
-	search             *string
-	sortBy             *model.PodSortField
-	sortOrder          *model.SortOrder
-	offset, limit      *int
-	deleted, completed *bool
-	full               bool
-}
-
-func parsePodListParams(v url.Values) (podListParams, error) {
-	p := podListParams{filterBy: v["filterBy"], search: stringParam(v, "search")}
-	var err error
-	if p.deleted, err = boolParam(v, "deleted"); err != nil {
-		return p, err
+// parsePodListParams reads the list parameters into a pods.Query, and
+// whether to write full pods (verbosity=full). It checks their syntax and
+// the sort; package pods checks the rest (limit range, filters).
+func parsePodListParams(v url.Values) (q pods.Query, full bool, err error) {
+	q = pods.Query{FilterBy: v["filterBy"], Search: v.Get("search")}
+	deleted, err := boolParam(v, "deleted")
+	if err != nil {
+		return q, false, err
 	}
-	if p.completed, err = completedParam(v); err != nil {
-		return p, err
+	q.Deleted = isTrue(deleted)
+	if q.Completed, err = completedParam(v); err != nil {
+		return q, false, err
 	}
-	if p.offset, err = intParam(v, "offset"); err != nil {
-		return p, err
+	if q.Offset, err = intParam(v, "offset"); err != nil {
+		return q, false, err
 	}
-	if p.limit, err = intParam(v, "limit"); err != nil {
-		return p, err
+	if q.Limit, err = intParam(v, "limit"); err != nil {
+		return q, false, err
 	}
-	if p.full, err = verbosityParam(v); err != nil {
-		return p, err
+	if full, err = verbosityParam(v); err != nil {
+		return q, false, err
 	}
 	// Checked here with filterby's messages, which name the REST spelling.
-	s, err := filterby.ParseSort(v.Get("sortBy"), v.Get("sortOrder"))
-	if err != nil {
-		return p, apierr.BadRequest("%s", err.Error())
+	if q.Sort, err = filterby.ParseSort(v.Get("sortBy"), v.Get("sortOrder")); err != nil {
+		return q, false, apierr.BadRequest("%s", err.Error())
 	}
-	if v.Get("sortBy") != "" {
-		f, _ := resolvers.PodSortFieldNamed(s.Field)
-		p.sortBy = &f
-	}
-	order := model.SortOrderAsc
-	if s.Desc {
-		order = model.SortOrderDesc
-	}
-	p.sortOrder = &order
-	return p, nil
+	return q, full, nil
 }
 
-// stringParam is the first value of name; nil when absent or empty.
-func stringParam(v url.Values, name string) *string {
-	s := v.Get(name)
-	if s == "" {
-		return nil
-	}
-	return &s
-}
+func isTrue(b *bool) bool { return b != nil && *b }
 
 // boolParam reads true or false; absent or empty is nil.
 func boolParam(v url.Values, name string) (*bool, error) {

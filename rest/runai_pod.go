@@ -10,7 +10,9 @@ import (
 // Where the Run:ai schema allows null, an unknown value is null; where it
 // does not, the key is left out (projectId, and projectName and
 // workloadName even with verbosity=full) or, for lists, written empty, so
-// every answer validates against the official schema.
+// every answer validates against the official schema. Its keys are the
+// pod-field registry's (podfield) fields that have a column; TestRunaiPodKeys
+// keeps the two together.
 type runaiPod struct {
 	Name               string                      `json:"name"`
 	PriorityClassName  string                      `json:"priorityClassName"`

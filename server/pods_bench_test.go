@@ -37,7 +37,7 @@ func BenchmarkPods(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return store.PodQuery{TenantID: 1001, Filters: filterby.Scope(f), Search: search, Order: s}
+		return store.PodQuery{TenantID: 1001, Filters: f, Search: search, Sort: s}
 	}
 	pages := []struct {
 		name            string

@@ -3,15 +3,15 @@ package store
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"gorm.io/gorm"
 
+	"gpugraph/filterby"
 	"gpugraph/models"
 )
 
-// PodQuery picks Run:ai pods of one tenant (SPEC §6). Every list and count
-// of pods goes through it, so none can forget the tenant.
+// PodQuery picks Run:ai pods of one tenant. Every list and count of pods
+// goes through it, so none can forget the tenant.
 type PodQuery struct {
 	TenantID   int
 	WorkloadID string // "" for every workload
@@ -19,29 +19,14 @@ type PodQuery struct {
 	Deleted    bool   // false: pods not deleted; true: only deleted ones
 	Completed  *bool  // nil: both; true: only completed; false: only not completed
 	Search     string // case-insensitive substring of name, nodeName, workloadName, projectName; "" for none
-	// Filters narrows further; it is filterby.Scope of the filterBy
-	// parameters (store cannot import filterby, whose tests use the store).
-	Filters func(*gorm.DB) *gorm.DB
-	// Order is the order of a list, a filterby.Sort; nil is createdAt, id.
-	Order PodOrder
+	// Filters narrows further: the parsed filterBy parameters, ANDed.
+	Filters []filterby.Filter
+	// Sort is the order of a list; the zero Sort is createdAt, id.
+	Sort filterby.Sort
 	// Columns are the only columns a page reads (nil: every column): a
 	// GraphQL query reads what it selects, not every JSON column.
 	Columns []string
 }
-
-// PodOrder is a pods order as package filterby writes it. Both lists end on
-// id, so pages never repeat or skip a pod.
-type PodOrder interface {
-	// OrderBy is the ORDER BY list for any engine, nulls placed explicitly.
-	OrderBy() string
-	// PostgresOrderBy is the same order relying on PostgreSQL's own null
-	// placement, which its list indexes (0005_pods_indexes) are built for.
-	PostgresOrderBy() string
-}
-
-// defaultPodOrder is filterby's default order (createdAt ascending), the
-// same on both engines: created_at is NOT NULL.
-const defaultPodOrder = "created_at, id"
 
 // podScope is q's WHERE clause on the pods table.
 func (s *Store) podScope(ctx context.Context, q PodQuery) *gorm.DB {
@@ -67,8 +52,8 @@ func (s *Store) podScope(ctx context.Context, q PodQuery) *gorm.DB {
 			db = db.Where("1 = 0")
 		}
 	}
-	if q.Filters != nil {
-		db = db.Scopes(q.Filters)
+	if sql, args := filtersSQL(q.Filters); sql != "" {
+		db = db.Where(sql, args...)
 	}
 	return db
 }
@@ -107,13 +92,7 @@ func (s *Store) CountPods(ctx context.Context, q PodQuery) (int64, error) {
 }
 
 func (s *Store) podOrder(q PodQuery) string {
-	switch {
-	case q.Order == nil:
-		return defaultPodOrder
-	case s.Dialect == Postgres:
-		return q.Order.PostgresOrderBy()
-	}
-	return q.Order.OrderBy()
+	return orderSQL(q.Sort, s.Dialect == Postgres)
 }
 
 // TenantHasWorkload reports whether workload id exists and belongs to a
@@ -138,9 +117,3 @@ func (s *Store) exists(ctx context.Context, sql string, args ...any) (bool, erro
 	}
 	return err == nil, err
 }
-
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
-// escapeLike makes every character of v match itself in a LIKE pattern
-// with ESCAPE '\' (as package filterby does for filterBy values).
-func escapeLike(v string) string { return likeEscaper.Replace(v) }

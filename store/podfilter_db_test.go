@@ -1,23 +1,30 @@
-package filterby
+package store_test
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"gpugraph/filterby"
+	"gpugraph/podfield"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
 
-const all = "p01 p02 p03 p04 p05 p06 p07 p08 p09 p10"
+// The filterBy and sortBy tests on the database: each filter and order the
+// store compiles from filterby's data selects exactly what the oracle
+// (podfilter_fixture_test.go) says, on every engine.
 
-// selectIDs runs filters against the pods table through gorm.
-func selectIDs(t *testing.T, st *store.Store, filters []Filter) string {
+const allPods = "p01 p02 p03 p04 p05 p06 p07 p08 p09 p10"
+
+// selectIDs runs filters against the pods table.
+func selectIDs(t *testing.T, st *store.Store, filters []filterby.Filter) string {
 	t.Helper()
-	var ids []string
-	if err := st.DB.Table("pods").Scopes(Scope(filters)).Order("id").Pluck("id", &ids).Error; err != nil {
+	ids, err := st.PodIDsWhere(context.Background(), filters)
+	if err != nil {
 		t.Fatalf("%v: %v", filters, err)
 	}
 	return strings.Join(ids, " ")
@@ -102,13 +109,13 @@ func TestFiltersOnDatabase(t *testing.T) {
 		{[]string{"createdAt>=2024-01-01T10:00:00.4999995Z"}, "p02 p06 p07 p10"},
 		{[]string{"createdAt<=2024-01-01T10:00:00.4999995Z"}, "p01 p03 p04 p05 p08 p09"},
 		{[]string{"createdAt==2024-01-01T10:00:00.4999995Z"}, ""},
-		{[]string{"createdAt!=2024-01-01T10:00:00.4999995Z"}, all},
+		{[]string{"createdAt!=2024-01-01T10:00:00.4999995Z"}, allPods},
 		{[]string{"createdAt>=2024-01-01T10:00:00.5000001Z"}, "p06 p07 p10"},
 		// The ends of the accepted range.
 		{[]string{"createdAt>=9999-12-31T23:59:59.999999Z"}, ""},
 		{[]string{"createdAt>=9999-12-31T23:59:59.9999985Z"}, ""},
 		{[]string{"createdAt<=0001-01-01T00:00:00Z"}, ""},
-		{[]string{"createdAt>=0001-01-01T01:00:00+01:00"}, all},
+		{[]string{"createdAt>=0001-01-01T01:00:00+01:00"}, allPods},
 		// completedAt and deletedAt: nullable instants.
 		{[]string{"completedAt==2024-01-01T19:00:00-05:00"}, "p01 p07"},
 		{[]string{"completedAt!=2024-01-02T00:00:00Z"}, "p02 p03 p04 p05 p06 p08 p09 p10"},
@@ -121,16 +128,16 @@ func TestFiltersOnDatabase(t *testing.T) {
 		{[]string{"deletedAt!=2024-02-01T00:00:00Z"}, "p01 p02 p03 p05 p06 p07 p08 p09 p10"},
 		{[]string{"deletedAt==2024-03-01T01:00:00+01:00"}, "p05"},
 		// Several filters AND, comma-joined or repeated.
-		{nil, all},
+		{nil, allPods},
 		{[]string{"name=^a,nodeName==node-a"}, "p01 p07 p09"},
 		{[]string{"name=^a", "clusterId==c2"}, "p09"},
 		{[]string{"k8sPhase==Running,nodeName!=node-a"}, "p02 p06"},
 		{[]string{"nodeName!=node-a,nodeName!@_", "createdAt<=2024-06-01T00:00:00Z"}, "p02 p04 p05 p06 p08"},
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		seed(t, st)
+		seedFilterFixture(t, st)
 		for _, tc := range cases {
-			fs, err := Parse(tc.params)
+			fs, err := filterby.Parse(tc.params)
 			if err != nil {
 				t.Errorf("Parse(%q): %v", tc.params, err)
 				continue
@@ -145,9 +152,9 @@ func TestFiltersOnDatabase(t *testing.T) {
 	})
 }
 
-func oracleIDs(fs []Filter) string {
+func oracleIDs(fs []filterby.Filter) string {
 	var ids []string
-	for _, p := range fixture {
+	for _, p := range filterFixture {
 		ok := true
 		for _, f := range fs {
 			ok = ok && p.matches(f)
@@ -165,12 +172,12 @@ func oracleIDs(fs []Filter) string {
 func TestEveryOpAgainstOracle(t *testing.T) {
 	texts := []string{"a", "A", "_", "%", `\`, "é", "ñ", "o", "-", "0%_", "node", "Default", "z", "~", "\u00ff", "日本"}
 	var dates []time.Time
-	for _, p := range fixture {
-		for _, f := range fieldList {
-			v := p.get(f.name)
+	for _, p := range filterFixture {
+		for _, f := range filterFields() {
+			v := p.get(f.Name())
 			switch {
 			case v.null:
-			case f.date:
+			case f.Kind == podfield.Date:
 				dates = append(dates, v.t, v.t.Add(time.Microsecond), v.t.Add(-time.Microsecond),
 					v.t.Add(500*time.Nanosecond), v.t.Add(-500*time.Nanosecond))
 			default:
@@ -182,12 +189,12 @@ func TestEveryOpAgainstOracle(t *testing.T) {
 		}
 	}
 	var filters []string
-	for _, f := range fieldList {
-		if f.date {
+	for _, f := range filterFields() {
+		if f.Kind == podfield.Date {
 			for i, d := range dates {
 				zoned := d.In(zone("", i%5-2)).Format(time.RFC3339Nano)
-				for _, op := range []Op{Eq, Ne, Le, Ge} {
-					filters = append(filters, f.name+string(op)+zoned)
+				for _, op := range []filterby.Op{filterby.Eq, filterby.Ne, filterby.Le, filterby.Ge} {
+					filters = append(filters, f.Name()+string(op)+zoned)
 				}
 			}
 			continue
@@ -196,22 +203,22 @@ func TestEveryOpAgainstOracle(t *testing.T) {
 			if v == "" {
 				continue // an error, tested in TestParseErrors
 			}
-			for _, op := range ops {
-				filters = append(filters, f.name+string(op)+v)
+			for _, op := range filterby.Ops {
+				filters = append(filters, f.Name()+string(op)+v)
 			}
 		}
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		seed(t, st)
+		seedFilterFixture(t, st)
 		for _, s := range filters {
-			f, err := ParseOne(s)
+			f, err := filterby.ParseOne(s)
 			if err != nil {
 				if strings.Contains(err.Error(), "UTF-8") {
 					continue // a cut through a multi-byte character
 				}
 				t.Fatalf("ParseOne(%q): %v", s, err)
 			}
-			fs := []Filter{f}
+			fs := []filterby.Filter{f}
 			if got, want := selectIDs(t, st, fs), oracleIDs(fs); got != want {
 				t.Errorf("%q selects [%s], the oracle [%s]", s, got, want)
 			}
@@ -230,22 +237,20 @@ func TestSortOnDatabase(t *testing.T) {
 		"deletedAt": "p04 p05 p01 p02 p03 p06 p07 p08 p09 p10",
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		seed(t, st)
-		for _, f := range fieldList {
-			if !f.sort {
-				continue
+		seedFilterFixture(t, st)
+		for _, f := range podfield.Sortable() {
+			name := f.Name()
+			asc := sortedIDs(t, st, name, "asc")
+			if want := strings.Join(oracleSort(name), " "); asc != want {
+				t.Errorf("sortBy=%s asc = [%s], want [%s]", name, asc, want)
 			}
-			asc := sortedIDs(t, st, f.name, "asc")
-			if want := strings.Join(oracleSort(f.name), " "); asc != want {
-				t.Errorf("sortBy=%s asc = [%s], want [%s]", f.name, asc, want)
+			if want, ok := explicit[name]; ok && asc != want {
+				t.Errorf("sortBy=%s asc = [%s], want [%s]", name, asc, want)
 			}
-			if want, ok := explicit[f.name]; ok && asc != want {
-				t.Errorf("sortBy=%s asc = [%s], want [%s]", f.name, asc, want)
-			}
-			desc := strings.Fields(sortedIDs(t, st, f.name, "desc"))
+			desc := strings.Fields(sortedIDs(t, st, name, "desc"))
 			slices.Reverse(desc)
 			if !reflect.DeepEqual(desc, strings.Fields(asc)) {
-				t.Errorf("sortBy=%s desc reversed = %v, asc %v", f.name, desc, asc)
+				t.Errorf("sortBy=%s desc reversed = %v, asc %v", name, desc, asc)
 			}
 		}
 		if got, want := sortedIDs(t, st, "", ""), explicit["createdAt"]; got != want {
@@ -256,22 +261,34 @@ func TestSortOnDatabase(t *testing.T) {
 
 func sortedIDs(t *testing.T, st *store.Store, by, order string) string {
 	t.Helper()
-	s, err := ParseSort(by, order)
+	s, err := filterby.ParseSort(by, order)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	if err := st.DB.Table("pods").Order(s.OrderBy()).Pluck("id", &ids).Error; err != nil {
+	ctx := context.Background()
+	ids, err := st.PodIDsOrdered(ctx, s, false)
+	if err != nil {
 		t.Fatalf("sort %s %s: %v", by, order, err)
 	}
 	if st.Dialect == store.Postgres {
-		var pg []string
-		if err := st.DB.Table("pods").Order(s.PostgresOrderBy()).Pluck("id", &pg).Error; err != nil {
+		pg, err := st.PodIDsOrdered(ctx, s, true)
+		if err != nil {
 			t.Fatalf("sort %s %s: %v", by, order, err)
 		}
 		if !slices.Equal(pg, ids) {
-			t.Errorf("sort %s %s: PostgresOrderBy gives %v, OrderBy %v", by, order, pg, ids)
+			t.Errorf("sort %s %s: PostgreSQL's order gives %v, the portable one %v", by, order, pg, ids)
 		}
 	}
 	return strings.Join(ids, " ")
+}
+
+// filterFields are the registry's fields that filterBy takes.
+func filterFields() []*podfield.Field {
+	var out []*podfield.Field
+	for _, f := range podfield.All() {
+		if f.Filter {
+			out = append(out, f)
+		}
+	}
+	return out
 }

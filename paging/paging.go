@@ -1,18 +1,22 @@
-package resolvers
+// Package paging validates the offset and limit of every list, the same on
+// both faces.
+package paging
 
 import "gpugraph/apierr"
 
 // Page is a validated offset and limit.
 type Page struct{ Offset, Limit int }
 
-// The limits of SPEC §6, used for every list.
+// The limits of every list: Run:ai's pods API documents them, and the VM
+// list keeps the same.
 const (
 	DefaultLimit = 50
 	MaxLimit     = 500
 )
 
-// ParsePage checks offset ≥ 0 and limit in 1–500, with the defaults 0 and 50.
-func ParsePage(offset, limit *int) (Page, error) {
+// Parse checks offset ≥ 0 and limit in 1–500, with the defaults 0 and 50;
+// nil means the default. A bad one is a 400.
+func Parse(offset, limit *int) (Page, error) {
 	p := Page{Offset: 0, Limit: DefaultLimit}
 	if offset != nil {
 		if *offset < 0 {
