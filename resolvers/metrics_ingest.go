@@ -8,15 +8,15 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/store"
 )
 
 // SampleBatch is what a metrics.write key pushes: podMetrics and
 // podHistograms entries in the fixture's shape (SPEC §9).
 type SampleBatch struct {
-	PodMetrics    []fixtures.MetricSeries
-	PodHistograms []fixtures.HistogramSeries
+	PodMetrics    []dataset.MetricSeries
+	PodHistograms []dataset.HistogramSeries
 }
 
 // IngestResult counts what a batch stored.
@@ -27,7 +27,7 @@ type IngestResult struct {
 
 // IngestSamples stores a batch in one transaction, or nothing: the first
 // bad entry refuses the batch with a 400 naming it. The checks are the
-// fixture loader's (fixtures.CheckSamples). A key writes only its own
+// fixture loader's (dataset.CheckSamples). A key writes only its own
 // tenant's pods; another tenant's pod answers exactly as a missing one,
 // as a bad entry of the batch.
 func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestResult, error) {
@@ -38,7 +38,7 @@ func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestRes
 	if len(b.PodMetrics)+len(b.PodHistograms) == 0 {
 		return nil, apierr.BadRequest("the batch is empty: send podMetrics and/or podHistograms entries")
 	}
-	s, err := fixtures.CheckSamples(b.PodMetrics, b.PodHistograms)
+	s, err := dataset.CheckSamples(b.PodMetrics, b.PodHistograms)
 	if err != nil {
 		return nil, badEntry(err)
 	}
@@ -56,7 +56,7 @@ func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestRes
 				return apierr.BadRequest("%s: podId %q names no pod of this key's tenant", p.Row, p.ID)
 			}
 		}
-		return fixtures.WriteSamples(tx, s)
+		return dataset.WriteSamples(tx, s)
 	})
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestRes
 
 // badEntry turns the checker's refusal into the 400 a client sees.
 func badEntry(err error) error {
-	var fe *fixtures.Error
+	var fe *dataset.Error
 	if errors.As(err, &fe) {
 		return apierr.BadRequest("%s: %s", fe.Row, fe.Msg)
 	}

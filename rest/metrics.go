@@ -16,7 +16,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/graph/model"
 	"gpugraph/models"
 	"gpugraph/promql"
@@ -284,13 +284,13 @@ func decodeSampleBatch(body io.Reader) (resolvers.SampleBatch, error) {
 		}
 		return b, apierr.BadRequest("the body is not a batch of samples ({\"podMetrics\": [...], \"podHistograms\": [...]}): %v", err)
 	}
-	b.PodMetrics = make([]fixtures.MetricSeries, len(raw.PodMetrics))
+	b.PodMetrics = make([]dataset.MetricSeries, len(raw.PodMetrics))
 	for i, e := range raw.PodMetrics {
 		if err := strictJSON(bytes.NewReader(e), &b.PodMetrics[i]); err != nil {
 			return b, apierr.BadRequest("podMetrics[%d]: %v", i, err)
 		}
 	}
-	b.PodHistograms = make([]fixtures.HistogramSeries, len(raw.PodHistograms))
+	b.PodHistograms = make([]dataset.HistogramSeries, len(raw.PodHistograms))
 	for i, e := range raw.PodHistograms {
 		if err := strictJSON(bytes.NewReader(e), &b.PodHistograms[i]); err != nil {
 			return b, apierr.BadRequest("podHistograms[%d]: %v", i, err)
