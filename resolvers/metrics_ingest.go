@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"gorm.io/gorm"
-
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/dataset"
@@ -46,8 +44,8 @@ func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestRes
 	for i, p := range s.Pods {
 		ids[i] = p.ID
 	}
-	err = r.Store.Tx(ctx, func(tx *gorm.DB) error {
-		found, err := store.TenantPodIDs(tx, c.TenantID, ids)
+	err = r.Store.InTx(ctx, func(tx *store.Txn) error {
+		found, err := r.Store.TenantPodIDs(tx, c.TenantID, ids)
 		if err != nil {
 			return err
 		}
@@ -56,7 +54,7 @@ func (r *Resolver) IngestSamples(ctx context.Context, b SampleBatch) (*IngestRes
 				return apierr.BadRequest("%s: podId %q names no pod of this key's tenant", p.Row, p.ID)
 			}
 		}
-		return dataset.WriteSamples(tx, s)
+		return r.Store.WriteSamples(tx, s.Metrics, s.Histograms)
 	})
 	if err != nil {
 		return nil, err
