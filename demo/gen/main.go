@@ -5,7 +5,7 @@
 //
 // The output is a pure function of this source: a fixed PCG seed drives every
 // random choice, ids are name-based UUIDs, and every instant is relative to
-// one fixed Anchor that demo.JSON later moves to the present.
+// one fixed demo.Anchor that demo.JSON later moves to the present.
 package main
 
 import (
@@ -19,12 +19,13 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"gpugraph/demo"
 )
 
-// Anchor is the instant the demo is written "as of"; it must equal demo.Anchor.
-const Anchor = "2026-01-01T00:00:00Z"
-
-var anchor = must(time.Parse(time.RFC3339, Anchor))
+// anchor is the instant the demo is written "as of": package demo moves it
+// to the present when it serves the file.
+var anchor = must(time.Parse(time.RFC3339, demo.Anchor))
 
 // The seed is arbitrary; changing it reshuffles times and metric noise only.
 const seedHi, seedLo = 0x67707567726170, 0x64656d6f
