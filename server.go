@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"gpugraph/dataset"
 	"gpugraph/demo"
-	"gpugraph/fixtures"
 	"gpugraph/server"
 	"gpugraph/store"
 )
@@ -122,7 +122,7 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 		if err != nil {
 			return err
 		}
-		stats, err := fixtures.LoadFile(ctx, st, b)
+		stats, err := dataset.LoadFile(ctx, st, b)
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fixtures.LoadFile(ctx, st, b); err != nil {
+	if _, err := dataset.LoadFile(ctx, st, b); err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "Loaded the demo data set. Its API keys (send as Authorization: Bearer <key>):")

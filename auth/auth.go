@@ -6,11 +6,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"strings"
-
-	"gorm.io/gorm"
 
 	"gpugraph/apierr"
 	"gpugraph/store"
@@ -91,20 +88,12 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if token == "" {
 		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 	}
-	var row struct {
-		OrganizationID    string
-		Permissions       string
-		TenantID          int
-		InfinibandEnabled bool
-	}
-	err := a.Store.WithContext(ctx).Raw(`SELECT k.organization_id, k.permissions, o.tenant_id, o.infiniband_enabled
-		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
-		WHERE k.token_hash = ?`, HashToken(token)).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, apierr.Unauthorized("unknown API key")
-	}
+	row, ok, err := a.Store.APIKeyByHash(ctx, HashToken(token))
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, apierr.Unauthorized("unknown API key")
 	}
 	return newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions)), nil
 }

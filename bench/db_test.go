@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -19,7 +19,7 @@ func TestBulkPods(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		db := wrap(st)
-		if _, err := fixtures.Load(ctx, st, fleet.Generate(fleet.Options{Tenants: 1})); err != nil {
+		if _, err := dataset.Load(ctx, st, fleet.Generate(fleet.Options{Tenants: 1})); err != nil {
 			t.Fatal(err)
 		}
 		if err := InsertBulkPods(ctx, db, 1000); err != nil {
@@ -80,7 +80,7 @@ func TestBulkSamples(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		f := fleet.Generate(fleet.Options{Nodes: 2, Pods: 20, Tenants: 1, Seed: 1})
-		if _, err := fixtures.Load(ctx, st, f); err != nil {
+		if _, err := dataset.Load(ctx, st, f); err != nil {
 			t.Fatal(err)
 		}
 		ids := []string{f.Pods[0].ID, f.Pods[1].ID}
@@ -109,7 +109,7 @@ func TestDoubleAllocations(t *testing.T) {
 		f := fleet.Generate(fleet.Options{Nodes: 3, Tenants: 1, Seed: 1, VMsPerNode: 2, VMGpus: 2})
 		f.VMs[0].Status, f.VMs[0].GpuIDs = models.VMRunning, []string{"node-00000-g0", "node-00000-g1"}
 		f.VMs[1].Status, f.VMs[1].GpuIDs = models.VMRunning, []string{"node-00000-g2", "node-00000-g3"}
-		if _, err := fixtures.Load(ctx, st, f); err != nil {
+		if _, err := dataset.Load(ctx, st, f); err != nil {
 			t.Fatal(err)
 		}
 		db := wrap(st)

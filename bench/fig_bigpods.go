@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/store"
 )
 
@@ -47,7 +47,7 @@ func (r *runner) bigPods(ctx context.Context) error {
 	}
 	// Organization and key through the loader; the pods by bulk SQL.
 	keys := fleet.Generate(fleet.Options{Tenants: 1, Seed: r.cfg.Seed})
-	if _, err := fixtures.Load(ctx, db.Store, keys); err != nil {
+	if _, err := dataset.Load(ctx, db.Store, keys); err != nil {
 		db.Drop()
 		return err
 	}

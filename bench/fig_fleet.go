@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 )
 
@@ -61,7 +61,7 @@ func (f *fleetRun) loadFleet(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	stats, err := fixtures.LoadFile(ctx, db.Store, b)
+	stats, err := dataset.LoadFile(ctx, db.Store, b)
 	took := time.Since(start)
 	if err != nil {
 		db.Drop()

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 )
 
@@ -28,7 +28,7 @@ func (r *runner) restarts(ctx context.Context) error {
 		return err
 	}
 	f := fleet.Generate(fleet.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed, VMsPerNode: c.VMsPerNode, VMGpus: c.VMGpus})
-	if _, err := fixtures.Load(ctx, db.Store, f); err != nil {
+	if _, err := dataset.Load(ctx, db.Store, f); err != nil {
 		db.Drop()
 		return err
 	}

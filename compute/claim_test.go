@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gpugraph/apierr"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/placement"
 	"gpugraph/store"
@@ -30,7 +30,7 @@ const claimFixture = `{
 func TestClaimRefusesWhatTheRowsRefuse(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		if _, err := fixtures.LoadFile(ctx, st, []byte(claimFixture)); err != nil {
+		if _, err := dataset.LoadFile(ctx, st, []byte(claimFixture)); err != nil {
 			t.Fatal(err)
 		}
 		claim := func(ids ...string) error {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -32,7 +32,7 @@ func TestLoadsIntoStore(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		stats, err := fixtures.LoadFile(ctx, st, b)
+		stats, err := dataset.LoadFile(ctx, st, b)
 		if err != nil {
 			t.Fatalf("load: %v", err)
 		}
@@ -48,7 +48,7 @@ func TestLoadsIntoStore(t *testing.T) {
 		}
 		// Loading again replaces the rows: the server may load the demo
 		// into a database that already holds it.
-		if _, err := fixtures.LoadFile(ctx, st, b); err != nil {
+		if _, err := dataset.LoadFile(ctx, st, b); err != nil {
 			t.Fatalf("load again: %v", err)
 		}
 	})

@@ -6,15 +6,15 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/store"
 )
 
 // Batch is what a metrics.write key pushes: podMetrics and podHistograms
 // entries in the data set file's shape.
 type Batch struct {
-	PodMetrics    []fixtures.MetricSeries
-	PodHistograms []fixtures.HistogramSeries
+	PodMetrics    []dataset.MetricSeries
+	PodHistograms []dataset.HistogramSeries
 }
 
 // Ingested counts what a batch stored.
@@ -26,7 +26,7 @@ type Ingested struct {
 // Ingest stores a batch for a caller holding metrics.write, in one
 // transaction, or nothing: the first bad entry refuses the batch with a
 // 400 naming it. The checks are the data set loader's
-// (fixtures.CheckSamples), so a sample the loader takes is taken here too.
+// (dataset.CheckSamples), so a sample the loader takes is taken here too.
 // A key writes only its own tenant's pods; another tenant's pod answers
 // exactly as a missing one, as a bad entry of the batch.
 func Ingest(ctx context.Context, st *store.Store, c *auth.Caller, b Batch) (Ingested, error) {
@@ -36,7 +36,7 @@ func Ingest(ctx context.Context, st *store.Store, c *auth.Caller, b Batch) (Inge
 	if len(b.PodMetrics)+len(b.PodHistograms) == 0 {
 		return Ingested{}, apierr.BadRequest("the batch is empty: send podMetrics and/or podHistograms entries")
 	}
-	s, err := fixtures.CheckSamples(b.PodMetrics, b.PodHistograms)
+	s, err := dataset.CheckSamples(b.PodMetrics, b.PodHistograms)
 	if err != nil {
 		return Ingested{}, badEntry(err)
 	}
@@ -64,7 +64,7 @@ func Ingest(ctx context.Context, st *store.Store, c *auth.Caller, b Batch) (Inge
 
 // badEntry turns the checker's refusal into the 400 a client sees.
 func badEntry(err error) error {
-	var fe *fixtures.Error
+	var fe *dataset.Error
 	if errors.As(err, &fe) {
 		return apierr.BadRequest("%s: %s", fe.Row, fe.Msg)
 	}

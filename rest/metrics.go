@@ -16,7 +16,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/podmetrics"
 	"gpugraph/promql"
@@ -286,13 +286,13 @@ func decodeSampleBatch(body io.Reader) (podmetrics.Batch, error) {
 		}
 		return b, apierr.BadRequest("the body is not a batch of samples ({\"podMetrics\": [...], \"podHistograms\": [...]}): %v", err)
 	}
-	b.PodMetrics = make([]fixtures.MetricSeries, len(raw.PodMetrics))
+	b.PodMetrics = make([]dataset.MetricSeries, len(raw.PodMetrics))
 	for i, e := range raw.PodMetrics {
 		if err := strictJSON(bytes.NewReader(e), &b.PodMetrics[i]); err != nil {
 			return b, apierr.BadRequest("podMetrics[%d]: %v", i, err)
 		}
 	}
-	b.PodHistograms = make([]fixtures.HistogramSeries, len(raw.PodHistograms))
+	b.PodHistograms = make([]dataset.HistogramSeries, len(raw.PodHistograms))
 	for i, e := range raw.PodHistograms {
 		if err := strictJSON(bytes.NewReader(e), &b.PodHistograms[i]); err != nil {
 			return b, apierr.BadRequest("podHistograms[%d]: %v", i, err)

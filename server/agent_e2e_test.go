@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"gpugraph/agent"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/server"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -36,7 +36,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		const grace = time.Second
-		if _, err := fixtures.LoadFile(context.Background(), st, []byte(e2eFixture(t))); err != nil {
+		if _, err := dataset.LoadFile(context.Background(), st, []byte(e2eFixture(t))); err != nil {
 			t.Fatal(err)
 		}
 		srv := httptest.NewServer(server.New(server.Config{Store: st}))

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/podmetrics"
 	"gpugraph/rest/openapitest"
 	"gpugraph/server/servertest"
@@ -81,7 +81,7 @@ const metricsFixture = `{
 func newMetricsEnv(t *testing.T, st *store.Store) *servertest.Env {
 	t.Helper()
 	env := servertest.New(t, st, servertest.Base)
-	if _, err := fixtures.LoadFile(context.Background(), st, []byte(metricsFixture)); err != nil {
+	if _, err := dataset.LoadFile(context.Background(), st, []byte(metricsFixture)); err != nil {
 		t.Fatal(err)
 	}
 	return env

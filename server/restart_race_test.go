@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -26,12 +26,12 @@ import (
 //
 // Whatever the order, exactly 8 fit: the VMs stop short of 4 only when the
 // GPUs ran out, and so do the pods.
-func raceWorld() *fixtures.File {
-	f := &fixtures.File{
+func raceWorld() *dataset.File {
+	f := &dataset.File{
 		GpuModels:     []models.GpuModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
 		Fabrics:       []models.Fabric{{ID: "ib-r", IPCapacity: 4}},
 		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
-		APIKeys:       []fixtures.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
+		APIKeys:       []dataset.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
 	}
 	addNode(f, "n1", "online", "2.6.1", "ib-r", 64, 1024, 10000, h100, 8)
 	addNode(f, "n9", "removed", "2.6.1", "", 64, 1024, 10000, h100, 4)
@@ -51,12 +51,12 @@ func raceWorld() *fixtures.File {
 // fabricRaceWorld: two online nodes with 8 H100s each on one fabric of 3
 // addresses, 8 failed pods on each. GPUs are plenty; only the fabric, which
 // the two nodes' locks do not cover, limits them: exactly 3 fit.
-func fabricRaceWorld() *fixtures.File {
-	f := &fixtures.File{
+func fabricRaceWorld() *dataset.File {
+	f := &dataset.File{
 		GpuModels:     []models.GpuModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
 		Fabrics:       []models.Fabric{{ID: "ib-f", IPCapacity: 3}},
 		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
-		APIKeys:       []fixtures.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
+		APIKeys:       []dataset.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
 	}
 	addNode(f, "n1", "online", "2.6.1", "ib-f", 64, 1024, 10000, h100, 8)
 	addNode(f, "n2", "online", "2.6.1", "ib-f", 64, 1024, 10000, h100, 8)
@@ -91,7 +91,7 @@ func TestRestartVMRace(t *testing.T) {
 	}
 	scenarios := []struct {
 		name  string
-		world *fixtures.File
+		world *dataset.File
 		wins  int
 	}{
 		{"one node", raceWorld(), 8},

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/server/servertest"
 	"gpugraph/store"
@@ -18,7 +18,7 @@ import (
 // restartCase is one line of SPEC §5's table, or one success path.
 type restartCase struct {
 	name  string
-	setup func(f *fixtures.File)
+	setup func(f *dataset.File)
 	token string // default acme-operator
 	vm    string
 	// graphql sends the mutation instead of the REST request.
@@ -42,70 +42,70 @@ func TestRestartVM(t *testing.T) {
 		{name: "missing VM", vm: "vm-nope",
 			status: 404, code: "VM_NOT_FOUND", msg: []string{`"vm-nope"`}},
 		{name: "another organization's VM is not found", vm: "vm-globex",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-globex", org: "org-globex", node: "n1", status: "stopped", model: h100, gpus: 1, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 404, code: "VM_NOT_FOUND", msg: []string{`"vm-globex"`}},
 		{name: "another organization's VM is not found (GraphQL)", vm: "vm-globex", graphql: true,
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-globex", org: "org-globex", node: "n1", status: "running", model: h100, gpus: 1, held: []string{"n1-g0"}, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 404, code: "VM_NOT_FOUND"},
 		{name: "no key", token: "-", vm: "vm-a",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-a", node: "n1", status: "stopped", model: h100, gpus: 1})
 			},
 			status: 401, code: "UNAUTHENTICATED"},
 		{name: "key without compute.operate", token: "acme-reader", vm: "vm-a",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-a", node: "n1", status: "stopped", model: h100, gpus: 1})
 			},
 			status: 403, code: "FORBIDDEN", msg: []string{"compute.operate"}},
 		{name: "serving replica is read-only", vm: "vm-serve",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-serve", node: "n1", status: "stopped", model: h100, gpus: 1, managedBy: "serving"})
 			},
 			status: 403, code: "VM_READ_ONLY", msg: []string{"vm-serve", "serving", "read-only"}},
 		{name: "serving replica is read-only even when terminated", vm: "vm-serve",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-serve", node: "n1", status: "terminated", model: h100, gpus: 1, managedBy: "serving"})
 			},
 			status: 403, code: "VM_READ_ONLY"},
 		// --- terminated, pending, deploying
 		{name: "terminated", vm: "vm-t",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-t", node: "n1", status: "terminated", model: h100, gpus: 1})
 			},
 			status: 409, code: "VM_TERMINATED", msg: []string{"vm-t", "terminated", "create a new one"}},
 		{name: "pending", vm: "vm-p",
-			setup:  func(f *fixtures.File) { addVM(f, vmSpec{id: "vm-p", status: "pending", model: h100, gpus: 1}) },
+			setup:  func(f *dataset.File) { addVM(f, vmSpec{id: "vm-p", status: "pending", model: h100, gpus: 1}) },
 			status: 409, code: "VM_NOT_READY", msg: []string{"vm-p", "pending"}},
 		{name: "deploying (GraphQL)", vm: "vm-d", graphql: true,
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-d", node: "n1", status: "deploying", model: h100, gpus: 1, held: []string{"n1-g0"}})
 			},
 			status: 409, code: "VM_NOT_READY", msg: []string{"vm-d", "deploying", "once it is running"}},
 		{name: "deploying pod", vm: "pod-d",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-d", pod: true, node: "n1", status: "deploying", model: h100, gpus: 1, held: []string{"n1-g0"}})
 			},
 			status: 409, code: "VM_NOT_READY", msg: []string{"pod pod-d"}},
 		// --- stopped/failed whose node was removed: placed afresh
 		{name: "node removed: VM placed on the most allocated node", vm: "vm-r",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-r", node: "n5", status: "stopped", reason: "node_removed", model: h100, gpus: 2, cpu: 16, ram: 128, disk: 500})
 				// n1 is the fullest H100 node: 2 of 7 healthy held.
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 2, held: []string{"n1-g0", "n1-g2"}, cpu: 8, ram: 8, disk: 8})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n1", wantGPUs: []string{"n1-g1", "n1-g3"}},
 		{name: "node removed, row says so, node status still online: placed afresh", vm: "vm-r",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-r", node: "n6", status: "failed", reason: "node_removed", model: h100, gpus: 1, cpu: 16, ram: 128, disk: 500})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 4, held: []string{"n1-g0", "n1-g1", "n1-g2", "n1-g3"}, cpu: 8, ram: 8, disk: 8})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n1", wantGPUs: []string{"n1-g4"}},
 		{name: "node removed: node gone from the row, placed afresh", vm: "vm-r",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-r", status: "stopped", model: h100, gpus: 4, cpu: 16, ram: 128, disk: 500})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 4, held: []string{"n1-g0", "n1-g1", "n1-g2", "n1-g3"}, cpu: 8, ram: 8, disk: 8})
 			},
@@ -113,25 +113,25 @@ func TestRestartVM(t *testing.T) {
 			// and n6 is the fuller in CPU and RAM.
 			status: 200, wantStatus: "deploying", wantNode: "n6", wantGPUs: []string{"n6-g0", "n6-g1", "n6-g2", "n6-g3"}},
 		{name: "node removed: pod of an InfiniBand org skips the node whose agent predates InfiniBand", vm: "pod-r",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-r", pod: true, node: "n5", status: "stopped", reason: "node_removed", model: h100, gpus: 4, tearingDown: true})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 4, held: []string{"n1-g0", "n1-g1", "n1-g2", "n1-g3"}, cpu: 8, ram: 8, disk: 8})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n6", wantGPUs: []string{"n6-g0", "n6-g1", "n6-g2", "n6-g3"}},
 		{name: "node removed: interrupted VM lets go of the removed node's GPUs and is placed afresh", vm: "vm-r",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-r", node: "n5", status: "interrupted", reason: "node_lost", model: h100, gpus: 1, held: []string{"n5-g2"}, cpu: 16, ram: 128, disk: 500})
 			},
 			// n3 and n6 tie on GPUs (1 of 4); n6 is fuller in CPU and RAM.
 			status: 200, wantStatus: "deploying", wantNode: "n6", wantGPUs: []string{"n6-g0"}},
 		{name: "node removed: none fits", vm: "vm-r",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-r", node: "n5", status: "stopped", reason: "node_removed", model: h100, gpus: 8, cpu: 16, ram: 128, disk: 500})
 			},
 			status: 503, code: "VM_NO_CAPACITY",
 			msg: []string{"0/6 nodes can take it: 4 too few free " + h100Name + " GPUs, 1 offline, 1 removed"}},
 		{name: "node removed: none fits (GraphQL)", vm: "pod-r", graphql: true,
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-r", pod: true, node: "n5", status: "failed", model: mi3, gpus: 1})
 			},
 			status: 503, code: "VM_NO_CAPACITY",
@@ -141,61 +141,61 @@ func TestRestartVM(t *testing.T) {
 				"1 agent too old for InfiniBand, 1 offline, 1 removed"}},
 		// --- pod stopped/failed tearing down
 		{name: "pod still tearing down", vm: "pod-s",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-s", pod: true, node: "n2", status: "stopped", model: h100, gpus: 1, tearingDown: true})
 			},
 			status: 409, code: "POD_STOPPING", msg: []string{"pod-s", "tearing down"}},
 		// --- offline node
 		{name: "stopped VM on an offline node", vm: "vm-o",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-o", node: "n2", status: "stopped", model: h100, gpus: 1})
 			},
 			status: 409, code: "VM_NODE_OFFLINE", msg: []string{"gpu-node-2 is offline"}},
 		{name: "failed pod on an offline node", vm: "pod-o",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-o", pod: true, node: "n2", status: "failed", model: h100, gpus: 1})
 			},
 			status: 409, code: "POD_NODE_OFFLINE", msg: []string{"gpu-node-2 is offline"}},
 		{name: "interrupted VM on an offline node", vm: "vm-i",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-i", node: "n2", status: "interrupted", reason: "node_lost", model: h100, gpus: 2, held: []string{"n2-g0", "n2-g1"}})
 			},
 			status: 409, code: "VM_NODE_OFFLINE", msg: []string{"gpu-node-2 is offline", "back online"}},
 		{name: "interrupted pod on an offline node", vm: "pod-i",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-i", pod: true, node: "n2", status: "interrupted", reason: "node_lost", model: h100, gpus: 1, held: []string{"n2-g3"}})
 			},
 			status: 409, code: "POD_NODE_OFFLINE", msg: []string{"gpu-node-2 is offline"}},
 		// --- pod agent checks
 		{name: "pod of an InfiniBand org on a fabric node with an old agent", vm: "pod-ib",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-ib", pod: true, node: "n3", status: "stopped", model: h100, gpus: 1})
 			},
 			status: 409, code: "POD_NODE_NO_INFINIBAND", msg: []string{"gpu-node-3", "node agent 2.3.9", "InfiniBand needs 2.4.0"}},
 		{name: "pod of an org without InfiniBand on the same node starts", vm: "pod-g", token: "globex-operator",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-g", org: "org-globex", pod: true, node: "n3", status: "stopped", model: h100, gpus: 2})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n3", wantGPUs: []string{"n3-g0", "n3-g1"}},
 		{name: "AMD pod on a node whose agent cannot grant AMD GPUs", vm: "pod-amd",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-amd", pod: true, node: "n4", status: "failed", model: mi3, gpus: 1})
 			},
 			status: 409, code: "POD_NODE_NO_AMD_GRANT", msg: []string{"gpu-node-4", "node agent 2.5.3", "AMD GPUs need 2.6.0"}},
 		{name: "AMD VM on the same node starts (the grant is a pod matter)", vm: "vm-amd",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-amd", node: "n4", status: "stopped", model: mi3, gpus: 1, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n4", wantGPUs: []string{"n4-g0"}},
 		// --- running on a failed GPU
 		{name: "running VM on a failed GPU: stop and start would help", vm: "vm-f",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-f", node: "n1", status: "running", model: h100, gpus: 2, held: []string{"n1-g6", "n1-g7"}, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 503, code: "VM_NODE_BUSY",
 			msg: []string{"failed GPU 0000:DB:00.0 (XID 79)", "gpu-node-1", "stopping it and starting it again would place it on healthy GPUs of its node"}},
 		{name: "running pod on a failed GPU: not enough healthy GPUs (GraphQL)", vm: "pod-f", graphql: true,
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				failGPU(f, "n1-g6", "XID 48")
 				addVM(f, vmSpec{id: "pod-f", pod: true, node: "n1", status: "running", model: h100, gpus: 2, held: []string{"n1-g6", "n1-g7"}})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 5, held: []string{"n1-g0", "n1-g1", "n1-g2", "n1-g3", "n1-g4"}})
@@ -204,20 +204,20 @@ func TestRestartVM(t *testing.T) {
 			msg: []string{"the pod holds failed GPUs 0000:BA:00.0 (XID 48), 0000:DB:00.0 (XID 79) on node gpu-node-1",
 				"the node has 1 healthy " + h100Name + " GPU free or its own, 2 needed"}},
 		{name: "interrupted VM back online on a GPU that failed meanwhile", vm: "vm-f",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-f", node: "n1", status: "interrupted", reason: "node_lost", model: h100, gpus: 1, held: []string{"n1-g7"}, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 503, code: "VM_NODE_BUSY", msg: []string{"failed GPU 0000:DB:00.0 (XID 79)", "stopping it and starting it again"}},
 		// --- stopped/failed: too few GPUs
 		{name: "stopped VM: too few free GPUs", vm: "vm-g",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-g", node: "n1", status: "stopped", model: h100, gpus: 2, cpu: 8, ram: 64, disk: 100})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 6, held: []string{"n1-g0", "n1-g1", "n1-g2", "n1-g3", "n1-g4", "n1-g5"}})
 			},
 			status: 503, code: "VM_NODE_BUSY",
 			msg: []string{"node gpu-node-1 has 1 free " + h100Name + " GPU, 2 needed", "failed GPU 0000:DB:00.0 (XID 79)"}},
 		{name: "failed pod: too few free GPUs", vm: "pod-g",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-g", pod: true, node: "n1", status: "failed", model: h100, gpus: 1})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "deploying", model: h100, gpus: 7, held: []string{"n1-g0", "n1-g1", "n1-g2", "n1-g3", "n1-g4", "n1-g5", "n1-g6"}})
 			},
@@ -225,14 +225,14 @@ func TestRestartVM(t *testing.T) {
 			msg: []string{"node gpu-node-1 has 0 free " + h100Name + " GPUs, 1 needed", "failed GPU 0000:DB:00.0 (XID 79)"}},
 		// --- VM: disk, RAM, CPU
 		{name: "stopped VM: too little disk, RAM and CPU", vm: "vm-h",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-h", node: "n6", status: "stopped", model: h100, gpus: 1, cpu: 16, ram: 128, disk: 500})
 				addVM(f, vmSpec{id: "vm-busy", node: "n6", status: "interrupted", model: h100, gpus: 1, held: []string{"n6-g0"}, cpu: 24, ram: 200, disk: 900})
 			},
 			status: 503, code: "VM_NODE_BUSY",
 			msg: []string{"node gpu-node-6 has too little free disk (100 GB free, 500 GB needed), RAM (56 GB free, 128 GB needed) and CPU (8 cores free, 16 cores needed)"}},
 		{name: "stopped VM: too little RAM only; stopped VMs hold nothing", vm: "vm-h",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-h", node: "n6", status: "stopped", model: h100, gpus: 1, cpu: 16, ram: 128, disk: 500})
 				addVM(f, vmSpec{id: "vm-busy", node: "n6", status: "running", model: h100, gpus: 1, held: []string{"n6-g0"}, cpu: 8, ram: 200, disk: 100})
 				addVM(f, vmSpec{id: "vm-idle", node: "n6", status: "stopped", model: h100, gpus: 1, cpu: 32, ram: 256, disk: 1000})
@@ -241,7 +241,7 @@ func TestRestartVM(t *testing.T) {
 			msg: []string{"node gpu-node-6 has too little free RAM (56 GB free, 128 GB needed)"}},
 		// --- pod: InfiniBand addresses
 		{name: "pod: its fabric has no free address", vm: "pod-ip",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-ip", pod: true, node: "n1", status: "stopped", model: h100, gpus: 1})
 				// ib-1 holds 2 addresses: a running pod on n1 and an
 				// interrupted one on n3, the same fabric.
@@ -253,7 +253,7 @@ func TestRestartVM(t *testing.T) {
 			status: 503, code: "INSUFFICIENT_IP_CAPACITY",
 			msg: []string{"InfiniBand fabric ib-1 of node gpu-node-1 has no free address (2 of 2 held)"}},
 		{name: "pod: one address left on its fabric", vm: "pod-ip",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-ip", pod: true, node: "n1", status: "failed", model: h100, gpus: 1})
 				addVM(f, vmSpec{id: "pod-x", pod: true, node: "n1", status: "running", model: h100, gpus: 1, held: []string{"n1-g0"}})
 				addVM(f, vmSpec{id: "pod-y", pod: true, node: "n3", status: "stopped", model: h100, gpus: 1})
@@ -261,17 +261,17 @@ func TestRestartVM(t *testing.T) {
 			status: 200, wantStatus: "deploying", wantNode: "n1", wantGPUs: []string{"n1-g1"}},
 		// --- success paths
 		{name: "running VM is rebooted in place", vm: "vm-run",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-run", node: "n1", status: "running", model: h100, gpus: 2, held: []string{"n1-g3", "n1-g5"}, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 200, wantStatus: "running", wantNode: "n1", wantGPUs: []string{"n1-g3", "n1-g5"}},
 		{name: "running pod's container is recreated (GraphQL)", vm: "pod-run", graphql: true,
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-run", pod: true, node: "n1", status: "running", model: h100, gpus: 1, held: []string{"n1-g4"}})
 			},
 			status: 200, wantStatus: "running", wantNode: "n1", wantGPUs: []string{"n1-g4"}},
 		{name: "stopped VM claims the lowest free healthy GPUs", vm: "vm-s",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				failGPU(f, "n1-g1", "XID 79")
 				addVM(f, vmSpec{id: "vm-s", node: "n1", status: "stopped", reason: "user_stopped", model: h100, gpus: 2, cpu: 16, ram: 128, disk: 500})
 				addVM(f, vmSpec{id: "vm-busy", node: "n1", status: "running", model: h100, gpus: 2, held: []string{"n1-g0", "n1-g2"}, cpu: 112, ram: 1920, disk: 29500})
@@ -279,22 +279,22 @@ func TestRestartVM(t *testing.T) {
 			// exactly the CPU/RAM/disk left
 			status: 200, wantStatus: "deploying", wantNode: "n1", wantGPUs: []string{"n1-g3", "n1-g4"}},
 		{name: "failed pod of an InfiniBand org starts and takes an address", vm: "pod-s",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-s", pod: true, node: "n1", status: "failed", reason: "container failed to start: image not found", model: h100, gpus: 1})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n1", wantGPUs: []string{"n1-g0"}},
 		{name: "CPU-only VM starts", vm: "vm-cpu",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-cpu", node: "n6", status: "stopped", cpu: 32, ram: 256, disk: 1000})
 			},
 			status: 200, wantStatus: "deploying", wantNode: "n6", wantGPUs: nil},
 		{name: "interrupted VM resumes when its node is back", vm: "vm-i",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "vm-i", node: "n1", status: "interrupted", reason: "node_lost", model: h100, gpus: 2, held: []string{"n1-g1", "n1-g2"}, cpu: 8, ram: 64, disk: 100})
 			},
 			status: 200, wantStatus: "running", wantNode: "n1", wantGPUs: []string{"n1-g1", "n1-g2"}},
 		{name: "interrupted pod resumes, its address kept even on a full fabric", vm: "pod-i",
-			setup: func(f *fixtures.File) {
+			setup: func(f *dataset.File) {
 				addVM(f, vmSpec{id: "pod-i", pod: true, node: "n1", status: "interrupted", reason: "node_lost", model: h100, gpus: 1, held: []string{"n1-g0"}})
 				addVM(f, vmSpec{id: "pod-x", pod: true, node: "n1", status: "running", model: h100, gpus: 1, held: []string{"n1-g1"}})
 			},

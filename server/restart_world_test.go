@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
 )
@@ -33,8 +33,8 @@ const (
 func ptr[T any](v T) *T { return &v }
 
 // newWorld returns a fresh copy of the world; tests add VMs and change it.
-func newWorld() *fixtures.File {
-	f := &fixtures.File{
+func newWorld() *dataset.File {
+	f := &dataset.File{
 		GpuModels: []models.GpuModel{
 			{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80},
 			{ID: mi3, Name: "AMD Instinct MI300X", Manufacturer: models.AMD, MemoryGb: 192},
@@ -44,7 +44,7 @@ func newWorld() *fixtures.File {
 			{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true},
 			{ID: "org-globex", Name: "Globex", TenantID: 1002},
 		},
-		APIKeys: []fixtures.APIKey{
+		APIKeys: []dataset.APIKey{
 			{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}},
 			{Token: "acme-reader", OrganizationID: "org-acme", Permissions: []string{"compute.read"}},
 			{Token: "globex-operator", OrganizationID: "org-globex", Permissions: []string{"compute.operate"}},
@@ -64,8 +64,8 @@ func newWorld() *fixtures.File {
 var pciAddress = []string{"0000:18:00.0", "0000:2A:00.0", "0000:3A:00.0", "0000:5D:00.0",
 	"0000:9A:00.0", "0000:AB:00.0", "0000:BA:00.0", "0000:DB:00.0"}
 
-func addNode(f *fixtures.File, id, status, agent, fabric string, cpu, ram, disk int, model string, gpus int) {
-	n := fixtures.Node{Node: models.Node{ID: id, Name: "gpu-node-" + id[1:], ClusterID: "c1", NodePool: "default",
+func addNode(f *dataset.File, id, status, agent, fabric string, cpu, ram, disk int, model string, gpus int) {
+	n := dataset.Node{Node: models.Node{ID: id, Name: "gpu-node-" + id[1:], ClusterID: "c1", NodePool: "default",
 		Status: models.NodeStatus(status), AgentVersion: agent, CPUCores: cpu, RAMGb: ram, DiskGb: disk}}
 	if fabric != "" {
 		n.FabricID = ptr(fabric)
@@ -77,7 +77,7 @@ func addNode(f *fixtures.File, id, status, agent, fabric string, cpu, ram, disk 
 	f.Nodes = append(f.Nodes, n)
 }
 
-func failGPU(f *fixtures.File, id, reason string) {
+func failGPU(f *dataset.File, id, reason string) {
 	for i := range f.Nodes {
 		for j := range f.Nodes[i].Gpus {
 			if g := &f.Nodes[i].Gpus[j]; g.ID == id {
@@ -103,11 +103,11 @@ type vmSpec struct {
 	managedBy                     string
 }
 
-func addVM(f *fixtures.File, s vmSpec) {
+func addVM(f *dataset.File, s vmSpec) {
 	if s.org == "" {
 		s.org = "org-acme"
 	}
-	v := fixtures.VM{VM: models.VM{
+	v := dataset.VM{VM: models.VM{
 		ID: s.id, Name: s.id + "-name", OrganizationID: s.org, Status: models.VMStatus(s.status), StatusReason: s.reason,
 		CreatedAt: ptr(created), GpuCount: s.gpus, CPUCores: s.cpu, RAMGb: s.ram, DiskSizeGb: s.disk,
 		TearingDown: s.tearingDown, ManagedBy: s.managedBy, Tier: "standard", ResourceSize: fmt.Sprintf("%dxGPU", s.gpus),
@@ -134,19 +134,19 @@ func addVM(f *fixtures.File, s vmSpec) {
 
 // resetWorld empties the compute tables and loads f, so cases can share
 // one database per engine.
-func resetWorld(t testing.TB, st *store.Store, f *fixtures.File) {
+func resetWorld(t testing.TB, st *store.Store, f *dataset.File) {
 	t.Helper()
 	for _, table := range []string{"api_keys", "gpus", "vms", "nodes", "fabrics", "organizations", "gpu_models"} {
 		if err := st.DB.Exec("DELETE FROM " + table).Error; err != nil {
 			t.Fatalf("empty %s: %v", table, err)
 		}
 	}
-	if _, err := fixtures.Load(context.Background(), st, f); err != nil {
+	if _, err := dataset.Load(context.Background(), st, f); err != nil {
 		t.Fatalf("load the world: %v", err)
 	}
 }
 
-func fixtureJSON(t testing.TB, f *fixtures.File) string {
+func fixtureJSON(t testing.TB, f *dataset.File) string {
 	t.Helper()
 	b, err := json.Marshal(f)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -18,7 +18,7 @@ import (
 // on its ticker; it returns when its context ends.
 func TestSweeperHoldsOffOneGrace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		_, err := fixtures.LoadFile(context.Background(), st, []byte(`{
+		_, err := dataset.LoadFile(context.Background(), st, []byte(`{
 			"nodes": [{"id": "n", "name": "n", "status": "online", "lastHeartbeatAt": "2020-01-01T00:00:00Z"}]}`))
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -18,7 +18,7 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func load(t *testing.T, st *store.Store, fixture string) {
 	t.Helper()
-	if _, err := fixtures.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
+	if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 }

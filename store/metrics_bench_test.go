@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/promql"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -34,7 +34,7 @@ func BenchmarkMetricRead(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
 			ser := store.Series{PodID: benchPod, Type: "GPU_UTILIZATION_PER_GPU", Labels: `{"gpu":"0"}`}
-			if _, err := fixtures.LoadFile(context.Background(), st, []byte(benchFixture)); err != nil {
+			if _, err := dataset.LoadFile(context.Background(), st, []byte(benchFixture)); err != nil {
 				b.Fatal(err)
 			}
 			t0 := time.Now()

@@ -9,7 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/promql"
 	"gpugraph/store"
@@ -34,7 +34,7 @@ func insertSamples(t *testing.T, st *store.Store, ser store.Series, samples []pr
 // before it.
 func TestMetricAtStepsMatchesPromQL(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		if _, err := fixtures.LoadFile(context.Background(), st, []byte(benchFixture)); err != nil {
+		if _, err := dataset.LoadFile(context.Background(), st, []byte(benchFixture)); err != nil {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
@@ -122,7 +122,7 @@ func equalPoints(a, b []promql.Point) bool {
 func TestHistogramAtSteps(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		if _, err := fixtures.LoadFile(ctx, st, []byte(benchFixture)); err != nil {
+		if _, err := dataset.LoadFile(ctx, st, []byte(benchFixture)); err != nil {
 			t.Fatal(err)
 		}
 		ser := store.Series{PodID: benchPod, Type: "NIM_TIME_TO_FIRST_TOKEN_SECONDS"}
@@ -168,7 +168,7 @@ func TestHistogramAtSteps(t *testing.T) {
 func TestMetricLabelsAndNIM(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		if _, err := fixtures.LoadFile(ctx, st, []byte(benchFixture)); err != nil {
+		if _, err := dataset.LoadFile(ctx, st, []byte(benchFixture)); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range []string{`{"gpu":"2"}`, `{"gpu":"10"}`, `{"gpu":"0"}`} {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 )
 
@@ -89,19 +89,19 @@ const (
 type gen struct {
 	o        Options
 	rng      *rand.Rand
-	f        *fixtures.File
+	f        *dataset.File
 	clusters []string
 }
 
 // Generate builds the fixture o describes.
-func Generate(o Options) *fixtures.File {
+func Generate(o Options) *dataset.File {
 	if o.Tenants < 1 {
 		o.Tenants = 1
 	}
 	if o.VMGpus < 1 {
 		o.VMGpus = 1
 	}
-	g := &gen{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x666c656574)), f: &fixtures.File{}}
+	g := &gen{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x666c656574)), f: &dataset.File{}}
 	g.f.GpuModels = append(g.f.GpuModels, Catalog...)
 	for c := 0; c*nodesPerCluster < max(o.Nodes, 1); c++ {
 		g.clusters = append(g.clusters, g.uuid())
@@ -141,7 +141,7 @@ func (g *gen) inventory() {
 		}
 		fabric := fmt.Sprintf("ib-%03d", i/nodesPerFabric)
 		m := modelOf(i)
-		n := fixtures.Node{Node: models.Node{
+		n := dataset.Node{Node: models.Node{
 			ID: NodeID(i), Name: NodeName(i), ClusterID: g.clusterOf(i), NodePool: "pool-" + m.ID,
 			Status: models.NodeOnline, AgentVersion: "2.6.1", FabricID: &fabric,
 			CPUCores: 224, RAMGb: 2048, DiskGb: 30000,
@@ -167,7 +167,7 @@ func (g *gen) tenancy() {
 		g.f.Organizations = append(g.f.Organizations, models.Organization{
 			ID: OrgID(t), Name: fmt.Sprintf("Tenant %d", t), TenantID: TenantID(t), InfinibandEnabled: t%2 == 0,
 		})
-		g.f.APIKeys = append(g.f.APIKeys, fixtures.APIKey{Token: Token(t), OrganizationID: OrgID(t), Permissions: perms})
+		g.f.APIKeys = append(g.f.APIKeys, dataset.APIKey{Token: Token(t), OrganizationID: OrgID(t), Permissions: perms})
 	}
 }
 
@@ -179,7 +179,7 @@ func (g *gen) vms() {
 		for j := 0; j < g.o.VMsPerNode; j++ {
 			node, model := NodeID(i), m.ID
 			created := Epoch.Add(-time.Duration(g.rng.IntN(30*24)) * time.Hour)
-			g.f.VMs = append(g.f.VMs, fixtures.VM{VM: models.VM{
+			g.f.VMs = append(g.f.VMs, dataset.VM{VM: models.VM{
 				ID: VMID(i, j), Name: fmt.Sprintf("train-%05d-%d", i, j), OrganizationID: OrgID((i*g.o.VMsPerNode + j) % g.o.Tenants),
 				Status: models.VMStopped, StatusReason: "user_stopped", CreatedAt: &created,
 				GpuCount: g.o.VMGpus, GpuModelID: &model, NodeID: &node,
@@ -318,7 +318,7 @@ func (g *gen) samples() {
 	left := g.o.Samples
 	for s := 0; left > 0; s++ {
 		typ, gpu := seriesOf(s / len(running))
-		series := fixtures.MetricSeries{PodID: running[s%len(running)].ID, Type: typ}
+		series := dataset.MetricSeries{PodID: running[s%len(running)].ID, Type: typ}
 		if gpu >= 0 {
 			series.Labels = map[string]string{"gpu": strconv.Itoa(gpu)}
 		}

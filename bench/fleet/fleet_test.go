@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -73,7 +73,7 @@ func TestSizes(t *testing.T) {
 func TestLoads(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		b := encode(t, fleet.Options{Nodes: 40, Pods: 300, Samples: 2000, Tenants: 2, Seed: 3, VMsPerNode: 1, VMGpus: 4})
-		stats, err := fixtures.LoadFile(context.Background(), st, b)
+		stats, err := dataset.LoadFile(context.Background(), st, b)
 		if err != nil {
 			t.Fatal(err)
 		}

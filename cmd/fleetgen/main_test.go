@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 )
 
 func TestWritesTheFixture(t *testing.T) {
@@ -19,7 +19,7 @@ func TestWritesTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := fixtures.Parse(b)
+	f, err := dataset.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}

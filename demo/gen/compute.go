@@ -135,13 +135,13 @@ func (g *gen) vm(s vmSpec) *VM {
 	if s.node != "" {
 		n := g.nodes[s.node]
 		v.NodeID = ptr(n.ID)
-		model = n.model
+		model = g.nodeFacts[n].model
 		for _, i := range s.gpus {
 			v.GpuIDs = append(v.GpuIDs, n.Gpus[i].ID)
 		}
 		// A workload on a leaving node says when it will end (seed).
 		if n.LeavingAt != nil && n.Status == "online" && s.status == "running" {
-			v.StatusReason = "node leaving at " + *n.LeavingAt
+			v.StatusReason = "node leaving at " + string(*n.LeavingAt)
 		}
 	}
 	m := g.models[model]

@@ -92,9 +92,8 @@ func (g *gen) addNode(s nodeSpec, subnet int) {
 		CPUCores:     s.shape.cpu,
 		RAMGb:        s.shape.ram,
 		DiskGb:       s.shape.disk,
-		model:        s.model,
-		subnet:       subnet,
 	}
+	g.nodeFacts[n] = nodeFacts{model: s.model, subnet: subnet}
 	if s.fabric {
 		n.FabricID = ptr(fabricID)
 	}
@@ -110,7 +109,7 @@ func (g *gen) addNode(s nodeSpec, subnet int) {
 
 func (g *gen) gpu(n *Node, index int, failedReason string) *Gpu {
 	slots := dgxSlots
-	if g.models[n.model].Manufacturer == "AMD" {
+	if g.models[g.nodeFacts[n].model].Manufacturer == "AMD" {
 		slots = oamSlots
 	}
 	gpu := &Gpu{
@@ -118,7 +117,7 @@ func (g *gen) gpu(n *Node, index int, failedReason string) *Gpu {
 		Index:   index,
 		UUID:    "GPU-" + nameUUID("gpu", fmt.Sprintf("%s/%d", n.Name, index)),
 		Address: slots[index],
-		ModelID: n.model,
+		ModelID: g.nodeFacts[n].model,
 		Health:  "healthy",
 	}
 	if failedReason != "" {

@@ -1,11 +1,11 @@
 // Command gen writes gpugraph's built-in demo data set in the fixture format
-// of SPEC §9:
+// (the types of package dataset/format):
 //
 //	go run ./demo/gen > demo/demo.json
 //
 // The output is a pure function of this source: a fixed PCG seed drives every
 // random choice, ids are name-based UUIDs, and every instant is relative to
-// one fixed Anchor that demo.JSON later moves to the present.
+// one fixed demo.Anchor that demo.JSON later moves to the present.
 package main
 
 import (
@@ -19,12 +19,13 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"gpugraph/demo"
 )
 
-// Anchor is the instant the demo is written "as of"; it must equal demo.Anchor.
-const Anchor = "2026-01-01T00:00:00Z"
-
-var anchor = must(time.Parse(time.RFC3339, Anchor))
+// anchor is the instant the demo is written "as of": package demo moves it
+// to the present when it serves the file.
+var anchor = must(time.Parse(time.RFC3339, demo.Anchor))
 
 // The seed is arbitrary; changing it reshuffles times and metric noise only.
 const seedHi, seedLo = 0x67707567726170, 0x64656d6f
@@ -67,6 +68,23 @@ type gen struct {
 	nodes    map[string]*Node // by name
 	orgs     map[string]Organization
 	projects map[string]Project
+	// What the generator knows of a row beyond what the file says.
+	nodeFacts map[*Node]nodeFacts
+	podFacts  map[*Pod]podFacts
+	specs     map[*Workload]*workloadSpec
+}
+
+// nodeFacts are a node's GPU model (of all its GPUs) and the third octet
+// of its pod CIDR, 10.244.<subnet>.0/24.
+type nodeFacts struct {
+	model  string
+	subnet int
+}
+
+// podFacts are the whole GPUs a pod runs on and their model, for its metrics.
+type podFacts struct {
+	model string
+	gpus  int
 }
 
 func build() *Fixture {
@@ -77,6 +95,10 @@ func build() *Fixture {
 		nodes:    map[string]*Node{},
 		orgs:     map[string]Organization{},
 		projects: map[string]Project{},
+
+		nodeFacts: map[*Node]nodeFacts{},
+		podFacts:  map[*Pod]podFacts{},
+		specs:     map[*Workload]*workloadSpec{},
 	}
 	g.addGpuModels()
 	g.addNodes()
@@ -189,7 +211,7 @@ func nameUUID(kind, name string) string {
 }
 
 // msTime is how Run:ai and OpenRelay write instants: UTC, milliseconds.
-func msTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+func msTime(t time.Time) Instant { return Instant(t.UTC().Format("2006-01-02T15:04:05.000Z07:00")) }
 
 // secTime is how the seed writes metric sample instants.
 func secTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"os"
 	"testing"
-
-	"gpugraph/demo"
 )
 
 // TestDemoJSONIsUpToDate fails when the generator was changed without
@@ -24,12 +22,6 @@ func TestDemoJSONIsUpToDate(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatal("demo/demo.json differs from the generator's output; run: go generate ./demo")
 		}
-	}
-}
-
-func TestAnchorMatchesPackage(t *testing.T) {
-	if Anchor != demo.Anchor {
-		t.Fatalf("gen anchors at %s, package demo at %s", Anchor, demo.Anchor)
 	}
 }
 

@@ -71,9 +71,9 @@ func gpuLabel(i int) map[string]string { return map[string]string{"gpu": strconv
 // trainingMetrics: GPUs busy in the 90s with a dip at each two-hourly
 // checkpoint, memory nearly full and steady, a data loader's worth of CPU.
 func (g *gen) trainingMetrics(p *Pod) {
-	memGb := g.models[p.model].MemoryGb
+	memGb := g.models[g.podFacts[p].model].MemoryGb
 	checkpoint := func(i int) bool { return i%24 == 11 }
-	for gpu := range p.gpus {
+	for gpu := range g.podFacts[p].gpus {
 		base := 90 + g.rng.Float64()*5
 		g.series(p, "GPU_UTILIZATION_PER_GPU", gpuLabel(gpu), func(i int, _ time.Time) string {
 			if checkpoint(i) {
@@ -86,14 +86,14 @@ func (g *gen) trainingMetrics(p *Pod) {
 			return integer(used + g.rng.NormFloat64()*0.2*gib)
 		})
 	}
-	cores := float64(p.gpus) * 2.8
+	cores := float64(g.podFacts[p].gpus) * 2.8
 	g.series(p, "CPU_USAGE_CORES", nil, func(i int, _ time.Time) string {
 		if checkpoint(i) {
 			return decimal(cores*1.6, 2) // serialising the checkpoint
 		}
 		return decimal(cores+g.rng.NormFloat64()*0.8, 2)
 	})
-	rss := float64(p.gpus) * 46 * gib
+	rss := float64(g.podFacts[p].gpus) * 46 * gib
 	g.series(p, "CPU_MEMORY_USAGE_BYTES", nil, func(i int, _ time.Time) string {
 		return integer(rss + float64(i)*0.01*gib + g.rng.NormFloat64()*0.5*gib)
 	})
@@ -114,8 +114,8 @@ func (g *gen) servingMetrics(p *Pod) {
 	for i, t := range times {
 		loads[i] = g.load(t)
 	}
-	memGb := g.models[p.model].MemoryGb
-	for gpu := range p.gpus {
+	memGb := g.models[g.podFacts[p].model].MemoryGb
+	for gpu := range g.podFacts[p].gpus {
 		g.series(p, "GPU_UTILIZATION_PER_GPU", gpuLabel(gpu), func(i int, _ time.Time) string {
 			return decimal(min(100, 20+75*loads[i]+g.rng.NormFloat64()*3), 1)
 		})
@@ -178,7 +178,7 @@ func (g *gen) histogram(p *Pod, typ string, bounds []string, requests []int, dis
 			b = append(b, Bucket{Bound: bound, Count: strconv.Itoa(int(math.Round(n * cdf)))})
 		}
 		b = append(b, Bucket{Bound: "+Inf", Count: strconv.Itoa(requests[i])})
-		h.Samples = append(h.Samples, HistogramSample{Timestamp: secTime(t), Buckets: b})
+		h.Samples = append(h.Samples, HistogramSample{Timestamp: Instant(secTime(t)), Buckets: b})
 	}
 	g.f.PodHistograms = append(g.f.PodHistograms, h)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"gpugraph/demo"
 )
 
 // validate checks the rules the fixture loader and restartVm rely on, so a
@@ -151,11 +153,11 @@ func validateWorkloads(f *Fixture, nodes map[string]*Node) []error {
 		case (p.CompletedAt != nil) != (p.K8sPhase == "Succeeded" || p.K8sPhase == "Failed"):
 			bad("pod %s: completedAt set for a %s pod", p.ID, p.K8sPhase)
 		}
-		if err := ordered(p.CreatedAt, p.K8sPhaseUpdatedAt, p.UpdatedAt, Anchor); err != nil {
+		if err := ordered(p.CreatedAt, p.K8sPhaseUpdatedAt, p.UpdatedAt, Instant(demo.Anchor)); err != nil {
 			bad("pod %s: createdAt ≤ k8sPhaseUpdatedAt ≤ updatedAt ≤ anchor: %v", p.ID, err)
 		}
 		if p.DeletedAt != nil {
-			if err := ordered(p.K8sPhaseUpdatedAt, *p.DeletedAt, Anchor); err != nil {
+			if err := ordered(p.K8sPhaseUpdatedAt, *p.DeletedAt, Instant(demo.Anchor)); err != nil {
 				bad("pod %s: deletedAt: %v", p.ID, err)
 			}
 		}
@@ -174,10 +176,10 @@ func validateWorkloads(f *Fixture, nodes map[string]*Node) []error {
 }
 
 // ordered reports whether the instants never go backwards.
-func ordered(instants ...string) error {
+func ordered(instants ...Instant) error {
 	var prev time.Time
 	for i, s := range instants {
-		t, err := time.Parse(time.RFC3339Nano, s)
+		t, err := time.Parse(time.RFC3339Nano, string(s))
 		if err != nil {
 			return err
 		}

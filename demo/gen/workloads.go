@@ -117,8 +117,8 @@ func (g *gen) addWorkloads() {
 			Name:      s.name,
 			ProjectID: g.projects[s.project].ID,
 			ClusterID: s.cluster,
-			spec:      &s,
 		}
+		g.specs[w] = &s
 		g.f.Workloads = append(g.f.Workloads, w)
 		for _, plan := range s.plans(g, w) {
 			g.f.Pods = append(g.f.Pods, g.pod(w, orgOf[s.project], plan))
@@ -133,7 +133,7 @@ func (g *gen) addWorkloads() {
 func distributed(workers int, nodes ...string) func(*gen, *Workload) []podPlan {
 	return func(g *gen, w *Workload) []podPlan {
 		var plans []podPlan
-		for attempt, created := range []time.Time{ago(w.spec.span), ago(3 * day)} {
+		for attempt, created := range []time.Time{ago(g.specs[w].span), ago(3 * day)} {
 			created = created.Add(-g.between(0, time.Hour))
 			for i := 0; i <= workers; i++ {
 				task, name := "worker", fmt.Sprintf("%s-worker-%d", w.Name, i-1)
@@ -167,7 +167,7 @@ func inference(g *gen, w *Workload) []podPlan {
 		created  time.Time
 		replicas []string
 	}{
-		{ago(w.spec.span + g.between(0, 3*time.Hour)), []string{"Running", "Running", "Running"}},
+		{ago(g.specs[w].span + g.between(0, 3*time.Hour)), []string{"Running", "Running", "Running"}},
 		{rollout, []string{"Running", "Running", "Running", "Pending"}},
 	} {
 		id := nameUUID("revision", fmt.Sprintf("%s/%05d", w.Name, rev+1))
@@ -253,7 +253,7 @@ func (g *gen) poolNodes(pool string, t time.Time, withOffline bool) []*Node {
 				continue
 			}
 		case "removed":
-			if n.LeavingAt == nil || !t.Before(must(time.Parse(time.RFC3339, *n.LeavingAt))) {
+			if n.LeavingAt == nil || !t.Before(must(time.Parse(time.RFC3339, string(*n.LeavingAt)))) {
 				continue
 			}
 		}
@@ -277,9 +277,9 @@ func (g *gen) lifetime(w *Workload, p podPlan) podTimes {
 		case "Pending":
 			t.created = ago(g.between(2*time.Minute, 3*time.Hour))
 		case "Running", "Unknown":
-			t.created = ago(g.between(offlineSince+time.Hour, min(w.spec.span, 2*day)))
+			t.created = ago(g.between(offlineSince+time.Hour, min(g.specs[w].span, 2*day)))
 		default:
-			t.created = ago(g.between(6*time.Hour, w.spec.span))
+			t.created = ago(g.between(6*time.Hour, g.specs[w].span))
 		}
 	}
 	if p.phase != "Pending" {
@@ -322,7 +322,7 @@ func (g *gen) lifetime(w *Workload, p podPlan) podTimes {
 }
 
 func (g *gen) pod(w *Workload, org string, p podPlan) *Pod {
-	s := w.spec
+	s := g.specs[w]
 	// A running pod's node decides its phase (Unknown on the offline node),
 	// and its phase its times; a finished pod's node depends on when it
 	// finished (the removed node only before it left).
@@ -367,9 +367,8 @@ func (g *gen) pod(w *Workload, org string, p podPlan) *Pod {
 	if node != nil {
 		pod.NodeName = ptr(node.Name)
 		pod.CurrentNodePool = ptr(node.NodePool)
-		pod.IP = ptr(fmt.Sprintf("10.244.%d.%d", node.subnet, 2+g.rng.IntN(252)))
-		pod.model = node.model
-		pod.gpus = int(s.gpus)
+		pod.IP = ptr(fmt.Sprintf("10.244.%d.%d", g.nodeFacts[node].subnet, 2+g.rng.IntN(252)))
+		g.podFacts[pod] = podFacts{model: g.nodeFacts[node].model, gpus: int(s.gpus)}
 	}
 	ib := g.orgs[org].InfinibandEnabled && (s.pool == "h100" || s.pool == "h200")
 	pod.Containers = g.containers(s, p, t)
@@ -387,7 +386,7 @@ func (g *gen) pickNode(pool string, t time.Time, withOffline bool) *Node {
 }
 
 func (g *gen) containers(s *workloadSpec, p podPlan, t podTimes) []Container {
-	var started *string
+	var started *Instant
 	if t.started != nil {
 		started = ptr(msTime(*t.started))
 	}
@@ -434,7 +433,7 @@ func (g *gen) allocated(s *workloadSpec, phase string, node *Node, ib bool) Allo
 	}
 	a.CPU, a.CPUMemory = ptr(s.cpu), ptr(s.memory)
 	if s.gpus > 0 {
-		mem := strconv.Itoa(int(float64(g.models[node.model].MemoryGb)*s.gpus)) + "Gi"
+		mem := strconv.Itoa(int(float64(g.models[g.nodeFacts[node].model].MemoryGb)*s.gpus)) + "Gi"
 		if s.memoryRequest {
 			mem = *requested(s, ib).GpuMemory.Request
 		}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/fixtures"
+	"gpugraph/dataset"
 	"gpugraph/server"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
@@ -42,7 +42,7 @@ const LoaderWait = 25 * time.Millisecond
 func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg server.Config) *Env {
 	t.Helper()
 	if fixture != "" {
-		if _, err := fixtures.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
+		if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
 			t.Fatalf("load fixture: %v", err)
 		}
 	}

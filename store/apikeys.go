@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+)
+
+// KeyHolder is what a stored API key grants: its organization, that
+// organization's Run:ai tenant and InfiniBand entitlement, and the key's
+// permissions as stored (space-separated).
+type KeyHolder struct {
+	OrganizationID    string
+	Permissions       string
+	TenantID          int
+	InfinibandEnabled bool
+}
+
+// APIKeyByHash reads the key stored under hash with its organization's
+// facts, or ok=false when no key has that hash.
+func (s *Store) APIKeyByHash(ctx context.Context, hash string) (k KeyHolder, ok bool, err error) {
+	err = s.DB.WithContext(ctx).Raw(`SELECT k.organization_id, k.permissions, o.tenant_id, o.infiniband_enabled
+		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+		WHERE k.token_hash = ?`, hash).Take(&k).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return KeyHolder{}, false, nil
+	}
+	if err != nil {
+		return KeyHolder{}, false, err
+	}
+	return k, true, nil
+}
