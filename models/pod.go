@@ -40,7 +40,7 @@ type Pod struct {
 	ProjectName        *string              `json:"projectName"`
 	WorkloadName       *string              `json:"workloadName"`
 	// SearchText is the case-folded search key (see podsearch.go); it is
-	// kept by BeforeSave and never read from or written to JSON.
+	// kept by the store on every write and never read from or written to JSON.
 	SearchText string `json:"-"`
 }
 

@@ -3,8 +3,6 @@ package models
 import (
 	"strings"
 	"unicode"
-
-	"gorm.io/gorm"
 )
 
 // Run:ai's free-text search matches a pod when its name, nodeName,
@@ -43,14 +41,6 @@ func PodSearchText(name string, nodeName, workloadName, projectName *string) str
 // SearchableText reports whether a search for text can match anything:
 // false when it holds the separator.
 func SearchableText(text string) bool { return !strings.Contains(text, SearchSeparator) }
-
-// BeforeSave keeps SearchText in step with the fields it is made of, on
-// every gorm write of a Pod value (create, save, upsert). A write that sets
-// columns by name (Updates with a map, raw SQL) must set search_text itself.
-func (p *Pod) BeforeSave(*gorm.DB) error {
-	p.SearchText = PodSearchText(p.Name, p.NodeName, p.WorkloadName, p.ProjectName)
-	return nil
-}
 
 func orEmpty(s *string) string {
 	if s == nil {

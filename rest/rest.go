@@ -1,7 +1,8 @@
 // Package rest serves the documented REST paths of the two source APIs
 // (OpenRelay's restart, Run:ai's pods) for clients that already speak them.
-// Handlers only translate: they parse parameters, call the same resolvers
-// the GraphQL face calls, and write the answer in the seed's shape.
+// Handlers only translate: they parse parameters, call the same service
+// packages the GraphQL resolvers call (compute, pods, podmetrics, nodes),
+// and write the answer in the seed's shape.
 package rest
 
 import (
@@ -13,20 +14,17 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
-	"gpugraph/resolvers"
 	"gpugraph/store"
 )
 
 // API holds what the handlers delegate to.
 type API struct {
-	Resolver *resolvers.Resolver
 	// Store and Compute are what the handlers pass the service packages.
 	Store   *store.Store
 	Compute *compute.Service
 }
 
-// Register mounts every REST path on mux; wrap adds authentication and the
-// per-request loaders.
+// Register mounts every REST path on mux; wrap adds authentication.
 func Register(mux *http.ServeMux, api *API, wrap func(http.Handler) http.Handler) {
 	for _, r := range api.routes() {
 		mux.Handle(r.pattern, wrap(r.handler))

@@ -75,7 +75,7 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Resolver: res, Store: st, Compute: compute.New(st)}, api)
+	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st)}, api)
 
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }

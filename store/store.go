@@ -62,6 +62,9 @@ func Open(rawURL string) (*Store, error) {
 		sqlDB.SetMaxOpenConns(32)
 		sqlDB.SetMaxIdleConns(16)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		if err := keepPodSearchText(db); err != nil {
+			return nil, err
+		}
 		return &Store{DB: db, Dialect: Postgres}, nil
 	case rawURL == "", strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(rawURL, "sqlite:")
@@ -80,6 +83,9 @@ func Open(rawURL string) (*Store, error) {
 		// One writer at a time is SQLite's nature; a small pool of readers
 		// is what WAL mode allows beside it.
 		sqlDB.SetMaxOpenConns(8)
+		if err := keepPodSearchText(db); err != nil {
+			return nil, err
+		}
 		return &Store{DB: db, Dialect: SQLite}, nil
 	default:
 		return nil, fmt.Errorf("DATABASE_URL %q: want postgres://…, postgresql://… or sqlite:PATH", redact(rawURL))

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// listed is what `go list -json` says of one package of the module.
+type listed struct {
+	ImportPath string
+	Imports    []string // direct, non-test
+	Deps       []string // every package it depends on, transitively
+}
+
+func listPackages(t *testing.T) map[string]listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps=false", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]listed{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs
+}
+
+// TestLayering keeps the data flowing one way: faces (resolvers, rest) →
+// services → store / placement → database. Each rule names the package
+// that broke it and the import that did.
+func TestLayering(t *testing.T) {
+	pkgs := listPackages(t)
+	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
+
+	// The two faces stand side by side: neither reaches into the other, and
+	// REST knows nothing of GraphQL's types or per-request loaders.
+	forbidden := map[string][]string{
+		"gpugraph/rest":      {"gpugraph/resolvers", "gpugraph/loaders", "gpugraph/graph", "github.com/99designs/gqlgen"},
+		"gpugraph/resolvers": {"gpugraph/rest"},
+	}
+	// Pure packages speak no HTTP, know no face and no store.
+	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield"} {
+		forbidden[p] = []string{"net/http", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/store"}
+	}
+	// Services hold the rules for both faces and know neither (an HTTP status
+	// travels in an apierr.Error, which both faces render).
+	for _, p := range []string{"gpugraph/compute", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes"} {
+		forbidden[p] = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/loaders", "github.com/99designs/gqlgen", "gorm.io"}
+	}
+	for pkg, bans := range forbidden {
+		p, ok := pkgs[pkg]
+		if !ok {
+			t.Errorf("package %s is missing: the layering rules name it", pkg)
+			continue
+		}
+		for _, imp := range p.Imports {
+			for _, ban := range bans {
+				if under(imp, ban) {
+					t.Errorf("%s imports %s: the layering forbids %s there", pkg, imp, ban)
+				}
+			}
+		}
+	}
+
+	// …not even through another package.
+	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield"} {
+		if slices.Contains(pkgs[pkg].Deps, "net/http") {
+			t.Errorf("%s depends on net/http through its imports (go list -deps %s)", pkg, pkg)
+		}
+	}
+
+	// Only the store speaks SQL: no other package imports gorm or a driver.
+	for path, p := range pkgs {
+		if under(path, "gpugraph/store") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if under(imp, "gorm.io") || under(imp, "github.com/jackc/pgx/v5") || imp == "github.com/mattn/go-sqlite3" {
+				t.Errorf("%s imports %s: only package store speaks to the database", path, imp)
+			}
+		}
+	}
+}
+
+// TestLayeringRuleBites checks that the rule above reads real imports: the
+// store itself must show up as a gorm importer.
+func TestLayeringRuleBites(t *testing.T) {
+	p := listPackages(t)["gpugraph/store"]
+	if !slices.Contains(p.Imports, "gorm.io/gorm") {
+		t.Fatalf("go list reports no gorm import for gpugraph/store (%v): the layering test would pass on anything", p.Imports)
+	}
+}
