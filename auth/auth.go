@@ -13,7 +13,7 @@ import (
 	"gpugraph/store"
 )
 
-// The permissions of SPEC §3.
+// The permissions of the auth contract (docs/contract.md).
 const (
 	ComputeRead    = "compute.read"
 	ComputeOperate = "compute.operate"
@@ -45,7 +45,7 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ValidPermission reports whether p is a permission of SPEC §3.
+// ValidPermission reports whether p is a permission of the auth contract (docs/contract.md).
 func ValidPermission(p string) bool {
 	for _, q := range Permissions {
 		if p == q {

@@ -108,7 +108,7 @@ func (r *runner) restarts(ctx context.Context) error {
 	return nil
 }
 
-// doubleAllocations counts rows that break SPEC §5's guarantee: a holding
+// doubleAllocations counts rows that break the restart contract's guarantee: a holding
 // VM whose GPUs are not all its own (one was claimed twice), a GPU held by
 // a VM that does not hold or on another node, a node whose holding VMs
 // need more CPU, RAM or disk than it has.

@@ -34,7 +34,7 @@ var anchor = func() time.Time {
 	return t
 }()
 
-// JSON returns the demo fixture (SPEC §9) with every instant moved by the
+// JSON returns the demo fixture (docs/contract.md#fixture) with every instant moved by the
 // same amount, so that Anchor falls on now truncated to the minute: the
 // newest metric sample is then at most a minute old, pods created "two hours
 // ago" were, and a node leaving "in three days" still is.

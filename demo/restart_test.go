@@ -20,7 +20,7 @@ type outcome struct {
 	Msg    string          // must appear in the error message
 }
 
-// scenarios is the table of demo/README.md: each restart outcome of SPEC §5
+// scenarios is the table of demo/README.md: each restart outcome of the restart contract (docs/contract.md)
 // and the demo VM that shows it, restarted with an acme-operator key.
 var scenarios = []struct {
 	id   string
@@ -58,7 +58,7 @@ var scenarios = []struct {
 
 const operatorOrg = "org-acme"
 
-// TestRestartOutcomes runs the restart checks of SPEC §5, in their order,
+// TestRestartOutcomes runs the restart checks of the restart contract (docs/contract.md), in their order,
 // with the placement package, on every scenario.
 func TestRestartOutcomes(t *testing.T) {
 	f := demoAt(t, time.Now())
@@ -233,7 +233,7 @@ func nodeState(s models.NodeStatus) placement.NodeState {
 
 func refuse(httpStatus int, code string) outcome { return outcome{HTTP: httpStatus, Code: code} }
 
-// restart follows the check order of SPEC §5 and, on success, claims what
+// restart follows the check order of the restart contract (docs/contract.md) and, on success, claims what
 // the VM then holds.
 func (w *world) restart(id, orgID string) outcome {
 	v := w.vms[id]

@@ -15,7 +15,7 @@ import (
 	"gpugraph/store/storetest"
 )
 
-// restartCase is one line of SPEC §5's table, or one success path.
+// restartCase is one line of the restart contract's table, or one success path.
 type restartCase struct {
 	name  string
 	setup func(f *dataset.File)
@@ -459,7 +459,7 @@ const restartMutation = `mutation($id: ID!) { restartVm(id: $id) {
 	id imageUrl managedBy name organizationId pricePerHourCents provisioningStage public resourceSize serviceType
 	status statusReason tier volumeGb nodeId gpuIds cpuCores ramGb tearingDown interruptedAt } }`
 
-// seedFields are the keys of the seed's VM object plus SPEC §4's.
+// seedFields are the keys of the seed's VM object plus the entities contract's.
 var seedFields = []string{"capabilityTier", "computeClass", "createdAt", "diskSizeGb", "endpointUrl", "gpuCount",
 	"gpuManufacturer", "gpuModelId", "gpuModelName", "id", "imageUrl", "managedBy", "name", "organizationId",
 	"pricePerHourCents", "provisioningStage", "public", "resourceSize", "serviceType", "status", "statusReason",
@@ -517,7 +517,7 @@ func boolInt(b bool) int {
 
 // TestRestartVMBody pins the REST answer byte for byte: the seed's VM
 // object, camelCase, lower-case status, RFC 3339 UTC instants with
-// milliseconds, plus SPEC §4's fields; gpuManufacturer absent on a CPU-only
+// milliseconds, plus the entities contract's fields; gpuManufacturer absent on a CPU-only
 // row.
 func TestRestartVMBody(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {

@@ -15,7 +15,7 @@ import (
 )
 
 // The restart tests' world: two GPU models, one InfiniBand fabric with room
-// for two addresses, and nodes that each stand for one row of SPEC §5.
+// for two addresses, and nodes that each stand for one row of the restart contract (docs/contract.md).
 //
 //	n1 gpu-node-1  online   2.6.1  ib-1  8 H100 (GPU 7 0000:DB:00.0 failed, XID 79)  128 cores 2048 GB RAM 30000 GB disk
 //	n2 gpu-node-2  offline  2.6.1  —     4 H100

@@ -12,7 +12,7 @@ import (
 	"gpugraph/models"
 )
 
-// The node agent's reports (SPEC §8). Each report runs in one transaction
+// The node agent's reports (docs/contract.md#agent). Each report runs in one transaction
 // that locks its node's row first, so two reports of one node, or a report
 // and the sweep, never interleave; within it VMs are written before GPUs,
 // the order the sweep's expiry takes too.

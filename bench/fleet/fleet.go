@@ -1,4 +1,4 @@
-// Package fleet generates fixtures (SPEC §9) of any size for benchmarks:
+// Package fleet generates fixtures (docs/contract.md#fixture) of any size for benchmarks:
 // N nodes of 8 GPUs, M Run:ai pods across workloads and tenants, K metric
 // samples, and optionally stopped VMs to restart. The output is a pure
 // function of Options: one PCG seeded from Options.Seed drives every choice,

@@ -1,4 +1,4 @@
-// Command fleetgen writes a fixture (SPEC §9) of a chosen size for
+// Command fleetgen writes a fixture (docs/contract.md#fixture) of a chosen size for
 // benchmarks and load tests: N nodes of 8 GPUs, M pods across workloads and
 // tenants, K metric samples. The same flags give the same file.
 //

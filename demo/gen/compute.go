@@ -30,7 +30,7 @@ const (
 )
 
 // restartScenarios are Acme's VMs and pods, one per outcome of the restart
-// table (SPEC §5); the name says what POST /v1/vms/vm-<name>/restart does.
+// table (docs/contract.md#restart); the name says what POST /v1/vms/vm-<name>/restart does.
 // demo/README.md lists them with the answer each gives.
 func restartScenarios() []vmSpec {
 	const day = 24 * time.Hour

@@ -134,7 +134,7 @@ func (g *gen) addFabric() {
 	g.f.Fabrics = []*Fabric{{ID: fabricID, IPCapacity: len(ibHolders(g.f))}}
 }
 
-// ibHolders lists the VMs holding an address of ib-1 (SPEC §5): pods of an
+// ibHolders lists the VMs holding an address of ib-1 (docs/contract.md#restart): pods of an
 // InfiniBand-enabled organization, on a fabric node, in a holding status.
 func ibHolders(f *Fixture) []string {
 	ib := map[string]bool{}

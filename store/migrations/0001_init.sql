@@ -1,4 +1,4 @@
--- The whole model of SPEC §4. Tokens are replaced per engine (store/migrate.go):
+-- The whole model of the entities contract (docs/contract.md). Tokens are replaced per engine (store/migrate.go):
 -- {{text}} is a string that compares in byte order on both engines,
 -- {{time}} an instant, {{bool}} a boolean, {{float}} a double.
 

@@ -1,4 +1,4 @@
--- Indexes of the Run:ai pods list (SPEC §6). Every list reads one tenant's
+-- Indexes of the Run:ai pods list (docs/contract.md#pods). Every list reads one tenant's
 -- pods, deleted or not, in one of ten orders, a page at a time:
 --   WHERE tenant_id = ? AND is_deleted = ? [AND filters] ORDER BY <key>, id
 -- One index per sort key, led by (tenant_id, is_deleted), walks a page in
