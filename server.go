@@ -18,7 +18,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/demo"
-	"gpugraph/server"
+	"gpugraph/httpapi"
 	"gpugraph/store"
 )
 
@@ -89,14 +89,14 @@ func run(ctx context.Context, args []string) error {
 
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           server.New(server.Config{Store: st, DisableIntrospection: !o.introspection}),
+		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
-	go server.RunSweeper(ctx, st, o.heartbeatGrace, o.sweepInterval)
+	go httpapi.RunSweeper(ctx, st, o.heartbeatGrace, o.sweepInterval)
 	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect))
 
 	errc := make(chan error, 1)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store/storetest"
 )
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"gpugraph/store/sqlcount"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -16,7 +15,9 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"gpugraph/server"
+	"gpugraph/store/sqlcount"
+
+	"gpugraph/httpapi"
 	"gpugraph/store"
 )
 
@@ -49,7 +50,7 @@ type Config struct {
 	// and 6 read the fleet that figure 7 loads, so it always runs with them.
 	Figures map[int]bool
 
-	LoaderWait time.Duration // server.Config.LoaderWait; 0 = the server's default
+	LoaderWait time.Duration // httpapi.Config.LoaderWait; 0 = the server's default
 	// ProfileDir, when set, gets a CPU profile of each figure but 7:
 	// fig<N>-<engine>.pprof (the server runs in this process, so the
 	// profile holds the server's side of every request).
@@ -178,7 +179,7 @@ func Serve(db *DB, cfg Config, token string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := server.New(server.Config{Store: db.Store, LoaderWait: cfg.LoaderWait})
+	h := httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: cfg.LoaderWait})
 	srv := httptest.NewServer(h)
 	return &Server{DB: db, Stmts: stmts, HTTP: srv,
 		Client: &Client{Base: srv.URL, Token: token, HTTP: NewHTTPClient(max(cfg.Clients, 1))}}, nil

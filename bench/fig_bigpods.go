@@ -4,9 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"gpugraph/store/sqlcount"
 	"strings"
 	"time"
+
+	"gpugraph/store/sqlcount"
 
 	"gpugraph/bench/fleet"
 	"gpugraph/dataset"

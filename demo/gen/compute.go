@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"gpugraph/models"
 )
 
 // vmSpec is one OpenRelay VM or pod. Which GPUs it holds is spelled out by
@@ -157,7 +159,7 @@ func (g *gen) vm(s vmSpec) *VM {
 		v.InterruptedAt = ptr(msTime(ago(s.interrupted)))
 	}
 	if s.pod {
-		v.CapabilityTier = "pod"
+		v.CapabilityTier = models.TierPod
 		v.ComputeClass = s.computeClass
 		if v.ComputeClass == "" {
 			v.ComputeClass = "on_demand"

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"gpugraph/models"
 )
 
 const (
@@ -147,13 +149,11 @@ func ibHolders(f *Fixture) []string {
 	}
 	var out []string
 	for _, v := range f.VMs {
-		if v.CapabilityTier == "pod" && ib[v.OrganizationID] && v.NodeID != nil && onFabric[*v.NodeID] && holds(v.Status) {
+		if v.CapabilityTier == models.TierPod && ib[v.OrganizationID] && v.NodeID != nil && onFabric[*v.NodeID] && holds(v.Status) {
 			out = append(out, v.ID)
 		}
 	}
 	return out
 }
 
-func holds(status string) bool {
-	return status == "running" || status == "deploying" || status == "interrupted"
-}
+func holds(status string) bool { return models.VMStatus(status).Holds() }

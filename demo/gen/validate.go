@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gpugraph/demo"
+	"gpugraph/models"
 )
 
 // validate checks the rules the fixture loader and restartVm rely on, so a
@@ -15,9 +16,9 @@ func validate(f *Fixture) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	models := map[string]bool{}
+	modelIDs := map[string]bool{}
 	for _, m := range f.GpuModels {
-		models[m.ID] = true
+		modelIDs[m.ID] = true
 	}
 	type gpuAt struct {
 		node *Node
@@ -36,7 +37,7 @@ func validate(f *Fixture) error {
 			if _, dup := gpus[gp.ID]; dup {
 				bad("gpu %s: id repeated", gp.ID)
 			}
-			if !models[gp.ModelID] {
+			if !modelIDs[gp.ModelID] {
 				bad("gpu %s: unknown model %s", gp.ID, gp.ModelID)
 			}
 			gpus[gp.ID] = gpuAt{n, gp}
@@ -52,7 +53,7 @@ func validate(f *Fixture) error {
 			bad("vm %s: id repeated", v.ID)
 		}
 		vmIDs[v.ID] = true
-		if !models[v.GpuModelID] {
+		if !modelIDs[v.GpuModelID] {
 			bad("vm %s: unknown model %s", v.ID, v.GpuModelID)
 		}
 		if v.NodeID != nil && nodes[*v.NodeID] == nil {
@@ -82,7 +83,7 @@ func validate(f *Fixture) error {
 			}
 			holder[id] = v.ID
 		}
-		if v.CapabilityTier != "pod" {
+		if v.CapabilityTier != models.TierPod {
 			s := used[*v.NodeID]
 			if s == nil {
 				s = &share{}

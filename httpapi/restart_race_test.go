@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"gpugraph/dataset"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
-	"gpugraph/server/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )

@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"gpugraph/filterby"
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -20,7 +20,7 @@ const benchPods = 100_000
 // of two tenants (90% Acme's, 20% deleted, half completed), through the
 // store and through the REST face (which adds the key lookup and JSON):
 //
-//	TEST_DATABASE_URL=postgres://… go test ./server -run '^$' -bench Pods -benchtime 50x
+//	TEST_DATABASE_URL=postgres://… go test ./httpapi -run '^$' -bench Pods -benchtime 50x
 func BenchmarkPods(b *testing.B) {
 	st := storetest.Open(b, store.Postgres) // skips without TEST_DATABASE_URL
 	env := servertest.New(b, st, `{"organizations": [{"id": "org-acme", "name": "Acme", "tenantId": 1001}],

@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gpugraph/httpapi/servertest"
 	"gpugraph/rest/openapitest"
-	"gpugraph/server/servertest"
 )
 
 // The pods fixture: two tenants whose pods would match the same filters, so

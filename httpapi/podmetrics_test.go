@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"gpugraph/dataset"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/podmetrics"
 	"gpugraph/rest/openapitest"
-	"gpugraph/server/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"gpugraph/dataset"
-	"gpugraph/server"
+	"gpugraph/httpapi"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
 )
@@ -30,7 +30,7 @@ type Env struct {
 
 // New loads fixture (a JSON document; "" for none) into st and starts a server on it.
 func New(t testing.TB, st *store.Store, fixture string) *Env {
-	return NewWithConfig(t, st, fixture, server.Config{})
+	return NewWithConfig(t, st, fixture, httpapi.Config{})
 }
 
 // LoaderWait is the dataloader wait tests run with: long enough that a busy
@@ -39,7 +39,7 @@ func New(t testing.TB, st *store.Store, fixture string) *Env {
 const LoaderWait = 25 * time.Millisecond
 
 // NewWithConfig is New with a server configuration (its Store is set here).
-func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg server.Config) *Env {
+func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config) *Env {
 	t.Helper()
 	if fixture != "" {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
@@ -54,7 +54,7 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg server.Con
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
 	}
-	srv := httptest.NewServer(server.New(cfg))
+	srv := httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(srv.Close)
 	return &Env{T: t, Store: st, Srv: srv, stmts: c}
 }

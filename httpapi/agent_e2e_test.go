@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 
 	"gpugraph/agent"
 	"gpugraph/dataset"
-	"gpugraph/server"
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -39,13 +39,13 @@ func TestAgentEndToEnd(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(e2eFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(server.New(server.Config{Store: st}))
+		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
 		t.Cleanup(srv.Close)
 		ctx, cancel := context.WithCancel(context.Background())
 		swept := make(chan struct{})
 		go func() {
 			defer close(swept)
-			server.RunSweeper(ctx, st, grace, 100*time.Millisecond)
+			httpapi.RunSweeper(ctx, st, grace, 100*time.Millisecond)
 		}()
 		t.Cleanup(func() { cancel(); <-swept })
 		env := &servertest.Env{T: t, Store: st, Srv: srv}

@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"crypto/sha256"
@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gpugraph/server"
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -234,7 +234,7 @@ func TestIntrospectionFlagAndPersistedQueries(t *testing.T) {
 	if r := on.GraphQL("acme-reader", `{ __schema { queryType { name } } }`, nil); string(r.Data) != `{"__schema":{"queryType":{"name":"Query"}}}` {
 		t.Fatalf("introspection on = %s %+v", r.Data, r.Errors)
 	}
-	off := servertest.NewWithConfig(t, st, "", server.Config{DisableIntrospection: true})
+	off := servertest.NewWithConfig(t, st, "", httpapi.Config{DisableIntrospection: true})
 	if r := off.GraphQL("acme-reader", `{ __schema { queryType { name } } }`, nil); r.Code() != "FORBIDDEN" || r.Errors[0].Message != "introspection is disabled on this server" {
 		t.Fatalf("introspection off = %s %+v", r.Data, r.Errors)
 	}

@@ -1,10 +1,10 @@
-package server_test
+package httpapi_test
 
 import (
 	"strings"
 	"testing"
 
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )

@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
-	"gpugraph/server/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )

@@ -1,11 +1,11 @@
-package server_test
+package httpapi_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )

@@ -1,7 +1,8 @@
-// Package server wires gpugraph's HTTP surface: the GraphQL endpoint and
+// Package httpapi wires gpugraph's HTTP surface: the GraphQL endpoint and
 // its playground, the documented REST paths, health and metrics, around one
-// store and one resolver tree.
-package server
+// store, one resolver tree and the service packages both faces call. (The
+// command itself is the root's server.go, package main.)
+package httpapi
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"encoding/json"
@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"gpugraph/demo"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/rest/openapitest"
-	"gpugraph/server/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )

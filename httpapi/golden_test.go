@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"gpugraph/demo"
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite server/testdata/golden.txt from the current answers")
+var updateGolden = flag.Bool("update-golden", false, "rewrite httpapi/testdata/golden.txt from the current answers")
 
 // goldenCall is one request of the battery: the faces' answers on the demo
 // data set, byte for byte, so a refactoring that changes any answer fails.
@@ -146,7 +146,7 @@ func TestGoldenAnswers(t *testing.T) {
 		}
 		want, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("%v (run go test ./server -run TestGoldenAnswers -update-golden)", err)
+			t.Fatalf("%v (run go test ./httpapi -run TestGoldenAnswers -update-golden)", err)
 		}
 		if !bytes.Equal(want, out.Bytes()) {
 			diffLines(t, string(want), out.String())

@@ -1,4 +1,4 @@
-package server_test
+package httpapi_test
 
 import (
 	"encoding/json"
@@ -7,8 +7,8 @@ import (
 	"time"
 
 	fleetgen "gpugraph/bench/fleet"
-	"gpugraph/server"
-	"gpugraph/server/servertest"
+	"gpugraph/httpapi"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
 	"gpugraph/store/storetest"
@@ -18,7 +18,7 @@ import (
 // statement even when the loaders' batch wait is too short to gather
 // anything: the count does not depend on timing.
 func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
-	noWait := server.Config{LoaderWait: time.Nanosecond}
+	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
 	cases := []struct {
 		name, token, query string
 		want               int64
@@ -50,7 +50,7 @@ func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
 // A page of pods prefetches its nodes, their GPUs and models, workloads and
 // projects: one statement a level at every page size, with no batch wait.
 func TestPodPagesPrefetch(t *testing.T) {
-	noWait := server.Config{LoaderWait: time.Nanosecond}
+	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 60, Pods: 1200, Tenants: 1, Seed: 2}))
 		if err != nil {
@@ -152,7 +152,7 @@ func TestPodPagesReadSelectedColumns(t *testing.T) {
 // A prefetch that fails fails the list, as a failed load fails its field:
 // the error is the list's, not one per nested field.
 func TestAFailedPrefetchFailsTheList(t *testing.T) {
-	noWait := server.Config{LoaderWait: time.Nanosecond}
+	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.NewWithConfig(t, st, fleet(3), noWait)
 		if err := st.DB.Exec("ALTER TABLE gpu_models RENAME TO gpu_models_gone").Error; err != nil {
