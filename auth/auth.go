@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"gpugraph/apierr"
+	"gpugraph/models"
 	"gpugraph/store"
 )
 
@@ -30,6 +31,9 @@ var implied = map[string][]string{ComputeOperate: {ComputeRead}}
 
 // Caller is who sent a request.
 type Caller struct {
+	// KeyID names the key in logs and the event log: the first 12 hex
+	// digits of its hash, which say nothing of the key itself.
+	KeyID             string
 	OrganizationID    string
 	TenantID          int
 	InfinibandEnabled bool
@@ -95,7 +99,9 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if !ok {
 		return nil, apierr.Unauthorized("unknown API key")
 	}
-	return newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions)), nil
+	c := newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions))
+	c.KeyID = keyID(row.TokenHash)
+	return c, nil
 }
 
 // BearerToken reads the API key of a request ("" when there is none).
@@ -105,6 +111,18 @@ func BearerToken(r *http.Request) string {
 		return strings.TrimSpace(h[7:])
 	}
 	return ""
+}
+
+// Actor is the caller as the event log names it.
+func (c *Caller) Actor() models.Actor {
+	return models.Actor{Kind: models.ActorUser, ID: "key:" + c.KeyID}
+}
+
+func keyID(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
 }
 
 // newCaller is the caller holding perms and what they imply.

@@ -49,7 +49,7 @@ func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (
 	var seen *models.VM
 	for attempt := 1; ; attempt++ {
 		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now()}
+			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: caller.Actor()}
 			var err error
 			res, err = r.run(caller.OrganizationID, id)
 			if r.vm != nil {
@@ -71,10 +71,11 @@ func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (
 
 // restart is one attempt, inside one transaction.
 type restart struct {
-	st  *store.Store
-	tx  *store.Txn
-	fw  *placement.Framework
-	now time.Time
+	st    *store.Store
+	tx    *store.Txn
+	fw    *placement.Framework
+	now   time.Time
+	actor models.Actor
 
 	vm    *models.VM
 	model *models.GpuModel
@@ -293,11 +294,7 @@ func (r *restart) claimGPUs(nodeID string, ids []string) error {
 // finish writes the lifecycle's transition name and answers the VM as it
 // is now.
 func (r *restart) finish(name models.TransitionName, move *store.Move) (*Result, error) {
-	t := models.Step(name)
-	if !slices.Contains(t.From, r.vm.Status) {
-		return nil, fmt.Errorf("compute: %s does not apply to a %s VM", name, r.vm.Status)
-	}
-	if err := r.st.ApplyTransition(r.tx, r.vm, t, r.now, move); err != nil {
+	if _, err := r.st.Apply(r.tx, r.vm, store.Change{Transition: name, Actor: r.actor, Move: move}, r.now); err != nil {
 		return nil, err
 	}
 	gpus, err := r.st.HeldGPUs(r.tx, r.vm.ID)

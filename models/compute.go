@@ -33,6 +33,13 @@ type VM struct {
 	TearingDown       bool       `json:"tearingDown"`
 	InterruptedAt     *time.Time `json:"interruptedAt"`
 	UpdatedAt         time.Time  `gorm:"autoUpdateTime:false" json:"-"`
+	// Generation counts the row's runs: it grows on entering deploying, so
+	// an agent's report of an earlier run is told apart.
+	Generation int `json:"-"`
+	// StatusChangedAt is when the row entered its status.
+	StatusChangedAt *time.Time `json:"-"`
+	// DeletedAt hides the row from the API (kept for the audit trail).
+	DeletedAt *time.Time `json:"-"`
 }
 
 // IsPod tells a compute-fabric pod from a plain VM.

@@ -29,8 +29,27 @@ const (
 	ReasonNodeLost = "node_lost"
 	// ReasonNodeRemoved: the node was taken out of the fleet; the VM's disk
 	// (the pod's volume) went with it, so a restart places it afresh.
-	// The server reads it and never writes it.
 	ReasonNodeRemoved = "node_removed"
+	// ReasonVMExited: the VM's own process ended (a shutdown from inside).
+	ReasonVMExited = "vm_exited"
+	// ReasonUserStopped and ReasonUserTerminated: the owner asked.
+	ReasonUserStopped    = "user_stopped"
+	ReasonUserTerminated = "user_terminated"
+	// Interruptible capacity taken back: for a reserved tenant's restart
+	// (placement's preemption) or by the node's capacity owner (operator).
+	ReasonSpotPreempted = "spot_preempted_for_reservation_tenant"
+	ReasonSpotReclaimed = "spot_reclaimed_by_capacity_owner"
+	// The organization's state stopped what it ran.
+	ReasonInsufficientBalance = "auto_stopped_insufficient_balance"
+	ReasonAccountSuspended    = "auto_stopped_account_suspended"
+	ReasonOrganizationDeleted = "auto_stopped_organization_deleted"
+	// ReasonJobLost: a pod lost its supervisor or its job on a live node;
+	// the platform re-submits it (free text: the seed has no word for it).
+	ReasonJobLost = "lost its job on a live node; the platform re-submits it"
+	// Reasons that carry a detail after the prefix: one sentence of ours,
+	// or the RFC 3339 instant the node leaves at.
+	ReasonFailedToStartPrefix = "container failed to start: "
+	ReasonNodeLeavingPrefix   = "node leaving at "
 )
 
 // HoldingStatuses are the statuses in which a VM or pod holds what it was
@@ -58,6 +77,22 @@ const (
 	NodeBack       TransitionName = "node-back"
 	ExpireVM       TransitionName = "expire-vm"
 	ExpirePod      TransitionName = "expire-pod"
+
+	AgentRunning     TransitionName = "agent-running"
+	AgentFailedStart TransitionName = "agent-failed-start"
+	ProvisionTimeout TransitionName = "provision-timeout"
+	VMExited         TransitionName = "vm-exited"
+	PodJobLost       TransitionName = "pod-job-lost"
+	PodResubmit      TransitionName = "pod-resubmit"
+	UserStop         TransitionName = "user-stop"
+	UserTerminate    TransitionName = "user-terminate"
+	NodeLeaving      TransitionName = "node-leaving"
+	NodeRemoval      TransitionName = "node-removed"
+	SpotPreempted    TransitionName = "spot-preempted"
+	SpotReclaimed    TransitionName = "spot-reclaimed"
+	OrgSuspended     TransitionName = "org-suspended"
+	OrgBalance       TransitionName = "org-balance-exhausted"
+	OrgDeleted       TransitionName = "org-deleted"
 )
 
 // Kinds says which rows a transition applies to.
@@ -125,7 +160,32 @@ type Transition struct {
 	// Reason is the statusReason written, "" clearing it, unless KeepsReason.
 	Reason      string
 	KeepsReason bool
-	Resources   Resources
+	// Detailed: the written reason is Reason (a prefix) followed by the
+	// detail the caller gives (a sentence, an instant).
+	Detailed  bool
+	Resources Resources
+	// DiskGone: the VM's disk (a pod's volume) is gone with it.
+	DiskGone bool
+	// Deletes: the row leaves the API (kept for the audit trail).
+	Deletes bool
+}
+
+// ReasonFor is the statusReason t writes with detail, and whether it
+// writes one at all (false: the row keeps its own).
+func (t Transition) ReasonFor(detail string) (string, bool) {
+	switch {
+	case t.KeepsReason:
+		return "", false
+	case t.Detailed:
+		return t.Reason + detail, true
+	}
+	return t.Reason, true
+}
+
+// Allows reports whether t applies to vm as it stands.
+func (t Transition) Allows(vm *VM) bool {
+	return t.Kinds.Matches(vm) && slices.Contains(t.From, vm.Status) &&
+		(t.FromReason == "" || vm.StatusReason == t.FromReason)
 }
 
 // StampsInterruptedAt reports whether the transition sets interruptedAt to
@@ -148,8 +208,42 @@ var Lifecycle = []Transition{
 		From: []VMStatus{VMInterrupted}, FromReason: ReasonNodeLost, To: VMRunning, Reason: "", Resources: Keeps},
 	{Name: ExpireVM, Trigger: "sweep: interrupted for 7 days (disk kept)", Kinds: VMsOnly, After: InterruptedExpiry,
 		From: []VMStatus{VMInterrupted}, To: VMStopped, KeepsReason: true, Resources: Releases},
-	{Name: ExpirePod, Trigger: "sweep: interrupted for 7 days (deleted)", Kinds: PodsOnly, After: InterruptedExpiry,
-		From: []VMStatus{VMInterrupted}, To: VMTerminated, KeepsReason: true, Resources: Releases},
+	{Name: ExpirePod, Trigger: "sweep: interrupted for 7 days (deleted: gone from the API, kept for the audit trail)",
+		Kinds: PodsOnly, After: InterruptedExpiry,
+		From: []VMStatus{VMInterrupted}, To: VMTerminated, KeepsReason: true, Resources: Releases, DiskGone: true, Deletes: true},
+
+	{Name: AgentRunning, Trigger: "node agent reports the workload running",
+		From: []VMStatus{VMDeploying}, To: VMRunning, KeepsReason: true, Resources: Keeps},
+	{Name: AgentFailedStart, Trigger: "node agent reports that the workload failed to start",
+		From: []VMStatus{VMDeploying}, To: VMFailed, Reason: ReasonFailedToStartPrefix, Detailed: true, Resources: Releases},
+	{Name: ProvisionTimeout, Trigger: "sweep: still deploying after --provision-timeout",
+		From: []VMStatus{VMDeploying}, To: VMFailed, Reason: ReasonFailedToStartPrefix, Detailed: true, Resources: Releases},
+	{Name: VMExited, Trigger: "node agent reports that the VM exited by itself", Kinds: VMsOnly,
+		From: []VMStatus{VMRunning}, To: VMStopped, Reason: ReasonVMExited, Resources: Releases},
+	{Name: PodJobLost, Trigger: "node agent reports that the pod lost its supervisor or job on a live node", Kinds: PodsOnly,
+		From: []VMStatus{VMRunning}, To: VMInterrupted, Reason: ReasonJobLost, Resources: Keeps},
+	{Name: PodResubmit, Trigger: "the platform re-submits a pod that lost its job, when it fits on its node", Kinds: PodsOnly,
+		From: []VMStatus{VMInterrupted}, FromReason: ReasonJobLost, To: VMDeploying, KeepsReason: true, Resources: Keeps},
+	{Name: UserStop, Trigger: "stopVm / POST /v1/vms/{id}/stop",
+		From: []VMStatus{VMRunning, VMInterrupted, VMDeploying}, To: VMStopped, Reason: ReasonUserStopped, Resources: Releases},
+	{Name: UserTerminate, Trigger: "terminateVm / DELETE /v1/vms/{id}",
+		From: []VMStatus{VMPending, VMDeploying, VMRunning, VMStopped, VMFailed, VMInterrupted}, To: VMTerminated,
+		Reason: ReasonUserTerminated, Resources: Releases, DiskGone: true},
+	{Name: NodeLeaving, Trigger: "operator sets the node's leavingAt",
+		From: []VMStatus{VMRunning}, To: VMRunning, Reason: ReasonNodeLeavingPrefix, Detailed: true, Resources: Keeps},
+	{Name: NodeRemoval, Trigger: "sweep: the node's leavingAt has passed (the node becomes removed)",
+		From: []VMStatus{VMPending, VMDeploying, VMRunning, VMStopped, VMFailed, VMInterrupted}, To: VMStopped,
+		Reason: ReasonNodeRemoved, Resources: Releases, DiskGone: true},
+	{Name: SpotPreempted, Trigger: "a reserved tenant's restart preempts interruptible capacity (placement's preemption)",
+		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonSpotPreempted, Resources: Releases},
+	{Name: SpotReclaimed, Trigger: "operator reclaims a node's capacity for its owner",
+		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonSpotReclaimed, Resources: Releases},
+	{Name: OrgSuspended, Trigger: "operator suspends the organization",
+		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonAccountSuspended, Resources: Releases},
+	{Name: OrgBalance, Trigger: "operator marks the organization's balance exhausted",
+		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonInsufficientBalance, Resources: Releases},
+	{Name: OrgDeleted, Trigger: "operator deletes the organization",
+		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonOrganizationDeleted, Resources: Releases},
 }
 
 // Step is the row named name. It panics on a name the table lacks, which
@@ -199,6 +293,8 @@ func LifecycleTable() string {
 		switch {
 		case t.KeepsReason:
 			reason = "kept"
+		case t.Detailed:
+			reason = fmt.Sprintf("`%s…`", t.Reason)
 		case t.Reason == "":
 			reason = "cleared"
 		}
@@ -206,3 +302,38 @@ func LifecycleTable() string {
 	}
 	return b.String()
 }
+
+// ActorKind says who made a transition.
+type ActorKind string
+
+const (
+	ActorUser     ActorKind = "user"     // an organization's API key
+	ActorAgent    ActorKind = "agent"    // a node agent's report
+	ActorSweep    ActorKind = "sweep"    // the server's own periodic sweep
+	ActorOperator ActorKind = "operator" // an administrator of the fleet
+	ActorPlatform ActorKind = "platform" // the platform acting on its own (re-submits, preemption)
+)
+
+// Actor is who made a transition: a kind and, where there is one, who of
+// that kind (a key's id, a node's name).
+type Actor struct {
+	Kind ActorKind
+	ID   string
+}
+
+// VMEvent is one transition of one VM or pod, as the event log keeps it.
+type VMEvent struct {
+	ID             int64          `gorm:"primaryKey;autoIncrement" json:"id"`
+	VMID           string         `gorm:"column:vm_id" json:"vmId"`
+	OrganizationID string         `json:"organizationId"`
+	From           VMStatus       `gorm:"column:from_status" json:"from"`
+	To             VMStatus       `gorm:"column:to_status" json:"to"`
+	Reason         string         `json:"reason"`
+	Transition     TransitionName `json:"transition"`
+	ActorKind      ActorKind      `json:"actorKind"`
+	ActorID        string         `json:"actorId"`
+	At             time.Time      `json:"at"`
+}
+
+// TableName is the event log's table.
+func (VMEvent) TableName() string { return "vm_events" }

@@ -8,6 +8,8 @@ import (
 
 var transitionNames = []TransitionName{
 	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
+	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, PodJobLost, PodResubmit, UserStop, UserTerminate,
+	NodeLeaving, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, OrgDeleted,
 }
 
 // The table is consistent: every name is there once, every status is one a
@@ -36,14 +38,22 @@ func TestLifecycleIsConsistent(t *testing.T) {
 			case f.Holds() && !tr.To.Holds():
 				want = []Resources{Releases}
 			default:
-				want = []Resources{Keeps}
+				// Nothing held: a release that ends everything (a
+				// terminate, a removal) lets go of nothing, as Keeps does.
+				want = []Resources{Keeps, Releases}
 			}
 			if !slices.Contains(want, tr.Resources) {
 				t.Errorf("%s: %s → %s says %q", tr.Name, f, tr.To, tr.Resources)
 			}
 		}
-		if tr.KeepsReason && tr.Reason != "" {
+		if tr.KeepsReason && (tr.Reason != "" || tr.Detailed) {
 			t.Errorf("%s: keeps the statusReason and writes %q", tr.Name, tr.Reason)
+		}
+		if tr.Detailed && !strings.HasSuffix(tr.Reason, " ") {
+			t.Errorf("%s: a detailed reason is a prefix ending in a space, got %q", tr.Name, tr.Reason)
+		}
+		if (tr.DiskGone || tr.Deletes) && tr.Resources != Releases {
+			t.Errorf("%s: a row whose disk goes must release what it holds", tr.Name)
 		}
 	}
 	for _, n := range transitionNames {
@@ -95,4 +105,33 @@ func TestLifecycleRenders(t *testing.T) {
 		}
 	}
 	t.Log("\n" + table)
+}
+
+// Every statusReason word the seed lists is written by some row.
+func TestEverySeedReasonIsProduced(t *testing.T) {
+	written := map[string]bool{}
+	for _, tr := range Lifecycle {
+		if !tr.KeepsReason {
+			written[tr.Reason] = true
+		}
+	}
+	for _, r := range []string{ReasonNodeLost, ReasonNodeRemoved, ReasonVMExited, ReasonUserStopped, ReasonUserTerminated,
+		ReasonUserRestarted, ReasonSpotReclaimed, ReasonSpotPreempted, ReasonInsufficientBalance, ReasonAccountSuspended,
+		ReasonOrganizationDeleted, ReasonFailedToStartPrefix, ReasonNodeLeavingPrefix} {
+		if !written[r] {
+			t.Errorf("no transition writes %q", r)
+		}
+	}
+}
+
+func TestReasonFor(t *testing.T) {
+	if r, ok := Step(AgentFailedStart).ReasonFor("the image could not be pulled."); !ok || r != "container failed to start: the image could not be pulled." {
+		t.Errorf("detailed: %q %v", r, ok)
+	}
+	if _, ok := Step(AgentRunning).ReasonFor("x"); ok {
+		t.Error("a kept reason writes nothing")
+	}
+	if r, ok := Step(UserStop).ReasonFor("ignored"); !ok || r != ReasonUserStopped {
+		t.Errorf("plain: %q", r)
+	}
 }

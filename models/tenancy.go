@@ -8,7 +8,19 @@ type Organization struct {
 	Name              string `json:"name"`
 	TenantID          int    `json:"tenantId"`
 	InfinibandEnabled bool   `gorm:"column:infiniband_enabled" json:"infinibandEnabled"`
+	// State is active, suspended, balance_exhausted or deleted.
+	State OrgState `gorm:"default:active" json:"-"`
 }
+
+// OrgState is an organization's standing; only an active one's keys work.
+type OrgState string
+
+const (
+	OrgStateActive           OrgState = "active"
+	OrgStateSuspended        OrgState = "suspended"
+	OrgStateBalanceExhausted OrgState = "balance_exhausted"
+	OrgStateDeleted          OrgState = "deleted"
+)
 
 // APIKey is stored by the hash of its token only; the token itself is never kept.
 type APIKey struct {

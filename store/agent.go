@@ -141,7 +141,7 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 	}
 	rep.NodeID, rep.Status = node.ID, node.Status
 	if node.Status == models.NodeOnline {
-		if rep.Resumed, err = resumeNodeLost(tx, node.ID, now); err != nil {
+		if rep.Resumed, err = s.resumeNodeLost(tx, node, now); err != nil {
 			return Report{}, err
 		}
 	}
@@ -187,11 +187,14 @@ func createNode(tx *gorm.DB, inv Inventory, now time.Time) (*models.Node, error)
 
 // resumeNodeLost applies models.NodeBack to the node's VMs and pods: what
 // the sweep interrupted resumes.
-func resumeNodeLost(tx *gorm.DB, nodeID string, now time.Time) (int64, error) {
+func (s *Store) resumeNodeLost(tx *gorm.DB, node *models.Node, now time.Time) (int64, error) {
 	back := models.Step(models.NodeBack)
-	res := tx.Table("vms").Where("node_id = ? AND status IN ? AND status_reason = ?", nodeID, back.From, back.FromReason).
-		Updates(transitionSet(back, now))
-	return res.RowsAffected, res.Error
+	rows, err := s.lockRows(tx.Where("node_id = ? AND status IN ? AND status_reason = ?", node.ID, back.From, back.FromReason))
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return s.applyToRows(tx, rows, Change{Transition: models.NodeBack,
+		Actor: models.Actor{Kind: models.ActorAgent, ID: node.Name}}, now)
 }
 
 // RecordHeartbeat files a heartbeat: the node's last heartbeat and agent
@@ -250,7 +253,7 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 	}
 	rep := Report{NodeID: node.ID, Status: node.Status}
 	if node.Status == models.NodeOnline {
-		if rep.Resumed, err = resumeNodeLost(tx, node.ID, now); err != nil {
+		if rep.Resumed, err = s.resumeNodeLost(tx, node, now); err != nil {
 			return Report{}, err
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"gpugraph/models"
+
 	"gorm.io/gorm"
 )
 
@@ -11,7 +13,9 @@ import (
 // organization's Run:ai tenant and InfiniBand entitlement, and the key's
 // permissions as stored (space-separated).
 type KeyHolder struct {
+	TokenHash         string
 	OrganizationID    string
+	OrgState          models.OrgState
 	Permissions       string
 	TenantID          int
 	InfinibandEnabled bool
@@ -20,7 +24,7 @@ type KeyHolder struct {
 // APIKeyByHash reads the key stored under hash with its organization's
 // facts, or ok=false when no key has that hash.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (k KeyHolder, ok bool, err error) {
-	err = s.DB.WithContext(ctx).Raw(`SELECT k.organization_id, k.permissions, o.tenant_id, o.infiniband_enabled
+	err = s.DB.WithContext(ctx).Raw(`SELECT k.token_hash, k.organization_id, o.state AS org_state, k.permissions, o.tenant_id, o.infiniband_enabled
 		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
 		WHERE k.token_hash = ?`, hash).Take(&k).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {

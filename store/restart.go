@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"log/slog"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -122,50 +121,6 @@ func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) e
 		return ErrClaimLost
 	}
 	return nil
-}
-
-// Move says where a transition places a VM afresh; nil keeps its node.
-type Move struct{ NodeID string }
-
-// ApplyTransition writes transition t to the locked VM vm as of now, and
-// to vm itself: t.To, its statusReason, interruptedAt, and with a move the
-// new node (a fresh start there: tearingDown cleared).
-func (s *Store) ApplyTransition(tx *Txn, vm *models.VM, t models.Transition, now time.Time, move *Move) error {
-	set := transitionSet(t, now)
-	if move != nil {
-		set["node_id"] = move.NodeID
-		set["tearing_down"] = false
-	}
-	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
-		return err
-	}
-	vm.Status, vm.UpdatedAt = t.To, now
-	if !t.KeepsReason {
-		vm.StatusReason = t.Reason
-	}
-	vm.InterruptedAt = nil
-	if t.StampsInterruptedAt() {
-		vm.InterruptedAt = &now
-	}
-	if move != nil {
-		id := move.NodeID
-		vm.NodeID, vm.TearingDown = &id, false
-	}
-	return nil
-}
-
-// transitionSet is what a transition writes: the new status, its
-// statusReason unless the row keeps it, interruptedAt stamped on entering
-// interrupted and cleared on every other transition.
-func transitionSet(t models.Transition, now time.Time) map[string]any {
-	set := map[string]any{"status": t.To, "updated_at": now, "interrupted_at": nil}
-	if !t.KeepsReason {
-		set["status_reason"] = t.Reason
-	}
-	if t.StampsInterruptedAt() {
-		set["interrupted_at"] = now
-	}
-	return set
 }
 
 // HeldGPUs reads the GPUs vmID holds, by node and index; never nil.

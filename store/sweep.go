@@ -80,9 +80,16 @@ func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, i
 	if err != nil || len(lost) == 0 {
 		return offline, 0, err
 	}
-	res = tx.Table("vms").Where("status IN ? AND node_id IN ?", lostVMs.From, lost).Updates(transitionSet(lostVMs, now))
-	return offline, res.RowsAffected, res.Error
+	rows, err := s.lockRows(tx.Where("status IN ? AND node_id IN ?", lostVMs.From, lost))
+	if err != nil {
+		return offline, 0, err
+	}
+	interrupted, err = s.applyToRows(tx, rows, Change{Transition: models.NodeLost, Actor: sweepActor}, now)
+	return offline, interrupted, err
 }
+
+// sweepActor is who the sweep's transitions are by.
+var sweepActor = models.Actor{Kind: models.ActorSweep}
 
 // expireInterrupted applies, in one batch, models.ExpireVM and
 // models.ExpirePod to the rows that have been interrupted for longer than
@@ -92,40 +99,17 @@ func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, i
 // (the lifecycle's test checks it), so one read finds both kinds.
 func (s *Store) expireInterrupted(tx *gorm.DB, now time.Time) (stopped, deleted int64, err error) {
 	expireVM, expirePod := models.Step(models.ExpireVM), models.Step(models.ExpirePod)
-	var rows []struct {
-		ID             string
-		CapabilityTier string
-	}
-	err = s.ForUpdate(tx.Table("vms").Select("id, capability_tier").
-		Where("status IN ? AND interrupted_at IS NOT NULL AND interrupted_at < ?", expireVM.From, now.Add(-expireVM.After)).
-		Order("id").Limit(expiryBatch)).Scan(&rows).Error
+	rows, err := s.lockRows(tx.Where("status IN ? AND interrupted_at IS NOT NULL AND interrupted_at < ?",
+		expireVM.From, now.Add(-expireVM.After)).Limit(expiryBatch))
 	if err != nil || len(rows) == 0 {
 		return 0, 0, err
 	}
-	var vms, pods []string
-	for _, r := range rows {
-		if expirePod.Kinds.Matches(&models.VM{CapabilityTier: r.CapabilityTier}) {
-			pods = append(pods, r.ID)
-		} else {
-			vms = append(vms, r.ID)
-		}
-	}
-	if err := tx.Exec("UPDATE gpus SET holder_vm_id = NULL WHERE holder_vm_id IN ?", append(vms, pods...)).Error; err != nil {
+	// Each row takes the transition of its kind; applyToRows skips the other.
+	if stopped, err = s.applyToRows(tx, rows, Change{Transition: expireVM.Name, Actor: sweepActor}, now); err != nil {
 		return 0, 0, err
 	}
-	for _, step := range []struct {
-		ids []string
-		t   models.Transition
-		n   *int64
-	}{{vms, expireVM, &stopped}, {pods, expirePod, &deleted}} {
-		if len(step.ids) == 0 {
-			continue
-		}
-		res := tx.Table("vms").Where("status IN ? AND id IN ?", step.t.From, step.ids).Updates(transitionSet(step.t, now))
-		if res.Error != nil {
-			return 0, 0, res.Error
-		}
-		*step.n = res.RowsAffected
+	if deleted, err = s.applyToRows(tx, rows, Change{Transition: expirePod.Name, Actor: sweepActor}, now); err != nil {
+		return 0, 0, err
 	}
 	return stopped, deleted, nil
 }

@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"gpugraph/models"
+)
+
+// Every status change of a VM or pod goes through Apply (one locked row) or
+// applyToRows (many rows, locked by the caller's query): both write what
+// the lifecycle table's row says — status, statusReason, stamps, what the
+// row lets go of — and append one event per row changed, in the same
+// transaction. Nothing else in the store writes vms.status.
+
+// Move says where a transition places a VM afresh; nil keeps its node.
+type Move struct{ NodeID string }
+
+// Change is one transition to apply: which row of the table, who makes
+// it, the detail a Detailed reason carries, and a move for a re-placement.
+type Change struct {
+	Transition models.TransitionName
+	Actor      models.Actor
+	Detail     string
+	Move       *Move
+}
+
+// ErrTransitionNotAllowed answers a change whose transition does not apply
+// to the row as it stands (its status, kind or statusReason).
+var ErrTransitionNotAllowed = errors.New("store: the transition does not apply to the row as it stands")
+
+// Apply writes ch to the VM vm, which the caller locked in tx, and to vm
+// itself, and appends its event.
+func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models.VMEvent, error) {
+	t := models.Step(ch.Transition)
+	if !t.Allows(vm) {
+		return nil, fmt.Errorf("%w: %s on a %s %s", ErrTransitionNotAllowed, t.Name, vm.Status, kindOf(vm))
+	}
+	set := transitionSet(t, ch.Detail, now)
+	if ch.Move != nil {
+		set["node_id"] = ch.Move.NodeID
+		set["tearing_down"] = false
+	}
+	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
+		return nil, err
+	}
+	if t.Resources == models.Releases {
+		if err := releaseGPUs(tx.db, []string{vm.ID}); err != nil {
+			return nil, err
+		}
+	}
+	ev := eventOf(t, ch, vm, now)
+	if err := tx.db.Create(ev).Error; err != nil {
+		return nil, err
+	}
+
+	vm.Status, vm.UpdatedAt, vm.StatusChangedAt = t.To, now, &now
+	if reason, ok := t.ReasonFor(ch.Detail); ok {
+		vm.StatusReason = reason
+	}
+	vm.InterruptedAt = nil
+	if t.StampsInterruptedAt() {
+		vm.InterruptedAt = &now
+	}
+	if t.To == models.VMDeploying {
+		vm.Generation++
+	}
+	if t.Deletes {
+		vm.DeletedAt = &now
+	}
+	if ch.Move != nil {
+		id := ch.Move.NodeID
+		vm.NodeID, vm.TearingDown = &id, false
+	}
+	return ev, nil
+}
+
+// lockedRow is what applyToRows needs of a row the caller locked.
+type lockedRow struct {
+	ID             string
+	OrganizationID string
+	Status         models.VMStatus
+	StatusReason   string
+	CapabilityTier string
+}
+
+// lockRows locks and reads the rows q selects from vms, by id.
+func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
+	var rows []lockedRow
+	err := s.ForUpdate(q.Table("vms").
+		Select("id, organization_id, status, status_reason, capability_tier").Order("id")).Scan(&rows).Error
+	return rows, err
+}
+
+// applyToRows applies the transition of ch to every row of rows it allows
+// (the others are left as they are) and appends their events in one
+// statement; it answers how many rows changed.
+func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.Time) (int64, error) {
+	t := models.Step(ch.Transition)
+	var ids []string
+	var events []*models.VMEvent
+	for _, r := range rows {
+		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status,
+			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier}
+		if !t.Allows(vm) {
+			continue
+		}
+		ids = append(ids, r.ID)
+		events = append(events, eventOf(t, ch, vm, now))
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	for _, part := range chunks(ids, 500) {
+		if err := db.Table("vms").Where("id IN ?", part).Updates(transitionSet(t, ch.Detail, now)).Error; err != nil {
+			return 0, err
+		}
+		if t.Resources == models.Releases {
+			if err := releaseGPUs(db, part); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := db.CreateInBatches(events, 200).Error; err != nil {
+		return 0, err
+	}
+	return int64(len(ids)), nil
+}
+
+// transitionSet is what a transition writes: the new status and when it
+// began, its statusReason unless the row keeps it, interruptedAt stamped on
+// entering interrupted and cleared on every other transition, a new
+// generation on entering deploying, deletedAt for a row that leaves the API.
+func transitionSet(t models.Transition, detail string, now time.Time) map[string]any {
+	set := map[string]any{"status": t.To, "updated_at": now, "status_changed_at": now, "interrupted_at": nil}
+	if reason, ok := t.ReasonFor(detail); ok {
+		set["status_reason"] = reason
+	}
+	if t.StampsInterruptedAt() {
+		set["interrupted_at"] = now
+	}
+	if t.To == models.VMDeploying {
+		set["generation"] = gorm.Expr("generation + 1")
+	}
+	if t.Deletes {
+		set["deleted_at"] = now
+	}
+	return set
+}
+
+func eventOf(t models.Transition, ch Change, vm *models.VM, now time.Time) *models.VMEvent {
+	reason, ok := t.ReasonFor(ch.Detail)
+	if !ok {
+		reason = vm.StatusReason
+	}
+	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.To,
+		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now}
+}
+
+func releaseGPUs(db *gorm.DB, vmIDs []string) error {
+	return db.Exec("UPDATE gpus SET holder_vm_id = NULL WHERE holder_vm_id IN ?", vmIDs).Error
+}
+
+func kindOf(vm *models.VM) string {
+	if vm.IsPod() {
+		return "pod"
+	}
+	return "VM"
+}
+
+// chunks cuts ids into parts of at most n, so no statement binds too many
+// parameters.
+func chunks(ids []string, n int) [][]string {
+	var out [][]string
+	for len(ids) > n {
+		out = append(out, ids[:n])
+		ids = ids[n:]
+	}
+	return append(out, ids)
+}
+
+// Events lists the events of VM vmID of organization orgID, oldest first,
+// after the event id after (0: from the start), at most limit.
+func (s *Store) Events(ctx context.Context, orgID, vmID string, after int64, limit int) ([]*models.VMEvent, error) {
+	out := []*models.VMEvent{}
+	err := s.WithContext(ctx).Where("organization_id = ? AND vm_id = ? AND id > ?", orgID, vmID, after).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
