@@ -97,7 +97,7 @@ func (s *Store) RegisterInventory(ctx context.Context, inv Inventory, now time.T
 	// Two replicas registering one new node at once: the loser's insert
 	// hits the unique name (or model id) and, replayed, finds the winner's row.
 	for attempt := 0; attempt < 3; attempt++ {
-		err = s.Tx(ctx, func(tx *gorm.DB) error {
+		err = s.tx(ctx, func(tx *gorm.DB) error {
 			var e error
 			rep, e = s.registerInventory(tx, inv, now)
 			return e
@@ -150,7 +150,7 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 
 func (s *Store) lockNodeByName(tx *gorm.DB, name string) (*models.Node, error) {
 	var nodes []models.Node
-	if err := s.ForUpdate(tx).Where("name = ?", name).Limit(1).Find(&nodes).Error; err != nil {
+	if err := s.forUpdate(tx).Where("name = ?", name).Limit(1).Find(&nodes).Error; err != nil {
 		return nil, err
 	}
 	if len(nodes) == 0 {
@@ -202,7 +202,7 @@ func (s *Store) resumeNodeLost(tx *gorm.DB, node *models.Node, now time.Time) (i
 // offline comes back online and its node_lost VMs and pods resume.
 func (s *Store) RecordHeartbeat(ctx context.Context, hb Heartbeat, now time.Time) (Report, error) {
 	var rep Report
-	err := s.Tx(ctx, func(tx *gorm.DB) error {
+	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var e error
 		rep, e = s.recordHeartbeat(tx, hb, now)
 		return e

@@ -91,7 +91,7 @@ type lockedRow struct {
 // lockRows locks and reads the rows q selects from vms, by id.
 func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 	var rows []lockedRow
-	err := s.ForUpdate(q.Table("vms").
+	err := s.forUpdate(q.Table("vms").
 		Select("id, organization_id, status, status_reason, capability_tier").Order("id")).Scan(&rows).Error
 	return rows, err
 }

@@ -25,7 +25,7 @@ import (
 // that decides (free GPUs, held CPU/RAM/disk, addresses held on a fabric)
 // runs after the lock is granted and sees what the previous holder
 // committed; a deadlock or serialization failure replays the transaction
-// (Tx). On SQLite every transaction is BEGIN IMMEDIATE with a busy timeout:
+// (InTx). On SQLite every transaction is BEGIN IMMEDIATE with a busy timeout:
 // the transaction holds the database's write lock from its first statement,
 // so two writers never both read "free", and the locks above are no-ops.
 
@@ -33,7 +33,7 @@ import (
 // the organization has none by that id.
 func (s *Store) LockVM(tx *Txn, orgID, id string) (*models.VM, error) {
 	var vms []models.VM
-	if err := s.ForUpdate(tx.db.Where("id = ? AND organization_id = ?", id, orgID)).Limit(1).Find(&vms).Error; err != nil {
+	if err := s.forUpdate(tx.db.Where("id = ? AND organization_id = ?", id, orgID)).Limit(1).Find(&vms).Error; err != nil {
 		return nil, err
 	}
 	if len(vms) == 0 {
@@ -77,14 +77,14 @@ func (s *Store) Node(tx *Txn, id string) (*models.Node, error) {
 // LockNode locks node n and reloads it into n, so the caller decides on
 // what the lock shows.
 func (s *Store) LockNode(tx *Txn, n *models.Node) error {
-	return s.ForUpdate(tx.db.Where("id = ?", n.ID)).Take(n).Error
+	return s.forUpdate(tx.db.Where("id = ?", n.ID)).Take(n).Error
 }
 
 // LockNodes locks the nodes with these ids, in id order (the caller sorts
 // them: lock order).
 func (s *Store) LockNodes(tx *Txn, ids []string) error {
 	var locked []models.Node
-	return s.ForUpdate(tx.db.Where("id IN ?", ids).Order("id")).Find(&locked).Error
+	return s.forUpdate(tx.db.Where("id IN ?", ids).Order("id")).Find(&locked).Error
 }
 
 // ErrClaimLost says that a GPU claim took fewer GPUs than it asked for:

@@ -99,7 +99,7 @@ func (s *Store) snapshotFabrics(tx *Txn, snap *Snapshot, scope SnapshotScope) er
 	slices.Sort(fids) // lock order: by id
 	q := tx.db.Where("id IN ?", fids).Order("id")
 	if scope.LockFabrics {
-		q = s.ForUpdate(q)
+		q = s.forUpdate(q)
 	}
 	if err := q.Find(&snap.Fabrics).Error; err != nil {
 		return err

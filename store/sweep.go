@@ -32,7 +32,7 @@ func (r SweepResult) Changed() bool {
 // reported (no lastHeartbeatAt) are left alone.
 func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (SweepResult, error) {
 	var res SweepResult
-	err := s.Tx(ctx, func(tx *gorm.DB) error {
+	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var e error
 		res.NodesOffline, res.Interrupted, e = s.sweepSilentNodes(tx, now, now.Add(-grace))
 		return e
@@ -42,7 +42,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (
 	}
 	for {
 		var stopped, deleted int64
-		err := s.Tx(ctx, func(tx *gorm.DB) error {
+		err := s.tx(ctx, func(tx *gorm.DB) error {
 			var e error
 			stopped, deleted, e = s.expireInterrupted(tx, now)
 			return e
@@ -73,7 +73,7 @@ func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, i
 	offline = res.RowsAffected
 	lostVMs := models.Step(models.NodeLost)
 	var lost []string
-	err = s.ForUpdate(tx.Table("nodes").Select("id").
+	err = s.forUpdate(tx.Table("nodes").Select("id").
 		Where("status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?", models.NodeOffline, cutoff).
 		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status IN ?)", lostVMs.From).
 		Order("id")).Scan(&lost).Error

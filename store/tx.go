@@ -15,10 +15,10 @@ import (
 // maxAttempts bounds how often a transaction that lost a race is replayed.
 const maxAttempts = 10
 
-// Tx runs fn in one transaction and replays it when the engine says it lost
+// tx runs fn in one transaction and replays it when the engine says it lost
 // a race (serialization failure or deadlock on PostgreSQL, busy on SQLite).
 // fn must therefore be safe to run again: read, decide and write inside it.
-func (s *Store) Tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
 		err = s.DB.WithContext(ctx).Transaction(fn)
@@ -61,10 +61,10 @@ func IsUniqueViolation(err error) bool {
 	return false
 }
 
-// ForUpdate locks the rows a query reads until the transaction ends, on
+// forUpdate locks the rows a query reads until the transaction ends, on
 // PostgreSQL. SQLite has no row locks; there every transaction already holds
 // the database's write lock (BEGIN IMMEDIATE), which serializes writers.
-func (s *Store) ForUpdate(tx *gorm.DB) *gorm.DB {
+func (s *Store) forUpdate(tx *gorm.DB) *gorm.DB {
 	if s.Dialect == Postgres {
 		return tx.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
@@ -79,8 +79,8 @@ type Txn struct {
 	st *Store
 }
 
-// InTx runs fn in one transaction, replayed as Tx replays it: fn must read,
+// InTx runs fn in one transaction, replayed as tx replays it: fn must read,
 // decide and write inside it, and be safe to run again.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Txn) error) error {
-	return s.Tx(ctx, func(db *gorm.DB) error { return fn(&Txn{db: db, st: s}) })
+	return s.tx(ctx, func(db *gorm.DB) error { return fn(&Txn{db: db, st: s}) })
 }
