@@ -126,7 +126,7 @@ func checkRequest(req Request) (query, error) {
 		return q, apierr.BadRequest("metricType is required: name at least one pod metric type")
 	}
 	if !q.end.After(q.start) {
-		return q, apierr.BadRequest("end (%s) must be after start (%s)", promql.FormatTime(q.end), promql.FormatTime(q.start))
+		return q, apierr.BadRequest("end (%s) must be after start (%s)", models.FormatTime(q.end), models.FormatTime(q.start))
 	}
 	if req.NumberOfSamples != nil {
 		q.n = *req.NumberOfSamples
