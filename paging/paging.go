@@ -2,7 +2,11 @@
 // both faces.
 package paging
 
-import "gpugraph/apierr"
+import (
+	"math"
+
+	"gpugraph/apierr"
+)
 
 // Page is a validated offset and limit.
 type Page struct{ Offset, Limit int }
@@ -21,6 +25,10 @@ func Parse(offset, limit *int) (Page, error) {
 	if offset != nil {
 		if *offset < 0 {
 			return p, apierr.BadRequest("offset must be 0 or more, got %d", *offset)
+		}
+		// Run:ai's schema types offset as int32.
+		if *offset > math.MaxInt32 {
+			return p, apierr.BadRequest("offset must be at most %d (int32), got %d", math.MaxInt32, *offset)
 		}
 		p.Offset = *offset
 	}

@@ -129,11 +129,16 @@ type Move struct{ NodeID string }
 
 // ApplyTransition writes transition t to the locked VM vm as of now, and
 // to vm itself: t.To, its statusReason, interruptedAt, and with a move the
-// new node (a fresh start there: tearingDown cleared).
+// new node (a fresh start there: tearingDown cleared). A plain VM's
+// tearingDown is always cleared: only a pod tears down, so a flag a
+// fixture set on a VM does not survive its restart.
 func (s *Store) ApplyTransition(tx *Txn, vm *models.VM, t models.Transition, now time.Time, move *Move) error {
 	set := transitionSet(t, now)
 	if move != nil {
 		set["node_id"] = move.NodeID
+	}
+	clearTearingDown := move != nil || !vm.IsPod()
+	if clearTearingDown {
 		set["tearing_down"] = false
 	}
 	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
@@ -149,7 +154,10 @@ func (s *Store) ApplyTransition(tx *Txn, vm *models.VM, t models.Transition, now
 	}
 	if move != nil {
 		id := move.NodeID
-		vm.NodeID, vm.TearingDown = &id, false
+		vm.NodeID = &id
+	}
+	if clearTearingDown {
+		vm.TearingDown = false
 	}
 	return nil
 }
