@@ -200,3 +200,45 @@ func TestUUIDsCompareCaseInsensitively(t *testing.T) {
 		}
 	})
 }
+
+// TestIntrospectionDirectiveLocations (item 6): no directive lists a
+// location the October 2021 spec lacks (DIRECTIVE_DEFINITION, which
+// graphql-core before 3.2.11 cannot build a client schema from).
+func TestIntrospectionDirectiveLocations(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.New(t, st, servertest.Base)
+		r := env.GraphQL("acme-reader", `{ __schema { directives { name locations } } }`, nil)
+		var data struct {
+			Schema struct {
+				Directives []struct {
+					Name      string
+					Locations []string
+				}
+			} `json:"__schema"`
+		}
+		env.Decode(r, &data)
+		spec2021 := map[string]bool{}
+		for _, l := range strings.Fields(`QUERY MUTATION SUBSCRIPTION FIELD FRAGMENT_DEFINITION FRAGMENT_SPREAD
+			INLINE_FRAGMENT VARIABLE_DEFINITION SCHEMA SCALAR OBJECT FIELD_DEFINITION ARGUMENT_DEFINITION INTERFACE
+			UNION ENUM ENUM_VALUE INPUT_OBJECT INPUT_FIELD_DEFINITION`) {
+			spec2021[l] = true
+		}
+		found := false
+		for _, d := range data.Schema.Directives {
+			for _, l := range d.Locations {
+				if !spec2021[l] {
+					t.Errorf("@%s lists %s, which the October 2021 spec (and graphql-core 3.2) lacks", d.Name, l)
+				}
+			}
+			if d.Name == "deprecated" {
+				found = true
+				if got := strings.Join(d.Locations, " "); got != "FIELD_DEFINITION ARGUMENT_DEFINITION INPUT_FIELD_DEFINITION ENUM_VALUE" {
+					t.Errorf("@deprecated on %s", got)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no @deprecated in %s", r.Data)
+		}
+	})
+}
