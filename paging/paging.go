@@ -18,7 +18,7 @@ const (
 	MaxLimit     = 500
 )
 
-// Parse checks offset ≥ 0 and limit in 1–500, with the defaults 0 and 50;
+// Parse checks offset in 0–2147483647 (int32) and limit in 1–500, with the defaults 0 and 50;
 // nil means the default. A bad one is a 400.
 func Parse(offset, limit *int) (Page, error) {
 	p := Page{Offset: 0, Limit: DefaultLimit}
