@@ -71,5 +71,6 @@
 //     as the table says; only a failed GPU stops it.
 //   - Every successful restart clears interruptedAt and writes statusReason
 //     "user_restarted"; nothing else of the row changes except status, nodeId
-//     (placed afresh), tearingDown (placed afresh) and what it holds.
+//     (placed afresh), tearingDown (placed afresh, and always on a plain VM:
+//     only a pod tears down) and what it holds.
 package compute

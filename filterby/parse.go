@@ -13,7 +13,7 @@ import (
 type Filter struct {
 	Field  string    // canonical field name, e.g. "currentNodepool" for either spelling
 	Op     Op        // the operator
-	Value  string    // the value as received, never empty
+	Value  string    // the value as received (ASCII lower case for a UUID field), never empty
 	Time   time.Time // for a date field, the value as an instant in UTC
 	IsTime bool      // whether Field is a date field and Time is set
 	Raw    string    // the filter text as received
@@ -117,6 +117,10 @@ func ParseOne(s string) (Filter, error) {
 	case strings.IndexByte(value, 0) >= 0:
 		return Filter{}, filterError(s, reasonNUL)
 	}
+	if fd.UUID {
+		// UUIDs compare case-insensitively; they are stored in lower case.
+		value = asciiLower(value)
+	}
 	f := Filter{Field: fd.Name(), Op: op, Value: value, Raw: s}
 	if fd.Kind == podfield.Date {
 		if !op.ForDates() {
@@ -129,4 +133,16 @@ func ParseOne(s string) (Filter, error) {
 		f.Time, f.IsTime = t, true
 	}
 	return f, nil
+}
+
+// asciiLower lower-cases ASCII letters only, leaving every other byte as it
+// is, so a value's other bytes still compare byte for byte.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -22,7 +22,9 @@ import (
 // newGraphQL builds the GraphQL executor with the transports gpugraph
 // speaks and the limits that keep one query from taking the server down.
 func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res}))
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
+	specDirectiveLocations(es.Schema())
+	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -55,4 +57,28 @@ func asksIntrospection(set ast.SelectionSet, seen map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+var trimOnce sync.Once
+
+// specDirectiveLocations takes DIRECTIVE_DEFINITION out of the built-in
+// @deprecated's locations, once per process (the parsed schema is shared).
+// gqlparser's prelude lists it, after the GraphQL spec draft and
+// graphql-js 16.14; the October 2021 spec does not, and clients built on it
+// fail on the introspection result: graphql-core 3.2 before 3.2.11 (the
+// default of Python's gql) raises TypeError in build_client_schema, as it
+// has no such DirectiveLocation. No schema of ours puts @deprecated on a
+// directive definition, so nothing but the listing changes.
+// ARGUMENT_DEFINITION and INPUT_FIELD_DEFINITION stay: they are in the
+// 2021 spec and graphql-core 3.2 knows them.
+func specDirectiveLocations(s *ast.Schema) {
+	trimOnce.Do(func() {
+		d := s.Directives["deprecated"]
+		if d == nil {
+			return
+		}
+		d.Locations = slices.DeleteFunc(slices.Clone(d.Locations), func(l ast.DirectiveLocation) bool {
+			return l == ast.LocationDirectiveDefinition
+		})
+	})
 }

@@ -30,13 +30,13 @@ func TestIngestSamples(t *testing.T) {
 		batch := `{
 		  "podMetrics": [
 		    {"podId": "` + train1 + `", "type": "GPU_UTILIZATION_PER_GPU", "labels": {"gpu": "0"},
-		     "samples": [["2025-02-01T10:00:00Z", "85"], ["2025-02-01T10:00:30.25Z", "92.5"]]},
+		     "samples": [["2025-02-01T10:00:00.000Z", "85"], ["2025-02-01T10:00:30.250Z", "92.5"]]},
 		    {"podId": "` + train1 + `", "type": "CPU_USAGE_CORES", "labels": {},
 		     "samples": [["2025-02-01T10:00:00+02:00", "3"]]}
 		  ],
 		  "podHistograms": [
 		    {"podId": "` + serve0 + `", "type": "NIM_TIME_TO_FIRST_TOKEN_SECONDS",
-		     "samples": [{"timestamp": "2025-02-01T10:00:00Z", "buckets": {"0.5": "3", "+Inf": "4"}}]}
+		     "samples": [{"timestamp": "2025-02-01T10:00:00.000Z", "buckets": {"0.5": "3", "+Inf": "4"}}]}
 		  ]
 		}`
 		status, body := env.Do(http.MethodPost, samplesPath, "acme-metrics", []byte(batch), nil)
@@ -45,19 +45,19 @@ func TestIngestSamples(t *testing.T) {
 		}
 		// Read back through the API: raw samples, the +02:00 one in UTC.
 		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION_PER_GPU,CPU_USAGE_CORES",
-			"start", "2025-02-01T07:00:00Z", "end", "2025-02-01T11:00:00Z", "numberOfSamples", "0"))
+			"start", "2025-02-01T07:00:00.000Z", "end", "2025-02-01T11:00:00.000Z", "numberOfSamples", "0"))
 		want := js(`{'measurements': [
 			{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '0'}, 'values': [
-				{'value': '85', 'timestamp': '2025-02-01T10:00:00Z'}, {'value': '92.5', 'timestamp': '2025-02-01T10:00:30.25Z'}]},
-			{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3', 'timestamp': '2025-02-01T08:00:00Z'}]}]}`)
+				{'value': '85', 'timestamp': '2025-02-01T10:00:00.000Z'}, {'value': '92.5', 'timestamp': '2025-02-01T10:00:30.250Z'}]},
+			{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3', 'timestamp': '2025-02-01T08:00:00.000Z'}]}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 		got = getMetrics(t, env, http.StatusOK, metricsPath(serveWL, serve0, "metricType", "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES",
-			"start", "2025-02-01T10:00:00Z", "end", "2025-02-01T10:01:00Z", "numberOfSamples", "1"))
+			"start", "2025-02-01T10:00:00.000Z", "end", "2025-02-01T10:01:00.000Z", "numberOfSamples", "1"))
 		// 4 observations; p50 rank 2 in (0, 0.5]: 0.5·2/3; p90 and p99 in +Inf: 0.5.
 		want = js(`{'measurements': [], 'histogram': [{'type': 'NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES', 'values': [
-			{'timestamp': '2025-02-01T10:01:00Z', 'data': {'p50': '0.33333333333333', 'p90': '0.5', 'p99': '0.5'}}]}]}`)
+			{'timestamp': '2025-02-01T10:01:00.000Z', 'data': {'p50': '0.33333333333333', 'p90': '0.5', 'p99': '0.5'}}]}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -110,8 +110,8 @@ func TestIngestLargeBatch(t *testing.T) {
 		}
 		// The mean of four equal GPUs at the last sample (2499 % 100 = 99).
 		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION",
-			"start", "2025-03-01T00:00:00Z", "end", t0.Add(2499*10*time.Second).Format(time.RFC3339), "numberOfSamples", "1"))
-		if want := js(`{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [{'value': '99', 'timestamp': '2025-03-01T06:56:30Z'}]}]}`); got != want {
+			"start", "2025-03-01T00:00:00.000Z", "end", t0.Add(2499*10*time.Second).Format(time.RFC3339), "numberOfSamples", "1"))
+		if want := js(`{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [{'value': '99', 'timestamp': '2025-03-01T06:56:30.000Z'}]}]}`); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	})
@@ -120,13 +120,13 @@ func TestIngestLargeBatch(t *testing.T) {
 func TestIngestRefusesWholeBatch(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
-		good := `{"podId": "` + train1 + `", "type": "CPU_USAGE_CORES", "samples": [["2025-02-01T10:00:00Z", "1"]]}`
-		goodHist := `{"podId": "` + serve0 + `", "type": "NIM_E2E_REQUEST_LATENCY_SECONDS", "samples": [{"timestamp": "2025-02-01T10:00:00Z", "buckets": {"+Inf": "1"}}]}`
+		good := `{"podId": "` + train1 + `", "type": "CPU_USAGE_CORES", "samples": [["2025-02-01T10:00:00.000Z", "1"]]}`
+		goodHist := `{"podId": "` + serve0 + `", "type": "NIM_E2E_REQUEST_LATENCY_SECONDS", "samples": [{"timestamp": "2025-02-01T10:00:00.000Z", "buckets": {"+Inf": "1"}}]}`
 		entry := func(pod, typ, labels, ts, value string) string {
-			return `{"podId": "` + pod + `", "type": "` + typ + `", "labels": ` + labels + `, "samples": [["2025-02-01T10:00:00Z", "1"], ["` + ts + `", "` + value + `"]]}`
+			return `{"podId": "` + pod + `", "type": "` + typ + `", "labels": ` + labels + `, "samples": [["2025-02-01T10:00:00.000Z", "1"], ["` + ts + `", "` + value + `"]]}`
 		}
 		hist := func(buckets string) string {
-			return `{"podId": "` + serve0 + `", "type": "NIM_E2E_REQUEST_LATENCY_SECONDS", "samples": [{"timestamp": "2025-02-01T10:00:00Z", "buckets": ` + buckets + `}]}`
+			return `{"podId": "` + serve0 + `", "type": "NIM_E2E_REQUEST_LATENCY_SECONDS", "samples": [{"timestamp": "2025-02-01T10:00:00.000Z", "buckets": ` + buckets + `}]}`
 		}
 		metrics := func(entries ...string) string {
 			return `{"podMetrics": [` + strings.Join(entries, ", ") + `], "podHistograms": [` + goodHist + `]}`
@@ -135,23 +135,23 @@ func TestIngestRefusesWholeBatch(t *testing.T) {
 		for _, tc := range []struct {
 			name, body, msg string
 		}{
-			{"bad value", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01Z", "high")),
+			{"bad value", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01.000Z", "high")),
 				row1 + `.samples[1]: value "high" is not a number`},
-			{"NaN", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01Z", "NaN")),
+			{"NaN", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01.000Z", "NaN")),
 				row1 + `.samples[1]: value "NaN" is not a finite number`},
 			{"bad timestamp", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01 10:00:01", "1")),
 				row1 + `.samples[1]: timestamp: "2025-02-01 10:00:01" is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)`},
 			{"same millisecond twice", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:00.0004Z", "1")),
 				row1 + `.samples[1]: the same series and timestamp as ` + row1 + `.samples[0]`},
-			{"per-GPU type without gpu label", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{}`, "2025-02-01T10:00:01Z", "1")),
+			{"per-GPU type without gpu label", metrics(good, entry(train1, "GPU_UTILIZATION_PER_GPU", `{}`, "2025-02-01T10:00:01.000Z", "1")),
 				row1 + `: a _PER_GPU series needs a "gpu" label (e.g. {"gpu": "0"})`},
-			{"unknown type", metrics(good, entry(train1, "GPU_TEMPERATURE", `{}`, "2025-02-01T10:00:01Z", "1")),
+			{"unknown type", metrics(good, entry(train1, "GPU_TEMPERATURE", `{}`, "2025-02-01T10:00:01.000Z", "1")),
 				`podMetrics[1] (pod "` + train1 + `", type "GPU_TEMPERATURE"): type "GPU_TEMPERATURE" is not a sampled pod metric type`},
-			{"percentiles are computed, not stored", metrics(good, entry(train1, "NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES", `{}`, "2025-02-01T10:00:01Z", "1")),
+			{"percentiles are computed, not stored", metrics(good, entry(train1, "NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES", `{}`, "2025-02-01T10:00:01.000Z", "1")),
 				`podMetrics[1] (pod "` + train1 + `", type "NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES"): type "NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES" is not a sampled pod metric type`},
-			{"unknown pod", metrics(good, entry("nope", "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01Z", "1")),
+			{"unknown pod", metrics(good, entry("nope", "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01.000Z", "1")),
 				`podMetrics[1] (pod "nope", type "GPU_UTILIZATION_PER_GPU"): podId "nope" names no pod of this key's tenant`},
-			{"another tenant's pod", metrics(good, entry(globex0, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01Z", "1")),
+			{"another tenant's pod", metrics(good, entry(globex0, "GPU_UTILIZATION_PER_GPU", `{"gpu": "0"}`, "2025-02-01T10:00:01.000Z", "1")),
 				`podMetrics[1] (pod "` + globex0 + `", type "GPU_UTILIZATION_PER_GPU"): podId "` + globex0 + `" names no pod of this key's tenant`},
 			{"no +Inf bucket", `{"podMetrics": [` + good + `], "podHistograms": [` + goodHist + `, ` + hist(`{"0.5": "1"}`) + `]}`,
 				`podHistograms[1] (pod "` + serve0 + `", type "NIM_E2E_REQUEST_LATENCY_SECONDS").samples[0]: buckets lack the "+Inf" bucket`},
@@ -159,7 +159,7 @@ func TestIngestRefusesWholeBatch(t *testing.T) {
 				`podHistograms[1] (pod "` + serve0 + `", type "NIM_E2E_REQUEST_LATENCY_SECONDS").samples[0]: bucket 1 counts 2, fewer than bucket 0.5 below it (3): counts are cumulative`},
 			{"a bound spelt twice", `{"podMetrics": [` + good + `], "podHistograms": [` + goodHist + `, ` + hist(`{"1": "3", "1.0": "3", "+Inf": "4"}`) + `]}`,
 				`podHistograms[1] (pod "` + serve0 + `", type "NIM_E2E_REQUEST_LATENCY_SECONDS").samples[0]: bucket bound 1 is given twice`},
-			{"malformed entry", metrics(good, `{"podId": "x", "samples": [["2025-02-01T10:00:00Z", 1]]}`),
+			{"malformed entry", metrics(good, `{"podId": "x", "samples": [["2025-02-01T10:00:00.000Z", 1]]}`),
 				`podMetrics[1]: json: cannot unmarshal number into Go struct field MetricSeries.samples of type string`},
 			{"unknown field", `{"podMetrics": [` + good + `], "pods": []}`,
 				`the body is not a batch of samples ({"podMetrics": [...], "podHistograms": [...]}): json: unknown field "pods"`},
@@ -185,7 +185,7 @@ func TestIngestRefusesWholeBatch(t *testing.T) {
 func TestIngestAuth(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
-		body := []byte(`{"podMetrics": [{"podId": "` + train1 + `", "type": "CPU_USAGE_CORES", "samples": [["2025-02-01T10:00:00Z", "1"]]}]}`)
+		body := []byte(`{"podMetrics": [{"podId": "` + train1 + `", "type": "CPU_USAGE_CORES", "samples": [["2025-02-01T10:00:00.000Z", "1"]]}]}`)
 		for token, want := range map[string]int{"": http.StatusUnauthorized, "acme-workloads": http.StatusForbidden, "acme-operator": http.StatusForbidden} {
 			if status, resp := env.Do(http.MethodPost, samplesPath, token, body, nil); status != want {
 				t.Errorf("%q: %d %s, want %d", token, status, resp, want)

@@ -32,7 +32,7 @@ const (
 	globex0  = "aaaaaaaa-0000-4000-8000-000000000004"
 )
 
-// metricsFixture adds samples to Base's pods. T0 = 2025-01-01T00:00:00Z;
+// metricsFixture adds samples to Base's pods. T0 = 2025-01-01T00:00:00.000Z;
 // offsets below are seconds after T0.
 //
 // train1 GPU_UTILIZATION_PER_GPU  gpu 0: 0→10, 60→20, 120→30.5, (a gap of
@@ -42,7 +42,7 @@ const (
 // gpu 0: 0→0.1, gpu 1: 0→0.2 (a sum with float noise). GPU_SM_ACTIVITY_PER_GPU
 // gpu 10: 0→1, gpu 2: 0→2 (order by index). CPU_USAGE_CORES: 0→0.1, 60→3.5.
 //
-// train0 GPU_UTILIZATION stored: 2024-12-20T14:30:00Z→70 (beside its
+// train0 GPU_UTILIZATION stored: 2024-12-20T14:30:00.000Z→70 (beside its
 // per-GPU series, which must then not be aggregated).
 //
 // serve0 NIM_E2E_REQUEST_LATENCY_SECONDS: 0→{0.1:50, 0.2:70, 1.0:110,
@@ -50,31 +50,31 @@ const (
 const metricsFixture = `{
   "podMetrics": [
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "GPU_UTILIZATION_PER_GPU", "labels": {"gpu": "0"},
-     "samples": [["2025-01-01T00:00:00Z", "10"], ["2025-01-01T00:01:00Z", "20"], ["2025-01-01T00:02:00Z", "30.5"],
-                 ["2025-01-01T00:15:00Z", "50"], ["2025-01-01T00:15:30Z", "55"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "10"], ["2025-01-01T00:01:00.000Z", "20"], ["2025-01-01T00:02:00.000Z", "30.5"],
+                 ["2025-01-01T00:15:00.000Z", "50"], ["2025-01-01T00:15:30.000Z", "55"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "GPU_UTILIZATION_PER_GPU", "labels": {"gpu": "1"},
-     "samples": [["2025-01-01T00:00:30Z", "40"], ["2025-01-01T00:01:30Z", "60"]]},
+     "samples": [["2025-01-01T00:00:30.000Z", "40"], ["2025-01-01T00:01:30.000Z", "60"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "GPU_MEMORY_USAGE_BYTES_PER_GPU", "labels": {"gpu": "0"},
-     "samples": [["2025-01-01T00:00:00Z", "42949672960"], ["2025-01-01T00:01:00Z", "50000000000"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "42949672960"], ["2025-01-01T00:01:00.000Z", "50000000000"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "GPU_MEMORY_USAGE_BYTES_PER_GPU", "labels": {"gpu": "1"},
-     "samples": [["2025-01-01T00:00:00Z", "1073741824"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "1073741824"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "NVLINK_BANDWIDTH_TOTAL_PER_GPU", "labels": {"gpu": "0"},
-     "samples": [["2025-01-01T00:00:00Z", "0.1"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "0.1"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "NVLINK_BANDWIDTH_TOTAL_PER_GPU", "labels": {"gpu": "1"},
-     "samples": [["2025-01-01T00:00:00Z", "0.2"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "0.2"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "GPU_SM_ACTIVITY_PER_GPU", "labels": {"gpu": "10"},
-     "samples": [["2025-01-01T00:00:00Z", "1"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "1"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "GPU_SM_ACTIVITY_PER_GPU", "labels": {"gpu": "2"},
-     "samples": [["2025-01-01T00:00:00Z", "2"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "2"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000002", "type": "CPU_USAGE_CORES",
-     "samples": [["2025-01-01T00:00:00Z", "0.1"], ["2025-01-01T00:01:00Z", "3.5"]]},
+     "samples": [["2025-01-01T00:00:00.000Z", "0.1"], ["2025-01-01T00:01:00.000Z", "3.5"]]},
     {"podId": "aaaaaaaa-0000-4000-8000-000000000001", "type": "GPU_UTILIZATION",
-     "samples": [["2024-12-20T14:30:00Z", "70"]]}
+     "samples": [["2024-12-20T14:30:00.000Z", "70"]]}
   ],
   "podHistograms": [
     {"podId": "aaaaaaaa-0000-4000-8000-000000000003", "type": "NIM_E2E_REQUEST_LATENCY_SECONDS",
-     "samples": [{"timestamp": "2025-01-01T00:00:00Z", "buckets": {"0.1": "50", "0.2": "70", "1.0": "110", "+Inf": "120"}},
-                 {"timestamp": "2025-01-01T00:01:00Z", "buckets": {"0.1": "0", "0.5": "10", "1.0": "20", "+Inf": "20"}}]}
+     "samples": [{"timestamp": "2025-01-01T00:00:00.000Z", "buckets": {"0.1": "50", "0.2": "70", "1.0": "110", "+Inf": "120"}},
+                 {"timestamp": "2025-01-01T00:01:00.000Z", "buckets": {"0.1": "0", "0.5": "10", "1.0": "20", "+Inf": "20"}}]}
   ]
 }`
 
@@ -141,53 +141,53 @@ func TestPodMetricsSampling(t *testing.T) {
 			// older than the lookback: left out. gpu 1 has nothing at or
 			// before 0 and nothing within 5 min of 600 and later.
 			name: "per GPU, gap longer than the lookback",
-			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:20:00Z", "numberOfSamples", "5"},
+			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:20:00.000Z", "numberOfSamples", "5"},
 			want: `{'measurements': [
 				{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '0'}, 'values': [
-					{'value': '10', 'timestamp': '2025-01-01T00:00:00Z'},
-					{'value': '30.5', 'timestamp': '2025-01-01T00:05:00Z'},
-					{'value': '50', 'timestamp': '2025-01-01T00:15:00Z'},
-					{'value': '55', 'timestamp': '2025-01-01T00:20:00Z'}]},
+					{'value': '10', 'timestamp': '2025-01-01T00:00:00.000Z'},
+					{'value': '30.5', 'timestamp': '2025-01-01T00:05:00.000Z'},
+					{'value': '50', 'timestamp': '2025-01-01T00:15:00.000Z'},
+					{'value': '55', 'timestamp': '2025-01-01T00:20:00.000Z'}]},
 				{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '1'}, 'values': [
-					{'value': '60', 'timestamp': '2025-01-01T00:05:00Z'}]}]}`,
+					{'value': '60', 'timestamp': '2025-01-01T00:05:00.000Z'}]}]}`,
 		}, {
 			// The mean over the GPUs that have a value at each step.
 			name: "utilization is the mean of the GPUs",
-			params: []string{"metricType", "GPU_UTILIZATION", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:20:00Z", "numberOfSamples", "5"},
+			params: []string{"metricType", "GPU_UTILIZATION", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:20:00.000Z", "numberOfSamples", "5"},
 			want: `{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [
-				{'value': '10', 'timestamp': '2025-01-01T00:00:00Z'},
-				{'value': '45.25', 'timestamp': '2025-01-01T00:05:00Z'},
-				{'value': '50', 'timestamp': '2025-01-01T00:15:00Z'},
-				{'value': '55', 'timestamp': '2025-01-01T00:20:00Z'}]}]}`,
+				{'value': '10', 'timestamp': '2025-01-01T00:00:00.000Z'},
+				{'value': '45.25', 'timestamp': '2025-01-01T00:05:00.000Z'},
+				{'value': '50', 'timestamp': '2025-01-01T00:15:00.000Z'},
+				{'value': '55', 'timestamp': '2025-01-01T00:20:00.000Z'}]}]}`,
 		}, {
 			// At 300 the lookback is (0, 300]: gpu 1's sample at 0 is out.
 			name: "memory is the sum of the GPUs",
-			params: []string{"metricType", "GPU_MEMORY_USAGE_BYTES", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:20:00Z", "numberOfSamples", "5"},
+			params: []string{"metricType", "GPU_MEMORY_USAGE_BYTES", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:20:00.000Z", "numberOfSamples", "5"},
 			want: `{'measurements': [{'type': 'GPU_MEMORY_USAGE_BYTES', 'labels': {}, 'values': [
-				{'value': '44023414784', 'timestamp': '2025-01-01T00:00:00Z'},
-				{'value': '50000000000', 'timestamp': '2025-01-01T00:05:00Z'}]}]}`,
+				{'value': '44023414784', 'timestamp': '2025-01-01T00:00:00.000Z'},
+				{'value': '50000000000', 'timestamp': '2025-01-01T00:05:00.000Z'}]}]}`,
 		}, {
 			name: "a sum without float noise; GPUs in index order",
-			params: []string{"metricType", "NVLINK_BANDWIDTH_TOTAL,GPU_SM_ACTIVITY_PER_GPU", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:01:00Z", "numberOfSamples", "1"},
+			params: []string{"metricType", "NVLINK_BANDWIDTH_TOTAL,GPU_SM_ACTIVITY_PER_GPU", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:01:00.000Z", "numberOfSamples", "1"},
 			want: `{'measurements': [
-				{'type': 'NVLINK_BANDWIDTH_TOTAL', 'labels': {}, 'values': [{'value': '0.3', 'timestamp': '2025-01-01T00:01:00Z'}]},
-				{'type': 'GPU_SM_ACTIVITY_PER_GPU', 'labels': {'gpu': '2'}, 'values': [{'value': '2', 'timestamp': '2025-01-01T00:01:00Z'}]},
-				{'type': 'GPU_SM_ACTIVITY_PER_GPU', 'labels': {'gpu': '10'}, 'values': [{'value': '1', 'timestamp': '2025-01-01T00:01:00Z'}]}]}`,
+				{'type': 'NVLINK_BANDWIDTH_TOTAL', 'labels': {}, 'values': [{'value': '0.3', 'timestamp': '2025-01-01T00:01:00.000Z'}]},
+				{'type': 'GPU_SM_ACTIVITY_PER_GPU', 'labels': {'gpu': '2'}, 'values': [{'value': '2', 'timestamp': '2025-01-01T00:01:00.000Z'}]},
+				{'type': 'GPU_SM_ACTIVITY_PER_GPU', 'labels': {'gpu': '10'}, 'values': [{'value': '1', 'timestamp': '2025-01-01T00:01:00.000Z'}]}]}`,
 		}, {
 			// 1,000,000 ms / 3 = 333,333.33 ms, truncated to 333,333 ms:
 			// steps 0, 333.333, 666.666 and 999.999 s; the last falls short
 			// of end. At 666.666 the newest gpu 0 sample (120 s) is out of
 			// the lookback.
 			name: "steps truncated to whole milliseconds",
-			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:16:40Z", "numberOfSamples", "4"},
+			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:16:40.000Z", "numberOfSamples", "4"},
 			want: `{'measurements': [
 				{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '0'}, 'values': [
-					{'value': '10', 'timestamp': '2025-01-01T00:00:00Z'},
+					{'value': '10', 'timestamp': '2025-01-01T00:00:00.000Z'},
 					{'value': '30.5', 'timestamp': '2025-01-01T00:05:33.333Z'},
 					{'value': '55', 'timestamp': '2025-01-01T00:16:39.999Z'}]},
 				{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '1'}, 'values': [
@@ -197,12 +197,12 @@ func TestPodMetricsSampling(t *testing.T) {
 			// before 420 s: the lookback is left-open, so nothing answers,
 			// and the type still answers, empty.
 			name: "one sample at end; a sample exactly one lookback old does not count",
-			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:07:00Z", "numberOfSamples", "1"},
+			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:07:00.000Z", "numberOfSamples", "1"},
 			want: `{'measurements': [{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {}, 'values': []}]}`,
 		}, {
 			name: "one millisecond inside the lookback",
-			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00Z",
+			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "start", "2025-01-01T00:00:00.000Z",
 				"end", "2025-01-01T00:06:59.999Z", "numberOfSamples", "1"},
 			want: `{'measurements': [{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '0'}, 'values': [
 				{'value': '30.5', 'timestamp': '2025-01-01T00:06:59.999Z'}]}]}`,
@@ -211,33 +211,33 @@ func TestPodMetricsSampling(t *testing.T) {
 			// ends included; the aggregate combines samples of one instant.
 			name: "raw samples",
 			params: []string{"metricType", "GPU_UTILIZATION_PER_GPU", "metricType", "GPU_UTILIZATION",
-				"start", "2025-01-01T00:01:00Z", "end", "2025-01-01T00:15:00Z", "numberOfSamples", "0"},
+				"start", "2025-01-01T00:01:00.000Z", "end", "2025-01-01T00:15:00.000Z", "numberOfSamples", "0"},
 			want: `{'measurements': [
 				{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '0'}, 'values': [
-					{'value': '20', 'timestamp': '2025-01-01T00:01:00Z'},
-					{'value': '30.5', 'timestamp': '2025-01-01T00:02:00Z'},
-					{'value': '50', 'timestamp': '2025-01-01T00:15:00Z'}]},
+					{'value': '20', 'timestamp': '2025-01-01T00:01:00.000Z'},
+					{'value': '30.5', 'timestamp': '2025-01-01T00:02:00.000Z'},
+					{'value': '50', 'timestamp': '2025-01-01T00:15:00.000Z'}]},
 				{'type': 'GPU_UTILIZATION_PER_GPU', 'labels': {'gpu': '1'}, 'values': [
-					{'value': '60', 'timestamp': '2025-01-01T00:01:30Z'}]},
+					{'value': '60', 'timestamp': '2025-01-01T00:01:30.000Z'}]},
 				{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [
-					{'value': '20', 'timestamp': '2025-01-01T00:01:00Z'},
-					{'value': '60', 'timestamp': '2025-01-01T00:01:30Z'},
-					{'value': '30.5', 'timestamp': '2025-01-01T00:02:00Z'},
-					{'value': '50', 'timestamp': '2025-01-01T00:15:00Z'}]}]}`,
+					{'value': '20', 'timestamp': '2025-01-01T00:01:00.000Z'},
+					{'value': '60', 'timestamp': '2025-01-01T00:01:30.000Z'},
+					{'value': '30.5', 'timestamp': '2025-01-01T00:02:00.000Z'},
+					{'value': '50', 'timestamp': '2025-01-01T00:15:00.000Z'}]}]}`,
 		}, {
 			// A type the pod could have but has no data for: an empty series.
 			// The default numberOfSamples is 20.
 			name: "stored CPU type and one with no data",
-			params: []string{"metricType", "CPU_USAGE_CORES,CPU_MEMORY_USAGE_BYTES", "start", "2025-01-01T00:00:00Z",
-				"end", "2025-01-01T00:19:00Z"},
+			params: []string{"metricType", "CPU_USAGE_CORES,CPU_MEMORY_USAGE_BYTES", "start", "2025-01-01T00:00:00.000Z",
+				"end", "2025-01-01T00:19:00.000Z"},
 			want: `{'measurements': [
 				{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [
-					{'value': '0.1', 'timestamp': '2025-01-01T00:00:00Z'},
-					{'value': '3.5', 'timestamp': '2025-01-01T00:01:00Z'},
-					{'value': '3.5', 'timestamp': '2025-01-01T00:02:00Z'},
-					{'value': '3.5', 'timestamp': '2025-01-01T00:03:00Z'},
-					{'value': '3.5', 'timestamp': '2025-01-01T00:04:00Z'},
-					{'value': '3.5', 'timestamp': '2025-01-01T00:05:00Z'}]},
+					{'value': '0.1', 'timestamp': '2025-01-01T00:00:00.000Z'},
+					{'value': '3.5', 'timestamp': '2025-01-01T00:01:00.000Z'},
+					{'value': '3.5', 'timestamp': '2025-01-01T00:02:00.000Z'},
+					{'value': '3.5', 'timestamp': '2025-01-01T00:03:00.000Z'},
+					{'value': '3.5', 'timestamp': '2025-01-01T00:04:00.000Z'},
+					{'value': '3.5', 'timestamp': '2025-01-01T00:05:00.000Z'}]},
 				{'type': 'CPU_MEMORY_USAGE_BYTES', 'labels': {}, 'values': []}]}`,
 		}} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -254,8 +254,8 @@ func TestPodMetricsStoredAggregateWins(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
 		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train0, "metricType", "GPU_UTILIZATION",
-			"start", "2024-12-20T14:00:00Z", "end", "2024-12-20T14:31:00Z", "numberOfSamples", "1"))
-		want := js(`{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [{'value': '70', 'timestamp': '2024-12-20T14:31:00Z'}]}]}`)
+			"start", "2024-12-20T14:00:00.000Z", "end", "2024-12-20T14:31:00.000Z", "numberOfSamples", "1"))
+		want := js(`{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [{'value': '70', 'timestamp': '2024-12-20T14:31:00.000Z'}]}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -274,30 +274,30 @@ func TestPodMetricsHistograms(t *testing.T) {
 		// p99 rank 19.8: 0.5 + 0.5·9.8/10 = 0.99.
 		got := getMetrics(t, env, http.StatusOK, metricsPath(serveWL, serve0,
 			"metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS,NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,NIM_NUM_REQUESTS_RUNNING",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:02:00Z", "numberOfSamples", "3"))
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:02:00.000Z", "numberOfSamples", "3"))
 		want := js(`{'measurements': [{'type': 'NIM_NUM_REQUESTS_RUNNING', 'labels': {}, 'values': []}],
 			'histogram': [
 				{'type': 'NIM_E2E_REQUEST_LATENCY_SECONDS', 'values': [
-					{'timestamp': '2025-01-01T00:00:00Z', 'data': {'0.1': '50', '0.2': '70', '1.0': '110', '+Inf': '120'}},
-					{'timestamp': '2025-01-01T00:01:00Z', 'data': {'0.1': '0', '0.5': '10', '1.0': '20', '+Inf': '20'}},
-					{'timestamp': '2025-01-01T00:02:00Z', 'data': {'0.1': '0', '0.5': '10', '1.0': '20', '+Inf': '20'}}]},
+					{'timestamp': '2025-01-01T00:00:00.000Z', 'data': {'0.1': '50', '0.2': '70', '1.0': '110', '+Inf': '120'}},
+					{'timestamp': '2025-01-01T00:01:00.000Z', 'data': {'0.1': '0', '0.5': '10', '1.0': '20', '+Inf': '20'}},
+					{'timestamp': '2025-01-01T00:02:00.000Z', 'data': {'0.1': '0', '0.5': '10', '1.0': '20', '+Inf': '20'}}]},
 				{'type': 'NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES', 'values': [
-					{'timestamp': '2025-01-01T00:00:00Z', 'data': {'p50': '0.15', 'p90': '0.96', 'p99': '1'}},
-					{'timestamp': '2025-01-01T00:01:00Z', 'data': {'p50': '0.5', 'p90': '0.9', 'p99': '0.99'}},
-					{'timestamp': '2025-01-01T00:02:00Z', 'data': {'p50': '0.5', 'p90': '0.9', 'p99': '0.99'}}]}]}`)
+					{'timestamp': '2025-01-01T00:00:00.000Z', 'data': {'p50': '0.15', 'p90': '0.96', 'p99': '1'}},
+					{'timestamp': '2025-01-01T00:01:00.000Z', 'data': {'p50': '0.5', 'p90': '0.9', 'p99': '0.99'}},
+					{'timestamp': '2025-01-01T00:02:00.000Z', 'data': {'p50': '0.5', 'p90': '0.9', 'p99': '0.99'}}]}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 		// Buckets leave in upper-bound order, +Inf last, whatever JSON
 		// libraries do with map keys.
 		_, body := env.Do(http.MethodGet, metricsPath(serveWL, serve0, "metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:00:30Z", "numberOfSamples", "0"), "acme-workloads", nil, nil)
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:00:30.000Z", "numberOfSamples", "0"), "acme-workloads", nil, nil)
 		if !strings.Contains(string(body), `"data":{"0.1":"50","0.2":"70","1.0":"110","+Inf":"120"}`) {
 			t.Errorf("bucket order: %s", body)
 		}
 		// A histogram type the NIM pod has no data for: an empty series.
 		got = getMetrics(t, env, http.StatusOK, metricsPath(serveWL, serve0, "metricType", "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:02:00Z"))
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:02:00.000Z"))
 		want = js(`{'measurements': [], 'histogram': [{'type': 'NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES', 'values': []}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
@@ -311,8 +311,8 @@ func TestPodMetricsPartial(t *testing.T) {
 		// train1 has no NIM data: the NIM types cannot exist for it.
 		got := getMetrics(t, env, http.StatusMultiStatus, metricsPath(trainWL, train1,
 			"metricType", "CPU_USAGE_CORES,NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES", "metricType", "NIM_NUM_REQUESTS_RUNNING",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:01:00Z", "numberOfSamples", "1"))
-		want := js(`{'measurements': [{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3.5', 'timestamp': '2025-01-01T00:01:00Z'}]}],
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z", "numberOfSamples", "1"))
+		want := js(`{'measurements': [{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3.5', 'timestamp': '2025-01-01T00:01:00.000Z'}]}],
 			'omittedTypes': ['NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES', 'NIM_NUM_REQUESTS_RUNNING'],
 			'details': 'left out NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES, NIM_NUM_REQUESTS_RUNNING: NIM metrics exist only for pods that serve NVIDIA NIM, and none is stored for this pod'}`)
 		if got != want {
@@ -320,7 +320,7 @@ func TestPodMetricsPartial(t *testing.T) {
 		}
 		// Nothing left but omitted types: still 207, with no measurement.
 		got = getMetrics(t, env, http.StatusMultiStatus, metricsPath(trainWL, train1, "metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:01:00Z"))
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z"))
 		if !strings.HasPrefix(got, `{"details":"left out NIM_E2E_REQUEST_LATENCY_SECONDS: `) || !strings.Contains(got, `"measurements":[]`) {
 			t.Errorf("got %s", got)
 		}
@@ -332,19 +332,19 @@ func TestPodMetricsCSV(t *testing.T) {
 		env := newMetricsEnv(t, st)
 		csvAccept := http.Header{"Accept": {"text/csv"}}
 		resp := env.Request(http.MethodGet, metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION_PER_GPU,CPU_USAGE_CORES",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:20:00Z", "numberOfSamples", "5"), "acme-workloads", nil, csvAccept)
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:20:00.000Z", "numberOfSamples", "5"), "acme-workloads", nil, csvAccept)
 		body := readAll(t, resp)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" {
 			t.Fatalf("%d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
 		want := "type,labels,timestamp,value\n" +
-			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:00:00Z,10` + "\n" +
-			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:05:00Z,30.5` + "\n" +
-			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:15:00Z,50` + "\n" +
-			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:20:00Z,55` + "\n" +
-			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""1""}",2025-01-01T00:05:00Z,60` + "\n" +
-			`CPU_USAGE_CORES,{},2025-01-01T00:00:00Z,0.1` + "\n" +
-			`CPU_USAGE_CORES,{},2025-01-01T00:05:00Z,3.5` + "\n"
+			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:00:00.000Z,10` + "\n" +
+			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:05:00.000Z,30.5` + "\n" +
+			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:15:00.000Z,50` + "\n" +
+			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""0""}",2025-01-01T00:20:00.000Z,55` + "\n" +
+			`GPU_UTILIZATION_PER_GPU,"{""gpu"":""1""}",2025-01-01T00:05:00.000Z,60` + "\n" +
+			`CPU_USAGE_CORES,{},2025-01-01T00:00:00.000Z,0.1` + "\n" +
+			`CPU_USAGE_CORES,{},2025-01-01T00:05:00.000Z,3.5` + "\n"
 		if body != want {
 			t.Errorf("got\n%s\nwant\n%s", body, want)
 		}
@@ -352,27 +352,27 @@ func TestPodMetricsCSV(t *testing.T) {
 		// Histograms: one row per bucket (label le) or percentile (label quantile).
 		resp = env.Request(http.MethodGet, metricsPath(serveWL, serve0,
 			"metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS,NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:00:30Z", "numberOfSamples", "0"),
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:00:30.000Z", "numberOfSamples", "0"),
 			"acme-workloads", nil, http.Header{"Accept": {"application/json;q=0.5, text/csv"}})
 		body = readAll(t, resp)
 		want = "type,labels,timestamp,value\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""0.1""}",2025-01-01T00:00:00Z,50` + "\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""0.2""}",2025-01-01T00:00:00Z,70` + "\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""1.0""}",2025-01-01T00:00:00Z,110` + "\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""+Inf""}",2025-01-01T00:00:00Z,120` + "\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,"{""quantile"":""0.5""}",2025-01-01T00:00:00Z,0.15` + "\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,"{""quantile"":""0.9""}",2025-01-01T00:00:00Z,0.96` + "\n" +
-			`NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,"{""quantile"":""0.99""}",2025-01-01T00:00:00Z,1` + "\n"
+			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""0.1""}",2025-01-01T00:00:00.000Z,50` + "\n" +
+			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""0.2""}",2025-01-01T00:00:00.000Z,70` + "\n" +
+			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""1.0""}",2025-01-01T00:00:00.000Z,110` + "\n" +
+			`NIM_E2E_REQUEST_LATENCY_SECONDS,"{""le"":""+Inf""}",2025-01-01T00:00:00.000Z,120` + "\n" +
+			`NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,"{""quantile"":""0.5""}",2025-01-01T00:00:00.000Z,0.15` + "\n" +
+			`NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,"{""quantile"":""0.9""}",2025-01-01T00:00:00.000Z,0.96` + "\n" +
+			`NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,"{""quantile"":""0.99""}",2025-01-01T00:00:00.000Z,1` + "\n"
 		if resp.StatusCode != http.StatusOK || body != want {
 			t.Errorf("%d, got\n%s\nwant\n%s", resp.StatusCode, body, want)
 		}
 
 		// 207 in CSV: the omitted types in a header.
 		resp = env.Request(http.MethodGet, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES,NIM_NUM_REQUESTS_RUNNING",
-			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:01:00Z", "numberOfSamples", "1"), "acme-workloads", nil, csvAccept)
+			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z", "numberOfSamples", "1"), "acme-workloads", nil, csvAccept)
 		body = readAll(t, resp)
 		if resp.StatusCode != http.StatusMultiStatus || resp.Header.Get("X-Omitted-Metric-Types") != "NIM_NUM_REQUESTS_RUNNING" ||
-			body != "type,labels,timestamp,value\nCPU_USAGE_CORES,{},2025-01-01T00:01:00Z,3.5\n" {
+			body != "type,labels,timestamp,value\nCPU_USAGE_CORES,{},2025-01-01T00:01:00.000Z,3.5\n" {
 			t.Errorf("%d %v\n%s", resp.StatusCode, resp.Header, body)
 		}
 	})
@@ -381,7 +381,7 @@ func TestPodMetricsCSV(t *testing.T) {
 func TestPodMetricsAccept(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		path := metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:01:00Z")
+		path := metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z")
 		for accept, want := range map[string]string{
 			"":                                   "application/json",
 			"*/*":                                "application/json",
@@ -411,7 +411,7 @@ func TestPodMetricsAccept(t *testing.T) {
 func TestPodMetricsBadRequests(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		const start, end = "2025-01-01T00:00:00Z", "2025-01-01T01:00:00Z"
+		const start, end = "2025-01-01T00:00:00.000Z", "2025-01-01T01:00:00.000Z"
 		for _, tc := range []struct {
 			params []string
 			msg    string
@@ -423,8 +423,8 @@ func TestPodMetricsBadRequests(t *testing.T) {
 			{[]string{"metricType", "GPU_UTILIZATION", "start", "yesterday", "end", end}, `start: "yesterday" is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)`},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start}, "end is required (ISO 8601, e.g. 2023-06-06T12:09:18.211Z)"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", "2025-01-01T01:00:00"}, `end: "2025-01-01T01:00:00" is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)`},
-			{[]string{"metricType", "GPU_UTILIZATION", "start", end, "end", start}, "end (2025-01-01T00:00:00Z) must be after start (2025-01-01T01:00:00Z)"},
-			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", start}, "end (2025-01-01T00:00:00Z) must be after start (2025-01-01T00:00:00Z)"},
+			{[]string{"metricType", "GPU_UTILIZATION", "start", end, "end", start}, "end (2025-01-01T00:00:00.000Z) must be after start (2025-01-01T01:00:00.000Z)"},
+			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", start}, "end (2025-01-01T00:00:00.000Z) must be after start (2025-01-01T00:00:00.000Z)"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "-1"}, "numberOfSamples must be between 0 and 1000, got -1"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "1001"}, "numberOfSamples must be between 0 and 1000, got 1001"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "ten"}, `numberOfSamples must be an integer between 0 and 1000, got "ten"`},
@@ -441,7 +441,7 @@ func TestPodMetricsBadRequests(t *testing.T) {
 func TestPodMetricsNotFound(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		q := []string{"metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:01:00Z"}
+		q := []string{"metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z"}
 		for _, tc := range []struct{ workload, pod, why string }{
 			{trainWL, "aaaaaaaa-0000-4000-8000-00000000ffff", "missing"},
 			{serveWL, train1, "of another workload"},

@@ -471,15 +471,15 @@ func checkVMBody(t *testing.T, tc restartCase, body map[string]any, pod, hasMode
 	for _, k := range seedFields {
 		_, ok := body[k]
 		switch {
-		case k == "gpuManufacturer" && !hasModel && !tc.graphql:
+		case (k == "gpuManufacturer" || k == "gpuModelId" || k == "gpuModelName") && !hasModel && !tc.graphql:
 			if ok {
-				t.Errorf("gpuManufacturer present on a CPU-only row: %v", body[k])
+				t.Errorf("%s present on a CPU-only row: %v", k, body[k])
 			}
 		case !ok:
 			t.Errorf("answer lacks %s", k)
 		}
 	}
-	if !tc.graphql && len(body) != len(seedFields)-boolInt(!hasModel) {
+	if !tc.graphql && len(body) != len(seedFields)-3*boolInt(!hasModel) {
 		t.Errorf("answer has %d keys, want %d: %v", len(body), len(seedFields), body)
 	}
 	wantStatus := tc.wantStatus
@@ -517,8 +517,8 @@ func boolInt(b bool) int {
 
 // TestRestartVMBody pins the REST answer byte for byte: the seed's VM
 // object, camelCase, lower-case status, RFC 3339 UTC instants with
-// milliseconds, plus the entities contract's fields; gpuManufacturer absent on a CPU-only
-// row.
+// milliseconds, plus the entities contract's fields; gpuManufacturer, gpuModelId and
+// gpuModelName absent on a CPU-only row.
 func TestRestartVMBody(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		f := newWorld()
@@ -541,7 +541,7 @@ func TestRestartVMBody(t *testing.T) {
 
 		status, body = env.Do(http.MethodPost, "/v1/vms/vm-cpu/restart", "acme-operator", nil, nil)
 		want = `{"capabilityTier":"","computeClass":"","createdAt":"2024-05-01T10:00:00.000Z","diskSizeGb":50,` +
-			`"endpointUrl":"https://vm-cpu.example.net","gpuCount":0,"gpuModelId":null,"gpuModelName":null,"id":"vm-cpu",` +
+			`"endpointUrl":"https://vm-cpu.example.net","gpuCount":0,"id":"vm-cpu",` +
 			`"imageUrl":"","managedBy":"","name":"vm-cpu-name","organizationId":"org-acme","pricePerHourCents":0,` +
 			`"provisioningStage":"ready","public":false,"resourceSize":"0xGPU","serviceType":"","status":"running",` +
 			`"statusReason":"user_restarted","tier":"standard","volumeGb":0,"nodeId":"n6","gpuIds":[],"cpuCores":4,` +

@@ -53,7 +53,10 @@ type Container struct {
 
 // PodRequestResources is what a pod asked for.
 type PodRequestResources struct {
-	GpuRequestType    *string                  `json:"gpuRequestType"`
+	// GpuRequestType is left out when unknown: Run:ai's schema declares it
+	// a nullable enum of portion and memory, and strict OpenAPI 3.0.3
+	// validators refuse null because the enum does not list it.
+	GpuRequestType    *string                  `json:"gpuRequestType,omitempty"`
 	Gpu               *RequestResourceCores    `json:"gpu"`
 	GpuMemory         *RequestResourceQuantity `json:"gpuMemory"`
 	CPU               *RequestResourceCores    `json:"cpu"`

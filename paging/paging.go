@@ -2,7 +2,11 @@
 // both faces.
 package paging
 
-import "gpugraph/apierr"
+import (
+	"math"
+
+	"gpugraph/apierr"
+)
 
 // Page is a validated offset and limit.
 type Page struct{ Offset, Limit int }
@@ -14,13 +18,17 @@ const (
 	MaxLimit     = 500
 )
 
-// Parse checks offset ≥ 0 and limit in 1–500, with the defaults 0 and 50;
+// Parse checks offset in 0–2147483647 (int32) and limit in 1–500, with the defaults 0 and 50;
 // nil means the default. A bad one is a 400.
 func Parse(offset, limit *int) (Page, error) {
 	p := Page{Offset: 0, Limit: DefaultLimit}
 	if offset != nil {
 		if *offset < 0 {
 			return p, apierr.BadRequest("offset must be 0 or more, got %d", *offset)
+		}
+		// Run:ai's schema types offset as int32.
+		if *offset > math.MaxInt32 {
+			return p, apierr.BadRequest("offset must be at most %d (int32), got %d", math.MaxInt32, *offset)
 		}
 		p.Offset = *offset
 	}

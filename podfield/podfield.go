@@ -58,6 +58,10 @@ type Field struct {
 	Nullable bool
 	// Kind is how a filter compares the field.
 	Kind Kind
+	// UUID marks a field Run:ai's schema declares "format: uuid": stored
+	// in lower case, and compared case-insensitively (filterBy values are
+	// lower-cased), as UUIDs are (RFC 9562).
+	UUID bool
 	// Reads are the columns a GraphQL selection of the field needs, when
 	// they are not just Column (a relation reads the keys it joins on).
 	Reads []string
@@ -86,9 +90,9 @@ func (f *Field) Columns() []string {
 // the PodSortField enum.
 var fields = []Field{
 	{JSON: "name", Column: "name", Filter: true, Enum: "NAME"},
-	{JSON: "clusterId", Column: "cluster_id", Filter: true, Enum: "CLUSTER_ID"},
-	{JSON: "workloadId", Column: "workload_id", Filter: true, Enum: "WORKLOAD_ID"},
-	{JSON: "revisionId", Column: "revision_id", Filter: true, Enum: "REVISION_ID", Nullable: true},
+	{JSON: "clusterId", UUID: true, Column: "cluster_id", Filter: true, Enum: "CLUSTER_ID"},
+	{JSON: "workloadId", UUID: true, Column: "workload_id", Filter: true, Enum: "WORKLOAD_ID"},
+	{JSON: "revisionId", UUID: true, Column: "revision_id", Filter: true, Enum: "REVISION_ID", Nullable: true},
 	{JSON: "nodeName", Column: "node_name", Filter: true, Enum: "NODE_NAME", Nullable: true},
 	{JSON: "currentNodePool", Param: "currentNodepool", Column: "current_node_pool", Filter: true, Enum: "CURRENT_NODEPOOL", Nullable: true},
 	{JSON: "createdAt", Column: "created_at", Filter: true, Enum: "CREATED_AT", Kind: Date},
@@ -98,7 +102,7 @@ var fields = []Field{
 	{JSON: "projectId", Column: "project_id", Filter: true, Nullable: true},
 	{JSON: "priorityClassName", Column: "priority_class_name", Filter: true},
 
-	{JSON: "id", Column: "id"},
+	{JSON: "id", UUID: true, Column: "id"},
 	{JSON: "containers", Column: "containers", Nullable: true},
 	{JSON: "requestedNodePools", Column: "requested_node_pools", Nullable: true},
 	{JSON: "requestedResources", Column: "requested_resources", Nullable: true},
@@ -178,4 +182,32 @@ func ByParam(name string) (*Field, bool) {
 func ByEnum(value string) (*Field, bool) {
 	f, ok := byEnum[value]
 	return f, ok
+}
+
+// CanonicalUUID answers s in lower case when it is spelt as a UUID
+// (8-4-4-4-12 hex digits), and s unchanged otherwise. UUIDs compare
+// case-insensitively (RFC 9562) and Run:ai's schema marks the pod's id,
+// workloadId, revisionId and clusterId "format: uuid": the server stores
+// them in this canonical lower case and lower-cases what a client sends
+// for them (path parameters, filterBy values), so an upper-case copy of an
+// id finds what the id finds.
+func CanonicalUUID(s string) string {
+	if len(s) != 36 {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return s
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			b[i] = c + 'a' - 'A'
+		default:
+			return s
+		}
+	}
+	return string(b)
 }

@@ -9,6 +9,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/models"
+	"gpugraph/podfield"
 	"gpugraph/promql"
 	"gpugraph/store"
 )
@@ -91,6 +92,8 @@ func Query(ctx context.Context, st *store.Store, c *auth.Caller, req Request) (R
 	if err != nil {
 		return Result{}, err
 	}
+	// UUIDs compare case-insensitively; they are stored in lower case.
+	req.WorkloadID, req.PodID = podfield.CanonicalUUID(req.WorkloadID), podfield.CanonicalUUID(req.PodID)
 	ok, err := st.TenantPodInWorkload(ctx, c.TenantID, req.WorkloadID, req.PodID)
 	if err != nil {
 		return Result{}, err
@@ -126,7 +129,7 @@ func checkRequest(req Request) (query, error) {
 		return q, apierr.BadRequest("metricType is required: name at least one pod metric type")
 	}
 	if !q.end.After(q.start) {
-		return q, apierr.BadRequest("end (%s) must be after start (%s)", promql.FormatTime(q.end), promql.FormatTime(q.start))
+		return q, apierr.BadRequest("end (%s) must be after start (%s)", models.FormatTime(q.end), models.FormatTime(q.start))
 	}
 	if req.NumberOfSamples != nil {
 		q.n = *req.NumberOfSamples

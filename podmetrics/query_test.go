@@ -34,7 +34,7 @@ func TestCheckRequest(t *testing.T) {
 			`metricType "NOPE" is not a pod metric type`},
 		{"no type", Request{Start: t0, End: t0.Add(time.Hour)}, "metricType is required"},
 		{"empty range", Request{Types: []string{"GPU_UTILIZATION"}, Start: t0, End: t0},
-			"end (2024-12-20T14:00:00Z) must be after start (2024-12-20T14:00:00Z)"},
+			"end (2024-12-20T14:00:00.000Z) must be after start (2024-12-20T14:00:00.000Z)"},
 		{"too many samples", Request{Types: []string{"GPU_UTILIZATION"}, Start: t0, End: t0.Add(time.Hour), NumberOfSamples: n(1001)},
 			"numberOfSamples must be between 0 and 1000, got 1001"},
 		{"negative samples", Request{Types: []string{"GPU_UTILIZATION"}, Start: t0, End: t0.Add(time.Hour), NumberOfSamples: n(-1)},

@@ -15,6 +15,7 @@ import (
 	"gpugraph/filterby"
 	"gpugraph/models"
 	"gpugraph/paging"
+	"gpugraph/podfield"
 	"gpugraph/store"
 )
 
@@ -94,7 +95,7 @@ func Prepare(c *auth.Caller, q Query) (*Listing, error) {
 		return nil, err
 	}
 	sq.Sort = q.Sort
-	return &Listing{q: sq, page: page, workloadID: q.WorkloadID}, nil
+	return &Listing{q: sq, page: page, workloadID: podfield.CanonicalUUID(q.WorkloadID)}, nil
 }
 
 // Read answers the page. The page reads one row past its limit to know
@@ -152,6 +153,7 @@ func OfRevision(ctx context.Context, st *store.Store, c *auth.Caller, revisionID
 	if !c.Can(auth.WorkloadsRead) {
 		return nil, apierr.MissingPermission(auth.WorkloadsRead)
 	}
+	revisionID = podfield.CanonicalUUID(revisionID)
 	ok, err := st.TenantHasRevision(ctx, c.TenantID, revisionID)
 	if err != nil {
 		return nil, err

@@ -112,7 +112,7 @@ func ExampleAggregate() {
 	gpu0 := []Point{{T: t0, V: 85}, {T: t1, V: 90.1}}
 	gpu1 := []Point{{T: t0, V: 84.9}} // no value at t1
 	for _, p := range Aggregate([][]Point{gpu0, gpu1}, Mean) {
-		fmt.Println(FormatTime(p.T), FormatValue(p.V))
+		fmt.Println(fmtTime(p.T), FormatValue(p.V))
 	}
 	// Output:
 	// 2024-12-20T14:30:00Z 84.95

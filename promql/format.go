@@ -3,7 +3,6 @@ package promql
 import (
 	"math"
 	"strconv"
-	"time"
 )
 
 // ValueDigits is the number of significant decimal digits FormatValue
@@ -41,15 +40,4 @@ func FormatValue(v float64) string {
 		rounded = v
 	}
 	return strconv.FormatFloat(rounded, 'f', -1, 64)
-}
-
-// timeLayout is RFC 3339 with milliseconds that are left out when zero.
-const timeLayout = "2006-01-02T15:04:05.999Z07:00"
-
-// FormatTime writes a timestamp as RFC 3339 in UTC with millisecond
-// precision, dropping trailing zeros of the fraction:
-// "2024-12-20T14:30:00Z", "2024-12-20T14:30:00.5Z". Finer parts are
-// truncated, matching Prometheus's millisecond timestamps.
-func FormatTime(t time.Time) string {
-	return t.UTC().Format(timeLayout)
 }

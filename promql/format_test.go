@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestFormatValue(t *testing.T) {
@@ -37,24 +36,6 @@ func TestFormatValue(t *testing.T) {
 	for _, tc := range tests {
 		if got := FormatValue(tc.in); got != tc.want {
 			t.Errorf("FormatValue(%v) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestFormatTime(t *testing.T) {
-	tests := []struct {
-		in   time.Time
-		want string
-	}{
-		{time.Date(2024, 12, 20, 14, 30, 0, 0, time.UTC), "2024-12-20T14:30:00Z"},
-		{time.Date(2024, 12, 20, 14, 30, 0, 500e6, time.UTC), "2024-12-20T14:30:00.5Z"},
-		{time.Date(2024, 12, 20, 14, 30, 0, 123e6, time.UTC), "2024-12-20T14:30:00.123Z"},
-		{time.Date(2024, 12, 20, 14, 30, 0, 999999999, time.UTC), "2024-12-20T14:30:00.999Z"},
-		{time.Date(2024, 12, 20, 15, 30, 0, 0, time.FixedZone("CET", 3600)), "2024-12-20T14:30:00Z"},
-	}
-	for _, tc := range tests {
-		if got := FormatTime(tc.in); got != tc.want {
-			t.Errorf("FormatTime(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

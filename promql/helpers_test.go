@@ -12,6 +12,11 @@ var base = time.Date(2024, 12, 20, 14, 0, 0, 0, time.UTC)
 // at returns base plus d.
 func at(d time.Duration) time.Time { return base.Add(d) }
 
+// fmtTime writes an instant for test output and examples: RFC 3339 UTC
+// with the fraction's trailing zeros dropped (the API writes instants
+// through models.FormatTime).
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999Z07:00") }
+
 // ms is shorthand for a number of milliseconds.
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
@@ -34,7 +39,7 @@ func samePoints(t *testing.T, got, want []Point) {
 	for i := range want {
 		if !got[i].T.Equal(want[i].T) || !sameFloat(got[i].V, want[i].V) {
 			t.Fatalf("point %d: got %s=%v, want %s=%v", i,
-				FormatTime(got[i].T), got[i].V, FormatTime(want[i].T), want[i].V)
+				fmtTime(got[i].T), got[i].V, fmtTime(want[i].T), want[i].V)
 		}
 	}
 }

@@ -28,37 +28,33 @@ func Steps(start, end time.Time, n int) []time.Time {
 	if !ok {
 		return nil
 	}
-	steps := make([]time.Time, 0, int(last.Sub(first)/step)+1)
-	for t := first; !t.After(last); t = t.Add(step) {
-		steps = append(steps, t)
+	steps := make([]time.Time, 0, (last-first)/step+1)
+	for t := first; t <= last; t += step {
+		steps = append(steps, time.UnixMilli(t).UTC())
 	}
 	return steps
 }
 
-// stepGrid computes the first and last step and the step width of Steps
-// without materialising the steps.
-func stepGrid(start, end time.Time, n int) (first, last time.Time, step time.Duration, ok bool) {
+// stepGrid computes the first and last step and the step width of Steps,
+// all in Unix milliseconds, without materialising the steps. It counts in
+// int64 milliseconds as Prometheus does, never in time.Duration, whose
+// nanoseconds saturate past ~292 years: a longer range would lose its end.
+func stepGrid(start, end time.Time, n int) (first, last, step int64, ok bool) {
 	if n <= 0 {
-		return time.Time{}, time.Time{}, 0, false
+		return 0, 0, 0, false
 	}
-	s, e := truncMillis(start), truncMillis(end)
-	if e.Before(s) {
-		return time.Time{}, time.Time{}, 0, false
+	s, e := start.UnixMilli(), end.UnixMilli()
+	if e < s {
+		return 0, 0, 0, false
 	}
 	if n == 1 {
-		return e, e, time.Millisecond, true
+		return e, e, 1, true
 	}
-	step = (e.Sub(s) / time.Duration(n-1)).Truncate(time.Millisecond)
+	step = (e - s) / int64(n-1)
 	if step <= 0 {
 		// Prometheus rejects a zero step; a range shorter than n−1 ms is
 		// answered with millisecond steps instead of an error.
-		step = time.Millisecond
+		step = 1
 	}
-	last = s.Add(e.Sub(s) / step * step)
-	return s, last, step, true
-}
-
-// truncMillis truncates t to a whole Unix millisecond, in UTC.
-func truncMillis(t time.Time) time.Time {
-	return time.UnixMilli(t.UnixMilli()).UTC()
+	return s, s + (e-s)/step*step, step, true
 }

@@ -39,7 +39,7 @@ func TestSteps(t *testing.T) {
 			}
 			for i, d := range tc.want {
 				if !got[i].Equal(at(d)) || got[i].Location() != time.UTC {
-					t.Errorf("step %d: got %s, want %s", i, FormatTime(got[i]), FormatTime(at(d)))
+					t.Errorf("step %d: got %s, want %s", i, fmtTime(got[i]), fmtTime(at(d)))
 				}
 			}
 		})
@@ -53,7 +53,7 @@ func TestStepsBounds(t *testing.T) {
 			steps := Steps(at(0), at(r), n)
 			if !steps[0].Equal(at(0)) || steps[len(steps)-1].After(at(r)) {
 				t.Fatalf("range %v n=%d: steps %s..%s outside range", r, n,
-					FormatTime(steps[0]), FormatTime(steps[len(steps)-1]))
+					fmtTime(steps[0]), fmtTime(steps[len(steps)-1]))
 			}
 			if len(steps) > 2*(n-1) {
 				t.Fatalf("range %v n=%d: %d steps, more than 2(n-1)", r, n, len(steps))
@@ -62,5 +62,37 @@ func TestStepsBounds(t *testing.T) {
 				t.Fatalf("range %v n=%d: only %d steps", r, n, len(steps))
 			}
 		}
+	}
+}
+
+// TestStepsPastDurationRange: a range longer than time.Duration holds
+// (~292 years) keeps its end point, as Prometheus's int64 milliseconds do.
+func TestStepsPastDurationRange(t *testing.T) {
+	start := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
+	span := end.UnixMilli() - start.UnixMilli()
+	for _, n := range []int{1, 2, 3, 20, MaxSamples} {
+		steps := Steps(start, end, n)
+		if n == 1 {
+			if len(steps) != 1 || !steps[0].Equal(end) {
+				t.Fatalf("n=1: %v, want only the end", steps)
+			}
+			continue
+		}
+		step := span / int64(n-1)
+		if len(steps) != n || !steps[0].Equal(start) {
+			t.Fatalf("n=%d: %d steps from %s, want %d from %s", n, len(steps), fmtTime(steps[0]), n, fmtTime(start))
+		}
+		for i, s := range steps {
+			if want := time.UnixMilli(start.UnixMilli() + int64(i)*step).UTC(); !s.Equal(want) {
+				t.Fatalf("n=%d step %d: %s, want %s", n, i, fmtTime(s), fmtTime(want))
+			}
+		}
+		if last := steps[n-1]; last.After(end) || end.UnixMilli()-last.UnixMilli() >= int64(n-1) {
+			t.Fatalf("n=%d: last step %s is not the end %s (less the truncation)", n, fmtTime(last), fmtTime(end))
+		}
+	}
+	if got := Steps(start, end, 2); !got[1].Equal(end) {
+		t.Fatalf("n=2: last step %s, want the end %s", fmtTime(got[1]), fmtTime(end))
 	}
 }

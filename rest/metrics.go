@@ -113,8 +113,8 @@ func requiredTime(q url.Values, name string) (time.Time, error) {
 }
 
 // The REST shape of MetricsCompositeResponse. Times are written by
-// promql.FormatTime (RFC 3339 UTC, milliseconds only when not zero, as in
-// the seed's example); maps keep their keys in models.StringMapKeys order,
+// models.FormatTime, the one instant format of the API (RFC 3339 UTC with
+// milliseconds, 2023-06-06T12:09:18.210Z; GraphQL writes the same); maps keep their keys in models.StringMapKeys order,
 // so buckets read by upper bound with "+Inf" last.
 type metricsBody struct {
 	Measurements []measurementBody `json:"measurements"`
@@ -150,14 +150,14 @@ func metricsJSON(res podmetrics.Result) metricsBody {
 	for i, m := range res.Measurements {
 		values := make([]valueBody, len(m.Values))
 		for j, v := range m.Values {
-			values[j] = valueBody{Value: v.Value, Timestamp: promql.FormatTime(v.T)}
+			values[j] = valueBody{Value: v.Value, Timestamp: models.FormatTime(v.T)}
 		}
 		body.Measurements[i] = measurementBody{Type: m.Type, Labels: labelsJSON(m.Labels), Values: values}
 	}
 	for _, h := range res.Histograms {
 		values := make([]histogramValueBody, len(h.Values))
 		for j, v := range h.Values {
-			values[j] = histogramValueBody{Timestamp: promql.FormatTime(v.T), Data: models.StringMapJSON(v.Data)}
+			values[j] = histogramValueBody{Timestamp: models.FormatTime(v.T), Data: models.StringMapJSON(v.Data)}
 		}
 		body.Histogram = append(body.Histogram, histogramBody{Type: h.Type, Values: values})
 	}
@@ -196,12 +196,12 @@ func writeMetricsCSV(w http.ResponseWriter, status int, res podmetrics.Result) {
 	for _, m := range res.Measurements {
 		labels := string(labelsJSON(m.Labels))
 		for _, v := range m.Values {
-			_ = cw.Write([]string{m.Type, labels, promql.FormatTime(v.T), v.Value})
+			_ = cw.Write([]string{m.Type, labels, models.FormatTime(v.T), v.Value})
 		}
 	}
 	for _, h := range res.Histograms {
 		for _, v := range h.Values {
-			ts := promql.FormatTime(v.T)
+			ts := models.FormatTime(v.T)
 			for _, k := range models.StringMapKeys(v.Data) {
 				label := map[string]string{"le": k}
 				if q, ok := quantileLabels[k]; ok {

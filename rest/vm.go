@@ -4,8 +4,10 @@ import "gpugraph/compute"
 
 // vmJSON is OpenRelay's VM object as the seed writes it (every field of the
 // restart answer, camelCase, status in lower case), plus the node, GPUs, host share, tearingDown and interruptedAt.
-// Instants are RFC 3339 UTC with milliseconds; gpuManufacturer is absent on a
-// CPU-only row, as the seed says.
+// Instants are RFC 3339 UTC with milliseconds. On a CPU-only row
+// gpuManufacturer is absent, as the seed says, and so are gpuModelId and
+// gpuModelName: the seed types them as strings, so null is not theirs to
+// write, and absent is how the seed marks "no GPU" (README, decisions).
 type vmJSON struct {
 	CapabilityTier    string  `json:"capabilityTier"`
 	ComputeClass      string  `json:"computeClass"`
@@ -14,8 +16,8 @@ type vmJSON struct {
 	EndpointURL       string  `json:"endpointUrl"`
 	GpuCount          int     `json:"gpuCount"`
 	GpuManufacturer   *string `json:"gpuManufacturer,omitempty"`
-	GpuModelID        *string `json:"gpuModelId"`
-	GpuModelName      *string `json:"gpuModelName"`
+	GpuModelID        *string `json:"gpuModelId,omitempty"`
+	GpuModelName      *string `json:"gpuModelName,omitempty"`
 	ID                string  `json:"id"`
 	ImageURL          string  `json:"imageUrl"`
 	ManagedBy         string  `json:"managedBy"`

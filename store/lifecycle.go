@@ -43,6 +43,11 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	set := transitionSet(t, ch.Detail, now)
 	if ch.Move != nil {
 		set["node_id"] = ch.Move.NodeID
+	}
+	// Only a pod tears down, and a fresh start elsewhere has nothing to
+	// tear down: a flag a fixture set on a plain VM does not survive.
+	clearTearingDown := ch.Move != nil || !vm.IsPod()
+	if clearTearingDown {
 		set["tearing_down"] = false
 	}
 	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
@@ -74,7 +79,10 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	}
 	if ch.Move != nil {
 		id := ch.Move.NodeID
-		vm.NodeID, vm.TearingDown = &id, false
+		vm.NodeID = &id
+	}
+	if clearTearingDown {
+		vm.TearingDown = false
 	}
 	return ev, nil
 }

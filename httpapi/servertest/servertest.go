@@ -16,6 +16,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
+	"gpugraph/rest/openapitest"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
 )
@@ -54,9 +55,31 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
 	}
-	srv := httptest.NewServer(httpapi.New(cfg))
+	srv := httptest.NewServer(checkAnswers(t, httpapi.New(cfg)))
 	t.Cleanup(srv.Close)
 	return &Env{T: t, Store: st, Srv: srv, stmts: c}
+}
+
+// checkAnswers serves h and checks every answer it gives on a seed's path
+// before the client sees it (so a failure lands while the test waits):
+// Run:ai's against the official OpenAPI document with a strict OpenAPI
+// 3.0.3 reading, OpenRelay's restart against the seed's field types
+// (openapitest.CheckAnswer). Every REST answer any test produces through
+// an Env is thus checked.
+func checkAnswers(t testing.TB, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if err := openapitest.CheckAnswer(r.Method, r.URL.Path, rec.Code, rec.Header().Get("Content-Type"), body); err != nil {
+			t.Errorf("servertest: %s %s: %v", r.Method, r.URL.RequestURI(), err)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
 }
 
 // Statements counts SQL statements run while fn runs.

@@ -16,7 +16,7 @@ const pod = `{
   "nodeName": "gpu-node-1", "createdAt": "2022-01-01T03:49:52.531Z", "completedAt": null,
   "containers": [{"name": "alpine", "image": "alpine:latest", "startedAt": null}],
   "currentNodePool": "default", "requestedNodePools": ["default"],
-  "requestedResources": {"gpuRequestType": null, "gpu": {"limit": 1.5, "request": 1},
+  "requestedResources": {"gpuRequestType": "portion", "gpu": {"limit": 1.5, "request": 1},
     "gpuMemory": {"limit": "2G", "request": "200M"}, "cpu": null, "cpuMemory": {"limit": null, "request": "200M"},
     "extendedResources": [{"resource": "hardware-vendor.example/foo", "quantity": "2", "exclude": false}]},
   "allocatedResources": {"gpu": 1.5, "gpuMemory": "200Mi", "cpu": 0.5, "cpuMemory": "0", "extendedResources": null},
@@ -51,6 +51,7 @@ func check(t *testing.T, ref, body string) []string {
 func TestValidAnswers(t *testing.T) {
 	for _, tc := range []struct{ ref, body string }{
 		{"#/components/schemas/Pod1", pod},
+		{"#/components/schemas/Pod1", strings.Replace(pod, `"gpuRequestType": "portion", `, ``, 1)}, // unknown: left out
 		{"GET /api/v1/workloads/pods 200", `{"next": 50, "pods": [` + pod + `]}`},
 		{"GET /api/v1/workloads/pods 200", `{"pods": []}`},
 		{"GET /api/v1/workloads/{workloadId}/pods 200", `{"pods": [` + pod + `]}`},
@@ -79,7 +80,9 @@ func TestInvalidAnswers(t *testing.T) {
 		{"time not RFC 3339", "#/components/schemas/Pod1", strings.Replace(pod, `"createdAt": "2022-01-01T03:49:52.531Z"`, `"createdAt": "2022-01-01 03:49"`, 1)},
 		{"quantity a number", "#/components/schemas/Pod1", strings.Replace(pod, `"quantity": "2"`, `"quantity": 2`, 1)},
 		{"tolerationSeconds a string", "#/components/schemas/Pod1", strings.Replace(pod, `"tolerationSeconds": 10`, `"tolerationSeconds": "10"`, 1)},
-		{"bad gpuRequestType", "#/components/schemas/Pod1", strings.Replace(pod, `"gpuRequestType": null`, `"gpuRequestType": "half"`, 1)},
+		{"bad gpuRequestType", "#/components/schemas/Pod1", strings.Replace(pod, `"gpuRequestType": "portion"`, `"gpuRequestType": "half"`, 1)},
+		// Strict OpenAPI 3.0.3: nullable does not add null to an enum.
+		{"null gpuRequestType", "#/components/schemas/Pod1", strings.Replace(pod, `"gpuRequestType": "portion"`, `"gpuRequestType": null`, 1)},
 		{"the seed's 0B", "#/components/schemas/Pod1", strings.Replace(pod, `"cpuMemory": "0"`, `"cpuMemory": "0B"`, 1)},
 		{"bad quantity", "#/components/schemas/Pod1", strings.Replace(pod, `"gpuMemory": "200Mi"`, `"gpuMemory": "lots"`, 1)},
 		{"null nodeAffinity", "#/components/schemas/Pod1", strings.Replace(pod, `"nodeAffinity": {"required": null, "preferred": {"nodeSelectorTerms": [{"weight": 1, "preference": null}]}}`, `"nodeAffinity": null`, 1)},
