@@ -58,7 +58,9 @@ func TestReadVMs(t *testing.T) {
 			t.Errorf("list = %d %v next %v, want %s", status, ids, next, want)
 		}
 		// GraphQL lists the same order.
-		var g struct{ Vms struct{ Vms []struct{ ID string } } }
+		var g struct {
+			Vms struct{ Vms []struct{ ID string } }
+		}
 		env.Decode(env.GraphQL("acme-reader", `{ vms { vms { id } } }`, nil), &g)
 		var gids []string
 		for _, v := range g.Vms.Vms {
