@@ -37,6 +37,7 @@ type ResolverRoot interface {
 	Pod() PodResolver
 	Query() QueryResolver
 	VM() VMResolver
+	VmEvent() VmEventResolver
 	Workload() WorkloadResolver
 }
 
@@ -115,7 +116,9 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		RestartVM func(childComplexity int, id string) int
+		RestartVM   func(childComplexity int, id string) int
+		StopVM      func(childComplexity int, id string) int
+		TerminateVM func(childComplexity int, id string) int
 	}
 
 	Node struct {
@@ -253,6 +256,7 @@ type ComplexityRoot struct {
 		CreatedAt         func(childComplexity int) int
 		DiskSizeGb        func(childComplexity int) int
 		EndpointURL       func(childComplexity int) int
+		Events            func(childComplexity int, after *string, limit *int) int
 		GpuCount          func(childComplexity int) int
 		GpuIds            func(childComplexity int) int
 		GpuManufacturer   func(childComplexity int) int
@@ -279,6 +283,17 @@ type ComplexityRoot struct {
 		TearingDown       func(childComplexity int) int
 		Tier              func(childComplexity int) int
 		VolumeGb          func(childComplexity int) int
+	}
+
+	VmEvent struct {
+		Actor      func(childComplexity int) int
+		At         func(childComplexity int) int
+		From       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		To         func(childComplexity int) int
+		Transition func(childComplexity int) int
+		VMID       func(childComplexity int) int
 	}
 
 	VmList struct {
@@ -308,6 +323,8 @@ type GpuResolver interface {
 }
 type MutationResolver interface {
 	RestartVM(ctx context.Context, id string) (*models.VM, error)
+	StopVM(ctx context.Context, id string) (*models.VM, error)
+	TerminateVM(ctx context.Context, id string) (*models.VM, error)
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.Gpu, error)
@@ -339,6 +356,13 @@ type VMResolver interface {
 	Node(ctx context.Context, obj *models.VM) (*models.Node, error)
 	Gpus(ctx context.Context, obj *models.VM) ([]*models.Gpu, error)
 	GpuModel(ctx context.Context, obj *models.VM) (*models.GpuModel, error)
+	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
+}
+type VmEventResolver interface {
+	ID(ctx context.Context, obj *models.VMEvent) (string, error)
+
+	Transition(ctx context.Context, obj *models.VMEvent) (string, error)
+	Actor(ctx context.Context, obj *models.VMEvent) (string, error)
 }
 type WorkloadResolver interface {
 	Project(ctx context.Context, obj *models.Workload) (*models.Project, error)
@@ -623,6 +647,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RestartVM(childComplexity, args["id"].(string)), true
+	case "Mutation.stopVm":
+		if e.ComplexityRoot.Mutation.StopVM == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_stopVm_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StopVM(childComplexity, args["id"].(string)), true
+	case "Mutation.terminateVm":
+		if e.ComplexityRoot.Mutation.TerminateVM == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_terminateVm_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TerminateVM(childComplexity, args["id"].(string)), true
 
 	case "Node.agentVersion":
 		if e.ComplexityRoot.Node.AgentVersion == nil {
@@ -1218,6 +1264,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.EndpointURL(childComplexity), true
+	case "VM.events":
+		if e.ComplexityRoot.VM.Events == nil {
+			break
+		}
+
+		args, err := ec.field_VM_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.VM.Events(childComplexity, args["after"].(*string), args["limit"].(*int)), true
 	case "VM.gpuCount":
 		if e.ComplexityRoot.VM.GpuCount == nil {
 			break
@@ -1374,6 +1431,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.VolumeGb(childComplexity), true
+
+	case "VmEvent.actor":
+		if e.ComplexityRoot.VmEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.Actor(childComplexity), true
+	case "VmEvent.at":
+		if e.ComplexityRoot.VmEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.At(childComplexity), true
+	case "VmEvent.from":
+		if e.ComplexityRoot.VmEvent.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.From(childComplexity), true
+	case "VmEvent.id":
+		if e.ComplexityRoot.VmEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.ID(childComplexity), true
+	case "VmEvent.reason":
+		if e.ComplexityRoot.VmEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.Reason(childComplexity), true
+	case "VmEvent.to":
+		if e.ComplexityRoot.VmEvent.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.To(childComplexity), true
+	case "VmEvent.transition":
+		if e.ComplexityRoot.VmEvent.Transition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.Transition(childComplexity), true
+	case "VmEvent.vmId":
+		if e.ComplexityRoot.VmEvent.VMID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.VMID(childComplexity), true
 
 	case "VmList.next":
 		if e.ComplexityRoot.VmList.Next == nil {
@@ -1910,6 +2016,36 @@ type HistogramValue {
   "Cumulative bucket counts by upper bound (+Inf last), or p50/p90/p99 for the _PERCENTILES types."
   data: StringMap!
 }
+
+# ---------------------------------------------------------------- lifecycle: user operations and the event log
+
+extend type Mutation {
+  "Stops a running, interrupted or deploying VM or pod: its GPUs, host share and address are released, its disk or volume stays on its node. Needs compute.operate."
+  stopVm(id: ID!): VM!
+  "Terminates a VM or pod: everything it held is released and its disk or volume is gone. Needs compute.operate."
+  terminateVm(id: ID!): VM!
+}
+
+extend type VM {
+  "Its status changes, oldest first: those after the event id after, at most limit (1–500, default 50)."
+  events(after: ID, limit: Int): [VmEvent!]!
+}
+
+"One status change of a VM or pod, as the event log keeps it."
+type VmEvent {
+  "Grows with every event; pass the last one read as after to read on."
+  id: ID!
+  vmId: ID!
+  from: VmStatus!
+  to: VmStatus!
+  "The statusReason after the change."
+  reason: String!
+  "The lifecycle table's row: user-stop, restart-deploy, agent-running, …"
+  transition: String!
+  "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\" or \"platform\"."
+  actor: String!
+  at: Time!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2356,8 +2492,32 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_gpus(ctx, field)
 	case "gpuModel":
 		return ec.fieldContext_VM_gpuModel(ctx, field)
+	case "events":
+		return ec.fieldContext_VM_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VM", field.Name)
+}
+
+func (ec *executionContext) childFields_VmEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_VmEvent_id(ctx, field)
+	case "vmId":
+		return ec.fieldContext_VmEvent_vmId(ctx, field)
+	case "from":
+		return ec.fieldContext_VmEvent_from(ctx, field)
+	case "to":
+		return ec.fieldContext_VmEvent_to(ctx, field)
+	case "reason":
+		return ec.fieldContext_VmEvent_reason(ctx, field)
+	case "transition":
+		return ec.fieldContext_VmEvent_transition(ctx, field)
+	case "actor":
+		return ec.fieldContext_VmEvent_actor(ctx, field)
+	case "at":
+		return ec.fieldContext_VmEvent_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VmEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_VmList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2505,6 +2665,34 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // region    ***************************** args.gotpl *****************************
 
 func (ec *executionContext) field_Mutation_restartVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_stopVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_terminateVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -2863,6 +3051,28 @@ func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, r
 		return nil, err
 	}
 	args["completed"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_VM_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
 	return args, nil
 }
 
@@ -3952,6 +4162,94 @@ func (ec *executionContext) fieldContext_Mutation_restartVm(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_restartVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_stopVm(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_stopVm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StopVM(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VM) graphql.Marshaler {
+			return ec.marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_stopVm(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_stopVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_terminateVm(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_terminateVm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TerminateVM(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VM) graphql.Marshaler {
+			return ec.marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_terminateVm(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_terminateVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7111,6 +7409,234 @@ func (ec *executionContext) fieldContext_VM_gpuModel(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _VM_events(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VM_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.VM().Events(ctx, obj, fc.Args["after"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.VMEvent) graphql.Marshaler {
+			return ec.marshalNVmEvent2ᚕᚖgpugraphᚋmodelsᚐVMEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VM_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VM",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VmEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_VM_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VmEvent_id(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VmEvent().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, true, true, "ID")
+}
+
+func (ec *executionContext) _VmEvent_vmId(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_vmId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VMID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_vmId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _VmEvent_from(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.VMStatus) graphql.Marshaler {
+			return ec.marshalNVmStatus2gpugraphᚋmodelsᚐVMStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "VmStatus")
+}
+
+func (ec *executionContext) _VmEvent_to(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.VMStatus) graphql.Marshaler {
+			return ec.marshalNVmStatus2gpugraphᚋmodelsᚐVMStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "VmStatus")
+}
+
+func (ec *executionContext) _VmEvent_reason(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _VmEvent_transition(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_transition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VmEvent().Transition(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_transition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _VmEvent_actor(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VmEvent().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _VmEvent_at(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "Time")
+}
+
 func (ec *executionContext) _VmList_vms(ctx context.Context, field graphql.CollectedField, obj *model.VMList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8904,6 +9430,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "stopVm":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_stopVm(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terminateVm":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_terminateVm(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9969,6 +10509,83 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_gpuModel(ctx, field, obj)
 				})
+		case "events":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VM_events(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var vmEventImplementors = []string{"VmEvent"}
+
+func (ec *executionContext) _VmEvent(ctx context.Context, sel ast.SelectionSet, obj *models.VMEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, vmEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VmEvent")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VmEvent_id(ctx, field, obj)
+				})
+		case "vmId":
+			out.Values[i] = ec._VmEvent_vmId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "from":
+			out.Values[i] = ec._VmEvent_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "to":
+			out.Values[i] = ec._VmEvent_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._VmEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "transition":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VmEvent_transition(ctx, field, obj)
+				})
+		case "actor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VmEvent_actor(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._VmEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10870,6 +11487,30 @@ func (ec *executionContext) marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx context.Con
 		return graphql.Null
 	}
 	return ec._VM(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVmEvent2ᚕᚖgpugraphᚋmodelsᚐVMEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.VMEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVmEvent2ᚖgpugraphᚋmodelsᚐVMEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNVmEvent2ᚖgpugraphᚋmodelsᚐVMEvent(ctx context.Context, sel ast.SelectionSet, v *models.VMEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "VmEvent!")
+		return graphql.Null
+	}
+	return ec._VmEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNVmList2ᚖgpugraphᚋgraphᚋmodelᚐVMList(ctx context.Context, sel ast.SelectionSet, v *model.VMList) graphql.Marshaler {

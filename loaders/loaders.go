@@ -32,6 +32,8 @@ type Loaders struct {
 	VMsByNode    *dataloader.Loader[string, []*models.VM]
 	WorkloadByID *dataloader.Loader[string, *models.Workload]
 	ProjectByID  *dataloader.Loader[string, *models.Project]
+	// EventsByVM is a VM's whole event log, oldest first; VM.events pages it.
+	EventsByVM *dataloader.Loader[string, []*models.VMEvent]
 
 	fetch fetchers
 }
@@ -48,6 +50,7 @@ type fetchers struct {
 	vmsByNode   func(context.Context, []string) ([]*models.VM, error)
 	workloads   func(context.Context, []string) ([]*models.Workload, error)
 	projects    func(context.Context, []string) ([]*models.Project, error)
+	events      func(context.Context, []string) ([]*models.VMEvent, error)
 }
 
 // The keys rows answer to, per loader.
@@ -72,6 +75,7 @@ func vmNode(v *models.VM) string {
 }
 func workloadID(w *models.Workload) string { return w.ID }
 func projectID(p *models.Project) string   { return p.ID }
+func eventVM(e *models.VMEvent) string     { return e.VMID }
 
 // New makes the loaders of one request of caller c (nil: an anonymous
 // caller, who can see no organization's VMs and no tenant's workloads).
@@ -101,6 +105,9 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 		projects: func(ctx context.Context, ids []string) ([]*models.Project, error) {
 			return st.ProjectsByIDs(ctx, tenant, ids)
 		},
+		events: func(ctx context.Context, ids []string) ([]*models.VMEvent, error) {
+			return st.EventsOfVMs(ctx, org, ids)
+		},
 	}
 	return &Loaders{
 		NodeByID:     one(wait, f.nodesByID, nodeID),
@@ -112,6 +119,7 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 		VMsByNode:    many(wait, f.vmsByNode, vmNode),
 		WorkloadByID: one(wait, f.workloads, workloadID),
 		ProjectByID:  one(wait, f.projects, projectID),
+		EventsByVM:   many(wait, f.events, eventVM),
 		fetch:        f,
 	}
 }

@@ -53,6 +53,7 @@ var (
 	VMsByNode    = &Source[string, models.VM]{(*Loaders).primeVMsByNode, vmNode}
 	WorkloadByID = &Source[string, models.Workload]{(*Loaders).primeWorkloads, workloadID}
 	ProjectByID  = &Source[string, models.Project]{(*Loaders).primeProjects, projectID}
+	EventsByVM   = &Source[string, models.VMEvent]{(*Loaders).primeEvents, eventVM}
 )
 
 func (l *Loaders) primeNodes(ctx context.Context, ids []string) ([]*models.Node, error) {
@@ -89,6 +90,10 @@ func (l *Loaders) primeWorkloads(ctx context.Context, ids []string) ([]*models.W
 
 func (l *Loaders) primeProjects(ctx context.Context, ids []string) ([]*models.Project, error) {
 	return primeOne(ctx, l.ProjectByID, l.fetch.projects, projectID, ids)
+}
+
+func (l *Loaders) primeEvents(ctx context.Context, vmIDs []string) ([]*models.VMEvent, error) {
+	return primeMany(ctx, l.EventsByVM, l.fetch.events, eventVM, vmIDs)
 }
 
 // unique drops duplicate and zero keys, keeping the first order.

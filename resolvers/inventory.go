@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/graph/model"
 	"gpugraph/loaders"
 	"gpugraph/models"
@@ -26,7 +27,7 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	if err != nil {
 		return nil, err
 	}
-	vms, total, err := r.Store.VMPage(ctx, c.OrganizationID, status, page.Offset, page.Limit)
+	vms, total, err := compute.New(r.Store).List(ctx, c, compute.ListQuery{Statuses: status, Page: page})
 	if err != nil {
 		return nil, err
 	}

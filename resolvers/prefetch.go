@@ -24,6 +24,7 @@ var prefetchFields = []prefetch.Field{
 	prefetch.Load("VM", "gpuModel", loaders.ModelByID, vmModelID),
 	prefetch.Load("VM", "gpuManufacturer", loaders.ModelByID, vmModelID),
 	prefetch.Load("VM", "gpuModelName", loaders.ModelByID, vmModelID),
+	prefetch.Load("VM", "events", loaders.EventsByVM, vmID),
 
 	prefetch.Load("Node", "gpus", loaders.GPUsByNode, nodeID),
 	prefetch.Load("Node", "vms", loaders.VMsByNode, nodeID),

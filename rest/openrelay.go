@@ -8,7 +8,7 @@ import (
 
 func (api *API) openRelayRoutes() []route {
 	return []route{
-		{"POST /v1/vms/{id}/restart", openRelay(auth.ComputeOperate, api.restartVM)},
+		{"POST /v1/vms/{id}/restart", openRelay(auth.ComputeOperate, api.idempotent(api.restartVM))},
 	}
 }
 
