@@ -208,6 +208,11 @@ func (r *restart) request(orgID string) error {
 	if err != nil {
 		return err
 	}
+	// Read after the VM row's lock: an operator's state change, which locks
+	// the organization's VM rows first, is either seen here or waits.
+	if e := auth.OrganizationCannotStart(org.ID, org.State); e != nil {
+		return e
+	}
 	req.InfiniBand = org.InfinibandEnabled
 	r.req = req
 	return nil
