@@ -42,6 +42,7 @@ func (api *API) routes() []route {
 	rs = append(rs, api.runaiRoutes()...)
 	rs = append(rs, api.agentRoutes()...)
 	rs = append(rs, api.metricsRoutes()...)
+	rs = append(rs, api.adminRoutes()...)
 	return rs
 }
 
