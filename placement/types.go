@@ -28,13 +28,13 @@ func (m Model) displayName() string {
 
 // Request describes the VM or pod being started.
 type Request struct {
-	VMID     string // the VM's own holdings count as free for it
+	VMID string // the VM's own holdings count as free for it
 	// OrganizationID is whose request it is: preemption never stops the
 	// organization's own workloads.
 	OrganizationID string
-	Pod      bool   // the request is a pod, not a plain VM
-	GPUModel Model
-	GPUCount int
+	Pod            bool // the request is a pod, not a plain VM
+	GPUModel       Model
+	GPUCount       int
 	// Host resources: only plain VMs hold them, so they are ignored for pods.
 	CPUCores, RAMGb, DiskGb int
 	// InfiniBand reports that the VM's organization is enabled for
