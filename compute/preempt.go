@@ -26,6 +26,9 @@ type needsPreemption struct{ refusal error }
 
 func (e *needsPreemption) Error() string { return e.refusal.Error() }
 
+// Unwrap lets a face that ever sees it answer the refusal itself.
+func (e *needsPreemption) Unwrap() error { return e.refusal }
+
 // refuseOrPreempt answers st, or asks for a preemption attempt when the
 // workload is reserved and st is for want of room.
 func (r *restart) refuseOrPreempt(st *placement.Status) error {

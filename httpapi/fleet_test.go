@@ -424,3 +424,24 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 		}
 	})
 }
+
+// A reserved pod whose node is gone (placed afresh) and that finds no node
+// with room (VM_NO_CAPACITY) preempts on the node the dry run chose.
+func TestReservedPlacementPreemptsWhenNoNodeHasRoom(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := newFleetEnv(t, st)
+		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n3'")
+		st.DB.Exec("UPDATE vms SET status_reason = 'node_removed' WHERE id = 'res-1'")
+		s, b := env.Do("POST", "/v1/vms/res-1/restart", "acme-operator", nil, nil)
+		if s != 200 {
+			t.Fatalf("reserved placement: %d %s", s, b)
+		}
+		wantEnded(t, st, "org-globex", "spot-cheap", models.VMStopped, models.ReasonSpotPreempted, models.ActorPlatform)
+		if w := readWorkload(t, st, "res-1"); w.Status != models.VMDeploying || *w.NodeID != "n1" || w.GPUs != 1 {
+			t.Fatalf("res-1: %+v", w)
+		}
+		if ev := lastEvent(t, st, "org-acme", "res-1"); ev.Transition != models.RestartReplace {
+			t.Fatalf("res-1 event: %+v", ev)
+		}
+	})
+}
