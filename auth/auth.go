@@ -21,10 +21,14 @@ const (
 	WorkloadsRead  = "workloads.read"
 	MetricsWrite   = "metrics.write"
 	NodesReport    = "nodes.report"
+	// NodesAdmin is the fleet operator's: decommission and reclaim nodes,
+	// change an organization's state. A key holding it acts on the whole
+	// fleet, whatever its own organization (the platform operator's).
+	NodesAdmin = "nodes.admin"
 )
 
 // Permissions lists every permission a key may hold.
-var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWrite, NodesReport}
+var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWrite, NodesReport, NodesAdmin}
 
 // implied lists what a permission grants besides itself.
 var implied = map[string][]string{ComputeOperate: {ComputeRead}}
@@ -37,6 +41,10 @@ type Caller struct {
 	OrganizationID    string
 	TenantID          int
 	InfinibandEnabled bool
+	// OrganizationState is the organization's state at key lookup: an
+	// active or balance-exhausted one (suspended and deleted ones' keys are
+	// refused before a caller exists).
+	OrganizationState models.OrgState
 	perms             map[string]bool
 }
 
@@ -99,8 +107,12 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if !ok {
 		return nil, apierr.Unauthorized("unknown API key")
 	}
+	if err := OrganizationRefused(row.OrganizationID, row.OrgState); err != nil {
+		return nil, err
+	}
 	c := newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions))
 	c.KeyID = keyID(row.TokenHash)
+	c.OrganizationState = row.OrgState
 	return c, nil
 }
 

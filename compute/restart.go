@@ -47,9 +47,11 @@ func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (
 	}
 	var res *Result
 	var seen *models.VM
+	var refused error // the refusal a preemption attempt answers when it finds no room
 	for attempt := 1; ; attempt++ {
 		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: caller.Actor()}
+			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: caller.Actor(),
+				refused: refused}
 			var err error
 			res, err = r.run(caller.OrganizationID, id)
 			if r.vm != nil {
@@ -57,9 +59,15 @@ func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (
 			}
 			return err
 		})
+		var np *needsPreemption
 		switch {
 		case err == nil:
 			return res, nil
+		case errors.As(err, &np) && refused == nil:
+			// Start over in preemption mode, which locks its victims' rows
+			// before any node (lock order).
+			refused = np.refusal
+			continue
 		case errors.Is(err, errMoved) && attempt < maxReplays:
 			continue
 		case errors.Is(err, errMoved), store.Retryable(err):
@@ -80,6 +88,10 @@ type restart struct {
 	vm    *models.VM
 	model *models.GpuModel
 	req   *placement.Request
+
+	// refused, when set, is the refusal of an earlier attempt that a
+	// reserved workload's preemption may overcome: this attempt preempts.
+	refused error
 }
 
 func (r *restart) run(orgID, id string) (*Result, error) {
@@ -113,6 +125,10 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 		if own, err = r.st.Node(r.tx, *vm.NodeID); err != nil {
 			return nil, err
 		}
+	}
+
+	if r.refused != nil && r.canPreempt(own) {
+		return r.preempt(own)
 	}
 
 	if lostNode(vm, own) && slices.Contains(models.Step(models.RestartReplace).From, vm.Status) {
@@ -168,7 +184,7 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 			return nil, err
 		}
 		if st := r.fw.CheckOwnNode(r.req, info); st != nil {
-			return nil, r.refusal(st)
+			return nil, r.refuseOrPreempt(st)
 		}
 		if err := r.claimGPUs(info.ID, placement.PickGPUs(r.req, info)); err != nil {
 			return nil, err
@@ -193,7 +209,7 @@ func (r *restart) refusal(st *placement.Status) error { return Refusal(st, r.req
 func (r *restart) request(orgID string) error {
 	vm := r.vm
 	req := &placement.Request{
-		VMID: vm.ID, Pod: vm.IsPod(), GPUCount: vm.GpuCount,
+		VMID: vm.ID, OrganizationID: vm.OrganizationID, Pod: vm.IsPod(), GPUCount: vm.GpuCount,
 		CPUCores: vm.CPUCores, RAMGb: vm.RAMGb, DiskGb: vm.DiskSizeGb,
 	}
 	if vm.GpuModelID != nil {
@@ -208,6 +224,11 @@ func (r *restart) request(orgID string) error {
 	if err != nil {
 		return err
 	}
+	// Read after the VM row's lock: an operator's state change, which locks
+	// the organization's VM rows first, is either seen here or waits.
+	if e := auth.OrganizationCannotStart(org.ID, org.State); e != nil {
+		return e
+	}
 	req.InfiniBand = org.InfinibandEnabled
 	r.req = req
 	return nil
@@ -219,6 +240,7 @@ func (r *restart) snapshot(ids []string, lockFabrics bool) ([]*placement.NodeInf
 		NodeIDs:        ids,
 		LockFabrics:    lockFabrics,
 		AddressHolders: r.req.Pod && r.req.InfiniBand,
+		Workloads:      r.refused != nil,
 	})
 	if err != nil {
 		return nil, err
@@ -251,7 +273,7 @@ func (r *restart) replace(old *models.Node) (*Result, error) {
 	}
 	p, st := r.fw.Place(r.req, all)
 	if st != nil {
-		return nil, r.refusal(st)
+		return nil, r.refuseOrPreempt(st)
 	}
 	// …then lock the old node and the chosen one, by id, and check the
 	// chosen one again on what the lock shows.

@@ -46,6 +46,16 @@ func nodeInfos(snap *store.Snapshot) []*placement.NodeInfo {
 			n.Holdings = append(n.Holdings, placement.Holding{VMID: h.ID, CPUCores: h.CPUCores, RAMGb: h.RAMGb, DiskGb: h.DiskSizeGb})
 		}
 	}
+	for _, w := range snap.Workloads {
+		if n := byID[w.NodeID]; n != nil {
+			pw := placement.Workload{VMID: w.ID, OrganizationID: w.OrganizationID,
+				Interruptible: w.ComputeClass == models.ComputeClassInterruptible, Priority: w.PricePerHourCents}
+			if w.CreatedAt != nil {
+				pw.CreatedAt = *w.CreatedAt
+			}
+			n.Workloads = append(n.Workloads, pw)
+		}
+	}
 	fabrics := make(map[string]*placement.Fabric, len(snap.Fabrics))
 	for _, f := range snap.Fabrics {
 		fabrics[f.ID] = &placement.Fabric{ID: f.ID, IPCapacity: f.IPCapacity}

@@ -116,9 +116,12 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		RestartVM   func(childComplexity int, id string) int
-		StopVM      func(childComplexity int, id string) int
-		TerminateVM func(childComplexity int, id string) int
+		ReclaimNode          func(childComplexity int, id string) int
+		RestartVM            func(childComplexity int, id string) int
+		SetNodeLeavingAt     func(childComplexity int, id string, leavingAt *time.Time) int
+		SetOrganizationState func(childComplexity int, id string, state model.OrganizationState) int
+		StopVM               func(childComplexity int, id string) int
+		TerminateVM          func(childComplexity int, id string) int
 	}
 
 	Node struct {
@@ -146,8 +149,19 @@ type ComplexityRoot struct {
 		NodeSelectorTerms func(childComplexity int) int
 	}
 
+	NodeChange struct {
+		Node             func(childComplexity int) int
+		WorkloadsChanged func(childComplexity int) int
+	}
+
 	NodeSelectorTerm struct {
 		MatchExpressions func(childComplexity int) int
+	}
+
+	OrganizationChange struct {
+		ID               func(childComplexity int) int
+		State            func(childComplexity int) int
+		WorkloadsStopped func(childComplexity int) int
 	}
 
 	Pod struct {
@@ -325,6 +339,9 @@ type MutationResolver interface {
 	RestartVM(ctx context.Context, id string) (*models.VM, error)
 	StopVM(ctx context.Context, id string) (*models.VM, error)
 	TerminateVM(ctx context.Context, id string) (*models.VM, error)
+	SetNodeLeavingAt(ctx context.Context, id string, leavingAt *time.Time) (*model.NodeChange, error)
+	ReclaimNode(ctx context.Context, id string) (*model.NodeChange, error)
+	SetOrganizationState(ctx context.Context, id string, state model.OrganizationState) (*model.OrganizationChange, error)
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.Gpu, error)
@@ -636,6 +653,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MetricValue.Value(childComplexity), true
 
+	case "Mutation.reclaimNode":
+		if e.ComplexityRoot.Mutation.ReclaimNode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reclaimNode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReclaimNode(childComplexity, args["id"].(string)), true
 	case "Mutation.restartVm":
 		if e.ComplexityRoot.Mutation.RestartVM == nil {
 			break
@@ -647,6 +675,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RestartVM(childComplexity, args["id"].(string)), true
+	case "Mutation.setNodeLeavingAt":
+		if e.ComplexityRoot.Mutation.SetNodeLeavingAt == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setNodeLeavingAt_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetNodeLeavingAt(childComplexity, args["id"].(string), args["leavingAt"].(*time.Time)), true
+	case "Mutation.setOrganizationState":
+		if e.ComplexityRoot.Mutation.SetOrganizationState == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setOrganizationState_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetOrganizationState(childComplexity, args["id"].(string), args["state"].(model.OrganizationState)), true
 	case "Mutation.stopVm":
 		if e.ComplexityRoot.Mutation.StopVM == nil {
 			break
@@ -769,12 +819,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NodeAffinityRequired.NodeSelectorTerms(childComplexity), true
 
+	case "NodeChange.node":
+		if e.ComplexityRoot.NodeChange.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeChange.Node(childComplexity), true
+	case "NodeChange.workloadsChanged":
+		if e.ComplexityRoot.NodeChange.WorkloadsChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeChange.WorkloadsChanged(childComplexity), true
+
 	case "NodeSelectorTerm.matchExpressions":
 		if e.ComplexityRoot.NodeSelectorTerm.MatchExpressions == nil {
 			break
 		}
 
 		return e.ComplexityRoot.NodeSelectorTerm.MatchExpressions(childComplexity), true
+
+	case "OrganizationChange.id":
+		if e.ComplexityRoot.OrganizationChange.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationChange.ID(childComplexity), true
+	case "OrganizationChange.state":
+		if e.ComplexityRoot.OrganizationChange.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationChange.State(childComplexity), true
+	case "OrganizationChange.workloadsStopped":
+		if e.ComplexityRoot.OrganizationChange.WorkloadsStopped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationChange.WorkloadsStopped(childComplexity), true
 
 	case "Pod.allocatedResources":
 		if e.ComplexityRoot.Pod.AllocatedResources == nil {
@@ -2046,6 +2128,38 @@ type VmEvent {
   actor: String!
   at: Time!
 }
+
+# ---------------------------------------------------------------- fleet administration
+
+"An organization's standing. Suspended and deleted organizations' keys are refused; a balance-exhausted one's keys read but cannot start workloads."
+enum OrganizationState {
+  ACTIVE
+  SUSPENDED
+  BALANCE_EXHAUSTED
+  DELETED
+}
+
+"A node after an operator's change, and how many of its VMs and pods the change moved."
+type NodeChange {
+  node: Node!
+  workloadsChanged: Int!
+}
+
+"An organization after an operator changed its state, and how many of its VMs and pods stopped."
+type OrganizationChange {
+  id: ID!
+  state: OrganizationState!
+  workloadsStopped: Int!
+}
+
+extend type Mutation {
+  "Decommissions a node: at leavingAt (in the future) it is removed and its VMs and pods end with node_removed; until then running ones carry statusReason \"node leaving at <leavingAt>\". null clears a leavingAt that has not passed. Needs nodes.admin."
+  setNodeLeavingAt(id: ID!, leavingAt: Time): NodeChange!
+  "Reclaims a node's interruptible capacity for its owner: its interruptible VMs and pods stop with spot_reclaimed_by_capacity_owner. Needs nodes.admin."
+  reclaimNode(id: ID!): NodeChange!
+  "Suspends, marks balance-exhausted, deletes (final) or reinstates an organization; its running, deploying and interrupted VMs and pods stop with the matching auto_stopped_* reason. Needs nodes.admin."
+  setOrganizationState(id: ID!, state: OrganizationState!): OrganizationChange!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2244,12 +2358,34 @@ func (ec *executionContext) childFields_NodeAffinityRequired(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type NodeAffinityRequired", field.Name)
 }
 
+func (ec *executionContext) childFields_NodeChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_NodeChange_node(ctx, field)
+	case "workloadsChanged":
+		return ec.fieldContext_NodeChange_workloadsChanged(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeChange", field.Name)
+}
+
 func (ec *executionContext) childFields_NodeSelectorTerm(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "matchExpressions":
 		return ec.fieldContext_NodeSelectorTerm_matchExpressions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeSelectorTerm", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_OrganizationChange_id(ctx, field)
+	case "state":
+		return ec.fieldContext_OrganizationChange_state(ctx, field)
+	case "workloadsStopped":
+		return ec.fieldContext_OrganizationChange_workloadsStopped(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationChange", field.Name)
 }
 
 func (ec *executionContext) childFields_Pod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2664,6 +2800,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_reclaimNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_restartVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2675,6 +2825,50 @@ func (ec *executionContext) field_Mutation_restartVm_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setNodeLeavingAt_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "leavingAt",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["leavingAt"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setOrganizationState_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "state",
+		func(ctx context.Context, v any) (model.OrganizationState, error) {
+			return ec.unmarshalNOrganizationState2gpugraphᚋgraphᚋmodelᚐOrganizationState(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["state"] = arg1
 	return args, nil
 }
 
@@ -4256,6 +4450,138 @@ func (ec *executionContext) fieldContext_Mutation_terminateVm(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setNodeLeavingAt(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setNodeLeavingAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetNodeLeavingAt(ctx, fc.Args["id"].(string), fc.Args["leavingAt"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NodeChange) graphql.Marshaler {
+			return ec.marshalNNodeChange2ᚖgpugraphᚋgraphᚋmodelᚐNodeChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setNodeLeavingAt(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setNodeLeavingAt_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_reclaimNode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reclaimNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReclaimNode(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NodeChange) graphql.Marshaler {
+			return ec.marshalNNodeChange2ᚖgpugraphᚋgraphᚋmodelᚐNodeChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reclaimNode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reclaimNode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setOrganizationState(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setOrganizationState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetOrganizationState(ctx, fc.Args["id"].(string), fc.Args["state"].(model.OrganizationState))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationChange) graphql.Marshaler {
+			return ec.marshalNOrganizationChange2ᚖgpugraphᚋgraphᚋmodelᚐOrganizationChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setOrganizationState(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setOrganizationState_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *models.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4660,6 +4986,61 @@ func (ec *executionContext) fieldContext_NodeAffinityRequired_nodeSelectorTerms(
 	return fc, nil
 }
 
+func (ec *executionContext) _NodeChange_node(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeChange_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgpugraphᚋmodelsᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeChange_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeChange_workloadsChanged(ctx context.Context, field graphql.CollectedField, obj *model.NodeChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeChange_workloadsChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkloadsChanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeChange_workloadsChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "Int")
+}
+
 func (ec *executionContext) _NodeSelectorTerm_matchExpressions(ctx context.Context, field graphql.CollectedField, obj *models.NodeSelectorTerm) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4690,6 +5071,75 @@ func (ec *executionContext) fieldContext_NodeSelectorTerm_matchExpressions(_ con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationChange_id(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationChange_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationChange_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationChange", field, false, false, "ID")
+}
+
+func (ec *executionContext) _OrganizationChange_state(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationChange_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.OrganizationState) graphql.Marshaler {
+			return ec.marshalNOrganizationState2gpugraphᚋgraphᚋmodelᚐOrganizationState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationChange_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationChange", field, false, false, "OrganizationState")
+}
+
+func (ec *executionContext) _OrganizationChange_workloadsStopped(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationChange_workloadsStopped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkloadsStopped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationChange_workloadsStopped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationChange", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Pod_name(ctx context.Context, field graphql.CollectedField, obj *models.Pod) (ret graphql.Marshaler) {
@@ -9444,6 +9894,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setNodeLeavingAt":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setNodeLeavingAt(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reclaimNode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reclaimNode(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setOrganizationState":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setOrganizationState(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9627,6 +10098,44 @@ func (ec *executionContext) _NodeAffinityRequired(ctx context.Context, sel ast.S
 	return out
 }
 
+var nodeChangeImplementors = []string{"NodeChange"}
+
+func (ec *executionContext) _NodeChange(ctx context.Context, sel ast.SelectionSet, obj *model.NodeChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeChange")
+		case "node":
+			out.Values[i] = ec._NodeChange_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workloadsChanged":
+			out.Values[i] = ec._NodeChange_workloadsChanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var nodeSelectorTermImplementors = []string{"NodeSelectorTerm"}
 
 func (ec *executionContext) _NodeSelectorTerm(ctx context.Context, sel ast.SelectionSet, obj *models.NodeSelectorTerm) graphql.Marshaler {
@@ -9641,6 +10150,49 @@ func (ec *executionContext) _NodeSelectorTerm(ctx context.Context, sel ast.Selec
 		case "matchExpressions":
 			out.Values[i] = ec._NodeSelectorTerm_matchExpressions(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var organizationChangeImplementors = []string{"OrganizationChange"}
+
+func (ec *executionContext) _OrganizationChange(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationChange")
+		case "id":
+			out.Values[i] = ec._OrganizationChange_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._OrganizationChange_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workloadsStopped":
+			out.Values[i] = ec._OrganizationChange_workloadsStopped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -11317,6 +11869,14 @@ func (ec *executionContext) marshalNNode2ᚖgpugraphᚋmodelsᚐNode(ctx context
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNNodeChange2ᚖgpugraphᚋgraphᚋmodelᚐNodeChange(ctx context.Context, sel ast.SelectionSet, v *model.NodeChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeChange!")
+		return graphql.Null
+	}
+	return ec._NodeChange(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNodeSelectorTerm2gpugraphᚋmodelsᚐNodeSelectorTerm(ctx context.Context, sel ast.SelectionSet, v models.NodeSelectorTerm) graphql.Marshaler {
 	return ec._NodeSelectorTerm(ctx, sel, &v)
 }
@@ -11328,6 +11888,24 @@ func (ec *executionContext) unmarshalNNodeStatus2gpugraphᚋmodelsᚐNodeStatus(
 }
 
 func (ec *executionContext) marshalNNodeStatus2gpugraphᚋmodelsᚐNodeStatus(ctx context.Context, sel ast.SelectionSet, v models.NodeStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNOrganizationChange2ᚖgpugraphᚋgraphᚋmodelᚐOrganizationChange(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationChange) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OrganizationChange!")
+		return graphql.Null
+	}
+	return ec._OrganizationChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOrganizationState2gpugraphᚋgraphᚋmodelᚐOrganizationState(ctx context.Context, v any) (model.OrganizationState, error) {
+	var res model.OrganizationState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrganizationState2gpugraphᚋgraphᚋmodelᚐOrganizationState(ctx context.Context, sel ast.SelectionSet, v model.OrganizationState) graphql.Marshaler {
 	return v
 }
 

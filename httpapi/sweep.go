@@ -43,7 +43,8 @@ func runSweeper(ctx context.Context, st *store.Store, grace, interval time.Durat
 			holdUntil = clock().Add(grace)
 		case res.Changed():
 			log.InfoContext(ctx, "heartbeat sweep", "nodesOffline", res.NodesOffline, "interrupted", res.Interrupted,
-				"stopped", res.Stopped, "podsDeleted", res.Deleted)
+				"stopped", res.Stopped, "podsDeleted", res.Deleted,
+				"markedLeaving", res.Leaving, "nodesRemoved", res.NodesRemoved, "endedNodeRemoved", res.Removed)
 		}
 	}
 }

@@ -87,6 +87,7 @@ const (
 	UserStop         TransitionName = "user-stop"
 	UserTerminate    TransitionName = "user-terminate"
 	NodeLeaving      TransitionName = "node-leaving"
+	NodeStaying      TransitionName = "node-staying"
 	NodeRemoval      TransitionName = "node-removed"
 	SpotPreempted    TransitionName = "spot-preempted"
 	SpotReclaimed    TransitionName = "spot-reclaimed"
@@ -231,6 +232,10 @@ var Lifecycle = []Transition{
 		Reason: ReasonUserTerminated, Resources: Releases, DiskGone: true},
 	{Name: NodeLeaving, Trigger: "operator sets the node's leavingAt",
 		From: []VMStatus{VMRunning}, To: VMRunning, Reason: ReasonNodeLeavingPrefix, Detailed: true, Resources: Keeps},
+	// The caller selects the rows whose statusReason has the leaving prefix
+	// (FromReason matches one whole value, and the instant varies).
+	{Name: NodeStaying, Trigger: "operator clears the node's leavingAt before it passes (rows that carry `node leaving at …`)",
+		From: []VMStatus{VMRunning}, To: VMRunning, Reason: "", Resources: Keeps},
 	{Name: NodeRemoval, Trigger: "sweep: the node's leavingAt has passed (the node becomes removed)",
 		From: []VMStatus{VMPending, VMDeploying, VMRunning, VMStopped, VMFailed, VMInterrupted}, To: VMStopped,
 		Reason: ReasonNodeRemoved, Resources: Releases, DiskGone: true},

@@ -9,7 +9,7 @@ import (
 var transitionNames = []TransitionName{
 	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
 	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, PodJobLost, PodResubmit, UserStop, UserTerminate,
-	NodeLeaving, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, OrgDeleted,
+	NodeLeaving, NodeStaying, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, OrgDeleted,
 }
 
 // The table is consistent: every name is there once, every status is one a

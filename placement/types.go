@@ -28,10 +28,13 @@ func (m Model) displayName() string {
 
 // Request describes the VM or pod being started.
 type Request struct {
-	VMID     string // the VM's own holdings count as free for it
-	Pod      bool   // the request is a pod, not a plain VM
-	GPUModel Model
-	GPUCount int
+	VMID string // the VM's own holdings count as free for it
+	// OrganizationID is whose request it is: preemption never stops the
+	// organization's own workloads.
+	OrganizationID string
+	Pod            bool // the request is a pod, not a plain VM
+	GPUModel       Model
+	GPUCount       int
 	// Host resources: only plain VMs hold them, so they are ignored for pods.
 	CPUCores, RAMGb, DiskGb int
 	// InfiniBand reports that the VM's organization is enabled for
@@ -69,6 +72,9 @@ type NodeInfo struct {
 	// Fabric is the InfiniBand fabric the node is on, nil when none. Nodes
 	// on one fabric should share one *Fabric.
 	Fabric *Fabric
+	// Workloads lists the VMs and pods holding something on the node, for
+	// preemption; only Preempt reads it.
+	Workloads []Workload
 }
 
 // GPU is one GPU of a node.

@@ -43,6 +43,7 @@ func (api *API) routes() []route {
 	rs = append(rs, api.agentRoutes()...)
 	rs = append(rs, api.metricsRoutes()...)
 	rs = append(rs, api.vmRoutes()...)
+	rs = append(rs, api.adminRoutes()...)
 	return rs
 }
 

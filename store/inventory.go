@@ -13,6 +13,9 @@ import (
 // number of keys. Rows come back in no particular order; loaders put them in
 // key order. Every read of a VM is scoped to an organization, every read of
 // a workload or project to a tenant: there is no unscoped variant to misuse.
+// Every read of a VM also skips deleted rows (deleted_at set: a pod
+// interrupted for 7 days), which the API no longer shows; the row and its
+// events stay for the audit trail.
 
 // NodeByID reads one node; nil when there is none.
 func (s *Store) NodeByID(ctx context.Context, id string) (*models.Node, error) {
@@ -76,19 +79,19 @@ func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.Gpu
 // VMsByIDs reads the organization's VMs with these ids; others' do not exist.
 func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string) ([]*models.VM, error) {
 	var out []*models.VM
-	return out, s.WithContext(ctx).Where("organization_id = ? AND id IN ?", orgID, ids).Find(&out).Error
+	return out, s.WithContext(ctx).Where("organization_id = ? AND id IN ? AND deleted_at IS NULL", orgID, ids).Find(&out).Error
 }
 
 // VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
 func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string) ([]*models.VM, error) {
 	var out []*models.VM
-	return out, s.WithContext(ctx).Where("organization_id = ? AND node_id IN ?", orgID, nodeIDs).
+	return out, s.WithContext(ctx).Where("organization_id = ? AND node_id IN ? AND deleted_at IS NULL", orgID, nodeIDs).
 		Order("created_at, id").Find(&out).Error
 }
 
 // VMPage lists the organization's VMs, newest first, with the total count.
 func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int) ([]*models.VM, int64, error) {
-	q := s.WithContext(ctx).Model(&models.VM{}).Where("organization_id = ?", orgID)
+	q := s.WithContext(ctx).Model(&models.VM{}).Where("organization_id = ? AND deleted_at IS NULL", orgID)
 	if len(statuses) > 0 {
 		q = q.Where("status IN ?", statuses)
 	}

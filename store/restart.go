@@ -30,10 +30,10 @@ import (
 // so two writers never both read "free", and the locks above are no-ops.
 
 // LockVM locks and reads the VM or pod id of organization orgID; nil when
-// the organization has none by that id.
+// the organization has none by that id (a deleted row is none).
 func (s *Store) LockVM(tx *Txn, orgID, id string) (*models.VM, error) {
 	var vms []models.VM
-	if err := s.forUpdate(tx.db.Where("id = ? AND organization_id = ?", id, orgID)).Limit(1).Find(&vms).Error; err != nil {
+	if err := s.forUpdate(tx.db.Where("id = ? AND organization_id = ? AND deleted_at IS NULL", id, orgID)).Limit(1).Find(&vms).Error; err != nil {
 		return nil, err
 	}
 	if len(vms) == 0 {

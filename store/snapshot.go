@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -21,6 +22,20 @@ type Snapshot struct {
 	// AddressHolders are the pods holding an address of those fabrics; read
 	// only with SnapshotScope.AddressHolders.
 	AddressHolders []AddressHolder
+	// Workloads are the VMs and pods in a holding status on the nodes, with
+	// what preemption weighs; read only with SnapshotScope.Workloads.
+	Workloads []WorkloadHolder
+}
+
+// WorkloadHolder is a VM or pod holding something on a node, as
+// preemption sees it.
+type WorkloadHolder struct {
+	ID                string     `gorm:"column:id"`
+	NodeID            string     `gorm:"column:node_id"`
+	OrganizationID    string     `gorm:"column:organization_id"`
+	ComputeClass      string     `gorm:"column:compute_class"`
+	PricePerHourCents int        `gorm:"column:price_per_hour_cents"`
+	CreatedAt         *time.Time `gorm:"column:created_at"`
 }
 
 // HostShare is what one plain VM holds of its node's host resources.
@@ -48,6 +63,9 @@ type SnapshotScope struct {
 	// AddressHolders reads who holds the fabrics' addresses: the request is
 	// a pod of an InfiniBand-enabled organization.
 	AddressHolders bool
+	// Workloads reads every holder of the nodes with its organization,
+	// computeClass and price (a reserved workload's preemption).
+	Workloads bool
 }
 
 // Snapshot reads the nodes of scope with their GPUs, the host shares held
@@ -82,6 +100,14 @@ func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
 		Where("status IN ? AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod)
 	if err := within(q, "node_id").Find(&snap.HostShares).Error; err != nil {
 		return nil, err
+	}
+	if scope.Workloads {
+		q := tx.db.Model(&models.VM{}).
+			Select("id, node_id, organization_id, compute_class, price_per_hour_cents, created_at").
+			Where("status IN ? AND node_id IS NOT NULL", models.HoldingStatuses).Order("id")
+		if err := within(q, "node_id").Find(&snap.Workloads).Error; err != nil {
+			return nil, err
+		}
 	}
 	return snap, s.snapshotFabrics(tx, snap, scope)
 }

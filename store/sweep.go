@@ -18,11 +18,14 @@ type SweepResult struct {
 	Interrupted  int64 // VMs and pods on them, now interrupted (models.NodeLost)
 	Stopped      int64 // VMs interrupted too long, now stopped (models.ExpireVM)
 	Deleted      int64 // pods interrupted too long, now terminated (models.ExpirePod)
+	Leaving      int64 // running rows on a leaving node, now carrying its instant (models.NodeLeaving)
+	NodesRemoved int64 // nodes whose leavingAt passed, now removed
+	Removed      int64 // VMs and pods on them, now stopped with node_removed (models.NodeRemoval)
 }
 
 // Changed reports whether the sweep wrote anything.
 func (r SweepResult) Changed() bool {
-	return r.NodesOffline+r.Interrupted+r.Stopped+r.Deleted > 0
+	return r.NodesOffline+r.Interrupted+r.Stopped+r.Deleted+r.Leaving+r.NodesRemoved+r.Removed > 0
 }
 
 // Sweep applies, as of now, what the heartbeats' absence means. Every step
@@ -35,6 +38,14 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (
 	err := s.tx(ctx, func(tx *gorm.DB) error {
 		var e error
 		res.NodesOffline, res.Interrupted, e = s.sweepSilentNodes(tx, now, now.Add(-grace))
+		return e
+	})
+	if err != nil {
+		return res, err
+	}
+	err = s.tx(ctx, func(tx *gorm.DB) error {
+		var e error
+		res.Leaving, res.NodesRemoved, res.Removed, e = s.sweepLeavingNodes(tx, now)
 		return e
 	})
 	if err != nil {
@@ -112,4 +123,53 @@ func (s *Store) expireInterrupted(tx *gorm.DB, now time.Time) (stopped, deleted 
 		return 0, 0, err
 	}
 	return stopped, deleted, nil
+}
+
+// sweepLeavingNodes carries out the operators' decommissions as of now.
+// A node whose leavingAt has passed becomes removed, and its VMs and pods
+// end with models.NodeRemoval (GPUs released, disk gone): the nodes are
+// locked, by id, before their rows, as sweepSilentNodes does. A running
+// row on a node still to leave that does not carry the leaving reason (it
+// became running after the operator set leavingAt) gets it
+// (models.NodeLeaving), so the reason holds whatever the order of events.
+func (s *Store) sweepLeavingNodes(tx *gorm.DB, now time.Time) (leaving, nodesRemoved, removed int64, err error) {
+	var gone []string
+	err = s.forUpdate(tx.Table("nodes").Select("id").
+		Where("status <> ? AND leaving_at IS NOT NULL AND leaving_at <= ?", models.NodeRemoved, now).Order("id")).
+		Scan(&gone).Error
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if len(gone) > 0 {
+		res := tx.Model(&models.Node{}).Where("id IN ? AND status <> ?", gone, models.NodeRemoved).
+			Update("status", models.NodeRemoved)
+		if res.Error != nil {
+			return 0, 0, 0, res.Error
+		}
+		nodesRemoved = res.RowsAffected
+		removed, err = s.applyToWorkloads(tx, Workloads{NodeIDs: gone},
+			Change{Transition: models.NodeRemoval, Actor: sweepActor}, now)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+	}
+
+	var ahead []models.Node
+	running := models.Step(models.NodeLeaving).From
+	err = tx.Where("status <> ? AND leaving_at IS NOT NULL AND leaving_at > ?", models.NodeRemoved, now).
+		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status IN ? AND vms.deleted_at IS NULL)", running).
+		Order("id").Find(&ahead).Error
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, n := range ahead {
+		at := *n.LeavingAt
+		c, err := s.applyToWorkloads(tx, Workloads{NodeIDs: []string{n.ID}, ReasonNot: models.LeavingReason(at)},
+			Change{Transition: models.NodeLeaving, Actor: sweepActor, Detail: models.LeavingDetail(at)}, now)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		leaving += c
+	}
+	return leaving, nodesRemoved, removed, nil
 }

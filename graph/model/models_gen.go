@@ -36,6 +36,19 @@ type MetricValue struct {
 type Mutation struct {
 }
 
+// A node after an operator's change, and how many of its VMs and pods the change moved.
+type NodeChange struct {
+	Node             *models.Node `json:"node"`
+	WorkloadsChanged int          `json:"workloadsChanged"`
+}
+
+// An organization after an operator changed its state, and how many of its VMs and pods stopped.
+type OrganizationChange struct {
+	ID               string            `json:"id"`
+	State            OrganizationState `json:"state"`
+	WorkloadsStopped int               `json:"workloadsStopped"`
+}
+
 type PodList struct {
 	Pods []*models.Pod `json:"pods"`
 	// Offset of the next page; null on the last page.
@@ -58,6 +71,66 @@ type VMList struct {
 	// Offset of the next page; null on the last page.
 	Next  *int `json:"next,omitempty"`
 	Total int  `json:"total"`
+}
+
+// An organization's standing. Suspended and deleted organizations' keys are refused; a balance-exhausted one's keys read but cannot start workloads.
+type OrganizationState string
+
+const (
+	OrganizationStateActive           OrganizationState = "ACTIVE"
+	OrganizationStateSuspended        OrganizationState = "SUSPENDED"
+	OrganizationStateBalanceExhausted OrganizationState = "BALANCE_EXHAUSTED"
+	OrganizationStateDeleted          OrganizationState = "DELETED"
+)
+
+var AllOrganizationState = []OrganizationState{
+	OrganizationStateActive,
+	OrganizationStateSuspended,
+	OrganizationStateBalanceExhausted,
+	OrganizationStateDeleted,
+}
+
+func (e OrganizationState) IsValid() bool {
+	switch e {
+	case OrganizationStateActive, OrganizationStateSuspended, OrganizationStateBalanceExhausted, OrganizationStateDeleted:
+		return true
+	}
+	return false
+}
+
+func (e OrganizationState) String() string {
+	return string(e)
+}
+
+func (e *OrganizationState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OrganizationState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OrganizationState", str)
+	}
+	return nil
+}
+
+func (e OrganizationState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OrganizationState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OrganizationState) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 type PodMetricType string

@@ -1,0 +1,107 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/fleet"
+	"gpugraph/models"
+)
+
+// The fleet operator's paths (nodes.admin), in OpenRelay's error shape.
+func (api *API) adminRoutes() []route {
+	return []route{
+		{"PUT /v1/admin/nodes/{id}/leaving-at", openRelay(auth.NodesAdmin, api.setLeavingAt)},
+		{"POST /v1/admin/nodes/{id}/reclaim", openRelay(auth.NodesAdmin, api.reclaimNode)},
+		{"PUT /v1/admin/organizations/{id}/state", openRelay(auth.NodesAdmin, api.setOrganizationState)},
+	}
+}
+
+// maxAdminBody bounds an operator's request body.
+const maxAdminBody = 4 << 10
+
+// adminNodeJSON answers a node change: the node's decommission state and
+// how many of its workloads the change moved.
+type adminNodeJSON struct {
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	Status    models.NodeStatus `json:"status"`
+	LeavingAt *string           `json:"leavingAt"`
+	Workloads int64             `json:"workloadsChanged"`
+}
+
+func nodeChangeJSON(c *fleet.NodeChange) adminNodeJSON {
+	n := c.Node
+	return adminNodeJSON{ID: n.ID, Name: n.Name, Status: n.Status, LeavingAt: timeOrNil(n.LeavingAt), Workloads: c.Workloads}
+}
+
+// setLeavingAt reads {"leavingAt": "<RFC 3339>"} (null clears it).
+func (api *API) setLeavingAt(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		LeavingAt json.RawMessage `json:"leavingAt"`
+	}
+	if err := decodeReport(w, r, &body); err != nil {
+		return err
+	}
+	var at *time.Time
+	switch raw := string(body.LeavingAt); raw {
+	case "":
+		return apierr.BadRequest(`leavingAt is required: an RFC 3339 instant, or null to clear it`)
+	case "null":
+	default:
+		var s string
+		if err := json.Unmarshal(body.LeavingAt, &s); err != nil {
+			return apierr.BadRequest("leavingAt %s is not a string; send an RFC 3339 instant such as 2026-12-03T00:00:00Z", raw)
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return apierr.BadRequest("leavingAt %q is not an RFC 3339 instant with a zone (2026-12-03T00:00:00Z)", s)
+		}
+		at = &t
+	}
+	c, err := fleet.New(api.Store).SetLeavingAt(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), at)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, nodeChangeJSON(c))
+	return nil
+}
+
+// reclaimNode stops the node's interruptible workloads for its owner.
+func (api *API) reclaimNode(w http.ResponseWriter, r *http.Request) error {
+	c, err := fleet.New(api.Store).Reclaim(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, nodeChangeJSON(c))
+	return nil
+}
+
+// setOrganizationState reads {"state": "suspended"}: active, suspended,
+// balance_exhausted or deleted.
+func (api *API) setOrganizationState(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		State *string `json:"state"`
+	}
+	if err := decodeReport(w, r, &body); err != nil {
+		return err
+	}
+	if body.State == nil {
+		return apierr.BadRequest("state is required: active, suspended, balance_exhausted or deleted")
+	}
+	state, err := fleet.ParseOrgState(*body.State)
+	if err != nil {
+		return err
+	}
+	c, err := fleet.New(api.Store).SetOrganizationState(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), state)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": c.Organization.ID, "state": c.Organization.State, "workloadsStopped": c.Stopped,
+	})
+	return nil
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+
+	"gpugraph/models"
+)
+
+// The statements of the fleet operator's paths (package fleet) and of
+// preemption (package compute), run inside the caller's InTx transaction.
+// They keep the lock order of restart.go: VM rows before node rows before
+// organization and fabric rows.
+
+// Workloads selects VM and pod rows for a bulk transition; the zero value of
+// a field leaves it unconstrained. Deleted rows are never selected.
+type Workloads struct {
+	NodeIDs        []string
+	OrganizationID string
+	ComputeClass   string
+	// ReasonPrefix keeps rows whose statusReason starts with it;
+	// ReasonNot leaves out rows whose statusReason is exactly it.
+	ReasonPrefix, ReasonNot string
+}
+
+// where is the selection on vms, limited to the transition's from-statuses.
+func (w Workloads) where(db *gorm.DB, from []models.VMStatus) *gorm.DB {
+	q := db.Where("deleted_at IS NULL AND status IN ?", from)
+	if len(w.NodeIDs) > 0 {
+		q = q.Where("node_id IN ?", w.NodeIDs)
+	}
+	if w.OrganizationID != "" {
+		q = q.Where("organization_id = ?", w.OrganizationID)
+	}
+	if w.ComputeClass != "" {
+		q = q.Where("compute_class = ?", w.ComputeClass)
+	}
+	if w.ReasonPrefix != "" {
+		// The prefixes of the lifecycle hold no LIKE wildcard.
+		q = q.Where("status_reason LIKE ?", w.ReasonPrefix+"%")
+	}
+	if w.ReasonNot != "" {
+		q = q.Where("status_reason <> ?", w.ReasonNot)
+	}
+	return q
+}
+
+// ApplyToWorkloads locks the rows w selects that ch's transition applies
+// from, by id, and applies ch to each; it answers how many changed.
+func (s *Store) ApplyToWorkloads(tx *Txn, w Workloads, ch Change, now time.Time) (int64, error) {
+	return s.applyToWorkloads(tx.db, w, ch, now)
+}
+
+func (s *Store) applyToWorkloads(db *gorm.DB, w Workloads, ch Change, now time.Time) (int64, error) {
+	rows, err := s.lockRows(w.where(db, models.Step(ch.Transition).From))
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return s.applyToRows(db, rows, ch, now)
+}
+
+// LockOrganizationWorkloads locks every row of organization orgID, by id,
+// so that a restart of one of them either finished before or reads the
+// organization's new state after (it locks its VM row first).
+func (s *Store) LockOrganizationWorkloads(tx *Txn, orgID string) error {
+	var ids []string
+	return s.forUpdate(tx.db.Table("vms").Select("id").Where("organization_id = ?", orgID).Order("id")).
+		Scan(&ids).Error
+}
+
+// LockVMsByIDs locks and reads the rows with these ids, whatever their
+// organization (preemption's victims), by id; deleted rows are left out.
+func (s *Store) LockVMsByIDs(tx *Txn, ids []string) ([]*models.VM, error) {
+	out := []*models.VM{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.forUpdate(tx.db.Where("id IN ? AND deleted_at IS NULL", ids).Order("id")).Find(&out).Error
+	return out, err
+}
+
+// LockNodeByID locks and reads node id; nil when there is none.
+func (s *Store) LockNodeByID(tx *Txn, id string) (*models.Node, error) {
+	var n models.Node
+	err := s.forUpdate(tx.db.Where("id = ?", id)).Take(&n).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// SetNodeLeavingAt writes node id's leavingAt; nil clears it.
+func (s *Store) SetNodeLeavingAt(tx *Txn, id string, at *time.Time) error {
+	return tx.db.Model(&models.Node{}).Where("id = ?", id).Update("leaving_at", at).Error
+}
+
+// LockOrganization locks and reads organization id; nil when there is none.
+func (s *Store) LockOrganization(tx *Txn, id string) (*models.Organization, error) {
+	var o models.Organization
+	err := s.forUpdate(tx.db.Where("id = ?", id)).Take(&o).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// SetOrganizationState writes organization id's state.
+func (s *Store) SetOrganizationState(tx *Txn, id string, state models.OrgState) error {
+	return tx.db.Model(&models.Organization{}).Where("id = ?", id).Update("state", state).Error
+}
