@@ -34,6 +34,7 @@ type options struct {
 	demo, introspection         bool
 	heartbeatGrace              time.Duration
 	sweepInterval               time.Duration
+	provisionTimeout            time.Duration
 	shutdownTimeout             time.Duration
 }
 
@@ -50,8 +51,16 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 30*time.Second,
 		"how long a reporting node may miss heartbeats before it goes offline")
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", 5*time.Second, "how often the heartbeat sweep runs")
+	fs.DurationVar(&o.provisionTimeout, "provision-timeout", store.DefaultProvisionTimeout,
+		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
-	return o, fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.provisionTimeout <= 0 {
+		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
+	}
+	return o, nil
 }
 
 func envOr(key, def string) string {
@@ -96,7 +105,8 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	go httpapi.RunSweeper(ctx, st, o.heartbeatGrace, o.sweepInterval)
+	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
+		ProvisionTimeout: o.provisionTimeout})
 	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect))
 
 	errc := make(chan error, 1)
