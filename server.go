@@ -18,6 +18,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/demo"
+	"gpugraph/demo/agents"
 	"gpugraph/httpapi"
 	"gpugraph/store"
 )
@@ -111,6 +112,11 @@ func run(ctx context.Context, args []string) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	stopAgents, err := startDemoAgents(ctx, st, o, ln.Addr())
+	if err != nil {
+		return err
+	}
+	defer stopAgents()
 	select {
 	case err := <-errc:
 		return err
@@ -123,6 +129,41 @@ func run(ctx context.Context, args []string) error {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
 	}
 	return nil
+}
+
+// startDemoAgents runs the demo's in-process node agents (demo/agents)
+// when --demo is on and the database holds the demo data set, reporting to
+// this process's own listener over loopback; the returned func stops them
+// and waits until they have.
+func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.Addr) (func(), error) {
+	if !o.demo {
+		return func() {}, nil
+	}
+	loaded, err := agents.Loaded(ctx, st)
+	if err != nil || !loaded {
+		return func() {}, err
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return func() {}, fmt.Errorf("demo agents: listener address %v is not TCP", addr)
+	}
+	url := fmt.Sprintf("http://%s", net.JoinHostPort(loopback(tcp.IP), fmt.Sprint(tcp.Port)))
+	actx, cancel := context.WithCancel(ctx)
+	wait, err := agents.Start(actx, url, agents.Options{})
+	if err != nil {
+		cancel()
+		return func() {}, fmt.Errorf("demo agents: %w", err)
+	}
+	slog.Info("demo node agents running in-process", "server", url)
+	return func() { cancel(); wait() }, nil
+}
+
+// loopback is the address to reach a listener bound to ip from this host.
+func loopback(ip net.IP) string {
+	if ip == nil || ip.IsUnspecified() {
+		return "127.0.0.1" // Go's wildcard listeners take IPv4 too
+	}
+	return ip.String()
 }
 
 // loadData loads the fixture file, then the demo when the database is empty.
