@@ -18,6 +18,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/demo"
+	"gpugraph/demo/agents"
 	"gpugraph/httpapi"
 	"gpugraph/store"
 )
@@ -34,6 +35,7 @@ type options struct {
 	demo, introspection         bool
 	heartbeatGrace              time.Duration
 	sweepInterval               time.Duration
+	provisionTimeout            time.Duration
 	shutdownTimeout             time.Duration
 }
 
@@ -50,8 +52,16 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 30*time.Second,
 		"how long a reporting node may miss heartbeats before it goes offline")
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", 5*time.Second, "how often the heartbeat sweep runs")
+	fs.DurationVar(&o.provisionTimeout, "provision-timeout", store.DefaultProvisionTimeout,
+		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
-	return o, fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.provisionTimeout <= 0 {
+		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
+	}
+	return o, nil
 }
 
 func envOr(key, def string) string {
@@ -96,11 +106,17 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	go httpapi.RunSweeper(ctx, st, o.heartbeatGrace, o.sweepInterval)
+	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
+		ProvisionTimeout: o.provisionTimeout})
 	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	stopAgents, err := startDemoAgents(ctx, st, o, ln.Addr())
+	if err != nil {
+		return err
+	}
+	defer stopAgents()
 	select {
 	case err := <-errc:
 		return err
@@ -113,6 +129,41 @@ func run(ctx context.Context, args []string) error {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
 	}
 	return nil
+}
+
+// startDemoAgents runs the demo's in-process node agents (demo/agents)
+// when --demo is on and the database holds the demo data set, reporting to
+// this process's own listener over loopback; the returned func stops them
+// and waits until they have.
+func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.Addr) (func(), error) {
+	if !o.demo {
+		return func() {}, nil
+	}
+	loaded, err := agents.Loaded(ctx, st)
+	if err != nil || !loaded {
+		return func() {}, err
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return func() {}, fmt.Errorf("demo agents: listener address %v is not TCP", addr)
+	}
+	url := fmt.Sprintf("http://%s", net.JoinHostPort(loopback(tcp.IP), fmt.Sprint(tcp.Port)))
+	actx, cancel := context.WithCancel(ctx)
+	wait, err := agents.Start(actx, url, agents.Options{})
+	if err != nil {
+		cancel()
+		return func() {}, fmt.Errorf("demo agents: %w", err)
+	}
+	slog.Info("demo node agents running in-process", "server", url)
+	return func() { cancel(); wait() }, nil
+}
+
+// loopback is the address to reach a listener bound to ip from this host.
+func loopback(ip net.IP) string {
+	if ip == nil || ip.IsUnspecified() {
+		return "127.0.0.1" // Go's wildcard listeners take IPv4 too
+	}
+	return ip.String()
 }
 
 // loadData loads the fixture file, then the demo when the database is empty.

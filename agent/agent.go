@@ -34,6 +34,13 @@ type Config struct {
 	HTTPClient *http.Client // zero: a client with a 15s timeout
 	Log        *slog.Logger
 
+	// Runtime runs the workloads the server assigns; nil runs none and
+	// reports none (see Runtime).
+	Runtime Runtime
+	// AgentVersion is reported as agentVersion; "" is Version. The
+	// in-process demo agents report each demo node's own version.
+	AgentVersion string
+
 	// AfterHeartbeat, when set, is called after the n-th heartbeat the
 	// server accepted (n from 1). --mock-xid uses it to fail a simulated
 	// GPU after the first one.

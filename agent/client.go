@@ -78,7 +78,8 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
 	}
-	if out == nil {
+	// An empty answer (an older or minimal server) decodes as nothing.
+	if out == nil || len(bytes.TrimSpace(respBody)) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(respBody, out); err != nil {

@@ -277,3 +277,27 @@ func putCString(dst []int8, s string) {
 		dst[i] = int8(s[i])
 	}
 }
+
+// SetIdentity gives simulated GPU index the UUID and PCI address of a GPU
+// the server already knows, so that an inventory reconciles onto its row
+// instead of registering a new GPU (the server's in-process demo agents
+// report the demo's GPUs this way). The address must be on PCI domain 0,
+// device 0, function 0, as on the simulated DGX servers.
+func (m *MockServer) SetIdentity(index int, uuid, address string) error {
+	g, err := m.gpu(index)
+	if err != nil {
+		return err
+	}
+	addr, err := NormalizeBusID(address)
+	if err != nil {
+		return err
+	}
+	var domain, bus, dev, fn uint32
+	if _, err := fmt.Sscanf(addr, "%x:%x:%x.%x", &domain, &bus, &dev, &fn); err != nil || domain != 0 || dev != 0 || fn != 0 {
+		return fmt.Errorf("mock GPU %d: address %s is not domain 0, device 0, function 0", index, address)
+	}
+	g.dev.UUID = uuid
+	g.dev.PciBusID = fmt.Sprintf("%08X:%02X:00.0", 0, bus)
+	g.wire(bus)
+	return nil
+}

@@ -20,7 +20,8 @@ type reporter struct {
 	gpus   []*GPU
 	health *HealthState
 
-	heartbeats int // accepted so far
+	heartbeats      int // accepted so far
+	warnedNoRuntime bool
 }
 
 // errReregister asks the loop to send the inventory again.
@@ -48,6 +49,7 @@ func (r *reporter) sendInventory(ctx context.Context) error {
 		err := r.client.PostJSON(ctx, agentapi.InventoryPath, r.inventory(), &resp)
 		if err == nil {
 			r.log.Info("inventory accepted", "nodeId", resp.NodeID, "gpus", len(r.gpus))
+			r.assign(resp.Workloads)
 			return nil
 		}
 		if isAuth(err) {
@@ -67,10 +69,12 @@ func (r *reporter) heartbeatLoop(ctx context.Context) error {
 	b := r.cfg.Backoff
 	for {
 		r.health.CheckMemoryErrors(r.gpus)
-		err := r.client.PostJSON(ctx, agentapi.HeartbeatPath, r.heartbeat(), nil)
+		var resp agentapi.HeartbeatResponse
+		err := r.client.PostJSON(ctx, agentapi.HeartbeatPath, r.heartbeat(), &resp)
 		var se *StatusError
 		switch {
 		case err == nil:
+			r.assign(resp.Workloads)
 			b.Reset()
 			r.heartbeats++
 			r.log.Debug("heartbeat accepted", "n", r.heartbeats)
@@ -118,11 +122,32 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// assign hands the server's list to the runtime; without one, it says once
+// that assignments are not run here.
+func (r *reporter) assign(as []agentapi.Assignment) {
+	if r.cfg.Runtime != nil {
+		r.cfg.Runtime.Assign(as)
+		return
+	}
+	if len(as) > 0 && !r.warnedNoRuntime {
+		r.warnedNoRuntime = true
+		r.log.Warn("the server assigned workloads to this node, but this agent has no container runtime: it runs and reports none",
+			"workloads", len(as))
+	}
+}
+
+func (r *reporter) version() string {
+	if r.cfg.AgentVersion != "" {
+		return r.cfg.AgentVersion
+	}
+	return Version
+}
+
 func (r *reporter) inventory() agentapi.InventoryRequest {
 	req := agentapi.InventoryRequest{
 		NodeName:     r.cfg.NodeName,
 		ClusterID:    r.cfg.ClusterID,
-		AgentVersion: Version,
+		AgentVersion: r.version(),
 		CPUCores:     r.cfg.Host.CPUCores,
 		RAMGb:        r.cfg.Host.RAMGB,
 		DiskGb:       r.cfg.Host.DiskGB,
@@ -146,8 +171,11 @@ func (r *reporter) inventory() agentapi.InventoryRequest {
 func (r *reporter) heartbeat() agentapi.HeartbeatRequest {
 	req := agentapi.HeartbeatRequest{
 		NodeName:     r.cfg.NodeName,
-		AgentVersion: Version,
+		AgentVersion: r.version(),
 		GPUs:         make([]agentapi.HeartbeatGPU, 0, len(r.gpus)),
+	}
+	if r.cfg.Runtime != nil {
+		req.Workloads = r.cfg.Runtime.Report()
 	}
 	for _, g := range r.gpus {
 		health, reason := r.health.Status(g.UUID)

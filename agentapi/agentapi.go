@@ -27,15 +27,19 @@ type InventoryGPU struct {
 }
 
 // InventoryResponse is the server's answer to an InventoryRequest.
-type InventoryResponse struct {
-	NodeID string `json:"nodeId"`
-}
+type InventoryResponse = ReportResponse
+
+// HeartbeatResponse is the server's answer to a HeartbeatRequest.
+type HeartbeatResponse = ReportResponse
 
 // HeartbeatRequest is POSTed to /v1/agent/heartbeat every interval.
 type HeartbeatRequest struct {
 	NodeName     string         `json:"nodeName"`
 	AgentVersion string         `json:"agentVersion"`
 	GPUs         []HeartbeatGPU `json:"gpus"`
+	// Workloads is the state of each workload the server assigned to the
+	// node; absent from agents that run nothing (or predate it).
+	Workloads []WorkloadReport `json:"workloads,omitempty"`
 }
 
 // HeartbeatGPU is one GPU's live state in a HeartbeatRequest.
@@ -52,3 +56,50 @@ const (
 	InventoryPath = "/v1/agent/inventory"
 	HeartbeatPath = "/v1/agent/heartbeat"
 )
+
+// Workloads: the server tells the agent, in the answer to either report,
+// which VMs and pods should be running on its node (Assignment), and the
+// agent reports each one's state in its next heartbeat (WorkloadReport).
+// Both lists are optional on the wire, so an older agent (which ignores
+// the answer's list and sends none) and an older server (which sends none
+// and ignores the report's) keep working.
+
+// Assignment is one VM or pod the server has placed on the agent's node,
+// in status deploying or running.
+type Assignment struct {
+	ID string `json:"id"`
+	// Generation counts the row's runs: it grows each time the row enters
+	// deploying. A report names the generation it is about, so a report
+	// about an earlier run cannot move the current one.
+	Generation int `json:"generation"`
+	// GPUs are the UUIDs of the GPUs it holds on the node.
+	GPUs []string `json:"gpus"`
+}
+
+// Workload states an agent reports.
+const (
+	StateStarting = "starting" // assigned, not running yet
+	StateRunning  = "running"
+	StateExited   = "exited" // it ended by itself
+	StateFailed   = "failed" // it could not start, or its runtime lost it
+)
+
+// WorkloadStates are the states a WorkloadReport may carry.
+var WorkloadStates = []string{StateStarting, StateRunning, StateExited, StateFailed}
+
+// WorkloadReport is one assigned workload's state in a HeartbeatRequest.
+type WorkloadReport struct {
+	ID         string `json:"id"`
+	Generation int    `json:"generation"`
+	State      string `json:"state"`
+	// Message is one sentence saying why, for exited and failed.
+	Message string `json:"message,omitempty"`
+}
+
+// ReportResponse is the answer to either report: the node's id and status
+// and what should run on it.
+type ReportResponse struct {
+	NodeID    string       `json:"nodeId"`
+	Status    string       `json:"status"`
+	Workloads []Assignment `json:"workloads"`
+}

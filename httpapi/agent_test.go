@@ -73,15 +73,15 @@ func TestAgentReports(t *testing.T) {
 
 		before := store.Now()
 		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", mockInventory("dgx-07"))
-		if status != 201 || body != `{"nodeId":"dgx-07","status":"online"}` {
+		if status != 201 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("first inventory: %d %s", status, body)
 		}
 		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", mockInventory("dgx-07"))
-		if status != 200 || body != `{"nodeId":"dgx-07","status":"online"}` {
+		if status != 200 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("second inventory: %d %s", status, body)
 		}
 		status, body = post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
-		if status != 200 || body != `{"nodeId":"dgx-07","status":"online"}` {
+		if status != 200 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("heartbeat: %d %s", status, body)
 		}
 		after := store.Now()

@@ -18,10 +18,28 @@ import (
 // failed sweep. Agents retry with a backoff capped at the default grace,
 // so by then every live node has reported again.
 func RunSweeper(ctx context.Context, st *store.Store, grace, interval time.Duration) {
-	runSweeper(ctx, st, grace, interval, time.Now, slog.Default())
+	RunSweeps(ctx, st, SweepOptions{Grace: grace, Interval: interval})
 }
 
-func runSweeper(ctx context.Context, st *store.Store, grace, interval time.Duration, clock func() time.Time, log *slog.Logger) {
+// SweepOptions configure RunSweeps; a zero ProvisionTimeout is
+// store.DefaultProvisionTimeout.
+type SweepOptions struct {
+	Grace, Interval time.Duration
+	// ProvisionTimeout is how long a row may stay deploying before it fails
+	// (store.FailStuckDeploying).
+	ProvisionTimeout time.Duration
+}
+
+// RunSweeps is RunSweeper with every option: each round also fails the rows
+// deploying for longer than the provision timeout.
+func RunSweeps(ctx context.Context, st *store.Store, o SweepOptions) {
+	if o.ProvisionTimeout <= 0 {
+		o.ProvisionTimeout = store.DefaultProvisionTimeout
+	}
+	runSweeper(ctx, st, o.Grace, o.Interval, o.ProvisionTimeout, time.Now, slog.Default())
+}
+
+func runSweeper(ctx context.Context, st *store.Store, grace, interval, provision time.Duration, clock func() time.Time, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	holdUntil := clock().Add(grace)
@@ -34,7 +52,18 @@ func runSweeper(ctx context.Context, st *store.Store, grace, interval time.Durat
 		if clock().Before(holdUntil) {
 			continue
 		}
-		res, err := st.Sweep(ctx, store.Now(), grace)
+		now := store.Now()
+		res, err := st.Sweep(ctx, now, grace)
+		if err == nil {
+			// A deploying row that no agent reported running in time: its
+			// hold-off is the sweep's, so an outage of the server (when no
+			// agent could report) does not fail them all.
+			var failed int64
+			failed, err = st.FailStuckDeploying(ctx, now, provision)
+			if failed > 0 {
+				log.InfoContext(ctx, "provision timeout", "failed", failed, "timeout", provision)
+			}
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return

@@ -41,7 +41,7 @@ func TestSweeperHoldsOffOneGrace(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			runSweeper(ctx, st, time.Hour, 2*time.Millisecond, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			runSweeper(ctx, st, time.Hour, 2*time.Millisecond, time.Hour, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		}()
 
 		// Many ticks, but the sweeper's clock has not passed the grace.

@@ -69,13 +69,14 @@ func heartbeatToStore(in agentapi.HeartbeatRequest) (store.Heartbeat, error) {
 	if len(in.GPUs) > maxReportGPUs {
 		return store.Heartbeat{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
 	}
+	var err error
 	hb := store.Heartbeat{NodeName: in.NodeName, AgentVersion: in.AgentVersion, GPUs: make([]store.HeartbeatGPU, len(in.GPUs))}
 	uuids := map[string]int{}
 	for i, g := range in.GPUs {
 		field := fmt.Sprintf("gpus[%d]", i)
-		health, err := checkGPU(field, g.UUID, g.Health, g.FailedReason, uuids, i)
-		if err != nil {
-			return store.Heartbeat{}, err
+		health, gerr := checkGPU(field, g.UUID, g.Health, g.FailedReason, uuids, i)
+		if gerr != nil {
+			return store.Heartbeat{}, gerr
 		}
 		switch {
 		case g.Utilization < 0 || g.Utilization > 100:
@@ -85,6 +86,9 @@ func heartbeatToStore(in agentapi.HeartbeatRequest) (store.Heartbeat, error) {
 		}
 		hb.GPUs[i] = store.HeartbeatGPU{UUID: g.UUID, Health: health, FailedReason: reasonIf(health, g.FailedReason),
 			Utilization: g.Utilization, MemoryUsedBytes: int64(g.MemoryUsedBytes)}
+	}
+	if hb.Workloads, err = workloadsToStore(in.Workloads); err != nil {
+		return store.Heartbeat{}, err
 	}
 	return hb, nil
 }

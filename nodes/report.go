@@ -3,10 +3,12 @@ package nodes
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/models"
 	"gpugraph/store"
 )
@@ -17,6 +19,8 @@ type Report struct {
 	Status models.NodeStatus
 	// Created is true when this inventory registered the node.
 	Created bool
+	// Workloads is what should run on the node now.
+	Workloads []agentapi.Assignment
 }
 
 // Error codes of the agent API.
@@ -40,7 +44,7 @@ func ReportInventory(ctx context.Context, st *store.Store, c *auth.Caller, in ag
 	if err != nil {
 		return Report{}, reportError(err)
 	}
-	return Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created}, nil
+	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
 }
 
 // ReportHeartbeat records the reporting node's heartbeat, for a caller
@@ -57,7 +61,27 @@ func ReportHeartbeat(ctx context.Context, st *store.Store, c *auth.Caller, in ag
 	if err != nil {
 		return Report{}, reportError(err)
 	}
-	return Report{NodeID: rep.NodeID, Status: rep.Status}, nil
+	// The pods that lost their job are re-submitted before the answer is
+	// read, so the agent learns their new generation in this answer.
+	// Each is its own transaction; one that fails is logged and left
+	// interrupted (its owner may restart it), and the report stands.
+	compute := compute.New(st)
+	for _, lost := range rep.JobLost {
+		if _, err := compute.Resubmit(ctx, lost.OrganizationID, lost.ID); err != nil {
+			slog.ErrorContext(ctx, "re-submitting a pod that lost its job", "pod", lost.ID, "err", err)
+		}
+	}
+	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status})
+}
+
+// answer adds to rep what should run on its node.
+func answer(ctx context.Context, st *store.Store, rep Report) (Report, error) {
+	as, err := st.Assignments(ctx, rep.NodeID)
+	if err != nil {
+		return Report{}, err
+	}
+	rep.Workloads = assignmentsOf(as)
+	return rep, nil
 }
 
 // reportError turns the store's refusals into what the agent acts on: a

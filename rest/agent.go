@@ -10,7 +10,6 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/models"
 	"gpugraph/nodes"
 )
 
@@ -41,7 +40,7 @@ func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 	if rep.Created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, reportBody{NodeID: rep.NodeID, Status: rep.Status})
+	writeJSON(w, status, reportBodyOf(rep))
 	return nil
 }
 
@@ -54,14 +53,14 @@ func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, reportBody{NodeID: rep.NodeID, Status: rep.Status})
+	writeJSON(w, http.StatusOK, reportBodyOf(rep))
 	return nil
 }
 
-// reportBody is the answer to either report.
-type reportBody struct {
-	NodeID string            `json:"nodeId"`
-	Status models.NodeStatus `json:"status"`
+// reportBodyOf is the answer to either report: the node, and what
+// should run on it (an agent that predates the list ignores it).
+func reportBodyOf(rep nodes.Report) agentapi.ReportResponse {
+	return agentapi.ReportResponse{NodeID: rep.NodeID, Status: string(rep.Status), Workloads: rep.Workloads}
 }
 
 // decodeReport reads one JSON object. Fields it does not know are ignored,

@@ -53,6 +53,9 @@ type Heartbeat struct {
 	NodeName     string
 	AgentVersion string // "" leaves the stored one
 	GPUs         []HeartbeatGPU
+	// Workloads is what the agent says of the VMs and pods it was told to
+	// run (applyWorkloadReports).
+	Workloads []WorkloadReport
 }
 
 // HeartbeatGPU is one GPU's live state in a Heartbeat.
@@ -70,6 +73,9 @@ type Report struct {
 	Status  models.NodeStatus
 	Created bool  // this report registered the node
 	Resumed int64 // VMs and pods resumed from node_lost
+	// JobLost are the pods this heartbeat's workload reports interrupted
+	// (models.PodJobLost), for the platform to re-submit.
+	JobLost []LostJob
 }
 
 // ErrUnknownNode answers a heartbeat from a node no inventory registered.
@@ -256,6 +262,9 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 		if rep.Resumed, err = s.resumeNodeLost(tx, node, now); err != nil {
 			return Report{}, err
 		}
+	}
+	if rep.JobLost, err = s.applyWorkloadReports(tx, node, hb.Workloads, now); err != nil {
+		return Report{}, err
 	}
 	if err := writeSamples(tx, hb.GPUs, ids, now); err != nil {
 		return Report{}, err

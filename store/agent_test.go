@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep != (store.Report{NodeID: "dgx-01", Status: models.NodeOnline, Created: true}) {
+		if !reflect.DeepEqual(rep, store.Report{NodeID: "dgx-01", Status: models.NodeOnline, Created: true}) {
 			t.Fatalf("report = %+v", rep)
 		}
 		n := node(t, st, "dgx-01")
@@ -105,7 +106,7 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 
 		// The same inventory again matches by name and adds nothing.
 		rep, err = st.RegisterInventory(ctx, inv, t0.Add(time.Minute))
-		if err != nil || rep != (store.Report{NodeID: "dgx-01", Status: models.NodeOnline}) {
+		if err != nil || !reflect.DeepEqual(rep, store.Report{NodeID: "dgx-01", Status: models.NodeOnline}) {
 			t.Fatalf("again: %+v %v", rep, err)
 		}
 		if got := gpuRows(t, st, "dgx-01"); got != want {
@@ -158,7 +159,7 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep != (store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
+		if !reflect.DeepEqual(rep, store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
 			t.Fatalf("report = %+v", rep)
 		}
 		want := "0:g0:GPU-a:healthy::vm1 1:g2:GPU-c:failed:XID 48: 2:GPU-e:GPU-e:failed:reported failed by the node agent: " +
@@ -256,7 +257,7 @@ func TestHeartbeat(t *testing.T) {
 			{UUID: "GPU-a", Health: models.GpuHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
 			{UUID: "GPU-b", Health: models.GpuFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
 			{UUID: "GPU-c", Health: models.GpuHealthy, Utilization: 5, MemoryUsedBytes: 1 << 40}}}, t1)
-		if err != nil || rep != (store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
+		if err != nil || !reflect.DeepEqual(rep, store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
 			t.Fatalf("heartbeat: %+v %v", rep, err)
 		}
 		n := node(t, st, "n1")

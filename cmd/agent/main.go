@@ -4,6 +4,12 @@
 //	agent --server URL --token TOKEN --node-name NAME [--cluster-id ID]
 //	      [--interval 10s] [--mock dgxa100|dgxh100|dgxh200]
 //	      [--mock-xid INDEX:XID]... [--ignore-xids LIST]
+//	      [--mock-start-delay 2s] [--mock-fail-start ID]... [--mock-exit ID]...
+//
+// With --mock the agent also simulates a container runtime for what the
+// server assigns to the node (agent.MockRuntime). Without it there is no
+// runtime in this project: the agent reports no workloads, and the server
+// fails what stays deploying after its --provision-timeout.
 //
 // The token may come from GPUGRAPH_TOKEN instead of --token, which keeps it
 // out of the process list.
@@ -39,6 +45,8 @@ type options struct {
 	mockXIDs                           []agent.MockXID
 	ignoreXIDs                         []uint64
 	ignoreAllXIDs                      bool
+	mockStartDelay                     time.Duration
+	mockFailStart, mockExit            []string
 }
 
 func main() {
@@ -76,6 +84,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		cfg.NVML, cfg.Host = m, m.HostInfo()
 		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
+		cfg.Runtime = &agent.MockRuntime{StartDelay: opts.mockStartDelay, FailStart: opts.mockFailStart,
+			Exit: opts.mockExit, Log: log}
 		log.Info("running on a simulated server", "mock", opts.mock)
 	} else {
 		cfg.NVML = nvml.New()
@@ -98,6 +108,15 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 	}
 	return 1
+}
+
+// appendID adds a workload id given to flag, which must be one word.
+func appendID(ids *[]string, flag, s string) error {
+	if s == "" || strings.ContainsAny(s, " \t\n") {
+		return fmt.Errorf("%s %q: want a VM or pod id", flag, s)
+	}
+	*ids = append(*ids, s)
+	return nil
 }
 
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
@@ -125,6 +144,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		}
 		return err
 	})
+	fs.DurationVar(&o.mockStartDelay, "mock-start-delay", 2*time.Second,
+		"with --mock, how long an assigned workload is starting before it runs")
+	fs.Func("mock-fail-start", "with --mock, workload ID fails to start, every time it is deployed (repeatable)", func(s string) error {
+		return appendID(&o.mockFailStart, "--mock-fail-start", s)
+	})
+	fs.Func("mock-exit", "with --mock, workload ID exits by itself once, after it ran (repeatable)", func(s string) error {
+		return appendID(&o.mockExit, "--mock-exit", s)
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -147,6 +174,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, fmt.Errorf("--interval %v: must be positive", o.interval)
 	case len(o.mockXIDs) > 0 && o.mock == "":
 		return o, errors.New("--mock-xid needs --mock")
+	case (len(o.mockFailStart) > 0 || len(o.mockExit) > 0) && o.mock == "":
+		return o, errors.New("--mock-fail-start and --mock-exit need --mock")
+	case o.mockStartDelay < 0:
+		return o, fmt.Errorf("--mock-start-delay %v: must not be negative", o.mockStartDelay)
 	}
 	return o, nil
 }

@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"testing"
+	"time"
+
+	"gpugraph/agentapi"
+)
+
+func TestMockRuntime(t *testing.T) {
+	now := time.Unix(0, 0)
+	m := &MockRuntime{StartDelay: time.Second, FailStart: []string{"bad"}, Exit: []string{"crash"}, Clock: func() time.Time { return now }}
+	states := func() map[string]string {
+		out := map[string]string{}
+		for _, r := range m.Report() {
+			out[r.ID] = r.State + "@" + string(rune('0'+r.Generation))
+		}
+		return out
+	}
+	m.Assign([]agentapi.Assignment{{ID: "ok", Generation: 1}, {ID: "bad", Generation: 1}, {ID: "crash", Generation: 1}})
+	if got := states(); got["ok"] != "starting@1" || got["bad"] != "failed@1" || got["crash"] != "starting@1" {
+		t.Fatalf("at once: %v", got)
+	}
+	now = now.Add(time.Second)
+	if got := states(); got["ok"] != "running@1" || got["crash"] != "running@1" {
+		t.Fatalf("after the start delay: %v", got)
+	}
+	if got := states(); got["ok"] != "running@1" || got["crash"] != "exited@1" {
+		t.Fatalf("once reported running: %v", got)
+	}
+	// The server re-submits crash (generation 2) and drops ok: crash runs
+	// again and does not exit twice; ok is no longer reported.
+	m.Assign([]agentapi.Assignment{{ID: "crash", Generation: 2}, {ID: "bad", Generation: 1}})
+	now = now.Add(time.Second)
+	states()
+	if got := states(); len(got) != 2 || got["crash"] != "running@2" || got["bad"] != "failed@1" {
+		t.Fatalf("after re-submission: %v", got)
+	}
+}

@@ -1,0 +1,176 @@
+// Package agents runs the node agent in-process for the demo data set: one
+// agent (package agent, on a simulated NVML server and its simulated
+// runtime) per demo node that the demo says is online, reporting over
+// loopback HTTP to the server's own listener through the real protocol,
+// with the demo's nodes.report key. So a VM restarted in the playground
+// goes deploying → running within seconds, as it would on a real fleet.
+//
+// Each agent reports its node's own GPUs (their UUIDs and PCI addresses,
+// so the inventory reconciles onto the demo's rows) and its node's own
+// agentVersion (so the restart outcomes that depend on an old agent
+// stay), and no host figures (so the demo's CPU, RAM and disk stay). The
+// nodes the demo keeps offline or removed get no agent. A GPU the demo has
+// failed is reported healthy by the simulation, and stays failed: the
+// server never heals a GPU from a report.
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"gpugraph/agent"
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/demo"
+	"gpugraph/store"
+)
+
+// Loaded reports whether st holds the demo data set, as far as the agents
+// need it: the demo's agent key, with nodes.report. It is true after the
+// server loaded the demo into an empty database, at this start or an
+// earlier one, and false for any other data.
+func Loaded(ctx context.Context, st *store.Store) (bool, error) {
+	c, err := (&auth.Authenticator{Store: st}).Lookup(ctx, Token)
+	if _, refused := apierr.As(err); refused {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return c.Can(auth.NodesReport), nil
+}
+
+// quiet drops an agent's Info lines (a dozen GPUs found per node, every
+// heartbeat's retries) from the server's log; warnings and the simulated
+// runtime's workload lines stay.
+type quiet struct{ slog.Handler }
+
+func (h quiet) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+func (h quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{h.Handler.WithAttrs(as)} }
+func (h quiet) WithGroup(g string) slog.Handler       { return quiet{h.Handler.WithGroup(g)} }
+
+// Options of the in-process agents; zero values take the defaults.
+type Options struct {
+	Interval   time.Duration // heartbeat period; default 2s
+	StartDelay time.Duration // simulated start of a workload; default 2s
+	Log        *slog.Logger
+}
+
+// Token is the demo key the agents report with (nodes.report).
+const Token = "acme-agent"
+
+// node is what an agent needs of one demo node.
+type node struct {
+	Name         string `json:"name"`
+	ClusterID    string `json:"clusterId"`
+	Status       string `json:"status"`
+	AgentVersion string `json:"agentVersion"`
+	GPUs         []struct {
+		Index   int    `json:"index"`
+		UUID    string `json:"uuid"`
+		Address string `json:"address"`
+		ModelID string `json:"modelId"`
+	} `json:"gpus"`
+}
+
+// onlineNodes are the demo's nodes with status online.
+func onlineNodes() ([]node, error) {
+	b, err := demo.JSON(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Nodes []node `json:"nodes"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, err
+	}
+	var out []node
+	for _, n := range f.Nodes {
+		if n.Status == "online" {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// mockModel is the simulated DGX server for a node's GPU model. NVML
+// knows no AMD GPU: an MI300X node runs on the simulated DGX H100, under
+// its own GPUs' UUIDs (the server keeps a known GPU's model).
+func mockModel(modelID string) string {
+	switch {
+	case strings.Contains(modelID, "a100"):
+		return "dgxa100"
+	case strings.Contains(modelID, "h200"):
+		return "dgxh200"
+	}
+	return "dgxh100"
+}
+
+// simulate builds node n's simulated server with the demo's GPU identities.
+func simulate(n node) (*agent.MockServer, error) {
+	if len(n.GPUs) == 0 {
+		return nil, fmt.Errorf("demo node %s has no GPUs", n.Name)
+	}
+	m, err := agent.NewMockServer(mockModel(n.GPUs[0].ModelID), n.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(n.GPUs) != len(m.Devices) {
+		return nil, fmt.Errorf("demo node %s has %d GPUs, the simulated %s %d", n.Name, len(n.GPUs), m.Model, len(m.Devices))
+	}
+	for _, g := range n.GPUs {
+		if err := m.SetIdentity(g.Index, g.UUID, g.Address); err != nil {
+			return nil, fmt.Errorf("demo node %s: %w", n.Name, err)
+		}
+	}
+	return m, nil
+}
+
+// Start runs the agents against server (the base URL of this process's own
+// listener) until ctx ends; wait blocks until they have stopped.
+func Start(ctx context.Context, server string, o Options) (wait func(), err error) {
+	if o.Interval <= 0 {
+		o.Interval = 2 * time.Second
+	}
+	if o.StartDelay <= 0 {
+		o.StartDelay = 2 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	nodes, err := onlineNodes()
+	if err != nil {
+		return nil, err
+	}
+	var cfgs []agent.Config
+	for _, n := range nodes {
+		m, err := simulate(n)
+		if err != nil {
+			return nil, err
+		}
+		log := o.Log.With("demoAgent", n.Name)
+		cfgs = append(cfgs, agent.Config{
+			Server: server, Token: Token, NodeName: n.Name, ClusterID: n.ClusterID,
+			NVML: m, AgentVersion: n.AgentVersion, Interval: o.Interval,
+			Runtime: &agent.MockRuntime{StartDelay: o.StartDelay, Log: log},
+			Log:     slog.New(quiet{log.Handler()}),
+		})
+	}
+	var wg sync.WaitGroup
+	for _, cfg := range cfgs {
+		wg.Go(func() {
+			if err := agent.Run(ctx, cfg); err != nil {
+				cfg.Log.Error("in-process demo agent stopped", "err", err)
+			}
+		})
+	}
+	return wg.Wait, nil
+}
