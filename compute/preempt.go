@@ -53,8 +53,8 @@ func (r *restart) canPreempt(own *models.Node) bool {
 	return slices.Contains(models.Step(models.RestartDeploy).From, vm.Status)
 }
 
-// platformActor is who preemption's stops are by.
-var platformActor = models.Actor{Kind: models.ActorPlatform, ID: "preemption"}
+// preemptionActor is who preemption's stops are by.
+var preemptionActor = models.Actor{Kind: models.ActorPlatform, ID: "preemption"}
 
 // preempt chooses a node and victims on a snapshot read without locks,
 // locks the victims and the node, proves the fit again on what the locks
@@ -111,7 +111,7 @@ func (r *restart) preempt(own *models.Node) (*Result, error) {
 		if !slices.Contains(proof.Victims, v.ID) {
 			continue
 		}
-		if _, err := r.st.Apply(r.tx, v, store.Change{Transition: models.SpotPreempted, Actor: platformActor}, r.now); err != nil {
+		if _, err := r.st.Apply(r.tx, v, store.Change{Transition: models.SpotPreempted, Actor: preemptionActor}, r.now); err != nil {
 			return nil, err
 		}
 		stopped = append(stopped, placement.Workload{VMID: v.ID})

@@ -10,8 +10,8 @@ import (
 	"gpugraph/store"
 )
 
-// platformActor is who re-submits: the platform itself, not a user.
-var platformActor = models.Actor{Kind: models.ActorPlatform}
+// resubmitActor is who re-submits: the platform itself, not a user.
+var resubmitActor = models.Actor{Kind: models.ActorPlatform}
 
 // Resubmitted says what Resubmit did.
 type Resubmitted struct {
@@ -33,7 +33,7 @@ func (s *Service) Resubmit(ctx context.Context, orgID, id string) (Resubmitted, 
 	var out Resubmitted
 	err := s.store.InTx(ctx, func(tx *store.Txn) error {
 		out = Resubmitted{}
-		r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: platformActor}
+		r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: resubmitActor}
 		vm, err := r.st.LockVM(tx, orgID, id)
 		if err != nil || vm == nil || !models.Step(models.PodResubmit).Allows(vm) {
 			return err
