@@ -154,6 +154,29 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 	return rep, reconcileGPUs(tx, node.ID, inv.GPUs)
 }
 
+// lockReportedRows locks, before the node's row, the VM rows a heartbeat
+// may move: those its workload reports name and those the node's loss
+// interrupted. Restart, stop and terminate lock a VM row before its node's
+// (store/restart.go's lock order); a heartbeat that held the node while it
+// waited for a VM would deadlock with them. Rows that become one of these
+// after this read are left to the next heartbeat.
+func (s *Store) lockReportedRows(tx *gorm.DB, hb Heartbeat) error {
+	ids := make([]string, 0, len(hb.Workloads))
+	for _, w := range hb.Workloads {
+		ids = append(ids, w.ID)
+	}
+	back := models.Step(models.NodeBack)
+	q := tx.Table("vms").Select("id").
+		Where("node_id IN (SELECT id FROM nodes WHERE name = ?)", hb.NodeName)
+	if len(ids) > 0 {
+		q = q.Where("id IN ? OR (status IN ? AND status_reason = ?)", ids, back.From, back.FromReason)
+	} else {
+		q = q.Where("status IN ? AND status_reason = ?", back.From, back.FromReason)
+	}
+	var locked []string
+	return s.forUpdate(q.Order("id")).Scan(&locked).Error
+}
+
 func (s *Store) lockNodeByName(tx *gorm.DB, name string) (*models.Node, error) {
 	var nodes []models.Node
 	if err := s.forUpdate(tx).Where("name = ?", name).Limit(1).Find(&nodes).Error; err != nil {
@@ -217,6 +240,9 @@ func (s *Store) RecordHeartbeat(ctx context.Context, hb Heartbeat, now time.Time
 }
 
 func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Report, error) {
+	if err := s.lockReportedRows(tx, hb); err != nil {
+		return Report{}, err
+	}
 	node, err := s.lockNodeByName(tx, hb.NodeName)
 	if err != nil {
 		return Report{}, err
