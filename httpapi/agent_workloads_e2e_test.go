@@ -66,6 +66,11 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		}
 		after := hb.started.Load()
 		v = waitVM(t, st, a, "vm-up", models.VMRunning)
+		// The watch notes the heartbeat once its handler has returned,
+		// which may be just after the row reads running here.
+		for i := 0; i < 200 && hb.runningAt.Load() == 0; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if n := hb.runningAt.Load(); n == 0 || n-after > 2 {
 			t.Errorf("vm-up running at heartbeat %d, the restart answered after heartbeat %d: want within two", n, after)
 		}
