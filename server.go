@@ -13,12 +13,15 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"gpugraph/dataset"
 	"gpugraph/demo"
 	"gpugraph/httpapi"
+	"gpugraph/podmetrics"
+	"gpugraph/promsource"
 	"gpugraph/store"
 )
 
@@ -35,6 +38,13 @@ type options struct {
 	heartbeatGrace              time.Duration
 	sweepInterval               time.Duration
 	shutdownTimeout             time.Duration
+	metrics                     metricsOptions
+}
+
+// metricsOptions say where pod metrics are read (issue 13).
+type metricsOptions struct {
+	source, mapping, bearerToken, basicAuth, caFile string
+	timeout                                         time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -51,7 +61,57 @@ func parseFlags(args []string) (options, error) {
 		"how long a reporting node may miss heartbeats before it goes offline")
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", 5*time.Second, "how often the heartbeat sweep runs")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
+	fs.StringVar(&o.metrics.source, "metrics-source", envOr("GPUGRAPH_METRICS_SOURCE", "store"),
+		"where pod metrics are read: store, or prometheus:<base URL> of any Prometheus HTTP API (env GPUGRAPH_METRICS_SOURCE)")
+	fs.StringVar(&o.metrics.mapping, "metrics-mapping", os.Getenv("GPUGRAPH_METRICS_MAPPING"),
+		"JSON file overriding the metric type → PromQL mapping (env GPUGRAPH_METRICS_MAPPING)")
+	fs.StringVar(&o.metrics.bearerToken, "metrics-bearer-token", os.Getenv("GPUGRAPH_METRICS_BEARER_TOKEN"),
+		"bearer token for the Prometheus source (env GPUGRAPH_METRICS_BEARER_TOKEN)")
+	fs.StringVar(&o.metrics.basicAuth, "metrics-basic-auth", os.Getenv("GPUGRAPH_METRICS_BASIC_AUTH"),
+		"user:password for the Prometheus source (env GPUGRAPH_METRICS_BASIC_AUTH)")
+	fs.StringVar(&o.metrics.caFile, "metrics-ca-file", os.Getenv("GPUGRAPH_METRICS_CA_FILE"),
+		"PEM CA bundle trusted for an https Prometheus source (env GPUGRAPH_METRICS_CA_FILE)")
+	fs.DurationVar(&o.metrics.timeout, "metrics-timeout", envDuration("GPUGRAPH_METRICS_TIMEOUT", promsource.DefaultTimeout),
+		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
 	return o, fs.Parse(args)
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}
+
+// metricsSource builds the pod metrics source the flags name; nil is the store.
+func metricsSource(o metricsOptions) (podmetrics.Source, error) {
+	if o.source == "" || o.source == "store" {
+		if o.mapping != "" {
+			return nil, errors.New("--metrics-mapping needs --metrics-source prometheus:<base URL>")
+		}
+		return nil, nil
+	}
+	base, ok := strings.CutPrefix(o.source, "prometheus:")
+	if !ok {
+		return nil, fmt.Errorf("--metrics-source must be store or prometheus:<base URL>, not %q", strings.SplitN(o.source, ":", 2)[0])
+	}
+	m, err := promsource.LoadMapping(o.mapping)
+	if err != nil {
+		return nil, err
+	}
+	cfg := promsource.Config{BaseURL: base, BearerToken: o.bearerToken, CAFile: o.caFile, Timeout: o.timeout, Mapping: m}
+	if o.basicAuth != "" {
+		user, pass, ok := strings.Cut(o.basicAuth, ":")
+		if !ok {
+			return nil, errors.New("--metrics-basic-auth must be user:password")
+		}
+		cfg.BasicUser, cfg.BasicPassword = user, pass
+	}
+	src, err := promsource.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
 }
 
 func envOr(key, def string) string {
@@ -72,6 +132,10 @@ func run(ctx context.Context, args []string) error {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(logger)
 
+	metricsSrc, err := metricsSource(o.metrics)
+	if err != nil {
+		return err
+	}
 	st, err := store.Open(o.databaseURL)
 	if err != nil {
 		return err
@@ -89,7 +153,7 @@ func run(ctx context.Context, args []string) error {
 
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection}),
+		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", o.addr)
@@ -97,7 +161,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	go httpapi.RunSweeper(ctx, st, o.heartbeatGrace, o.sweepInterval)
-	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect))
+	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect), "metrics", metricsName(metricsSrc))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -113,6 +177,13 @@ func run(ctx context.Context, args []string) error {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
 	}
 	return nil
+}
+
+func metricsName(src podmetrics.Source) string {
+	if src == nil {
+		return podmetrics.StoreSource{}.Name()
+	}
+	return src.Name()
 }
 
 // loadData loads the fixture file, then the demo when the database is empty.
