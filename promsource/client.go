@@ -146,7 +146,7 @@ type queryData struct {
 
 // series is one element of a matrix or vector result.
 type series struct {
-	Metric map[string]string `json:"metric"`
+	Metric map[string]string    `json:"metric"`
 	Values [][2]json.RawMessage `json:"values"` // matrix: [seconds, "value"]
 	Value  [2]json.RawMessage   `json:"value"`  // vector
 }
