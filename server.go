@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	"gpugraph/demo"
 	"gpugraph/demo/agents"
 	"gpugraph/httpapi"
+	"gpugraph/podmetrics"
+	"gpugraph/promsource"
 	"gpugraph/store"
 )
 
@@ -37,6 +40,13 @@ type options struct {
 	sweepInterval               time.Duration
 	provisionTimeout            time.Duration
 	shutdownTimeout             time.Duration
+	metrics                     metricsOptions
+}
+
+// metricsOptions say where pod metrics are read and how to reach that source.
+type metricsOptions struct {
+	source, mapping, bearerToken, basicAuth, caFile string
+	timeout                                         time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -55,6 +65,18 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", store.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
+	fs.StringVar(&o.metrics.source, "metrics-source", envOr("GPUGRAPH_METRICS_SOURCE", "store"),
+		"where pod metrics are read: store, or prometheus:<base URL> of any Prometheus HTTP API (env GPUGRAPH_METRICS_SOURCE)")
+	fs.StringVar(&o.metrics.mapping, "metrics-mapping", os.Getenv("GPUGRAPH_METRICS_MAPPING"),
+		"JSON file overriding the metric type → PromQL mapping (env GPUGRAPH_METRICS_MAPPING)")
+	fs.StringVar(&o.metrics.bearerToken, "metrics-bearer-token", os.Getenv("GPUGRAPH_METRICS_BEARER_TOKEN"),
+		"bearer token for the Prometheus source (env GPUGRAPH_METRICS_BEARER_TOKEN)")
+	fs.StringVar(&o.metrics.basicAuth, "metrics-basic-auth", os.Getenv("GPUGRAPH_METRICS_BASIC_AUTH"),
+		"user:password for the Prometheus source (env GPUGRAPH_METRICS_BASIC_AUTH)")
+	fs.StringVar(&o.metrics.caFile, "metrics-ca-file", os.Getenv("GPUGRAPH_METRICS_CA_FILE"),
+		"PEM CA bundle trusted for an https Prometheus source (env GPUGRAPH_METRICS_CA_FILE)")
+	fs.DurationVar(&o.metrics.timeout, "metrics-timeout", envDuration("GPUGRAPH_METRICS_TIMEOUT", promsource.DefaultTimeout),
+		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -62,6 +84,44 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
 	}
 	return o, nil
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}
+
+// metricsSource builds the pod metrics source the flags name; nil is the store.
+func metricsSource(o metricsOptions) (podmetrics.Source, error) {
+	if o.source == "" || o.source == "store" {
+		if o.mapping != "" {
+			return nil, errors.New("--metrics-mapping needs --metrics-source prometheus:<base URL>")
+		}
+		return nil, nil
+	}
+	base, ok := strings.CutPrefix(o.source, "prometheus:")
+	if !ok {
+		return nil, fmt.Errorf("--metrics-source must be store or prometheus:<base URL>, not %q", strings.SplitN(o.source, ":", 2)[0])
+	}
+	m, err := promsource.LoadMapping(o.mapping)
+	if err != nil {
+		return nil, err
+	}
+	cfg := promsource.Config{BaseURL: base, BearerToken: o.bearerToken, CAFile: o.caFile, Timeout: o.timeout, Mapping: m}
+	if o.basicAuth != "" {
+		user, pass, ok := strings.Cut(o.basicAuth, ":")
+		if !ok {
+			return nil, errors.New("--metrics-basic-auth must be user:password")
+		}
+		cfg.BasicUser, cfg.BasicPassword = user, pass
+	}
+	src, err := promsource.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
 }
 
 func envOr(key, def string) string {
@@ -82,6 +142,10 @@ func run(ctx context.Context, args []string) error {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	slog.SetDefault(logger)
 
+	metricsSrc, err := metricsSource(o.metrics)
+	if err != nil {
+		return err
+	}
 	st, err := store.Open(o.databaseURL)
 	if err != nil {
 		return err
@@ -99,7 +163,7 @@ func run(ctx context.Context, args []string) error {
 
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection}),
+		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", o.addr)
@@ -108,7 +172,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
 		ProvisionTimeout: o.provisionTimeout})
-	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect))
+	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect), "metrics", metricsName(metricsSrc))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -129,6 +193,13 @@ func run(ctx context.Context, args []string) error {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
 	}
 	return nil
+}
+
+func metricsName(src podmetrics.Source) string {
+	if src == nil {
+		return podmetrics.StoreSource{}.Name()
+	}
+	return src.Name()
 }
 
 // startDemoAgents runs the demo's in-process node agents (demo/agents)

@@ -45,6 +45,12 @@ type Config struct {
 	// server accepted (n from 1). --mock-xid uses it to fail a simulated
 	// GPU after the first one.
 	AfterHeartbeat func(n int)
+
+	// MetricsAddr, when set, serves Prometheus exposition of the GPUs in
+	// DCGM exporter's names on it (exporter.go); Assignments labels each
+	// GPU with what runs on it.
+	MetricsAddr string
+	Assignments Assignments
 }
 
 // NVMLInitError means NVML could not be initialised: on a node without the
@@ -123,6 +129,15 @@ func Run(ctx context.Context, cfg Config) error {
 		log.Info("GPU found", "index", g.Index, "uuid", g.UUID, "address", g.Address, "name", g.Name, "memoryBytes", g.MemoryBytes)
 	}
 	health := NewHealthState(gpus, log)
+	book := &assignmentBook{}
+	if cfg.Assignments == nil {
+		cfg.Assignments = book.get
+	}
+	if cfg.MetricsAddr != "" {
+		if err := serveMetrics(ctx, cfg.MetricsAddr, cfg.NodeName, gpus, health, cfg.Assignments, log); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+	}
 
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -144,7 +159,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	r := &reporter{cfg: cfg, log: log, client: NewClient(cfg.Server, cfg.Token, cfg.HTTPClient), gpus: gpus, health: health}
+	r := &reporter{cfg: cfg, log: log, client: NewClient(cfg.Server, cfg.Token, cfg.HTTPClient), gpus: gpus, health: health, book: book}
 	err = r.run(ctx)
 	if ctx.Err() != nil && !isAuth(err) {
 		log.Info("stopping")

@@ -22,6 +22,7 @@ type reporter struct {
 
 	heartbeats      int // accepted so far
 	warnedNoRuntime bool
+	book            *assignmentBook // for the exporter's pod labels
 }
 
 // errReregister asks the loop to send the inventory again.
@@ -125,6 +126,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // assign hands the server's list to the runtime; without one, it says once
 // that assignments are not run here.
 func (r *reporter) assign(as []agentapi.Assignment) {
+	if r.book != nil {
+		r.book.set(as)
+	}
 	if r.cfg.Runtime != nil {
 		r.cfg.Runtime.Assign(as)
 		return

@@ -15,6 +15,7 @@ import (
 	"gpugraph/auth"
 	"gpugraph/compute"
 	"gpugraph/loaders"
+	"gpugraph/podmetrics"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
 	"gpugraph/store"
@@ -29,6 +30,8 @@ type Config struct {
 	ComplexityLimit      int
 	DepthLimit           int
 	RequestTimeout       time.Duration
+	// MetricsSource is where pod metrics are read (the store when nil).
+	MetricsSource podmetrics.Source
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
 }
@@ -51,7 +54,7 @@ func (cfg Config) withDefaults() Config {
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
-	res := &resolvers.Resolver{Store: st}
+	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource}
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
 
@@ -76,7 +79,7 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st)}, api)
+	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, api)
 
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }

@@ -30,8 +30,18 @@ type Ingested struct {
 // A key writes only its own tenant's pods; another tenant's pod answers
 // exactly as a missing one, as a bad entry of the batch.
 func Ingest(ctx context.Context, st *store.Store, c *auth.Caller, b Batch) (Ingested, error) {
+	return IngestTo(ctx, st, nil, c, b)
+}
+
+// IngestTo is Ingest for a server that reads metrics from src (the store
+// when nil): a source that ingestion does not write answers 409, after
+// the permission check, saying where metrics come from.
+func IngestTo(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b Batch) (Ingested, error) {
 	if !c.Can(auth.MetricsWrite) {
 		return Ingested{}, apierr.MissingPermission(auth.MetricsWrite)
+	}
+	if src != nil && !src.Ingests() {
+		return Ingested{}, refuseIngest(src)
 	}
 	if len(b.PodMetrics)+len(b.PodHistograms) == 0 {
 		return Ingested{}, apierr.BadRequest("the batch is empty: send podMetrics and/or podHistograms entries")

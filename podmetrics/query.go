@@ -85,6 +85,15 @@ func OmittedDetails(types []string) string {
 // answers 400 whatever the pod; another tenant's pod answers 404 exactly as
 // a missing one.
 func Query(ctx context.Context, st *store.Store, c *auth.Caller, req Request) (Result, error) {
+	return QueryFrom(ctx, st, nil, c, req)
+}
+
+// QueryFrom is Query reading the samples from src (the store when nil).
+// The pod and its tenancy are always the store's.
+func QueryFrom(ctx context.Context, st *store.Store, src Source, c *auth.Caller, req Request) (Result, error) {
+	if src == nil {
+		src = StoreSource{Store: st}
+	}
 	if !c.Can(auth.WorkloadsRead) {
 		return Result{}, apierr.MissingPermission(auth.WorkloadsRead)
 	}
@@ -94,15 +103,43 @@ func Query(ctx context.Context, st *store.Store, c *auth.Caller, req Request) (R
 	}
 	// UUIDs compare case-insensitively; they are stored in lower case.
 	req.WorkloadID, req.PodID = podfield.CanonicalUUID(req.WorkloadID), podfield.CanonicalUUID(req.PodID)
-	ok, err := st.TenantPodInWorkload(ctx, c.TenantID, req.WorkloadID, req.PodID)
-	if err != nil {
-		return Result{}, err
+	pod := Pod{ID: req.PodID}
+	if _, local := src.(StoreSource); local {
+		ok, err := st.TenantPodInWorkload(ctx, c.TenantID, req.WorkloadID, req.PodID)
+		if err != nil {
+			return Result{}, err
+		}
+		if !ok {
+			return Result{}, notFound(req)
+		}
+	} else {
+		// A remote source matches the pod by its name, project, cluster
+		// and node, so the row is read whole.
+		p, err := st.TenantPodRow(ctx, c.TenantID, req.WorkloadID, req.PodID)
+		if err != nil {
+			return Result{}, err
+		}
+		if p == nil {
+			return Result{}, notFound(req)
+		}
+		pod = podOf(p)
 	}
-	if !ok {
-		return Result{}, apierr.NotFound(apierr.NotFoundCode, "pod %q of workload %q not found", req.PodID, req.WorkloadID)
+	return src.Read(ctx, pod, Range{Types: q.types, Start: q.start, End: q.end, N: q.n, Steps: q.steps})
+}
+
+func notFound(req Request) error {
+	return apierr.NotFound(apierr.NotFoundCode, "pod %q of workload %q not found", req.PodID, req.WorkloadID)
+}
+
+func podOf(p *models.Pod) Pod {
+	out := Pod{ID: p.ID, Name: p.Name, ClusterID: p.ClusterID}
+	if p.NodeName != nil {
+		out.NodeName = *p.NodeName
 	}
-	r := &reader{store: st, pod: req.PodID, q: q, rawLeft: MaxRawPoints, histograms: map[string][]store.HistogramPoint{}}
-	return r.read(ctx)
+	if p.ProjectName != nil {
+		out.Project = *p.ProjectName
+	}
+	return out
 }
 
 // query is a checked request.

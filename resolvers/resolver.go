@@ -5,12 +5,15 @@ package resolvers
 
 import (
 	"gpugraph/graph"
+	"gpugraph/podmetrics"
 	"gpugraph/store"
 )
 
 // Resolver is the root of the resolver tree.
 type Resolver struct {
 	Store *store.Store
+	// Metrics is where pod metrics are read (the store when nil).
+	Metrics podmetrics.Source
 }
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }

@@ -14,6 +14,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/podmetrics"
 	"gpugraph/store"
 )
 
@@ -22,6 +23,8 @@ type API struct {
 	// Store and Compute are what the handlers pass the service packages.
 	Store   *store.Store
 	Compute *compute.Service
+	// Metrics is where pod metrics are read (the store when nil).
+	Metrics podmetrics.Source
 }
 
 // Register mounts every REST path on mux; wrap adds authentication.

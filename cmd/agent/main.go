@@ -42,6 +42,7 @@ type options struct {
 	server, token, nodeName, clusterID string
 	interval                           time.Duration
 	mock                               string
+	metricsAddr                        string
 	mockXIDs                           []agent.MockXID
 	ignoreXIDs                         []uint64
 	ignoreAllXIDs                      bool
@@ -70,8 +71,11 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		NodeName:  opts.nodeName,
 		ClusterID: opts.clusterID,
 		Interval:  opts.interval,
-		XIDs:      agent.NewXIDPolicy(opts.ignoreXIDs, opts.ignoreAllXIDs),
-		Log:       log,
+		// Assignments stay nil until the lifecycle's assignments land in
+		// the heartbeat answer: pod, namespace and container are empty.
+		MetricsAddr: opts.metricsAddr,
+		XIDs:        agent.NewXIDPolicy(opts.ignoreXIDs, opts.ignoreAllXIDs),
+		Log:         log,
 	}
 	if opts.mock != "" {
 		m, err := agent.NewMockServer(opts.mock, opts.nodeName)
@@ -128,6 +132,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.nodeName, "node-name", "", "name this node reports under (required)")
 	fs.StringVar(&o.clusterID, "cluster-id", "", "cluster the node belongs to")
 	fs.DurationVar(&o.interval, "interval", agent.DefaultInterval, "heartbeat interval")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the GPUs in DCGM exporter's names on this address (e.g. :9400)")
 	fs.StringVar(&o.mock, "mock", "", "run on a simulated server instead of NVML: "+strings.Join(agent.MockModels, "|"))
 	fs.Func("mock-xid", "with --mock, raise XID on GPU INDEX after the first heartbeat (INDEX:XID, repeatable)", func(s string) error {
 		x, err := agent.ParseMockXID(s)
