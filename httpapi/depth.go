@@ -46,7 +46,6 @@ var listEstimates = map[string]int{
 	"Node.gpus":          8,
 	"Node.vms":           20,
 	"VM.gpus":            8,
-	"Node.pods":          50,
 }
 
 // defaultListEstimate is the multiplier of any other list (a pod's
@@ -72,13 +71,12 @@ func (l Limits) MutateOperationContext(ctx context.Context, oc *graphql.Operatio
 		return nil
 	}
 	w := &costWalker{vars: oc.Variables, frags: map[string]*fragCost{}}
-	roots := len(oc.Operation.SelectionSet)
 	maxRoots := l.MaxRootFields
 	if oc.Operation.Operation == ast.Mutation && l.MaxMutationFields > 0 {
 		maxRoots = l.MaxMutationFields
 	}
 	// Root fields counted through fragments too ({ ...F } with F holding 300 fields).
-	roots = w.rootCount(oc.Operation.SelectionSet)
+	roots := w.rootCount(oc.Operation.SelectionSet)
 	if maxRoots > 0 && roots > maxRoots {
 		return limitError("the operation asks %d root fields, more than the limit of %d", roots, maxRoots)
 	}
