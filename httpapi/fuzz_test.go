@@ -1,19 +1,51 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
 
+	"gpugraph/dataset"
+	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
 
-func fuzzEnv(f *testing.F) *servertest.Env {
+// fuzzServer serves the base fixture on SQLite (servertest's Env reports
+// through the *testing.F, which a fuzz target may not call).
+type fuzzServer struct{ url string }
+
+func fuzzEnv(f *testing.F) *fuzzServer {
 	st := storetest.Open(f, store.SQLite)
-	return servertest.New(f, st, servertest.Base)
+	if _, err := dataset.LoadFile(context.Background(), st, []byte(servertest.Base)); err != nil {
+		f.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
+	f.Cleanup(srv.Close)
+	return &fuzzServer{url: srv.URL}
+}
+
+func (s *fuzzServer) Do(method, path, token string, body []byte, _ http.Header) (int, []byte) {
+	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, []byte(err.Error()) // a URL the client cannot send: not the server's
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
 }
 
 // FuzzGraphQL: any query text answers within the budget and never 500.
