@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test generate check-generate lint bench bench-micro playground
+.PHONY: run build test fuzz generate check-generate lint bench bench-micro playground
 
 ## run: serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set
 run:
@@ -17,6 +17,14 @@ build:
 ## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
+
+## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path, REST parameters, filterBy)
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
+	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./filterby/ || exit 1; done
 
 ## generate: regenerate graph/ from schema.graphqls (gqlgen)
 generate:

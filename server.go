@@ -161,10 +161,21 @@ func run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	// Every handler's context derives from base: cancelling it at the end
+	// of the shutdown budget aborts their database statements, so the
+	// process never waits on them past --shutdown-timeout.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
 	srv := &http.Server{
 		Addr:              o.addr,
 		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc}),
 		ReadHeaderTimeout: 10 * time.Second,
+		// A whole request (headers and body, up to the 32 MiB sample batch)
+		// within 60 s: a body trickled byte by byte is cut there.
+		ReadTimeout:  60 * time.Second,
+		WriteTimeout: 90 * time.Second, // the 30 s request timeout plus writing the answer
+		IdleTimeout:  120 * time.Second,
+		BaseContext:  func(net.Listener) context.Context { return base },
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -186,13 +197,27 @@ func run(ctx context.Context, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	slog.Info("shutting down: finishing in-flight requests", "timeout", o.shutdownTimeout.String())
-	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	shutdown(srv, cancelBase, o.shutdownTimeout)
+	return nil
+}
+
+// shutdown stops accepting at once (Shutdown closes the listener first, so
+// a new connection is refused), lets in-flight requests finish for most of
+// timeout, then cancels their contexts (their statements abort) and closes
+// every connection, so the whole takes at most timeout plus a few
+// milliseconds.
+func shutdown(srv *http.Server, cancelBase context.CancelFunc, timeout time.Duration) {
+	start := time.Now()
+	slog.Info("shutting down: finishing in-flight requests", "timeout", timeout.String())
+	margin := min(timeout/10, 500*time.Millisecond)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout-margin)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
+		cancelBase()
+		_ = srv.Close()
 	}
-	return nil
+	slog.Info("shut down", "took", time.Since(start).String())
 }
 
 func metricsName(src podmetrics.Source) string {

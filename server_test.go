@@ -82,3 +82,64 @@ func TestRunRefusesABadFixture(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Shutdown stops accepting at once and never overshoots --shutdown-timeout
+// (issue 16, item 7): a request whose body trickles in holds its handler
+// past the timeout; a new connection during shutdown is refused; run
+// returns within the timeout plus a small slack.
+func TestShutdownNeverOvershoots(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", addr, "--database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
+			"--fixtures", writeFixture(t), "--demo=false", "--shutdown-timeout", "2s"})
+	}()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatalf("server never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	_, _ = slow.Write([]byte("POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer acme-reader\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"query\":"))
+	time.Sleep(300 * time.Millisecond) // the handler is reading the body
+	start := time.Now()
+	cancel()
+	time.Sleep(200 * time.Millisecond)
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("a new connection during shutdown was accepted")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v", err)
+		}
+		if d := time.Since(start); d > 2*time.Second+500*time.Millisecond {
+			t.Errorf("shutdown took %v, more than --shutdown-timeout 2s plus 500 ms", d)
+		} else {
+			t.Logf("shutdown took %v with a request in flight", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+func writeFixture(t *testing.T) string {
+	fixture := filepath.Join(t.TempDir(), "fixture.json")
+	if err := os.WriteFile(fixture, []byte(servertest.Base), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fixture
+}

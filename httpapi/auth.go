@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"gpugraph/apierr"
@@ -29,5 +30,20 @@ func requireCaller(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// writeGraphQLError answers one error in GraphQL's shape with status.
+func writeGraphQLError(w http.ResponseWriter, status int, code, format string, args ...any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{
+		"errors": []any{map[string]any{
+			"message":    fmt.Sprintf(format, args...),
+			"extensions": map[string]any{"code": code, "status": status},
+		}},
+		"data": nil,
 	})
 }

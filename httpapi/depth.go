@@ -3,64 +3,329 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"gpugraph/apierr"
+	"gpugraph/edge"
+	"gpugraph/paging"
 )
 
-// DepthLimit refuses operations nested deeper than Max fields (gqlgen has
-// complexity limits built in, but no depth limit). Introspection's own
-// nesting counts like any other.
-type DepthLimit struct{ Max int }
+// Limits refuses, before any resolver runs, an operation that would do more
+// work than one request may: nested deeper than MaxDepth fields, costing more
+// than MaxComplexity, with more than MaxAliases aliased fields, more than
+// MaxRootFields root fields (MaxMutationFields for a mutation). It replaces
+// gqlgen's FixedComplexityLimit, whose cost does not multiply by list sizes
+// and whose walker expands every fragment spread anew (ten fragments each
+// spreading the next ten times is 10^10 visits); here each fragment is walked
+// once and its cost and depth are memoized.
+//
+// Cost: every field costs 1 plus its children's cost times its list
+// multiplier: the `limit` argument of a paginated list (its default when
+// absent), listEstimates for the lists that have none, 1 for other fields.
+type Limits struct {
+	MaxDepth          int
+	MaxComplexity     int
+	MaxAliases        int
+	MaxRootFields     int
+	MaxMutationFields int
+}
+
+// listEstimates are the multipliers of unpaginated lists: how many elements
+// a real answer holds at most in practice (a DGX node has 8 GPUs; the demo
+// fleet 12 nodes, the largest fixtures a few hundred).
+var listEstimates = map[string]int{
+	"Query.nodes":        200,
+	"Query.revisionPods": 100,
+	"Node.gpus":          8,
+	"Node.vms":           20,
+	"VM.gpus":            8,
+}
+
+// defaultListEstimate is the multiplier of any other list (a pod's
+// containers, a series' values): small lists bounded by the data itself.
+const defaultListEstimate = 1
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = DepthLimit{}
+} = Limits{}
 
-func (DepthLimit) ExtensionName() string                   { return "DepthLimit" }
-func (DepthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+func (Limits) ExtensionName() string                   { return "Limits" }
+func (Limits) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (d DepthLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if d.Max <= 0 || oc.Operation == nil {
+func limitError(format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	err.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
+	return err
+}
+
+func (l Limits) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
 		return nil
 	}
-	if depth := selectionDepth(oc.Operation.SelectionSet, map[string]bool{}); depth > d.Max {
-		err := gqlerror.Errorf("query is nested %d levels deep, more than the limit of %d", depth, d.Max)
-		err.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
+	w := &costWalker{vars: oc.Variables, frags: map[string]*fragCost{}}
+	maxRoots := l.MaxRootFields
+	if oc.Operation.Operation == ast.Mutation && l.MaxMutationFields > 0 {
+		maxRoots = l.MaxMutationFields
+	}
+	// Root fields counted through fragments too ({ ...F } with F holding 300 fields).
+	roots := w.rootCount(oc.Operation.SelectionSet)
+	if maxRoots > 0 && roots > maxRoots {
+		return limitError("the operation asks %d root fields, more than the limit of %d", roots, maxRoots)
+	}
+	if err := w.checkArgs(oc.Operation.SelectionSet); err != nil {
 		return err
+	}
+	c := w.set(oc.Operation.SelectionSet)
+	if l.MaxDepth > 0 && c.depth > l.MaxDepth {
+		return limitError("query is nested %d levels deep, more than the limit of %d", c.depth, l.MaxDepth)
+	}
+	if l.MaxAliases > 0 && c.aliases > float64(l.MaxAliases) {
+		return limitError("the operation uses %s aliases, more than the limit of %d", costString(c.aliases), l.MaxAliases)
+	}
+	if l.MaxComplexity > 0 && c.cost > float64(l.MaxComplexity) {
+		return limitError("operation has complexity %s, which exceeds the limit of %d", costString(c.cost), l.MaxComplexity)
 	}
 	return nil
 }
 
-// selectionDepth counts fields along the deepest path; fragments add no
-// level of their own, and a fragment already on the path is not re-entered.
-func selectionDepth(set ast.SelectionSet, onPath map[string]bool) int {
-	deepest := 0
+func costString(c float64) string {
+	if c >= 1e15 {
+		return strconv.FormatFloat(c, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(c, 'f', 0, 64)
+}
+
+// cost is what a selection set costs: work (saturating float), the deepest
+// path in fields, and the aliases it uses (each counted as many times as the
+// set is spread, as the executor resolves them that many times).
+type cost struct {
+	cost    float64
+	depth   int
+	aliases float64
+}
+
+type fragCost struct {
+	c    cost
+	busy bool // on the walk's path: a cycle (validation refuses those; never loop)
+}
+
+type costWalker struct {
+	vars  map[string]any
+	frags map[string]*fragCost
+}
+
+// checkArgs holds the string arguments of the root fields (only they take
+// arguments) to the edge's bounds, as the REST face holds its parameters.
+func (w *costWalker) checkArgs(set ast.SelectionSet) *gqlerror.Error {
+	var bad *gqlerror.Error
+	w.eachRoot(set, func(f *ast.Field) {
+		for _, a := range f.Arguments {
+			if bad != nil || a.Value == nil {
+				return
+			}
+			v, err := a.Value.Value(w.vars)
+			if err != nil {
+				continue // validation answers it
+			}
+			max := edge.MaxParam
+			switch {
+			case a.Name == "search":
+				max = edge.MaxSearch
+			case a.Name == "filterBy":
+				if l, ok := v.([]any); ok && len(l) > edge.MaxFilters {
+					bad = limitError("argument filterBy of %s: %d filters, more than %d", f.Name, len(l), edge.MaxFilters)
+					return
+				}
+			case strings.HasSuffix(a.Name, "id") || strings.HasSuffix(a.Name, "Id"):
+				max = edge.MaxID
+			}
+			if err := checkStrings(v, func(s string) error { return edge.Text(fmt.Sprintf("argument %s of %s", a.Name, f.Name), s, max) }); err != nil {
+				e, _ := apierr.As(err)
+				bad = limitError("%s", e.Message)
+			}
+		}
+	})
+	return bad
+}
+
+func checkStrings(v any, check func(string) error) error {
+	switch x := v.(type) {
+	case string:
+		return check(x)
+	case []any:
+		for _, e := range x {
+			if err := checkStrings(e, check); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := checkStrings(e, check); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *costWalker) eachRoot(set ast.SelectionSet, fn func(*ast.Field)) {
+	seen := map[string]bool{}
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				fn(s)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			case *ast.FragmentSpread:
+				if s.Definition != nil && !seen[s.Name] {
+					seen[s.Name] = true
+					walk(s.Definition.SelectionSet)
+				}
+			}
+		}
+	}
+	walk(set)
+}
+
+func (w *costWalker) rootCount(set ast.SelectionSet) int {
+	n := 0
+	seen := map[string]bool{}
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				n++
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			case *ast.FragmentSpread:
+				// A fragment spread twice at the root names the same fields:
+				// the executor merges them, so it counts once.
+				if s.Definition != nil && !seen[s.Name] {
+					seen[s.Name] = true
+					walk(s.Definition.SelectionSet)
+				}
+			}
+		}
+	}
+	walk(set)
+	return n
+}
+
+func (w *costWalker) set(set ast.SelectionSet) cost {
+	var total cost
 	for _, sel := range set {
-		var d int
+		var c cost
 		switch s := sel.(type) {
 		case *ast.Field:
-			d = 1 + selectionDepth(s.SelectionSet, onPath)
+			c = w.field(s)
 		case *ast.InlineFragment:
-			d = selectionDepth(s.SelectionSet, onPath)
+			c = w.set(s.SelectionSet)
 		case *ast.FragmentSpread:
-			if s.Definition == nil || onPath[s.Name] {
+			if s.Definition == nil {
 				continue
 			}
-			onPath[s.Name] = true
-			d = selectionDepth(s.Definition.SelectionSet, onPath)
-			delete(onPath, s.Name)
+			f, ok := w.frags[s.Name]
+			if !ok {
+				f = &fragCost{busy: true}
+				w.frags[s.Name] = f
+				f.c = w.set(s.Definition.SelectionSet)
+				f.busy = false
+			} else if f.busy {
+				continue
+			}
+			c = f.c
 		default:
 			panic(fmt.Sprintf("unknown selection %T", sel))
 		}
-		if d > deepest {
-			deepest = d
+		total.cost = satAdd(total.cost, c.cost)
+		total.aliases = satAdd(total.aliases, c.aliases)
+		if c.depth > total.depth {
+			total.depth = c.depth
 		}
 	}
-	return deepest
+	return total
+}
+
+func (w *costWalker) field(f *ast.Field) cost {
+	children := w.set(f.SelectionSet)
+	mult := w.multiplier(f)
+	c := cost{
+		cost:    satAdd(1, children.cost*mult),
+		depth:   1 + children.depth,
+		aliases: children.aliases * mult,
+	}
+	if f.Alias != "" && f.Alias != f.Name {
+		c.aliases = satAdd(c.aliases, 1)
+	}
+	return c
+}
+
+// multiplier is how many times a field's selection set is resolved.
+func (w *costWalker) multiplier(f *ast.Field) float64 {
+	if f.Definition == nil || f.Definition.Type == nil || f.Definition.Type.Elem == nil {
+		// An object: its sets once. (A list type answering a list object,
+		// as vms → VmList, multiplies at its inner list field.)
+		if f.Definition != nil && f.Definition.Arguments.ForName("limit") != nil {
+			return float64(w.limitOf(f))
+		}
+		return 1
+	}
+	if f.Definition.Arguments.ForName("limit") != nil {
+		return float64(w.limitOf(f))
+	}
+	if f.ObjectDefinition != nil {
+		if n, ok := listEstimates[f.ObjectDefinition.Name+"."+f.Name]; ok {
+			return float64(n)
+		}
+	}
+	return defaultListEstimate
+}
+
+// limitOf is the field's limit argument, its default when absent, and the
+// maximum when it is out of range (the resolver then refuses it anyway).
+func (w *costWalker) limitOf(f *ast.Field) int {
+	arg := f.Arguments.ForName("limit")
+	if arg == nil || arg.Value == nil {
+		return paging.DefaultLimit
+	}
+	v, err := arg.Value.Value(w.vars)
+	if err != nil || v == nil {
+		return paging.DefaultLimit
+	}
+	var n int64
+	switch x := v.(type) {
+	case int64:
+		n = x
+	case int:
+		n = int64(x)
+	case float64:
+		n = int64(x)
+	case string:
+		n, _ = strconv.ParseInt(x, 10, 64)
+	default:
+		return paging.MaxLimit
+	}
+	if n < 1 || n > paging.MaxLimit {
+		return paging.MaxLimit
+	}
+	return int(n)
+}
+
+func satAdd(a, b float64) float64 {
+	s := a + b
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return math.MaxFloat64
+	}
+	return s
 }

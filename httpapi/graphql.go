@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -29,14 +31,21 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	if cfg.DisableIntrospection {
 		srv.Use(noIntrospection{})
 	} else {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(extension.FixedComplexityLimit(cfg.ComplexityLimit))
-	srv.Use(DepthLimit{Max: cfg.DepthLimit})
+	srv.Use(Limits{
+		MaxDepth:          cfg.DepthLimit,
+		MaxComplexity:     cfg.ComplexityLimit,
+		MaxAliases:        cfg.AliasLimit,
+		MaxRootFields:     cfg.RootFieldLimit,
+		MaxMutationFields: cfg.MutationFieldLimit,
+	})
+	srv.Use(responseCap{max: cfg.ResponseLimit})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		slog.ErrorContext(ctx, "panic in resolver", "panic", p, "path", graphql.GetPath(ctx).String())
@@ -45,10 +54,67 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 	return srv
 }
 
+// gqlRequest is what one GraphQL request's errors share: whether it ran out
+// of time (the answer is then a 504, and the timeout is logged once, not
+// once per field that saw it).
+type gqlRequest struct {
+	timedOut atomic.Bool
+	logOnce  sync.Once
+}
+
+type gqlRequestKey struct{}
+
+func gqlRequestOf(ctx context.Context) *gqlRequest {
+	s, _ := ctx.Value(gqlRequestKey{}).(*gqlRequest)
+	return s
+}
+
+// graphQLStatus serves /graphql and answers 504 instead of 200 when the
+// request ran out of time (the body is GraphQL's: data null or partial, one
+// TIMEOUT error), 499-like client disconnects are left alone (no one reads).
+func graphQLStatus(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := &gqlRequest{}
+		tw := &timeoutStatusWriter{ResponseWriter: w, req: st}
+		next.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), gqlRequestKey{}, st)))
+	})
+}
+
+type timeoutStatusWriter struct {
+	http.ResponseWriter
+	req   *gqlRequest
+	wrote bool
+}
+
+func (t *timeoutStatusWriter) WriteHeader(code int) {
+	if t.wrote {
+		return
+	}
+	t.wrote = true
+	if code == http.StatusOK && t.req.timedOut.Load() {
+		code = http.StatusGatewayTimeout
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *timeoutStatusWriter) Write(b []byte) (int, error) {
+	if !t.wrote {
+		t.WriteHeader(http.StatusOK)
+	}
+	return t.ResponseWriter.Write(b)
+}
+
+func (t *timeoutStatusWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// TimeoutCode is extensions.code of the error a GraphQL request that ran out
+// of time answers.
+const TimeoutCode = "TIMEOUT"
+
 // presentError renders every error with extensions.code and
 // extensions.status. Errors of apierr say what they say; parse and
-// validation errors of the query are the caller's (400); anything else is
-// internal, logged here and never shown.
+// validation errors of the query are the caller's (400); a request out of
+// time is one TIMEOUT (504); anything else is internal, logged here and
+// never shown.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 	if e, ok := apierr.As(err); ok {
@@ -61,15 +127,75 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 	}
 	var q *gqlerror.Error
 	if errors.As(err, &q) && q.Unwrap() == nil {
-		// The operation's own errors: ours (depth, introspection) say their
+		// The operation's own errors: ours (limits, introspection) say their
 		// status already; gqlgen's parse and validation errors are a 400.
 		if _, set := q.Extensions["status"]; !set {
 			gqlErr.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
 		}
 		return gqlErr
 	}
+	if ctxErr := ctx.Err(); ctxErr != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		st := gqlRequestOf(ctx)
+		gone := errors.Is(ctxErr, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+		if st != nil {
+			if !gone {
+				st.timedOut.Store(true)
+			}
+			st.logOnce.Do(func() {
+				if gone {
+					slog.InfoContext(ctx, "graphql: client went away; request abandoned")
+				} else {
+					slog.WarnContext(ctx, "graphql: request ran out of time", "path", gqlErr.Path.String())
+				}
+			})
+		}
+		gqlErr.Message = "the request ran out of time"
+		gqlErr.Extensions = map[string]any{"code": TimeoutCode, "status": http.StatusGatewayTimeout}
+		return gqlErr
+	}
 	slog.ErrorContext(ctx, "internal error", "err", err, "path", gqlErr.Path.String())
 	gqlErr.Message = "internal error"
 	gqlErr.Extensions = map[string]any{"code": apierr.Internal, "status": http.StatusInternalServerError}
 	return gqlErr
+}
+
+// responseCap answers one error instead of data larger than max bytes, and
+// folds the per-field errors of a request that ran out of time into one.
+type responseCap struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.ResponseInterceptor
+} = responseCap{}
+
+func (responseCap) ExtensionName() string                   { return "ResponseCap" }
+func (responseCap) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (c responseCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil {
+		return nil
+	}
+	if st := gqlRequestOf(ctx); st != nil && st.timedOut.Load() {
+		// One error, not one per alias that saw the deadline.
+		var first *gqlerror.Error
+		for _, e := range resp.Errors {
+			if e.Extensions["code"] == TimeoutCode {
+				first = e
+				break
+			}
+		}
+		if first != nil {
+			first.Path = nil
+			resp.Errors = gqlerror.List{first}
+			resp.Data = []byte("null")
+		}
+		return resp
+	}
+	if c.max > 0 && len(resp.Data) > c.max {
+		err := gqlerror.Errorf("the answer is larger than %d bytes; ask fewer fields or a smaller limit", c.max)
+		err.Extensions = map[string]any{"code": "RESPONSE_TOO_LARGE", "status": http.StatusBadRequest}
+		return &graphql.Response{Errors: gqlerror.List{err}, Data: []byte("null")}
+	}
+	return resp
 }

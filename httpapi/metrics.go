@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -64,10 +66,41 @@ func (s *statusRecorder) WriteHeader(code int) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// operationMetrics counts GraphQL operations by name and type.
+// operationMetrics counts GraphQL operations by name and type. Names are
+// client-chosen, so only a bounded set becomes a label: the names of the
+// allowlist (Config.OperationNames), and the first maxPersistedNames names
+// of operations that arrived as persisted queries (APQ: a hash the server
+// already knew, i.e. a client that registered its operations); every other
+// name is "other".
 type operationMetrics struct {
 	ops     *prometheus.CounterVec
 	latency *prometheus.HistogramVec
+	names   *nameSet
+}
+
+// maxPersistedNames bounds the names learned from persisted queries.
+const maxPersistedNames = 100
+
+type nameSet struct {
+	mu      sync.Mutex
+	allowed map[string]bool
+	learned int
+}
+
+// label is the label for name; persisted says the operation came as a
+// persisted query.
+func (n *nameSet) label(name string, persisted bool) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.allowed[name] {
+		return name
+	}
+	if persisted && n.learned < maxPersistedNames && len(name) <= 64 {
+		n.allowed[name] = true
+		n.learned++
+		return name
+	}
+	return "other"
 }
 
 var _ interface {
@@ -75,8 +108,13 @@ var _ interface {
 	graphql.ResponseInterceptor
 } = operationMetrics{}
 
-func newOperationMetrics(reg *prometheus.Registry) operationMetrics {
+func newOperationMetrics(reg *prometheus.Registry, allow []string) operationMetrics {
+	names := &nameSet{allowed: map[string]bool{"anonymous": true, "unknown": true, "IntrospectionQuery": true}}
+	for _, n := range allow {
+		names.allowed[n] = true
+	}
 	o := operationMetrics{
+		names: names,
 		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gpugraph_graphql_operations_total",
 			Help: "GraphQL operations by operation name, type and whether they answered errors.",
@@ -107,6 +145,13 @@ func (o operationMetrics) InterceptResponse(ctx context.Context, next graphql.Re
 		if name == "" {
 			name = "anonymous"
 		}
+		// A persisted query that hit the server's cache came without its
+		// text (gqlgen's APQ stats say so).
+		persisted := false
+		if s := extension.GetApqStats(ctx); s != nil && !s.SentQuery {
+			persisted = true
+		}
+		name = o.names.label(name, persisted)
 	}
 	hasErrors := "false"
 	if resp != nil && len(resp.Errors) > 0 {

@@ -27,9 +27,23 @@ type Config struct {
 	Store *store.Store
 	// DisableIntrospection turns GraphQL introspection off (the playground needs it on).
 	DisableIntrospection bool
-	ComplexityLimit      int
-	DepthLimit           int
-	RequestTimeout       time.Duration
+	// The GraphQL limits (README "Limits"); zero means the default.
+	ComplexityLimit    int
+	DepthLimit         int
+	TokenLimit         int
+	AliasLimit         int
+	RootFieldLimit     int
+	MutationFieldLimit int
+	ResponseLimit      int // bytes of an answer's data
+	RequestTimeout     time.Duration
+	// PublicConcurrency is how many /graphql and public REST requests run at
+	// once; more wait up to QueueWait, then answer 503. /healthz, /metrics
+	// and the agent's reports are outside this budget.
+	PublicConcurrency int
+	QueueWait         time.Duration
+	// OperationNames are the GraphQL operation names /metrics labels by;
+	// any other is "other".
+	OperationNames []string
 	// MetricsSource is where pod metrics are read (the store when nil).
 	MetricsSource podmetrics.Source
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
@@ -39,13 +53,34 @@ type Config struct {
 // Defaults fills what cfg leaves zero.
 func (cfg Config) withDefaults() Config {
 	if cfg.ComplexityLimit == 0 {
-		cfg.ComplexityLimit = 50000
+		cfg.ComplexityLimit = 200000
 	}
 	if cfg.DepthLimit == 0 {
 		cfg.DepthLimit = 15
 	}
+	if cfg.TokenLimit == 0 {
+		cfg.TokenLimit = 10000
+	}
+	if cfg.AliasLimit == 0 {
+		cfg.AliasLimit = 100
+	}
+	if cfg.RootFieldLimit == 0 {
+		cfg.RootFieldLimit = 20
+	}
+	if cfg.MutationFieldLimit == 0 {
+		cfg.MutationFieldLimit = 10
+	}
+	if cfg.ResponseLimit == 0 {
+		cfg.ResponseLimit = 16 << 20
+	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.PublicConcurrency == 0 {
+		cfg.PublicConcurrency = 64
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = 2 * time.Second
 	}
 	return cfg
 }
@@ -58,16 +93,28 @@ func New(cfg Config) http.Handler {
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
 
+	public := newBudget(cfg.PublicConcurrency, cfg.QueueWait)
 	api := func(h http.Handler) http.Handler {
 		return authn.Middleware(loaders.Middleware(st, cfg.LoaderWait, h))
+	}
+	// The agent's reports keep their own path around the public budget, so
+	// abuse of /graphql or the pods API cannot starve heartbeats.
+	restWrap := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isAgentPath(r.URL.Path) {
+				api(h).ServeHTTP(w, r)
+				return
+			}
+			public.wrap(api(h), writeBusyREST).ServeHTTP(w, r)
+		})
 	}
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res)
-	gql.Use(newOperationMetrics(metrics.registry))
-	mux.Handle("/graphql", api(requireCaller(gql)))
+	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
+	mux.Handle("/graphql", public.wrap(graphQLStatus(api(requireCaller(gql))), writeBusyGraphQL))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -79,9 +126,9 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, api)
+	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, restWrap)
 
-	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
+	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
 }
 
 // withTimeout bounds every request; handlers see it through their context.

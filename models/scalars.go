@@ -27,7 +27,12 @@ func ParseTime(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, apierr.BadRequest("%q is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)", s)
 	}
-	return t.UTC(), nil
+	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
+		// Year 0000 (or an offset that moves an instant out of 0001–9999)
+		// is no instant both engines store.
+		return time.Time{}, apierr.BadRequest("%q is outside the years 0001 to 9999", s)
+	}
+	return t, nil
 }
 
 // MarshalTime is the GraphQL Time scalar's writer.

@@ -28,8 +28,16 @@ func inventoryToStore(in agentapi.InventoryRequest) (store.Inventory, error) {
 	switch {
 	case len(in.ClusterID) > maxNameLen:
 		return store.Inventory{}, apierr.BadRequest("clusterId is longer than %d bytes", maxNameLen)
+	case !printable(in.ClusterID):
+		return store.Inventory{}, apierr.BadRequest("clusterId must be printable text")
 	case in.CPUCores < 0 || in.RAMGb < 0 || in.DiskGb < 0:
 		return store.Inventory{}, apierr.BadRequest("cpuCores, ramGb and diskGb must not be negative")
+	case in.CPUCores > math.MaxInt32:
+		return store.Inventory{}, apierr.BadRequest("cpuCores must be at most %d, got %d", math.MaxInt32, in.CPUCores)
+	case in.RAMGb > math.MaxInt32:
+		return store.Inventory{}, apierr.BadRequest("ramGb must be at most %d, got %d", math.MaxInt32, in.RAMGb)
+	case in.DiskGb > math.MaxInt32:
+		return store.Inventory{}, apierr.BadRequest("diskGb must be at most %d, got %d", math.MaxInt32, in.DiskGb)
 	case len(in.GPUs) > maxReportGPUs:
 		return store.Inventory{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
 	}
@@ -46,6 +54,10 @@ func inventoryToStore(in agentapi.InventoryRequest) (store.Inventory, error) {
 		switch j, dup := indexes[g.Index]; {
 		case g.Index < 0:
 			return store.Inventory{}, apierr.BadRequest("%s.index must not be negative", field)
+		case g.Index > math.MaxInt32:
+			return store.Inventory{}, apierr.BadRequest("%s.index must be at most %d, got %d", field, math.MaxInt32, g.Index)
+		case g.MemoryBytes > math.MaxInt64:
+			return store.Inventory{}, apierr.BadRequest("%s.memoryBytes is out of range", field)
 		case dup:
 			return store.Inventory{}, apierr.BadRequest("%s.index %d is also the index of gpus[%d]", field, g.Index, j)
 		case g.Address != "" && !busID.MatchString(g.Address):

@@ -9,9 +9,11 @@ package pods
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/edge"
 	"gpugraph/filterby"
 	"gpugraph/models"
 	"gpugraph/paging"
@@ -94,6 +96,9 @@ func Prepare(c *auth.Caller, q Query) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := edge.Text("workloadId", q.WorkloadID, edge.MaxID); err != nil {
+		return nil, err
+	}
 	sq.Sort = q.Sort
 	return &Listing{q: sq, page: page, workloadID: podfield.CanonicalUUID(q.WorkloadID)}, nil
 }
@@ -153,6 +158,9 @@ func OfRevision(ctx context.Context, st *store.Store, c *auth.Caller, revisionID
 	if !c.Can(auth.WorkloadsRead) {
 		return nil, apierr.MissingPermission(auth.WorkloadsRead)
 	}
+	if err := edge.Text("revisionId", revisionID, edge.MaxID); err != nil {
+		return nil, err
+	}
 	revisionID = podfield.CanonicalUUID(revisionID)
 	ok, err := st.TenantHasRevision(ctx, c.TenantID, revisionID)
 	if err != nil {
@@ -166,9 +174,28 @@ func OfRevision(ctx context.Context, st *store.Store, c *auth.Caller, revisionID
 
 // storeQuery checks the filtering shared by lists and counts.
 func storeQuery(c *auth.Caller, q CountQuery) (store.PodQuery, error) {
+	if len(q.FilterBy) > edge.MaxFilters {
+		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(q.FilterBy), edge.MaxFilters)
+	}
+	for i, f := range q.FilterBy {
+		if err := edge.Text(fmt.Sprintf("filterBy[%d]", i), f, edge.MaxParam); err != nil {
+			return store.PodQuery{}, err
+		}
+	}
+	if err := edge.Text("search", q.Search, edge.MaxSearch); err != nil {
+		return store.PodQuery{}, err
+	}
 	filters, err := filterby.Parse(q.FilterBy)
 	if err != nil {
 		return store.PodQuery{}, badParam(err)
+	}
+	if len(filters) > edge.MaxFilters {
+		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(filters), edge.MaxFilters)
+	}
+	for _, f := range filters {
+		if err := edge.Text(fmt.Sprintf("filterBy %q value", f.Field+string(f.Op)), f.Value, edge.MaxFilterValue); err != nil {
+			return store.PodQuery{}, err
+		}
 	}
 	return store.PodQuery{TenantID: c.TenantID, Deleted: q.Deleted, Completed: q.Completed, Search: q.Search, Filters: filters}, nil
 }

@@ -291,6 +291,17 @@ func decodeSampleBatch(body io.Reader) (podmetrics.Batch, error) {
 		if err := strictJSON(bytes.NewReader(e), &b.PodMetrics[i]); err != nil {
 			return b, apierr.BadRequest("podMetrics[%d]: %v", i, err)
 		}
+		// [2]string drops a third element silently: each sample is exactly
+		// [timestamp, value].
+		var pairs struct {
+			Samples [][]json.RawMessage `json:"samples"`
+		}
+		_ = json.Unmarshal(e, &pairs)
+		for j, p := range pairs.Samples {
+			if len(p) != 2 {
+				return b, apierr.BadRequest("podMetrics[%d].samples[%d]: want [timestamp, value], got %d elements", i, j, len(p))
+			}
+		}
 	}
 	b.PodHistograms = make([]dataset.HistogramSeries, len(raw.PodHistograms))
 	for i, e := range raw.PodHistograms {

@@ -6,7 +6,9 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/edge"
 	"gpugraph/podmetrics"
 	"gpugraph/store"
 )
@@ -65,10 +68,58 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // are logged here and never written out.
 func errorOf(r *http.Request, err error) *apierr.Error {
 	e, ok := apierr.As(err)
+	if !ok && (r.Context().Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		// Out of time (or the client left): one line, and the API's shape
+		// with a 504, not "internal error".
+		slog.WarnContext(r.Context(), "request ran out of time", "path", r.URL.Path, "err", err)
+		return TimeoutError()
+	}
 	if !ok {
 		slog.ErrorContext(r.Context(), "internal error", "err", err, "path", r.URL.Path)
 	}
 	return e
+}
+
+// pathParams are the wildcards of every REST pattern.
+var pathParams = []string{"id", "workloadId", "podId", "revisionId"}
+
+// CheckParams holds every path and query parameter to the edge's bounds
+// (valid UTF-8, no NUL, bounded length and count) before a handler reads
+// them; the handlers' own parsers check their syntax.
+func CheckParams(r *http.Request) error {
+	for _, name := range pathParams {
+		if err := edge.Text(name, r.PathValue(name), edge.MaxID); err != nil {
+			return err
+		}
+	}
+	q := r.URL.Query()
+	if len(q) > edge.MaxParamValues {
+		return apierr.BadRequest("the query string has %d parameters, more than %d", len(q), edge.MaxParamValues)
+	}
+	for name, values := range q {
+		if err := edge.Text("a parameter name", name, 64); err != nil {
+			return err
+		}
+		if len(values) > edge.MaxParamValues {
+			return apierr.BadRequest("%s is repeated %d times, more than %d", name, len(values), edge.MaxParamValues)
+		}
+		max := edge.MaxParam
+		if name == "search" {
+			max = edge.MaxSearch
+		}
+		for _, v := range values {
+			if err := edge.Text(name, v, max); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TimeoutError is what a request that ran out of time answers, in each
+// API's error shape.
+func TimeoutError() *apierr.Error {
+	return apierr.New(http.StatusGatewayTimeout, "TIMEOUT", "the request ran out of time")
 }
 
 func setRetryAfter(w http.ResponseWriter, e *apierr.Error) {
@@ -97,6 +148,10 @@ func openRelay(perm string, h handlerFunc) http.Handler {
 func face(perm string, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := auth.Require(r.Context(), perm); err != nil {
+			writeErr(w, r, err)
+			return
+		}
+		if err := CheckParams(r); err != nil {
 			writeErr(w, r, err)
 			return
 		}

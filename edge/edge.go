@@ -1,0 +1,49 @@
+// Package edge holds the bounds every input is checked against where it
+// enters the server, the same on both faces and both engines, so that
+// nothing reaches the database that it would refuse (PostgreSQL refuses NUL
+// and invalid UTF-8 in text, SQLite's LIKE and expression tree have their
+// own ceilings). Each refusal is a 400 naming the field.
+package edge
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"gpugraph/apierr"
+)
+
+// The bounds, in bytes (README "Limits").
+const (
+	MaxID          = 256  // ids and names: VM, node, pod, workload, revision, cluster ids
+	MaxSearch      = 256  // a pods search value
+	MaxFilterValue = 1024 // one filterBy value
+	MaxFilters     = 64   // filterBy filters of one request, after comma splitting
+	MaxParam       = 8192 // any other query parameter or GraphQL string argument
+	MaxParamValues = 64   // values of one repeated query parameter
+
+	MaxLabels     = 32   // labels of one metric series
+	MaxLabelName  = 128  // one label name
+	MaxLabelValue = 1024 // one label value (labels are part of the samples' primary key)
+)
+
+// Text refuses s unless it is valid UTF-8 without NUL and at most max bytes.
+func Text(field, s string, max int) error {
+	switch {
+	case len(s) > max:
+		return apierr.BadRequest("%s is longer than %d bytes", field, max)
+	case !utf8.ValidString(s):
+		return apierr.BadRequest("%s is not valid UTF-8", field)
+	case strings.IndexByte(s, 0) >= 0:
+		return apierr.BadRequest("%s contains a NUL character", field)
+	}
+	return nil
+}
+
+// Int32 refuses n outside 0..2147483647 (an integer column).
+func Int32(field string, n int64) error {
+	if n < 0 || n > math.MaxInt32 {
+		return apierr.BadRequest("%s must be between 0 and %d, got %d", field, math.MaxInt32, n)
+	}
+	return nil
+}
