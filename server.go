@@ -40,6 +40,7 @@ type options struct {
 	sweepInterval               time.Duration
 	provisionTimeout            time.Duration
 	shutdownTimeout             time.Duration
+	readTimeout                 time.Duration
 	metrics                     metricsOptions
 }
 
@@ -65,6 +66,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", store.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
+	fs.DurationVar(&o.readTimeout, "read-timeout", 60*time.Second,
+		"how long a client may take to send a whole request, headers and body (a body trickled byte by byte is cut there)")
 	fs.StringVar(&o.metrics.source, "metrics-source", envOr("GPUGRAPH_METRICS_SOURCE", "store"),
 		"where pod metrics are read: store, or prometheus:<base URL> of any Prometheus HTTP API (env GPUGRAPH_METRICS_SOURCE)")
 	fs.StringVar(&o.metrics.mapping, "metrics-mapping", os.Getenv("GPUGRAPH_METRICS_MAPPING"),
@@ -171,8 +174,8 @@ func run(ctx context.Context, args []string) error {
 		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
-		// within 60 s: a body trickled byte by byte is cut there.
-		ReadTimeout:  60 * time.Second,
+		// within --read-timeout: a body trickled byte by byte is cut there.
+		ReadTimeout:  o.readTimeout,
 		WriteTimeout: 90 * time.Second, // the 30 s request timeout plus writing the answer
 		IdleTimeout:  120 * time.Second,
 		BaseContext:  func(net.Listener) context.Context { return base },

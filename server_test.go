@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -142,4 +143,54 @@ func writeFixture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return fixture
+}
+
+// A body trickled a byte at a time is cut at --read-timeout: the server
+// ends the request long before the client has sent what it announced.
+func TestTrickledBodyIsCut(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", addr, "--database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
+			"--fixtures", writeFixture(t), "--demo=false", "--read-timeout", "1s"})
+	}()
+	defer func() { cancel(); <-done }()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i == 200 {
+			t.Fatalf("server never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer acme-reader\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, c); close(ended) }()
+	sent := 0
+	for ; sent < 100; sent++ {
+		select {
+		case <-ended:
+			if sent >= 100 {
+				t.Errorf("the server waited for %d trickled bytes", sent)
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if _, err := c.Write([]byte("{")); err != nil {
+			return // the server closed the connection: cut
+		}
+	}
+	t.Errorf("the server still read a body trickled for %d bytes, 10 times its --read-timeout", sent)
 }
