@@ -318,6 +318,7 @@ func TestAbuseTimeouts(t *testing.T) {
 			t.Log("GraphQL TIMEOUT path: checked on PostgreSQL only")
 		} else {
 			graphQLTimeout(t, env, st)
+			restDeadline(t, env, st)
 		}
 		restTimeouts(t, st)
 	})
@@ -346,6 +347,24 @@ func graphQLTimeout(t *testing.T, env *servertest.Env, st *store.Store) {
 		if d := time.Since(start); d > 1500*time.Millisecond {
 			t.Errorf("graphql out of time answered after %v", d)
 		}
+	}
+}
+
+// restDeadline holds pods and vms locked while REST asks them after the key
+// lookup has answered: each path answers 504 TIMEOUT in its API's shape.
+func restDeadline(t *testing.T, env *servertest.Env, st *store.Store) {
+	tx := st.DB.Begin()
+	defer tx.Rollback()
+	if err := tx.Exec("LOCK TABLE pods, vms IN ACCESS EXCLUSIVE MODE").Error; err != nil {
+		t.Fatal(err)
+	}
+	status, body := env.Do("GET", "/api/v1/workloads/pods", "acme-workloads", nil, nil)
+	if status != 504 || !strings.Contains(string(body), `"code":504`) {
+		t.Errorf("runai past its deadline: %d %s", status, body)
+	}
+	status, body = env.Do("POST", "/v1/vms/vm-acme-2/restart", "acme-operator", nil, nil)
+	if status != 504 || !strings.Contains(string(body), `"error":{"code":"TIMEOUT"`) {
+		t.Errorf("openrelay past its deadline: %d %s", status, body)
 	}
 }
 
