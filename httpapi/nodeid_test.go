@@ -246,3 +246,27 @@ func nodeRow(t *testing.T, st *store.Store, id string) models.Node {
 	}
 	return n
 }
+
+// enrollNode, GraphQL's face of POST /v1/admin/nodes/enroll.
+func TestEnrollNodeGraphQL(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.New(t, st, identityFixture)
+		const m = `mutation($n: String!, $c: String!) { enrollNode(nodeName: $n, clusterId: $c) { nodeName clusterId bootstrapToken expiresAt } }`
+		if r := env.GraphQL("acme-report", m, map[string]any{"n": "dgx-b", "c": "c1"}); r.Code() != "FORBIDDEN" {
+			t.Errorf("without nodes.admin: %+v", r.Errors)
+		}
+		if r := env.GraphQL("ops-admin", m, map[string]any{"n": "dgx-b", "c": "c7"}); r.Code() != "NODE_IN_OTHER_CLUSTER" {
+			t.Errorf("in another cluster: %+v", r.Errors)
+		}
+		var got struct {
+			EnrollNode struct{ NodeName, ClusterID, BootstrapToken, ExpiresAt string }
+		}
+		env.Decode(env.GraphQL("ops-admin", m, map[string]any{"n": "dgx-b", "c": "c1"}), &got)
+		if e := got.EnrollNode; e.NodeName != "dgx-b" || e.ClusterID != "c1" || !strings.HasSuffix(e.ExpiresAt, "Z") {
+			t.Errorf("enrollNode = %+v", e)
+		}
+		cred := register(t, env, got.EnrollNode.BootstrapToken, "dgx-b")
+		s, b := post(t, env, agentapi.HeartbeatPath, cred, heartbeatOf("dgx-b", 1))
+		expect(t, "the credential of a GraphQL enrollment", s, b, 200, `"nodeId":"nb"`)
+	})
+}
