@@ -79,7 +79,7 @@ func checkShrink(tx *gorm.DB, node *models.Node, inv Inventory) error {
 	}
 	var problems []string
 	if inv.ClusterID != "" && inv.ClusterID != node.ClusterID {
-		problems = append(problems, fmt.Sprintf("clusterId %q would move it out of cluster %q while %d workloads run on it",
+		problems = append(problems, fmt.Sprintf("clusterId %q would move it out of cluster %q while %d workloads are placed on it",
 			inv.ClusterID, node.ClusterID, len(holders)))
 	}
 	// Pods hold GPUs only; a plain VM holds its CPU, RAM and disk too
