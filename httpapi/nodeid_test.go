@@ -174,6 +174,12 @@ func TestNodeIdentity(t *testing.T) {
 		s, b = post(t, env, agentapi.InventoryPath, "acme-report", inv)
 		expect(t, "an API key reporting a node without a credential", s, b, 201, `"nodeId":"dgx-legacy"`)
 
+		// A name the database would refuse is a 400 before any lookup.
+		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx\x00a", 0))
+		expect(t, "an API key reporting a NUL name", s, b, 400, "nodeName")
+		s, b = post(t, env, agentapi.HeartbeatPath, credB, heartbeatOf("dgx\x00b", 9))
+		expect(t, "a credential reporting a NUL name", s, b, 400, "nodeName")
+
 		// Enrolling again replaces the credential: the old one stops working.
 		credA2 := enroll(t, env, "dgx-a")
 		s, b = post(t, env, agentapi.HeartbeatPath, credA, heartbeatOf("dgx-a", 200))

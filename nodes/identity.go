@@ -3,7 +3,6 @@ package nodes
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 
 	"gpugraph/apierr"
@@ -27,6 +26,15 @@ const (
 	CodeInventoryShrinksHeld   = "INVENTORY_SHRINKS_HELD"
 )
 
+// mayReport is the check that needs no report: a node credential, or a key
+// holding nodes.report.
+func (r Reporter) mayReport() error {
+	if r.Node == nil && !r.Caller.Can(auth.NodesReport) {
+		return apierr.MissingPermission(auth.NodesReport)
+	}
+	return nil
+}
+
 // admit checks that the reporter may report node name (in cluster, for an
 // inventory; "" when the report names none) with sequence seq, and
 // answers the cluster the report stands for.
@@ -34,8 +42,8 @@ const (
 // A credential reports only its own node and cluster and must carry a
 // sequence. An API key with nodes.report may still report a node that has
 // no credential (every agent before node identity did so), logged as
-// deprecated once per node and process; once a node has a credential, no
-// key may report it.
+// deprecated (noteDeprecated); once a node has a credential, no key may
+// report it.
 func (r Reporter) admit(ctx context.Context, st *store.Store, name, cluster string, seq int64) (string, error) {
 	if seq < 0 {
 		return "", apierr.BadRequest("sequence %d must not be negative", seq)
@@ -43,32 +51,38 @@ func (r Reporter) admit(ctx context.Context, st *store.Store, name, cluster stri
 	if id := r.Node; id != nil {
 		switch {
 		case name != id.NodeName:
-			return "", apierr.New(http.StatusForbidden, CodeNodeIdentityMismatch,
+			return "", apierr.Refused(CodeNodeIdentityMismatch,
 				"this node credential is node %s's; it cannot report node %s", id.NodeName, name)
 		case cluster != "" && cluster != id.ClusterID:
-			return "", apierr.New(http.StatusForbidden, CodeNodeIdentityMismatch,
+			return "", apierr.Refused(CodeNodeIdentityMismatch,
 				"node %s's credential is bound to cluster %q; it cannot report cluster %q", id.NodeName, id.ClusterID, cluster)
 		case seq == 0:
 			return "", apierr.BadRequest("sequence is missing: a report made with a node credential carries one, greater than the last")
 		}
 		return id.ClusterID, nil
 	}
-	if !r.Caller.Can(auth.NodesReport) {
-		return "", apierr.MissingPermission(auth.NodesReport)
-	}
 	enrolled, err := nodeid.HasCredential(ctx, st, name)
 	if err != nil {
 		return "", err
 	}
 	if enrolled {
-		return "", apierr.New(http.StatusForbidden, CodeNodeCredentialRequired,
+		return "", apierr.Refused(CodeNodeCredentialRequired,
 			"node %s has a node credential; its reports must be made with it, not with an API key", name)
+	}
+	return cluster, nil
+}
+
+// noteDeprecated logs, once per node and process, that a node reports
+// with an API key. Called after the report was accepted, so only
+// registered nodes' names are kept.
+func (r Reporter) noteDeprecated(ctx context.Context, name string) {
+	if r.Node != nil {
+		return
 	}
 	if _, warned := deprecatedWarned.LoadOrStore(name, true); !warned {
 		slog.WarnContext(ctx, "deprecated: node reports with an API key; enroll it (POST /v1/admin/nodes/enroll) and run its agent with --bootstrap-token",
 			"node", name, "key", r.Caller.KeyID)
 	}
-	return cluster, nil
 }
 
 // deprecatedWarned holds the node names whose key reports were logged.

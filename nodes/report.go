@@ -32,11 +32,16 @@ const (
 // ReportInventory registers or updates the reporting node, for a node
 // credential of that node or (deprecated) a key holding nodes.report.
 func ReportInventory(ctx context.Context, st *store.Store, who Reporter, in agentapi.InventoryRequest) (Report, error) {
-	cluster, err := who.admit(ctx, st, in.NodeName, in.ClusterID, in.Sequence)
-	if err != nil {
+	// The report is checked before the identity is looked up, so that
+	// nothing the database would refuse (a NUL in a name) reaches it.
+	if err := who.mayReport(); err != nil {
 		return Report{}, err
 	}
 	inv, err := inventoryToStore(in)
+	if err != nil {
+		return Report{}, err
+	}
+	cluster, err := who.admit(ctx, st, in.NodeName, in.ClusterID, in.Sequence)
 	if err != nil {
 		return Report{}, err
 	}
@@ -45,17 +50,21 @@ func ReportInventory(ctx context.Context, st *store.Store, who Reporter, in agen
 	if err != nil {
 		return Report{}, reportError(err)
 	}
+	who.noteDeprecated(ctx, in.NodeName)
 	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
 }
 
 // ReportHeartbeat records the reporting node's heartbeat, for the same
 // reporters as ReportInventory.
 func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agentapi.HeartbeatRequest) (Report, error) {
-	if _, err := who.admit(ctx, st, in.NodeName, "", in.Sequence); err != nil {
+	if err := who.mayReport(); err != nil {
 		return Report{}, err
 	}
 	hb, err := heartbeatToStore(in)
 	if err != nil {
+		return Report{}, err
+	}
+	if _, err := who.admit(ctx, st, in.NodeName, "", in.Sequence); err != nil {
 		return Report{}, err
 	}
 	hb.Sequence = in.Sequence
@@ -73,6 +82,7 @@ func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agen
 			slog.ErrorContext(ctx, "re-submitting a pod that lost its job", "pod", lost.ID, "err", err)
 		}
 	}
+	who.noteDeprecated(ctx, in.NodeName)
 	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status})
 }
 
