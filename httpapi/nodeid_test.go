@@ -184,8 +184,10 @@ func TestNodeIdentity(t *testing.T) {
 		credA2 := enroll(t, env, "dgx-a")
 		s, b = post(t, env, agentapi.HeartbeatPath, credA, heartbeatOf("dgx-a", 200))
 		expect(t, "a replaced credential", s, b, 401, "NODE_CREDENTIAL_REFUSED")
-		s, b = post(t, env, agentapi.HeartbeatPath, credA2, heartbeatOf("dgx-a", 201))
-		expect(t, "the new credential", s, b, 200, `"nodeId":"na"`)
+		s, b = post(t, env, agentapi.HeartbeatPath, credA2, heartbeatOf("dgx-a", 3))
+		expect(t, "the new credential, whose sequence starts afresh", s, b, 200, `"nodeId":"na"`)
+		s, b = post(t, env, agentapi.HeartbeatPath, credA2, heartbeatOf("dgx-a", 3))
+		expect(t, "the new credential's replay", s, b, 409, "STALE_REPORT")
 
 		// Nothing of either secret is stored in the clear.
 		var stored int64

@@ -80,6 +80,13 @@ func (s *Store) RedeemEnrollment(ctx context.Context, tokenHash, secretHash stri
 		if err := tx.Exec("DELETE FROM node_credentials WHERE node_name = ?", e.NodeName).Error; err != nil {
 			return err
 		}
+		// A new credential starts the node's sequence afresh: the old
+		// credential's reports are refused anyway (it no longer exists),
+		// and an agent that sent a runaway sequence is recovered by
+		// enrolling its node again.
+		if err := tx.Exec("UPDATE nodes SET report_sequence = 0 WHERE name = ?", e.NodeName).Error; err != nil {
+			return err
+		}
 		cred = NodeCredential{NodeName: e.NodeName, ClusterID: e.ClusterID, SecretHash: secretHash, CreatedAt: now}
 		return tx.Table("node_credentials").Create(map[string]any{
 			"node_name": cred.NodeName, "cluster_id": cred.ClusterID, "secret_hash": cred.SecretHash, "created_at": now,
