@@ -116,6 +116,13 @@ func TestNodeIdentity(t *testing.T) {
 		}
 		s, b = post(t, env, agentapi.RegisterPath, e.BootstrapToken, []byte(`{}`))
 		expect(t, "an expired bootstrap token", s, b, 401, "expired")
+		// …and deleted at the next enrollment.
+		enroll(t, env, "dgx-c")
+		var left int64
+		st.DB.Table("node_enrollments").Where("node_name = ?", "dgx-new").Count(&left)
+		if left != 0 {
+			t.Errorf("an expired enrollment was kept after the next one")
+		}
 
 		// A credential of node A cannot report node B, nor another cluster.
 		for _, path := range []string{agentapi.HeartbeatPath, agentapi.InventoryPath} {

@@ -39,9 +39,14 @@ var (
 	ErrEnrollmentExpired = errors.New("bootstrap token expired")
 )
 
-// CreateEnrollment stores e.
+// CreateEnrollment stores e, and deletes the enrollments that expired
+// before it was made (spent or not: neither can be exchanged any more), so
+// the table holds no more than a day's enrollments and needs no sweep.
 func (s *Store) CreateEnrollment(ctx context.Context, e Enrollment) error {
 	return s.tx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Exec("DELETE FROM node_enrollments WHERE expires_at < ?", e.CreatedAt).Error; err != nil {
+			return err
+		}
 		return tx.Table("node_enrollments").Create(map[string]any{
 			"token_hash": e.TokenHash, "node_name": e.NodeName, "cluster_id": e.ClusterID,
 			"created_by": e.CreatedBy, "created_at": e.CreatedAt, "expires_at": e.ExpiresAt,
