@@ -18,9 +18,16 @@ const DefaultInterval = 10 * time.Second
 // Config is everything Run needs. Zero durations take the defaults.
 type Config struct {
 	Server    string // base URL of the gpugraph server
-	Token     string // bearer token with the nodes.report permission
+	Token     string // API key with the nodes.report permission (deprecated: BootstrapToken)
 	NodeName  string
 	ClusterID string
+	// BootstrapToken, when set and CredentialFile holds no credential yet,
+	// is exchanged at start for this node's credential (identity.go),
+	// which is then the bearer token of every report.
+	BootstrapToken string
+	// CredentialFile keeps the node credential across restarts; "" keeps
+	// it in memory only.
+	CredentialFile string
 
 	NVML nvml.Interface // nvml.New() on a GPU node, a *MockServer otherwise
 	Host HostInfo       // CPU, RAM and disk figures for the inventory
@@ -70,8 +77,8 @@ func (c *Config) withDefaults() error {
 	switch {
 	case c.Server == "":
 		return errors.New("no server URL")
-	case c.Token == "":
-		return errors.New("no token")
+	case c.Token == "" && c.BootstrapToken == "" && c.CredentialFile == "":
+		return errors.New("no token, bootstrap token or credential file")
 	case c.NodeName == "":
 		return errors.New("no node name")
 	case c.NVML == nil:
@@ -159,7 +166,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 
-	r := &reporter{cfg: cfg, log: log, client: NewClient(cfg.Server, cfg.Token, cfg.HTTPClient), gpus: gpus, health: health, book: book}
+	token, err := reportToken(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	r := &reporter{cfg: cfg, log: log, client: NewClient(cfg.Server, token, cfg.HTTPClient), gpus: gpus, health: health, book: book}
 	err = r.run(ctx)
 	if ctx.Err() != nil && !isAuth(err) {
 		log.Info("stopping")

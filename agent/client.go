@@ -32,7 +32,7 @@ type AuthError struct {
 }
 
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check that --token or GPUGRAPH_TOKEN holds a key with the nodes.report permission",
+	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check --credential-file or --bootstrap-token (or that --token holds a key with the nodes.report permission)",
 		e.Status, http.StatusText(e.Status), e.Path, e.Body)
 }
 

@@ -23,6 +23,16 @@ type reporter struct {
 	heartbeats      int // accepted so far
 	warnedNoRuntime bool
 	book            *assignmentBook // for the exporter's pod labels
+	sequence        int64           // of the last report sent
+}
+
+// nextSequence numbers a report: the current time in Unix nanoseconds, or
+// one more than the last when the clock has not moved past it. So it grows
+// across restarts without being stored (a restarted agent starts above
+// every number it sent before, as long as the clock does not go back).
+func (r *reporter) nextSequence() int64 {
+	r.sequence = max(r.sequence+1, time.Now().UnixNano())
+	return r.sequence
 }
 
 // errReregister asks the loop to send the inventory again.
@@ -156,6 +166,7 @@ func (r *reporter) inventory() agentapi.InventoryRequest {
 		RAMGb:        r.cfg.Host.RAMGB,
 		DiskGb:       r.cfg.Host.DiskGB,
 		GPUs:         make([]agentapi.InventoryGPU, 0, len(r.gpus)),
+		Sequence:     r.nextSequence(),
 	}
 	for _, g := range r.gpus {
 		health, reason := r.health.Status(g.UUID)
@@ -177,6 +188,7 @@ func (r *reporter) heartbeat() agentapi.HeartbeatRequest {
 		NodeName:     r.cfg.NodeName,
 		AgentVersion: r.version(),
 		GPUs:         make([]agentapi.HeartbeatGPU, 0, len(r.gpus)),
+		Sequence:     r.nextSequence(),
 	}
 	if r.cfg.Runtime != nil {
 		req.Workloads = r.cfg.Runtime.Report()

@@ -13,6 +13,8 @@ type InventoryRequest struct {
 	RAMGb        int            `json:"ramGb"`
 	DiskGb       int            `json:"diskGb"`
 	GPUs         []InventoryGPU `json:"gpus"`
+	// Sequence grows with every report the agent sends (Sequence below).
+	Sequence int64 `json:"sequence,omitempty"`
 }
 
 // InventoryGPU describes one GPU in an InventoryRequest.
@@ -40,6 +42,8 @@ type HeartbeatRequest struct {
 	// Workloads is the state of each workload the server assigned to the
 	// node; absent from agents that run nothing (or predate it).
 	Workloads []WorkloadReport `json:"workloads,omitempty"`
+	// Sequence: as InventoryRequest's.
+	Sequence int64 `json:"sequence,omitempty"`
 }
 
 // HeartbeatGPU is one GPU's live state in a HeartbeatRequest.
@@ -103,3 +107,28 @@ type ReportResponse struct {
 	Status    string       `json:"status"`
 	Workloads []Assignment `json:"workloads"`
 }
+
+// Node identity. An operator enrolls a node and hands its agent a one-time
+// bootstrap token; the agent POSTs to RegisterPath with it as the bearer
+// token (no body) and gets a node credential, which it sends as the bearer
+// token of every report from then on. A report made with a credential must
+// name the credential's node and cluster, and carry a Sequence above the
+// last one the server accepted for the node: the agent starts from the
+// current time in Unix nanoseconds and adds one per report, so it grows
+// across restarts without being stored.
+const RegisterPath = "/v1/agent/register"
+
+// RegisterResponse is the answer to the exchange: the node credential
+// (shown once; the server keeps only its hash) and what it is bound to.
+type RegisterResponse struct {
+	NodeName   string `json:"nodeName"`
+	ClusterID  string `json:"clusterId"`
+	Credential string `json:"credential"`
+}
+
+// Prefixes of the two secrets, so a log, a secret scanner or the server
+// tells them apart from API keys at a glance.
+const (
+	BootstrapTokenPrefix = "gpgboot_"
+	CredentialPrefix     = "gpgnode_"
+)

@@ -81,3 +81,9 @@ func As(err error) (*Error, bool) {
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: Internal, Message: "internal error"}, false
 }
+
+// Refused is a 403 with its own code: the caller is known, and may not do
+// this (not for want of a permission: that is MissingPermission).
+func Refused(code, format string, args ...any) *Error {
+	return New(http.StatusForbidden, code, format, args...)
+}

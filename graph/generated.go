@@ -116,6 +116,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		EnrollNode           func(childComplexity int, nodeName string, clusterID string) int
 		ReclaimNode          func(childComplexity int, id string) int
 		RestartVM            func(childComplexity int, id string) int
 		SetNodeLeavingAt     func(childComplexity int, id string, leavingAt *time.Time) int
@@ -152,6 +153,13 @@ type ComplexityRoot struct {
 	NodeChange struct {
 		Node             func(childComplexity int) int
 		WorkloadsChanged func(childComplexity int) int
+	}
+
+	NodeEnrollment struct {
+		BootstrapToken func(childComplexity int) int
+		ClusterID      func(childComplexity int) int
+		ExpiresAt      func(childComplexity int) int
+		NodeName       func(childComplexity int) int
 	}
 
 	NodeSelectorTerm struct {
@@ -342,6 +350,7 @@ type MutationResolver interface {
 	SetNodeLeavingAt(ctx context.Context, id string, leavingAt *time.Time) (*model.NodeChange, error)
 	ReclaimNode(ctx context.Context, id string) (*model.NodeChange, error)
 	SetOrganizationState(ctx context.Context, id string, state model.OrganizationState) (*model.OrganizationChange, error)
+	EnrollNode(ctx context.Context, nodeName string, clusterID string) (*model.NodeEnrollment, error)
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.Gpu, error)
@@ -653,6 +662,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MetricValue.Value(childComplexity), true
 
+	case "Mutation.enrollNode":
+		if e.ComplexityRoot.Mutation.EnrollNode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_enrollNode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EnrollNode(childComplexity, args["nodeName"].(string), args["clusterId"].(string)), true
 	case "Mutation.reclaimNode":
 		if e.ComplexityRoot.Mutation.ReclaimNode == nil {
 			break
@@ -831,6 +851,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NodeChange.WorkloadsChanged(childComplexity), true
+
+	case "NodeEnrollment.bootstrapToken":
+		if e.ComplexityRoot.NodeEnrollment.BootstrapToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEnrollment.BootstrapToken(childComplexity), true
+	case "NodeEnrollment.clusterId":
+		if e.ComplexityRoot.NodeEnrollment.ClusterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEnrollment.ClusterID(childComplexity), true
+	case "NodeEnrollment.expiresAt":
+		if e.ComplexityRoot.NodeEnrollment.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEnrollment.ExpiresAt(childComplexity), true
+	case "NodeEnrollment.nodeName":
+		if e.ComplexityRoot.NodeEnrollment.NodeName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEnrollment.NodeName(childComplexity), true
 
 	case "NodeSelectorTerm.matchExpressions":
 		if e.ComplexityRoot.NodeSelectorTerm.MatchExpressions == nil {
@@ -2160,6 +2205,19 @@ extend type Mutation {
   "Suspends, marks balance-exhausted, deletes (final) or reinstates an organization; its running, deploying and interrupted VMs and pods stop with the matching auto_stopped_* reason. Needs nodes.admin."
   setOrganizationState(id: ID!, state: OrganizationState!): OrganizationChange!
 }
+
+"A node's enrollment: the one-time bootstrap token its agent exchanges (POST /v1/agent/register) for the node's credential, bound to nodeName and clusterId. The token is shown only here and works once, until expiresAt (24 hours)."
+type NodeEnrollment {
+  nodeName: String!
+  clusterId: String!
+  bootstrapToken: String!
+  expiresAt: Time!
+}
+
+extend type Mutation {
+  "Enrolls a node for node identity and answers its one-time bootstrap token. A registered node is enrolled only in its own cluster; enrolling a node again replaces its credential once the new token is exchanged. Needs nodes.admin."
+  enrollNode(nodeName: String!, clusterId: String!): NodeEnrollment!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2366,6 +2424,20 @@ func (ec *executionContext) childFields_NodeChange(ctx context.Context, field gr
 		return ec.fieldContext_NodeChange_workloadsChanged(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeChange", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeEnrollment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodeName":
+		return ec.fieldContext_NodeEnrollment_nodeName(ctx, field)
+	case "clusterId":
+		return ec.fieldContext_NodeEnrollment_clusterId(ctx, field)
+	case "bootstrapToken":
+		return ec.fieldContext_NodeEnrollment_bootstrapToken(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_NodeEnrollment_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeEnrollment", field.Name)
 }
 
 func (ec *executionContext) childFields_NodeSelectorTerm(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2799,6 +2871,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Mutation_enrollNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "nodeName",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nodeName"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "clusterId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["clusterId"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_reclaimNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -4582,6 +4676,50 @@ func (ec *executionContext) fieldContext_Mutation_setOrganizationState(ctx conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_enrollNode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_enrollNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EnrollNode(ctx, fc.Args["nodeName"].(string), fc.Args["clusterId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NodeEnrollment) graphql.Marshaler {
+			return ec.marshalNNodeEnrollment2ᚖgpugraphᚋgraphᚋmodelᚐNodeEnrollment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_enrollNode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeEnrollment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_enrollNode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *models.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5039,6 +5177,98 @@ func (ec *executionContext) _NodeChange_workloadsChanged(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_NodeChange_workloadsChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeEnrollment_nodeName(ctx context.Context, field graphql.CollectedField, obj *model.NodeEnrollment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEnrollment_nodeName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEnrollment_nodeName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEnrollment", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEnrollment_clusterId(ctx context.Context, field graphql.CollectedField, obj *model.NodeEnrollment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEnrollment_clusterId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEnrollment_clusterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEnrollment", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEnrollment_bootstrapToken(ctx context.Context, field graphql.CollectedField, obj *model.NodeEnrollment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEnrollment_bootstrapToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BootstrapToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEnrollment_bootstrapToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEnrollment", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEnrollment_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.NodeEnrollment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEnrollment_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEnrollment_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEnrollment", field, false, false, "Time")
 }
 
 func (ec *executionContext) _NodeSelectorTerm_matchExpressions(ctx context.Context, field graphql.CollectedField, obj *models.NodeSelectorTerm) (ret graphql.Marshaler) {
@@ -9915,6 +10145,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "enrollNode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_enrollNode(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10116,6 +10353,54 @@ func (ec *executionContext) _NodeChange(ctx context.Context, sel ast.SelectionSe
 			}
 		case "workloadsChanged":
 			out.Values[i] = ec._NodeChange_workloadsChanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeEnrollmentImplementors = []string{"NodeEnrollment"}
+
+func (ec *executionContext) _NodeEnrollment(ctx context.Context, sel ast.SelectionSet, obj *model.NodeEnrollment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeEnrollmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeEnrollment")
+		case "nodeName":
+			out.Values[i] = ec._NodeEnrollment_nodeName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clusterId":
+			out.Values[i] = ec._NodeEnrollment_clusterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bootstrapToken":
+			out.Values[i] = ec._NodeEnrollment_bootstrapToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._NodeEnrollment_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11875,6 +12160,14 @@ func (ec *executionContext) marshalNNodeChange2ᚖgpugraphᚋgraphᚋmodelᚐNod
 		return graphql.Null
 	}
 	return ec._NodeChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNodeEnrollment2ᚖgpugraphᚋgraphᚋmodelᚐNodeEnrollment(ctx context.Context, sel ast.SelectionSet, v *model.NodeEnrollment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeEnrollment!")
+		return graphql.Null
+	}
+	return ec._NodeEnrollment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNodeSelectorTerm2gpugraphᚋmodelsᚐNodeSelectorTerm(ctx context.Context, sel ast.SelectionSet, v models.NodeSelectorTerm) graphql.Marshaler {

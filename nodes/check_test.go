@@ -15,11 +15,11 @@ import (
 func TestReportsNeedNodesReport(t *testing.T) {
 	for name, report := range map[string]func() error{
 		"inventory": func() error {
-			_, err := ReportInventory(context.Background(), nil, nil, agentapi.InventoryRequest{})
+			_, err := ReportInventory(context.Background(), nil, Reporter{}, agentapi.InventoryRequest{})
 			return err
 		},
 		"heartbeat": func() error {
-			_, err := ReportHeartbeat(context.Background(), nil, nil, agentapi.HeartbeatRequest{})
+			_, err := ReportHeartbeat(context.Background(), nil, Reporter{}, agentapi.HeartbeatRequest{})
 			return err
 		},
 	} {

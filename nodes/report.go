@@ -7,7 +7,6 @@ import (
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
-	"gpugraph/auth"
 	"gpugraph/compute"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -30,33 +29,45 @@ const (
 	CodeGPUOnOtherNode = "GPU_ON_OTHER_NODE"
 )
 
-// ReportInventory registers or updates the reporting node, for a caller
-// holding nodes.report.
-func ReportInventory(ctx context.Context, st *store.Store, c *auth.Caller, in agentapi.InventoryRequest) (Report, error) {
-	if !c.Can(auth.NodesReport) {
-		return Report{}, apierr.MissingPermission(auth.NodesReport)
+// ReportInventory registers or updates the reporting node, for a node
+// credential of that node or (deprecated) a key holding nodes.report.
+func ReportInventory(ctx context.Context, st *store.Store, who Reporter, in agentapi.InventoryRequest) (Report, error) {
+	// The report is checked before the identity is looked up, so that
+	// nothing the database would refuse (a NUL in a name) reaches it.
+	if err := who.mayReport(); err != nil {
+		return Report{}, err
 	}
 	inv, err := inventoryToStore(in)
 	if err != nil {
 		return Report{}, err
 	}
+	cluster, err := who.admit(ctx, st, in.NodeName, in.ClusterID, in.Sequence)
+	if err != nil {
+		return Report{}, err
+	}
+	inv.ClusterID, inv.Sequence = cluster, in.Sequence
 	rep, err := st.RegisterInventory(ctx, inv, store.Now())
 	if err != nil {
 		return Report{}, reportError(err)
 	}
+	who.noteDeprecated(ctx, in.NodeName)
 	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
 }
 
-// ReportHeartbeat records the reporting node's heartbeat, for a caller
-// holding nodes.report.
-func ReportHeartbeat(ctx context.Context, st *store.Store, c *auth.Caller, in agentapi.HeartbeatRequest) (Report, error) {
-	if !c.Can(auth.NodesReport) {
-		return Report{}, apierr.MissingPermission(auth.NodesReport)
+// ReportHeartbeat records the reporting node's heartbeat, for the same
+// reporters as ReportInventory.
+func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agentapi.HeartbeatRequest) (Report, error) {
+	if err := who.mayReport(); err != nil {
+		return Report{}, err
 	}
 	hb, err := heartbeatToStore(in)
 	if err != nil {
 		return Report{}, err
 	}
+	if _, err := who.admit(ctx, st, in.NodeName, "", in.Sequence); err != nil {
+		return Report{}, err
+	}
+	hb.Sequence = in.Sequence
 	rep, err := st.RecordHeartbeat(ctx, hb, store.Now())
 	if err != nil {
 		return Report{}, reportError(err)
@@ -71,6 +82,7 @@ func ReportHeartbeat(ctx context.Context, st *store.Store, c *auth.Caller, in ag
 			slog.ErrorContext(ctx, "re-submitting a pod that lost its job", "pod", lost.ID, "err", err)
 		}
 	}
+	who.noteDeprecated(ctx, in.NodeName)
 	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status})
 }
 
@@ -89,7 +101,15 @@ func answer(ctx context.Context, st *store.Store, rep Report) (Report, error) {
 func reportError(err error) error {
 	var unknownGPU *store.UnknownGPUError
 	var elsewhere *store.GPUElsewhereError
+	var stale *store.StaleReportError
+	var shrink *store.InventoryShrinkError
 	switch {
+	case errors.As(err, &stale):
+		return apierr.Conflict(CodeStaleReport, "report sequence %d is not greater than %d, the last this node's reports carried; a replayed or reordered report is refused",
+			stale.Sequence, stale.Last)
+	case errors.As(err, &shrink):
+		return apierr.Conflict(CodeInventoryShrinksHeld, "%s; nothing of this inventory was applied: an operator must stop or move those workloads first",
+			shrink.Error())
 	case errors.Is(err, store.ErrUnknownNode):
 		return apierr.NotFound(CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
 	case errors.As(err, &unknownGPU):

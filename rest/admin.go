@@ -9,6 +9,7 @@ import (
 	"gpugraph/auth"
 	"gpugraph/fleet"
 	"gpugraph/models"
+	"gpugraph/nodeid"
 )
 
 // The fleet operator's paths (nodes.admin), in OpenRelay's error shape.
@@ -17,6 +18,7 @@ func (api *API) adminRoutes() []route {
 		{"PUT /v1/admin/nodes/{id}/leaving-at", openRelay(auth.NodesAdmin, api.setLeavingAt)},
 		{"POST /v1/admin/nodes/{id}/reclaim", openRelay(auth.NodesAdmin, api.reclaimNode)},
 		{"PUT /v1/admin/organizations/{id}/state", openRelay(auth.NodesAdmin, api.setOrganizationState)},
+		{"POST /v1/admin/nodes/enroll", openRelay(auth.NodesAdmin, api.enrollNode)},
 	}
 }
 
@@ -103,5 +105,24 @@ func (api *API) setOrganizationState(w http.ResponseWriter, r *http.Request) err
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": c.Organization.ID, "state": c.Organization.State, "workloadsStopped": c.Stopped,
 	})
+	return nil
+}
+
+// enrollNode reads {"nodeName", "clusterId"} and answers the one-time
+// bootstrap token, 201; it is shown only here.
+func (api *API) enrollNode(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		NodeName  string `json:"nodeName"`
+		ClusterID string `json:"clusterId"`
+	}
+	if err := decodeReport(w, r, &body); err != nil {
+		return err
+	}
+	e, err := nodeid.Enroll(r.Context(), api.Store, auth.FromContext(r.Context()), body.NodeName, body.ClusterID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"nodeName": e.NodeName, "clusterId": e.ClusterID,
+		"bootstrapToken": e.BootstrapToken, "expiresAt": models.FormatTime(e.ExpiresAt)})
 	return nil
 }

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/nodeid"
 	"gpugraph/nodes"
 )
 
@@ -22,9 +24,56 @@ const maxReportBytes = 1 << 20
 
 func (api *API) agentRoutes() []route {
 	return []route{
-		{"POST /v1/agent/inventory", openRelay(auth.NodesReport, api.agentInventory)},
-		{"POST /v1/agent/heartbeat", openRelay(auth.NodesReport, api.agentHeartbeat)},
+		{"POST /v1/agent/inventory", api.reporting(api.agentInventory)},
+		{"POST /v1/agent/heartbeat", api.reporting(api.agentHeartbeat)},
+		{"POST " + agentapi.RegisterPath, http.HandlerFunc(api.agentRegister)},
 	}
+}
+
+type reporterKey struct{}
+
+// reporting serves a report path: a node credential is resolved here
+// (nodeid), anything else must be an API key holding nodes.report, checked
+// before the body is read (401/403 before 400).
+func (api *API) reporting(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var who nodes.Reporter
+		if token := auth.BearerToken(r); nodeid.IsCredential(token) {
+			id, err := nodeid.Authenticate(r.Context(), api.Store, token)
+			if err != nil {
+				WriteOpenRelayError(w, r, err)
+				return
+			}
+			who.Node = id
+		} else {
+			c, err := auth.Require(r.Context(), auth.NodesReport)
+			if err != nil {
+				WriteOpenRelayError(w, r, err)
+				return
+			}
+			who.Caller = c
+		}
+		r = r.WithContext(context.WithValue(r.Context(), reporterKey{}, who))
+		if err := h(w, r); err != nil {
+			WriteOpenRelayError(w, r, err)
+		}
+	})
+}
+
+func reporterOf(r *http.Request) nodes.Reporter {
+	who, _ := r.Context().Value(reporterKey{}).(nodes.Reporter)
+	return who
+}
+
+// agentRegister exchanges the bootstrap token (the bearer token) for a
+// node credential; the body, if any, is ignored.
+func (api *API) agentRegister(w http.ResponseWriter, r *http.Request) {
+	out, err := nodeid.Register(r.Context(), api.Store, auth.BearerToken(r))
+	if err != nil {
+		WriteOpenRelayError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
@@ -32,7 +81,7 @@ func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeReport(w, r, &in); err != nil {
 		return err
 	}
-	rep, err := nodes.ReportInventory(r.Context(), api.Store, auth.FromContext(r.Context()), in)
+	rep, err := nodes.ReportInventory(r.Context(), api.Store, reporterOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -49,7 +98,7 @@ func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeReport(w, r, &in); err != nil {
 		return err
 	}
-	rep, err := nodes.ReportHeartbeat(r.Context(), api.Store, auth.FromContext(r.Context()), in)
+	rep, err := nodes.ReportHeartbeat(r.Context(), api.Store, reporterOf(r), in)
 	if err != nil {
 		return err
 	}

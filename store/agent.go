@@ -35,6 +35,9 @@ type Inventory struct {
 	// could not read it).
 	CPUCores, RAMGb, DiskGb int
 	GPUs                    []InventoryGPU
+	// Sequence must be above the node's last report's (advanceSequence);
+	// 0 is a report without one.
+	Sequence int64
 }
 
 // InventoryGPU is one GPU of an Inventory.
@@ -56,6 +59,8 @@ type Heartbeat struct {
 	// Workloads is what the agent says of the VMs and pods it was told to
 	// run (applyWorkloadReports).
 	Workloads []WorkloadReport
+	// Sequence: as Inventory's.
+	Sequence int64
 }
 
 // HeartbeatGPU is one GPU's live state in a Heartbeat.
@@ -127,7 +132,16 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 			return Report{}, err
 		}
 		rep.Created = true
+		if err := advanceSequence(tx, node.ID, inv.Sequence); err != nil {
+			return Report{}, err
+		}
 	} else {
+		if err := advanceSequence(tx, node.ID, inv.Sequence); err != nil {
+			return Report{}, err
+		}
+		if err := checkShrink(tx, node, inv); err != nil {
+			return Report{}, err
+		}
 		set := map[string]any{"agent_version": inv.AgentVersion, "last_heartbeat_at": now}
 		if node.Status != models.NodeRemoved {
 			set["status"] = models.NodeOnline
@@ -249,6 +263,9 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 	}
 	if node == nil {
 		return Report{}, ErrUnknownNode
+	}
+	if err := advanceSequence(tx, node.ID, hb.Sequence); err != nil {
+		return Report{}, err
 	}
 	var have []struct {
 		ID     string

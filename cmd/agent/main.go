@@ -1,7 +1,8 @@
 // Command agent is gpugraph's node agent. It runs on each GPU node, reads the
 // GPUs through NVML and reports them to the gpugraph server:
 //
-//	agent --server URL --token TOKEN --node-name NAME [--cluster-id ID]
+//	agent --server URL --node-name NAME [--cluster-id ID]
+//	      (--bootstrap-token TOKEN --credential-file FILE | --credential-file FILE | --token KEY)
 //	      [--interval 10s] [--mock dgxa100|dgxh100|dgxh200]
 //	      [--mock-xid INDEX:XID]... [--ignore-xids LIST]
 //	      [--mock-start-delay 2s] [--mock-fail-start ID]... [--mock-exit ID]...
@@ -11,8 +12,15 @@
 // runtime in this project: the agent reports no workloads, and the server
 // fails what stays deploying after its --provision-timeout.
 //
-// The token may come from GPUGRAPH_TOKEN instead of --token, which keeps it
-// out of the process list.
+// Node identity: an operator enrolls the node (POST /v1/admin/nodes/enroll)
+// and hands it the one-time bootstrap token; the agent exchanges it at start
+// for the node's credential and keeps that in --credential-file, so a
+// restart needs no new token. --token, an API key with nodes.report, is the
+// deprecated way, refused for a node that has a credential.
+//
+// The token may come from GPUGRAPH_TOKEN instead of --token, and the
+// bootstrap token from GPUGRAPH_BOOTSTRAP_TOKEN, which keeps them out of
+// the process list.
 package main
 
 import (
@@ -35,8 +43,12 @@ import (
 
 const prog = "gpugraph-agent"
 
-// tokenEnv is read when --token is absent.
-const tokenEnv = "GPUGRAPH_TOKEN"
+// tokenEnv is read when --token is absent, bootstrapEnv when
+// --bootstrap-token is.
+const (
+	tokenEnv     = "GPUGRAPH_TOKEN"
+	bootstrapEnv = "GPUGRAPH_BOOTSTRAP_TOKEN"
+)
 
 type options struct {
 	server, token, nodeName, clusterID string
@@ -48,6 +60,7 @@ type options struct {
 	ignoreAllXIDs                      bool
 	mockStartDelay                     time.Duration
 	mockFailStart, mockExit            []string
+	bootstrapToken, credentialFile     string
 }
 
 func main() {
@@ -66,16 +79,17 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil)).With("node", opts.nodeName)
 
 	cfg := agent.Config{
-		Server:    opts.server,
-		Token:     opts.token,
-		NodeName:  opts.nodeName,
-		ClusterID: opts.clusterID,
-		Interval:  opts.interval,
-		// Assignments stay nil until the lifecycle's assignments land in
-		// the heartbeat answer: pod, namespace and container are empty.
-		MetricsAddr: opts.metricsAddr,
-		XIDs:        agent.NewXIDPolicy(opts.ignoreXIDs, opts.ignoreAllXIDs),
-		Log:         log,
+		Server: opts.server,
+		Token:  opts.token,
+
+		BootstrapToken: opts.bootstrapToken,
+		CredentialFile: opts.credentialFile,
+		NodeName:       opts.nodeName,
+		ClusterID:      opts.clusterID,
+		Interval:       opts.interval,
+		MetricsAddr:    opts.metricsAddr,
+		XIDs:           agent.NewXIDPolicy(opts.ignoreXIDs, opts.ignoreAllXIDs),
+		Log:            log,
 	}
 	if opts.mock != "" {
 		m, err := agent.NewMockServer(opts.mock, opts.nodeName)
@@ -129,6 +143,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.server, "server", "", "gpugraph server base URL (required)")
 	fs.StringVar(&o.token, "token", "", "API key with the nodes.report permission (default $"+tokenEnv+")")
+	fs.StringVar(&o.bootstrapToken, "bootstrap-token", "", "one-time token from the node's enrollment, exchanged at start for its credential (default $"+bootstrapEnv+")")
+	fs.StringVar(&o.credentialFile, "credential-file", "", "file that keeps the node credential (written on the exchange, read at later starts)")
 	fs.StringVar(&o.nodeName, "node-name", "", "name this node reports under (required)")
 	fs.StringVar(&o.clusterID, "cluster-id", "", "cluster the node belongs to")
 	fs.DurationVar(&o.interval, "interval", agent.DefaultInterval, "heartbeat interval")
@@ -166,13 +182,16 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	if o.token == "" {
 		o.token = getenv(tokenEnv)
 	}
+	if o.bootstrapToken == "" {
+		o.bootstrapToken = getenv(bootstrapEnv)
+	}
 	switch {
 	case o.server == "":
 		return o, errors.New("--server is required")
 	case !strings.HasPrefix(o.server, "http://") && !strings.HasPrefix(o.server, "https://"):
 		return o, fmt.Errorf("--server %q: want an http:// or https:// URL", o.server)
-	case o.token == "":
-		return o, errors.New("--token (or " + tokenEnv + ") is required")
+	case o.token == "" && o.bootstrapToken == "" && o.credentialFile == "":
+		return o, errors.New("--bootstrap-token with --credential-file, --credential-file, or --token (or " + tokenEnv + ") is required")
 	case o.nodeName == "":
 		return o, errors.New("--node-name is required")
 	case o.interval <= 0:

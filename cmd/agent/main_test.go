@@ -47,6 +47,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "ignore all", args: append(base, "--token", "t", "--ignore-xids", "all"),
 			check: func(o options) bool { return o.ignoreAllXIDs }},
 		{name: "no token", args: base, wantErr: "GPUGRAPH_TOKEN"},
+		{name: "bootstrap token from env", args: append(base, "--credential-file", "/tmp/c"), env: map[string]string{"GPUGRAPH_BOOTSTRAP_TOKEN": "b1"},
+			check: func(o options) bool { return o.bootstrapToken == "b1" && o.credentialFile == "/tmp/c" && o.token == "" }},
 		{name: "no server", args: []string{"--token", "t", "--node-name", "n"}, wantErr: "--server"},
 		{name: "bad server", args: []string{"--server", "s:8080", "--token", "t", "--node-name", "n"}, wantErr: "http://"},
 		{name: "no node name", args: []string{"--server", "http://s", "--token", "t"}, wantErr: "--node-name"},

@@ -42,6 +42,14 @@ type NodeChange struct {
 	WorkloadsChanged int          `json:"workloadsChanged"`
 }
 
+// A node's enrollment: the one-time bootstrap token its agent exchanges (POST /v1/agent/register) for the node's credential, bound to nodeName and clusterId. The token is shown only here and works once, until expiresAt (24 hours).
+type NodeEnrollment struct {
+	NodeName       string    `json:"nodeName"`
+	ClusterID      string    `json:"clusterId"`
+	BootstrapToken string    `json:"bootstrapToken"`
+	ExpiresAt      time.Time `json:"expiresAt"`
+}
+
 // An organization after an operator changed its state, and how many of its VMs and pods stopped.
 type OrganizationChange struct {
 	ID               string            `json:"id"`

@@ -1,0 +1,143 @@
+package nodeid
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"gpugraph/agentapi"
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/store"
+)
+
+// BootstrapTTL is how long a bootstrap token may be exchanged.
+const BootstrapTTL = 24 * time.Hour
+
+// maxNameLen bounds a node name and a cluster id (a Kubernetes node name).
+const maxNameLen = 253
+
+// Codes of node identity's refusals.
+const (
+	CodeNodeInOtherCluster = "NODE_IN_OTHER_CLUSTER"
+	CodeBootstrapRefused   = "BOOTSTRAP_TOKEN_REFUSED"
+	CodeCredentialRefused  = "NODE_CREDENTIAL_REFUSED"
+)
+
+// Identity is a node credential's holder: the node it may report.
+type Identity struct {
+	NodeName  string
+	ClusterID string
+}
+
+// Enrolled is an enrollment as the operator sees it, once.
+type Enrolled struct {
+	NodeName       string
+	ClusterID      string
+	BootstrapToken string
+	ExpiresAt      time.Time
+}
+
+// Enroll makes a one-time bootstrap token for the node named nodeName in
+// cluster clusterID. A node that is already registered must be in that
+// cluster: moving a node between clusters is not enrollment's to do.
+func Enroll(ctx context.Context, st *store.Store, caller *auth.Caller, nodeName, clusterID string) (*Enrolled, error) {
+	if !caller.Can(auth.NodesAdmin) {
+		return nil, apierr.MissingPermission(auth.NodesAdmin)
+	}
+	if err := checkName("nodeName", nodeName); err != nil {
+		return nil, err
+	}
+	if err := checkName("clusterId", clusterID); err != nil {
+		return nil, err
+	}
+	cluster, known, err := st.NodeClusterByName(ctx, nodeName)
+	if err != nil {
+		return nil, err
+	}
+	if known && cluster != clusterID {
+		return nil, apierr.Conflict(CodeNodeInOtherCluster, "node %s is registered in cluster %q, not %q", nodeName, cluster, clusterID)
+	}
+	token := agentapi.BootstrapTokenPrefix + randomSecret()
+	now := store.Now()
+	e := store.Enrollment{TokenHash: auth.HashToken(token), NodeName: nodeName, ClusterID: clusterID,
+		CreatedBy: caller.KeyID, CreatedAt: now, ExpiresAt: now.Add(BootstrapTTL)}
+	if err := st.CreateEnrollment(ctx, e); err != nil {
+		return nil, err
+	}
+	return &Enrolled{NodeName: nodeName, ClusterID: clusterID, BootstrapToken: token, ExpiresAt: e.ExpiresAt}, nil
+}
+
+// Register exchanges a bootstrap token for the node credential it was
+// made for. The token is spent whatever follows; a lost answer means a new
+// enrollment.
+func Register(ctx context.Context, st *store.Store, bootstrapToken string) (*agentapi.RegisterResponse, error) {
+	if !strings.HasPrefix(bootstrapToken, agentapi.BootstrapTokenPrefix) {
+		return nil, refused(CodeBootstrapRefused, "send a bootstrap token (%s…) from POST /v1/admin/nodes/enroll as the bearer token", agentapi.BootstrapTokenPrefix)
+	}
+	secret := agentapi.CredentialPrefix + randomSecret()
+	cred, err := st.RedeemEnrollment(ctx, auth.HashToken(bootstrapToken), auth.HashToken(secret), store.Now())
+	switch {
+	case errors.Is(err, store.ErrEnrollmentUnknown):
+		return nil, refused(CodeBootstrapRefused, "unknown bootstrap token")
+	case errors.Is(err, store.ErrEnrollmentUsed):
+		return nil, refused(CodeBootstrapRefused, "this bootstrap token was already exchanged; a token works once: enroll the node again for a new one")
+	case errors.Is(err, store.ErrEnrollmentExpired):
+		return nil, refused(CodeBootstrapRefused, "this bootstrap token expired; enroll the node again for a new one")
+	case err != nil:
+		return nil, err
+	}
+	return &agentapi.RegisterResponse{NodeName: cred.NodeName, ClusterID: cred.ClusterID, Credential: secret}, nil
+}
+
+// IsCredential reports whether a bearer token is a node credential (by its
+// prefix); anything else is looked up as an API key.
+func IsCredential(token string) bool { return strings.HasPrefix(token, agentapi.CredentialPrefix) }
+
+// Authenticate answers the node a credential names, or a 401.
+func Authenticate(ctx context.Context, st *store.Store, credential string) (*Identity, error) {
+	cred, ok, err := st.NodeCredentialByHash(ctx, auth.HashToken(credential))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, refused(CodeCredentialRefused, "unknown node credential (it was replaced when the node was enrolled again?)")
+	}
+	return &Identity{NodeName: cred.NodeName, ClusterID: cred.ClusterID}, nil
+}
+
+// HasCredential reports whether the node named name has a credential, so
+// that API keys may no longer report it.
+func HasCredential(ctx context.Context, st *store.Store, name string) (bool, error) {
+	return st.NodeHasCredential(ctx, name)
+}
+
+func refused(code, format string, args ...any) *apierr.Error {
+	return apierr.New(http.StatusUnauthorized, code, format, args...)
+}
+
+// randomSecret is 32 random bytes, URL-safe.
+func randomSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// checkName refuses what the agent could not report: empty, too long,
+// not UTF-8, unprintable or spaced.
+func checkName(field, s string) error {
+	ok := s != "" && len(s) <= maxNameLen && utf8.ValidString(s)
+	for _, r := range s {
+		ok = ok && unicode.IsPrint(r) && !unicode.IsSpace(r)
+	}
+	if !ok {
+		return apierr.BadRequest("%s %q must be 1 to %d bytes of printable UTF-8 without spaces", field, s, maxNameLen)
+	}
+	return nil
+}

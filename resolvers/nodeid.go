@@ -1,0 +1,22 @@
+package resolvers
+
+import (
+	"context"
+
+	"gpugraph/auth"
+	"gpugraph/graph/model"
+	"gpugraph/nodeid"
+)
+
+// EnrollNode translates; package nodeid checks nodes.admin and decides.
+func (r *mutationResolver) EnrollNode(ctx context.Context, nodeName, clusterID string) (*model.NodeEnrollment, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := nodeid.Enroll(ctx, r.Store, c, nodeName, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.NodeEnrollment{NodeName: e.NodeName, ClusterID: e.ClusterID, BootstrapToken: e.BootstrapToken, ExpiresAt: e.ExpiresAt}, nil
+}

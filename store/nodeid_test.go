@@ -1,0 +1,76 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"gpugraph/store"
+	"gpugraph/store/storetest"
+)
+
+// Racing exchanges of one bootstrap token: exactly one wins, the others
+// are told it was used, and the node has one credential.
+func TestRedeemEnrollmentOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now := store.Now()
+		if err := st.CreateEnrollment(ctx, store.Enrollment{TokenHash: "tok", NodeName: "dgx-01", ClusterID: "c1",
+			CreatedBy: "k", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				_, errs[i] = st.RedeemEnrollment(ctx, "tok", "secret-"+string(rune('a'+i)), now)
+			})
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, store.ErrEnrollmentUsed):
+				t.Errorf("a losing exchange: %v", err)
+			}
+		}
+		var creds int64
+		st.DB.Table("node_credentials").Where("node_name = ?", "dgx-01").Count(&creds)
+		if won != 1 || creds != 1 {
+			t.Errorf("%d exchanges won, %d credentials; want 1 and 1", won, creds)
+		}
+		if _, err := st.RedeemEnrollment(ctx, "nope", "s", now); !errors.Is(err, store.ErrEnrollmentUnknown) {
+			t.Errorf("unknown token: %v", err)
+		}
+	})
+}
+
+// An inventory may not move a node that holds workloads to another
+// cluster; refused, nothing written. (HTTP tests cover the figures and
+// GPUs: httpapi.TestInventoryMayNotShrinkHeld.)
+func TestInventoryMayNotMoveHeld(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		load(t, st, reconcileFixture)
+		inv := store.Inventory{NodeName: "dgx-01", ClusterID: "c2", AgentVersion: "2.6.1",
+			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d"), h100(5, "GPU-f")}}
+		_, err := st.RegisterInventory(ctx, inv, t0)
+		var shrink *store.InventoryShrinkError
+		if !errors.As(err, &shrink) || len(shrink.Problems) != 1 ||
+			shrink.Problems[0] != `clusterId "c2" would move it out of cluster "c1" while 2 workloads are placed on it` {
+			t.Fatalf("moving a node under its workloads: %v", err)
+		}
+		if n := node(t, st, "n1"); n.ClusterID != "c1" || n.AgentVersion != "2.4.0" {
+			t.Errorf("a refused inventory was applied: %+v", n)
+		}
+		inv.ClusterID = "c1"
+		if _, err := st.RegisterInventory(ctx, inv, t0); err != nil {
+			t.Fatalf("the same inventory in its own cluster: %v", err)
+		}
+	})
+}
