@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -35,6 +36,10 @@ const DefaultSQLitePath = "gpugraph.db"
 type Store struct {
 	DB      *gorm.DB
 	Dialect Dialect
+
+	url        string // for the event log's own LISTEN connection
+	notifyOnce sync.Once
+	notes      *Notifications
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.
@@ -65,7 +70,7 @@ func Open(rawURL string) (*Store, error) {
 		if err := keepPodSearchText(db); err != nil {
 			return nil, err
 		}
-		return &Store{DB: db, Dialect: Postgres}, nil
+		return &Store{DB: db, Dialect: Postgres, url: rawURL}, nil
 	case rawURL == "", strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(rawURL, "sqlite:")
 		path = strings.TrimPrefix(path, "//")
@@ -109,6 +114,9 @@ func sqliteDSN(path string) string {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
+	if s.notes != nil {
+		s.notes.close()
+	}
 	sqlDB, err := s.DB.DB()
 	if err != nil {
 		return err
