@@ -14,6 +14,7 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
@@ -31,6 +32,9 @@ type Config struct {
 	RequestTimeout       time.Duration
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
+	// Live serves the subscriptions; the command keeps it to shut the
+	// streams down (a fresh one with default limits when nil).
+	Live *live.Feed
 }
 
 // Defaults fills what cfg leaves zero.
@@ -51,7 +55,10 @@ func (cfg Config) withDefaults() Config {
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
-	res := &resolvers.Resolver{Store: st}
+	if cfg.Live == nil {
+		cfg.Live = live.New(st, live.Limits{})
+	}
+	res := &resolvers.Resolver{Store: st, Live: cfg.Live}
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
 
@@ -64,7 +71,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res)
 	gql.Use(newOperationMetrics(metrics.registry))
-	mux.Handle("/graphql", api(requireCaller(gql)))
+	mux.Handle("/graphql", withConnHolder(api(requireCaller(gql))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -81,9 +88,14 @@ func New(cfg Config) http.Handler {
 	return withTimeout(cfg.RequestTimeout, metrics.instrument(mux))
 }
 
-// withTimeout bounds every request; handlers see it through their context.
+// withTimeout bounds every request but a stream's (a subscription lives
+// as long as its client wants); handlers see it through their context.
 func withTimeout(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStream(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))

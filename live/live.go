@@ -230,3 +230,27 @@ func (f *Feed) leave(key string) {
 		delete(f.perKey, key)
 	}
 }
+
+type closerKey struct{}
+
+// WithCloser records in ctx how to close the connection a stream runs on
+// (a WebSocket's close with code and reason); the transport sets it.
+func WithCloser(ctx context.Context, close func(code int, reason string)) context.Context {
+	return context.WithValue(ctx, closerKey{}, close)
+}
+
+// CloseConn closes the connection of ctx's stream with code, when it runs
+// on one that closes (a WebSocket); SSE streams end with their error event.
+func CloseConn(ctx context.Context, code int, reason string) {
+	if close, ok := ctx.Value(closerKey{}).(func(int, string)); ok {
+		close(code, reason)
+	}
+}
+
+// CloseCode is the WebSocket close code of a stream's end.
+func CloseCode(e *apierr.Error) int {
+	if e.Code == CodeGoingAway {
+		return CloseGoingAway
+	}
+	return CloseLagging
+}

@@ -5,12 +5,15 @@ package resolvers
 
 import (
 	"gpugraph/graph"
+	"gpugraph/live"
 	"gpugraph/store"
 )
 
 // Resolver is the root of the resolver tree.
 type Resolver struct {
 	Store *store.Store
+	// Live serves the subscriptions (nil: subscriptions answer unavailable).
+	Live *live.Feed
 }
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }
