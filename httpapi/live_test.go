@@ -16,6 +16,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
+	"gpugraph/apierr"
+	"gpugraph/auth"
 	"gpugraph/httpapi"
 	livefeed "gpugraph/live"
 	"gpugraph/store"
@@ -329,4 +331,105 @@ func atoi(t *testing.T, s string) int64 {
 		t.Fatalf("id %q: %v", s, err)
 	}
 	return n
+}
+
+// Two servers on one PostgreSQL, each with its own store and listener: a
+// transition committed through one reaches a subscriber of the other.
+func TestLiveAcrossReplicas(t *testing.T) {
+	url := storetest.URL(t, store.Postgres)
+	open := func() *store.Store {
+		st, err := store.Open(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	a, b := open(), open()
+	if err := a.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	liveWorld(t, a, 2)
+	srvA, srvB := liveServer(t, a, nil), liveServer(t, b, nil)
+	s := subscribe(t, srvA, "acme-reader", nil)
+	time.Sleep(100 * time.Millisecond)
+	act(t, srvB, "acme-operator", "stopVm", "vm-0")
+	act(t, srvB, "acme-operator", "terminateVm", "vm-1")
+	if got := s.events(2); ids(got) != "vm-0:stopped vm-1:terminated" {
+		t.Fatalf("replica A saw %s", ids(got))
+	}
+	s.quiet()
+}
+
+// Shutdown ends every stream with 1001 "going away".
+func TestLiveShutdownGoingAway(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		liveWorld(t, st, 1)
+		feed := livefeed.New(st, livefeed.Limits{})
+		srv := liveServer(t, st, feed)
+		s := subscribe(t, srv, "acme-reader", nil)
+		time.Sleep(100 * time.Millisecond)
+		feed.Shutdown()
+		for {
+			m, err := s.read(5 * time.Second)
+			if err != nil {
+				if c := websocket.CloseStatus(err); c != livefeed.CloseGoingAway {
+					t.Fatalf("close %v (%d), want 1001", err, c)
+				}
+				return
+			}
+			if m.Type == "next" {
+				t.Fatalf("unexpected %s", m.Payload)
+			}
+		}
+	})
+}
+
+// A subscriber that stops reading is dropped with SUBSCRIBER_LAGGING once
+// its buffer stays full; a fast one on the same feed keeps receiving.
+func TestLiveSlowConsumerDropped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		const n = 8
+		liveWorld(t, st, n)
+		feed := livefeed.New(st, livefeed.Limits{Buffer: 2, Grace: 50 * time.Millisecond})
+		srv := liveServer(t, st, feed)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c, err := (&auth.Authenticator{Store: st}).Lookup(ctx, "acme-reader")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ended *apierr.Error
+		endedCh := make(chan struct{})
+		slow, err := feed.VMEvents(ctx, c, nil, nil, func(e *apierr.Error) { ended = e; close(endedCh) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := subscribe(t, srv, "acme-reader", nil)
+		time.Sleep(100 * time.Millisecond)
+		for i := range n {
+			act(t, srv, "acme-operator", "stopVm", fmt.Sprintf("vm-%d", i))
+		}
+		if got := fast.events(n); len(got) != n {
+			t.Fatalf("fast got %d", len(got))
+		}
+		select {
+		case <-endedCh:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the slow subscriber was never dropped")
+		}
+		if ended.Code != livefeed.CodeLagging || !strings.Contains(ended.Message, "resume with after: ") {
+			t.Errorf("end %s %q", ended.Code, ended.Message)
+		}
+		var kept int
+		for range slow {
+			kept++
+		}
+		if kept != 2 {
+			t.Errorf("the slow subscriber's buffer held %d events, want 2", kept)
+		}
+		if got := feed.DroppedLagging.Load(); got != 1 {
+			t.Errorf("dropped %d", got)
+		}
+	})
 }
