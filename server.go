@@ -20,6 +20,7 @@ import (
 	"gpugraph/demo"
 	"gpugraph/demo/agents"
 	"gpugraph/httpapi"
+	"gpugraph/live"
 	"gpugraph/store"
 )
 
@@ -37,6 +38,7 @@ type options struct {
 	sweepInterval               time.Duration
 	provisionTimeout            time.Duration
 	shutdownTimeout             time.Duration
+	eventRetention              time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -55,8 +57,13 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", store.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
+	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
+		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.eventRetention < 0 {
+		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
 	}
 	if o.provisionTimeout <= 0 {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
@@ -97,9 +104,10 @@ func run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	feed := live.New(st, live.Limits{})
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection}),
+		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, Live: feed}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", o.addr)
@@ -108,6 +116,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
 		ProvisionTimeout: o.provisionTimeout})
+	go httpapi.RunEventRetention(ctx, st, o.eventRetention, 10*time.Minute)
 	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect))
 
 	errc := make(chan error, 1)
@@ -125,6 +134,9 @@ func run(ctx context.Context, args []string) error {
 	slog.Info("shutting down: finishing in-flight requests", "timeout", o.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
+	// Streams are hijacked connections Shutdown does not wait for: they
+	// close first, with 1001 "going away", so clients resume elsewhere.
+	feed.Shutdown()
 	if err := srv.Shutdown(sctx); err != nil {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
 	}

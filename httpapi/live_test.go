@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -430,6 +430,40 @@ func TestLiveSlowConsumerDropped(t *testing.T) {
 		}
 		if got := feed.DroppedLagging.Load(); got != 1 {
 			t.Errorf("dropped %d", got)
+		}
+	})
+}
+
+// The retention sweep deletes old events; an after older than the oldest
+// kept is a clear error naming it, one just before it replays.
+func TestLiveRetention(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		liveWorld(t, st, 2)
+		srv := liveServer(t, st, nil)
+		act(t, srv, "acme-operator", "stopVm", "vm-0")
+		act(t, srv, "acme-operator", "stopVm", "vm-1")
+		act(t, srv, "acme-operator", "terminateVm", "vm-0")
+		log := eventsOfOrg(t, st, "org-acme")
+		old := store.Now().Add(-8 * 24 * time.Hour)
+		if err := st.DB.Exec("UPDATE vm_events SET at = ? WHERE id IN ?", old, log[:2]).Error; err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel() // one round, then it waits for the next until ctx ends
+		httpapi.RunEventRetention(ctx, st, httpapi.DefaultEventRetention, time.Hour)
+		if kept := eventsOfOrg(t, st, "org-acme"); len(kept) != 1 || kept[0] != log[2] {
+			t.Fatalf("kept %v of %v", kept, log)
+		}
+
+		s := subscribe(t, srv, "acme-reader", map[string]any{"after": fmt.Sprint(log[0])})
+		m := s.next()
+		if want := fmt.Sprintf("the oldest event kept is %d", log[2]); !strings.Contains(string(m.Payload), "EVENTS_EXPIRED") ||
+			!strings.Contains(string(m.Payload), want) {
+			t.Fatalf("%s %s: want EVENTS_EXPIRED naming %d", m.Type, m.Payload, log[2])
+		}
+		r := subscribe(t, srv, "acme-reader", map[string]any{"after": fmt.Sprint(log[2] - 1)})
+		if got := r.events(1); ids(got) != "vm-0:terminated" {
+			t.Fatalf("replay %s", ids(got))
 		}
 	})
 }
