@@ -373,8 +373,9 @@ func TestLiveShutdownGoingAway(t *testing.T) {
 		for {
 			m, err := s.read(5 * time.Second)
 			if err != nil {
-				if c := websocket.CloseStatus(err); c != livefeed.CloseGoingAway {
-					t.Fatalf("close %v (%d), want 1001", err, c)
+				if c := websocket.CloseStatus(err); c != livefeed.CloseGoingAway || !strings.Contains(err.Error(), "GOING_AWAY") ||
+					!strings.Contains(err.Error(), "resume with after: ") {
+					t.Fatalf("close %v (%d), want 1001 GOING_AWAY saying where to resume", err, c)
 				}
 				return
 			}
@@ -464,6 +465,43 @@ func TestLiveRetention(t *testing.T) {
 		r := subscribe(t, srv, "acme-reader", map[string]any{"after": fmt.Sprint(log[2] - 1)})
 		if got := r.events(1); ids(got) != "vm-0:terminated" {
 			t.Fatalf("replay %s", ids(got))
+		}
+	})
+}
+
+// SSE: the key in the header, events as text/event-stream.
+func TestLiveSSE(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		liveWorld(t, st, 1)
+		srv := liveServer(t, st, nil)
+		body := `{"query":"subscription { vmEvents { vmId to } }"}`
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer acme-reader")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "text/event-stream") {
+			t.Fatalf("%d %s", resp.StatusCode, ct)
+		}
+		time.Sleep(100 * time.Millisecond)
+		act(t, srv, "acme-operator", "stopVm", "vm-0")
+		buf := make([]byte, 4096)
+		var got string
+		for !strings.Contains(got, `"vmId":"vm-0","to":"STOPPED"`) {
+			n, err := resp.Body.Read(buf)
+			if err != nil {
+				t.Fatalf("read after %q: %v", got, err)
+			}
+			got += string(buf[:n])
+		}
+		if !strings.Contains(got, "event: next") {
+			t.Errorf("stream %q", got)
 		}
 	})
 }

@@ -64,6 +64,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// Flush lets a stream through: gqlgen's SSE transport asks for an http.Flusher.
+func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
+
 // operationMetrics counts GraphQL operations by name and type.
 type operationMetrics struct {
 	ops     *prometheus.CounterVec

@@ -254,3 +254,14 @@ func CloseCode(e *apierr.Error) int {
 	}
 	return CloseLagging
 }
+
+// CloseReason is the WebSocket close reason of a stream's end: its code
+// and message ("SUBSCRIBER_LAGGING: … resume with after: 41"), cut to the
+// 123 bytes a close frame carries.
+func CloseReason(e *apierr.Error) string {
+	r := e.Code + ": " + e.Message
+	if len(r) > 123 {
+		r = r[:123]
+	}
+	return r
+}

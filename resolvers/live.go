@@ -5,9 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/gqlerror"
-
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/graph"
@@ -40,10 +37,13 @@ func (r *subscriptionResolver) VMEvents(ctx context.Context, ids []string, after
 		}
 		from = &n
 	}
+	// A WebSocket closes with the end's code, its reason saying where to
+	// resume. (Not an error message on the operation: gqlgen reads those
+	// when its own goroutine ends, which races with a connection closing.)
+	// An SSE stream just ends; its client resumes with after as after any
+	// disconnect.
 	return r.Live.VMEvents(ctx, c, ids, from, func(e *apierr.Error) {
-		transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: e.Message,
-			Extensions: map[string]any{"code": e.Code, "status": e.Status}})
-		live.CloseConn(ctx, live.CloseCode(e), e.Code)
+		live.CloseConn(ctx, live.CloseCode(e), live.CloseReason(e))
 	})
 }
 

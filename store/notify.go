@@ -73,9 +73,9 @@ func (s *Store) Notifications() *Notifications {
 		} else {
 			close(n.done)
 		}
-		s.notes = n
+		s.notes.Store(n)
 	})
-	return s.notes
+	return s.notes.Load()
 }
 
 // listen holds the process's one LISTEN connection, reconnecting with a

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -39,7 +40,7 @@ type Store struct {
 
 	url        string // for the event log's own LISTEN connection
 	notifyOnce sync.Once
-	notes      *Notifications
+	notes      atomic.Pointer[Notifications] // set once; read by every commit
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.
@@ -114,8 +115,8 @@ func sqliteDSN(path string) string {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
-	if s.notes != nil {
-		s.notes.close()
+	if n := s.notes.Load(); n != nil {
+		n.close()
 	}
 	sqlDB, err := s.DB.DB()
 	if err != nil {

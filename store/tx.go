@@ -23,8 +23,8 @@ func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	for attempt := 1; ; attempt++ {
 		appended := false
 		err = s.DB.WithContext(context.WithValue(ctx, appendedKey{}, &appended)).Transaction(fn)
-		if err == nil && appended && s.notes != nil {
-			s.notes.broadcast() // SQLite: after commit, in process
+		if n := s.notes.Load(); err == nil && appended && n != nil {
+			n.broadcast() // SQLite: after commit, in process
 		}
 		if err == nil || !Retryable(err) || attempt == maxAttempts {
 			return err
