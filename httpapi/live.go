@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"gpugraph/apierr"
@@ -141,4 +142,19 @@ func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o transp
 	h.conn = conn
 	h.mu.Unlock()
 	return conn, nil
+}
+
+// registerLiveMetrics exposes the feed's counters on /metrics.
+func registerLiveMetrics(reg *prometheus.Registry, f *live.Feed) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gpugraph_subscriptions_open",
+			Help: "Open GraphQL subscriptions (vmEvents) of this process."},
+			func() float64 { return float64(f.Open.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscription_events_delivered_total",
+			Help: "Events handed to subscribers."},
+			func() float64 { return float64(f.Delivered.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscriptions_dropped_lagging_total",
+			Help: "Subscribers closed because they fell a whole buffer behind (close code 4409)."},
+			func() float64 { return float64(f.DroppedLagging.Load()) }),
+	)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -431,6 +432,19 @@ func TestLiveSlowConsumerDropped(t *testing.T) {
 		}
 		if got := feed.DroppedLagging.Load(); got != 1 {
 			t.Errorf("dropped %d", got)
+		}
+		resp, err := http.Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		for _, want := range []string{"gpugraph_subscriptions_dropped_lagging_total 1", "gpugraph_subscriptions_open 1",
+			fmt.Sprintf("gpugraph_subscription_events_delivered_total %d", n+2)} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
 		}
 	})
 }

@@ -61,6 +61,7 @@ func New(cfg Config) http.Handler {
 	res := &resolvers.Resolver{Store: st, Live: cfg.Live}
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
+	registerLiveMetrics(metrics.registry, cfg.Live)
 
 	api := func(h http.Handler) http.Handler {
 		return authn.Middleware(loaders.Middleware(st, cfg.LoaderWait, h))
