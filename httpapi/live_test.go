@@ -519,3 +519,29 @@ func TestLiveSSE(t *testing.T) {
 		}
 	})
 }
+
+// A key holds at most PerKey open subscriptions; a closed one frees its place.
+func TestLivePerKeyCap(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		liveWorld(t, st, 1)
+		srv := liveServer(t, st, livefeed.New(st, livefeed.Limits{PerKey: 1}))
+		first := subscribe(t, srv, "acme-reader", nil)
+		time.Sleep(100 * time.Millisecond)
+		second := subscribe(t, srv, "acme-reader", nil)
+		if m := second.next(); !strings.Contains(string(m.Payload), livefeed.CodeTooManySubscriptions) {
+			t.Fatalf("second subscription: %s %s", m.Type, m.Payload)
+		}
+		other := subscribe(t, srv, "acme-operator", nil) // another key has its own
+		first.conn.CloseNow()
+		time.Sleep(200 * time.Millisecond)
+		third := subscribe(t, srv, "acme-reader", nil)
+		time.Sleep(100 * time.Millisecond)
+		act(t, srv, "acme-operator", "stopVm", "vm-0")
+		if got := third.events(1); ids(got) != "vm-0:stopped" {
+			t.Fatalf("third %s", ids(got))
+		}
+		if got := other.events(1); ids(got) != "vm-0:stopped" {
+			t.Fatalf("other key %s", ids(got))
+		}
+	})
+}
