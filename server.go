@@ -21,6 +21,7 @@ import (
 	"gpugraph/demo"
 	"gpugraph/demo/agents"
 	"gpugraph/httpapi"
+	"gpugraph/live"
 	"gpugraph/podmetrics"
 	"gpugraph/promsource"
 	"gpugraph/store"
@@ -41,6 +42,7 @@ type options struct {
 	provisionTimeout            time.Duration
 	shutdownTimeout             time.Duration
 	readTimeout                 time.Duration
+	eventRetention              time.Duration
 	metrics                     metricsOptions
 }
 
@@ -80,8 +82,13 @@ func parseFlags(args []string) (options, error) {
 		"PEM CA bundle trusted for an https Prometheus source (env GPUGRAPH_METRICS_CA_FILE)")
 	fs.DurationVar(&o.metrics.timeout, "metrics-timeout", envDuration("GPUGRAPH_METRICS_TIMEOUT", promsource.DefaultTimeout),
 		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
+	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
+		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.eventRetention < 0 {
+		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
 	}
 	if o.provisionTimeout <= 0 {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
@@ -169,9 +176,10 @@ func run(ctx context.Context, args []string) error {
 	// process never waits on them past --shutdown-timeout.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
+	feed := live.New(st, live.Limits{})
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc}),
+		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.
@@ -186,6 +194,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
 		ProvisionTimeout: o.provisionTimeout})
+	go httpapi.RunEventRetention(ctx, st, o.eventRetention, 10*time.Minute)
 	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect), "metrics", metricsName(metricsSrc))
 
 	errc := make(chan error, 1)
@@ -200,7 +209,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	shutdown(srv, cancelBase, o.shutdownTimeout)
+	shutdown(srv, feed, cancelBase, o.shutdownTimeout)
 	return nil
 }
 
@@ -209,12 +218,15 @@ func run(ctx context.Context, args []string) error {
 // timeout, then cancels their contexts (their statements abort) and closes
 // every connection, so the whole takes at most timeout plus a few
 // milliseconds.
-func shutdown(srv *http.Server, cancelBase context.CancelFunc, timeout time.Duration) {
+func shutdown(srv *http.Server, feed *live.Feed, cancelBase context.CancelFunc, timeout time.Duration) {
 	start := time.Now()
 	slog.Info("shutting down: finishing in-flight requests", "timeout", timeout.String())
 	margin := min(timeout/10, 500*time.Millisecond)
 	sctx, cancel := context.WithTimeout(context.Background(), timeout-margin)
 	defer cancel()
+	// Streams are hijacked connections Shutdown does not wait for: they
+	// close first, with 1001 "going away", so clients resume elsewhere.
+	feed.Shutdown()
 	if err := srv.Shutdown(sctx); err != nil {
 		slog.Warn("shutdown: requests still in flight were cut", "err", err)
 		cancelBase()

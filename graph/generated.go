@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	Node() NodeResolver
 	Pod() PodResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	VM() VMResolver
 	VmEvent() VmEventResolver
 	Workload() WorkloadResolver
@@ -271,6 +272,10 @@ type ComplexityRoot struct {
 		Request func(childComplexity int) int
 	}
 
+	Subscription struct {
+		VMEvents func(childComplexity int, ids []string, after *string) int
+	}
+
 	VM struct {
 		CPUCores          func(childComplexity int) int
 		CapabilityTier    func(childComplexity int) int
@@ -315,6 +320,7 @@ type ComplexityRoot struct {
 		Reason     func(childComplexity int) int
 		To         func(childComplexity int) int
 		Transition func(childComplexity int) int
+		VM         func(childComplexity int) int
 		VMID       func(childComplexity int) int
 	}
 
@@ -372,6 +378,9 @@ type QueryResolver interface {
 	RevisionPods(ctx context.Context, revisionID string, deleted *bool) ([]*models.Pod, error)
 	PodMetrics(ctx context.Context, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) (*model.PodMetrics, error)
 }
+type SubscriptionResolver interface {
+	VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error)
+}
 type VMResolver interface {
 	GpuManufacturer(ctx context.Context, obj *models.VM) (*models.Manufacturer, error)
 
@@ -389,6 +398,8 @@ type VmEventResolver interface {
 
 	Transition(ctx context.Context, obj *models.VMEvent) (string, error)
 	Actor(ctx context.Context, obj *models.VMEvent) (string, error)
+
+	VM(ctx context.Context, obj *models.VMEvent) (*models.VM, error)
 }
 type WorkloadResolver interface {
 	Project(ctx context.Context, obj *models.Workload) (*models.Project, error)
@@ -1355,6 +1366,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RequestResourceQuantity.Request(childComplexity), true
 
+	case "Subscription.vmEvents":
+		if e.ComplexityRoot.Subscription.VMEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_vmEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.VMEvents(childComplexity, args["ids"].([]string), args["after"].(*string)), true
+
 	case "VM.cpuCores":
 		if e.ComplexityRoot.VM.CPUCores == nil {
 			break
@@ -1601,6 +1624,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmEvent.Transition(childComplexity), true
+	case "VmEvent.vm":
+		if e.ComplexityRoot.VmEvent.VM == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.VM(childComplexity), true
 	case "VmEvent.vmId":
 		if e.ComplexityRoot.VmEvent.VMID == nil {
 			break
@@ -1710,6 +1739,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -2218,6 +2264,28 @@ extend type Mutation {
   "Enrolls a node for node identity and answers its one-time bootstrap token. A registered node is enrolled only in its own cluster; enrolling a node again replaces its credential once the new token is exchanged. Needs nodes.admin."
   enrollNode(nodeName: String!, clusterId: String!): NodeEnrollment!
 }
+
+# ---------------------------------------------------------------- live updates
+
+"""
+Streams of the event log, over graphql-transport-ws (a WebSocket on /graphql,
+the key in connection_init's payload {"Authorization": "Bearer …"}) or SSE
+(Accept: text/event-stream, the key in the header). docs/contract.md, "Live
+updates", lists how a stream ends and the close codes.
+"""
+type Subscription {
+  """
+  Every status change of the organization's VMs and pods (of ids only, when
+  given), each once, in id order. after: an event id, to replay what followed
+  it from the log and go on live with no gap; omitted, the stream starts now.
+  """
+  vmEvents(ids: [ID!], after: ID): VmEvent!
+}
+
+extend type VmEvent {
+  "The VM or pod as it stands when the event is sent (null once it has left the API)."
+  vm: VM
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2724,6 +2792,8 @@ func (ec *executionContext) childFields_VmEvent(ctx context.Context, field graph
 		return ec.fieldContext_VmEvent_actor(ctx, field)
 	case "at":
 		return ec.fieldContext_VmEvent_at(ctx, field)
+	case "vm":
+		return ec.fieldContext_VmEvent_vm(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VmEvent", field.Name)
 }
@@ -3339,6 +3409,28 @@ func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, r
 		return nil, err
 	}
 	args["completed"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_vmEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -7326,6 +7418,50 @@ func (ec *executionContext) fieldContext_RequestResourceQuantity_request(_ conte
 	return graphql.NewScalarFieldContext("RequestResourceQuantity", field, false, false, "String")
 }
 
+func (ec *executionContext) _Subscription_vmEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_vmEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().VMEvents(ctx, fc.Args["ids"].([]string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VMEvent) graphql.Marshaler {
+			return ec.marshalNVmEvent2ᚖgpugraphᚋmodelsᚐVMEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_vmEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VmEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_vmEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _VM_id(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8315,6 +8451,38 @@ func (ec *executionContext) _VmEvent_at(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_VmEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _VmEvent_vm(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_vm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VmEvent().VM(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VM) graphql.Marshaler {
+			return ec.marshalOVM2ᚖgpugraphᚋmodelsᚐVM(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_vm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VmEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _VmList_vms(ctx context.Context, field graphql.CollectedField, obj *model.VMList) (ret graphql.Marshaler) {
@@ -11169,6 +11337,26 @@ func (ec *executionContext) _RequestResourceQuantity(ctx context.Context, sel as
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "vmEvents":
+		return ec._Subscription_vmEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var vMImplementors = []string{"VM"}
 
 func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *models.VM) graphql.Marshaler {
@@ -11423,6 +11611,12 @@ func (ec *executionContext) _VmEvent(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "vm":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VmEvent_vm(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12650,6 +12844,41 @@ func (ec *executionContext) marshalOHistogramSeries2ᚕᚖgpugraphᚋgraphᚋmod
 		fc.Result = &v[i]
 		return ec.marshalNHistogramSeries2ᚖgpugraphᚋgraphᚋmodelᚐHistogramSeries(ctx, sel, v[i])
 	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
 
 	for _, e := range ret {
 		if e == graphql.Null {

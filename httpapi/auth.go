@@ -13,6 +13,10 @@ import (
 // the error in GraphQL's shape, before any query is parsed.
 func requireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWebsocket(r) { // authenticates in connection_init
+			next.ServeHTTP(w, r)
+			return
+		}
 		if _, err := auth.Authenticate(r.Context()); err != nil {
 			e, _ := apierr.As(err)
 			w.Header().Set("Content-Type", "application/json")

@@ -27,6 +27,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
 	specDirectiveLocations(es.Schema())
 	srv := handler.New(es)
+	addLive(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

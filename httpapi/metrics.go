@@ -66,6 +66,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// Flush lets a stream through: gqlgen's SSE transport asks for an http.Flusher.
+func (s *statusRecorder) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
+
 // operationMetrics counts GraphQL operations by name and type. Names are
 // client-chosen, so only a bounded set becomes a label: the names of the
 // allowlist (Config.OperationNames), and the first maxPersistedNames names

@@ -14,6 +14,7 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
 	"gpugraph/resolvers"
@@ -48,6 +49,9 @@ type Config struct {
 	MetricsSource podmetrics.Source
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
+	// Live serves the subscriptions; the command keeps it to shut the
+	// streams down (a fresh one with default limits when nil).
+	Live *live.Feed
 }
 
 // Defaults fills what cfg leaves zero.
@@ -89,9 +93,13 @@ func (cfg Config) withDefaults() Config {
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
-	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource}
+	if cfg.Live == nil {
+		cfg.Live = live.New(st, live.Limits{})
+	}
+	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource, Live: cfg.Live}
 	authn := &auth.Authenticator{Store: st}
 	metrics := newMetrics(prometheus.NewRegistry())
+	registerLiveMetrics(metrics.registry, cfg.Live)
 
 	public := newBudget(cfg.PublicConcurrency, cfg.QueueWait)
 	api := func(h http.Handler) http.Handler {
@@ -114,7 +122,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
-	mux.Handle("/graphql", public.wrap(graphQLStatus(api(requireCaller(gql))), writeBusyGraphQL))
+	mux.Handle("/graphql", public.wrap(graphQLStatus(withConnHolder(api(requireCaller(gql)))), writeBusyGraphQL))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -131,9 +139,14 @@ func New(cfg Config) http.Handler {
 	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
 }
 
-// withTimeout bounds every request; handlers see it through their context.
+// withTimeout bounds every request but a stream's (a subscription lives
+// as long as its client wants); handlers see it through their context.
 func withTimeout(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStream(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))

@@ -40,6 +40,10 @@ var prefetchFields = []prefetch.Field{
 	prefetch.Load("Pod", "project", loaders.ProjectByID, func(p *models.Pod) string { return deref(p.ProjectID) }, prefetch.NextLevel),
 
 	prefetch.Load("Workload", "project", loaders.ProjectByID, func(w *models.Workload) string { return w.ProjectID }),
+
+	// A subscription's event is one object, never a list; declared for the
+	// registry's completeness (live.go).
+	prefetch.Load("VmEvent", "vm", loaders.VMByID, func(e *models.VMEvent) string { return e.VMID }),
 }
 
 var prefetchRegistry = prefetch.New(prefetchFields...)

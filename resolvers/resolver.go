@@ -5,6 +5,7 @@ package resolvers
 
 import (
 	"gpugraph/graph"
+	"gpugraph/live"
 	"gpugraph/podmetrics"
 	"gpugraph/store"
 )
@@ -14,6 +15,8 @@ type Resolver struct {
 	Store *store.Store
 	// Metrics is where pod metrics are read (the store when nil).
 	Metrics podmetrics.Source
+	// Live serves the subscriptions (nil: subscriptions answer unavailable).
+	Live *live.Feed
 }
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }

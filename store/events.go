@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"gpugraph/models"
 )
@@ -20,4 +21,39 @@ func (s *Store) EventsOfVMs(ctx context.Context, orgID string, vmIDs []string) (
 		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+// EventsAfter reads the organization's events after the event id after,
+// oldest first, at most limit; vmIDs, when not empty, keeps those VMs' only.
+// (A subscription's read: the log is its source of truth, a notification
+// only says when to read it.)
+func (s *Store) EventsAfter(ctx context.Context, orgID string, vmIDs []string, after int64, limit int) ([]*models.VMEvent, error) {
+	q := s.WithContext(ctx).Where("organization_id = ? AND id > ?", orgID, after)
+	if len(vmIDs) > 0 {
+		q = q.Where("vm_id IN ?", vmIDs)
+	}
+	out := []*models.VMEvent{}
+	err := q.Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// EventLogBounds answers the oldest kept event id and the newest one of
+// the whole log (0, 0 when it is empty).
+func (s *Store) EventLogBounds(ctx context.Context) (oldest, newest int64, err error) {
+	var b struct{ Oldest, Newest *int64 }
+	err = s.WithContext(ctx).Raw("SELECT MIN(id) AS oldest, MAX(id) AS newest FROM vm_events").Scan(&b).Error
+	if b.Oldest != nil {
+		oldest = *b.Oldest
+	}
+	if b.Newest != nil {
+		newest = *b.Newest
+	}
+	return oldest, newest, err
+}
+
+// DeleteEventsBefore drops the events older than cutoff (the retention
+// sweep) and answers how many went.
+func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	res := s.WithContext(ctx).Where("at < ?", cutoff).Delete(&models.VMEvent{})
+	return res.RowsAffected, res.Error
 }

@@ -59,7 +59,13 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 		}
 	}
 	ev := eventOf(t, ch, vm, now)
+	if err := s.lockEventLog(tx.db); err != nil {
+		return nil, err
+	}
 	if err := tx.db.Create(ev).Error; err != nil {
+		return nil, err
+	}
+	if err := s.noteAppend(tx.db, ev.ID); err != nil {
 		return nil, err
 	}
 
@@ -133,7 +139,13 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 			}
 		}
 	}
+	if err := s.lockEventLog(db); err != nil {
+		return 0, err
+	}
 	if err := db.CreateInBatches(events, 200).Error; err != nil {
+		return 0, err
+	}
+	if err := s.noteAppend(db, events[len(events)-1].ID); err != nil {
 		return 0, err
 	}
 	return int64(len(ids)), nil

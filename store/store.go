@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -35,6 +37,10 @@ const DefaultSQLitePath = "gpugraph.db"
 type Store struct {
 	DB      *gorm.DB
 	Dialect Dialect
+
+	url        string // for the event log's own LISTEN connection
+	notifyOnce sync.Once
+	notes      atomic.Pointer[Notifications] // set once; read by every commit
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.
@@ -65,7 +71,7 @@ func Open(rawURL string) (*Store, error) {
 		if err := keepPodSearchText(db); err != nil {
 			return nil, err
 		}
-		return &Store{DB: db, Dialect: Postgres}, nil
+		return &Store{DB: db, Dialect: Postgres, url: rawURL}, nil
 	case rawURL == "", strings.HasPrefix(rawURL, "sqlite:"):
 		path := strings.TrimPrefix(rawURL, "sqlite:")
 		path = strings.TrimPrefix(path, "//")
@@ -109,6 +115,9 @@ func sqliteDSN(path string) string {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
+	if n := s.notes.Load(); n != nil {
+		n.close()
+	}
 	sqlDB, err := s.DB.DB()
 	if err != nil {
 		return err

@@ -21,7 +21,11 @@ const maxAttempts = 10
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = s.DB.WithContext(ctx).Transaction(fn)
+		appended := false
+		err = s.DB.WithContext(context.WithValue(ctx, appendedKey{}, &appended)).Transaction(fn)
+		if n := s.notes.Load(); err == nil && appended && n != nil {
+			n.broadcast() // SQLite: after commit, in process
+		}
 		if err == nil || !Retryable(err) || attempt == maxAttempts {
 			return err
 		}

@@ -74,6 +74,13 @@ type PodMetrics struct {
 type Query struct {
 }
 
+// Streams of the event log, over graphql-transport-ws (a WebSocket on /graphql,
+// the key in connection_init's payload {"Authorization": "Bearer …"}) or SSE
+// (Accept: text/event-stream, the key in the header). docs/contract.md, "Live
+// updates", lists how a stream ends and the close codes.
+type Subscription struct {
+}
+
 type VMList struct {
 	Vms []*models.VM `json:"vms"`
 	// Offset of the next page; null on the last page.

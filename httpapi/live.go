@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/live"
+	"gpugraph/loaders"
+	"gpugraph/store"
+)
+
+// WebSocket close codes of graphql-transport-ws for a refused connection_init.
+const (
+	closeUnauthorized = 4401
+	closeForbidden    = 4403
+)
+
+// addLive adds the subscription transports, graphql-transport-ws (and the
+// legacy graphql-ws, which gqlgen speaks at no cost) and SSE, and fresh
+// loaders per event. The transports must come before POST, which would take
+// an SSE request for a plain one.
+func addLive(srv *handler.Server, cfg Config) {
+	authn := &auth.Authenticator{Store: cfg.Store}
+	srv.AroundResponses(freshLoadersPerEvent(cfg.Store, cfg.LoaderWait))
+	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(transport.Websocket{
+		Implementation:        closableWebsocket{},
+		KeepAlivePingInterval: 15 * time.Second,
+		PingPongInterval:      15 * time.Second,
+		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			c, err := wsCaller(ctx, authn, p)
+			if err != nil {
+				code := closeUnauthorized
+				if e, ok := apierr.As(err); ok && e.Status == http.StatusForbidden {
+					code = closeForbidden
+				}
+				ctx = transport.WithWebsocketCloseCode(ctx, code)
+				return transport.AppendCloseReason(ctx, err.Error()), nil, err
+			}
+			ctx = auth.WithCaller(ctx, c)
+			if h, ok := ctx.Value(connKey{}).(*connHolder); ok {
+				ctx = live.WithCloser(ctx, h.close)
+			}
+			return ctx, nil, nil
+		},
+	})
+}
+
+// wsCaller authenticates a WebSocket: the upgrade of a browser carries no
+// header, so the key comes in connection_init's payload
+// {"Authorization": "Bearer …"}; a header key on the upgrade works too.
+func wsCaller(ctx context.Context, authn *auth.Authenticator, p transport.InitPayload) (*auth.Caller, error) {
+	if token := bearer(p.Authorization()); token != "" {
+		return authn.Lookup(ctx, token)
+	}
+	return auth.Authenticate(ctx)
+}
+
+func bearer(h string) string {
+	if len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") {
+		return h[7:]
+	}
+	return ""
+}
+
+// isWebsocket reports whether r asks for a WebSocket (which authenticates
+// in connection_init, not in the upgrade's headers).
+func isWebsocket(r *http.Request) bool { return r.Header.Get("Upgrade") != "" }
+
+// isStream reports whether r opens a subscription's stream (WebSocket or SSE).
+func isStream(r *http.Request) bool {
+	return isWebsocket(r) || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// freshLoadersPerEvent gives every event of a subscription its own
+// dataloaders: the connection's would cache the VM as it was at the first
+// event. They are scoped to the caller, as every request's are.
+func freshLoadersPerEvent(st *store.Store, wait time.Duration) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+			ctx = loaders.With(ctx, loaders.New(st, auth.FromContext(ctx), wait))
+		}
+		return next(ctx)
+	}
+}
+
+// connKey holds, in an upgrade request's context, the connection the
+// transport accepted, so a stream can close it with its own code.
+type connKey struct{}
+
+type connHolder struct {
+	mu   sync.Mutex
+	conn transport.WebsocketConn
+}
+
+func (h *connHolder) close(code int, reason string) {
+	h.mu.Lock()
+	conn := h.conn
+	h.mu.Unlock()
+	if conn != nil {
+		_ = conn.WriteClose(code, reason)
+		_ = conn.Close()
+	}
+}
+
+// withConnHolder prepares an upgrade request for closableWebsocket.
+func withConnHolder(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWebsocket(r) {
+			r = r.WithContext(context.WithValue(r.Context(), connKey{}, &connHolder{}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// closableWebsocket is gqlgen's coder/websocket implementation, keeping the
+// accepted connection where the request's streams find it.
+type closableWebsocket struct{}
+
+func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	conn, err := transport.CoderWebsocketImplementation{}.Accept(w, r, o)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := r.Context().Value(connKey{}).(*connHolder)
+	if !ok {
+		return nil, errors.New("websocket upgrade without its connection holder")
+	}
+	h.mu.Lock()
+	h.conn = conn
+	h.mu.Unlock()
+	return conn, nil
+}
+
+// registerLiveMetrics exposes the feed's counters on /metrics.
+func registerLiveMetrics(reg *prometheus.Registry, f *live.Feed) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gpugraph_subscriptions_open",
+			Help: "Open GraphQL subscriptions (vmEvents) of this process."},
+			func() float64 { return float64(f.Open.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscription_events_delivered_total",
+			Help: "Events handed to subscribers."},
+			func() float64 { return float64(f.Delivered.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscriptions_dropped_lagging_total",
+			Help: "Subscribers closed because they fell a whole buffer behind (close code 4409)."},
+			func() float64 { return float64(f.DroppedLagging.Load()) }),
+	)
+}
