@@ -56,6 +56,12 @@ func newBudget(n int, wait time.Duration) *budget {
 
 func (b *budget) wrap(next http.Handler, busy func(http.ResponseWriter, *http.Request)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStream(r) {
+			// A subscription lives as long as its client: it would hold a
+			// slot for hours. Streams have their own cap (per key, in live).
+			next.ServeHTTP(w, r)
+			return
+		}
 		select {
 		case b.slots <- struct{}{}:
 		default:

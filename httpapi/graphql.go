@@ -98,6 +98,9 @@ func (t *timeoutStatusWriter) WriteHeader(code int) {
 	t.ResponseWriter.WriteHeader(code)
 }
 
+// Flush lets a subscription's SSE stream through: it flushes each event.
+func (t *timeoutStatusWriter) Flush() { _ = http.NewResponseController(t.ResponseWriter).Flush() }
+
 func (t *timeoutStatusWriter) Write(b []byte) (int, error) {
 	if !t.wrote {
 		t.WriteHeader(http.StatusOK)
