@@ -89,25 +89,8 @@ func TestRunRefusesABadFixture(t *testing.T) {
 // past the timeout; a new connection during shutdown is refused; run
 // returns within the timeout plus a small slack.
 func TestShutdownNeverOvershoots(t *testing.T) {
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	addr, cancel, done := startServing(t, "--shutdown-timeout", "2s")
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--addr", addr, "--database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
-			"--fixtures", writeFixture(t), "--demo=false", "--shutdown-timeout", "2s"})
-	}()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatalf("server never answered: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	slow, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -148,26 +131,8 @@ func writeFixture(t *testing.T) string {
 // A body trickled a byte at a time is cut at --read-timeout: the server
 // ends the request long before the client has sent what it announced.
 func TestTrickledBodyIsCut(t *testing.T) {
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--addr", addr, "--database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
-			"--fixtures", writeFixture(t), "--demo=false", "--read-timeout", "1s"})
-	}()
+	addr, cancel, done := startServing(t, "--read-timeout", "1s")
 	defer func() { cancel(); <-done }()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i == 200 {
-			t.Fatalf("server never answered: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -193,4 +158,29 @@ func TestTrickledBodyIsCut(t *testing.T) {
 		}
 	}
 	t.Errorf("the server still read a body trickled for %d bytes, 10 times its --read-timeout", sent)
+}
+
+// startServing runs the command on a fresh SQLite database with the test
+// fixture and flags, and returns once /healthz answers; cancel stops it and
+// done yields what run returned.
+func startServing(t *testing.T, flags ...string) (addr string, cancel context.CancelFunc, done chan error) {
+	t.Helper()
+	addr = freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done = make(chan error, 1)
+	args := append([]string{"--addr", addr, "--database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
+		"--fixtures", writeFixture(t), "--demo=false"}, flags...)
+	go func() { done <- run(ctx, args) }()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return addr, cancel, done
+		}
+		if i == 200 {
+			cancel()
+			t.Fatalf("server never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
