@@ -190,10 +190,20 @@ func (a *agentProc) output() string {
 
 func startAgent(t *testing.T, bin, url string) *agentProc {
 	t.Helper()
-	a := &agentProc{done: make(chan struct{})}
-	a.cmd = exec.Command(bin, "--server", url, "--node-name", "dgx-e2e", "--interval", "200ms",
+	return runAgent(t, bin, withToken("e2e-agent"), "--server", url, "--node-name", "dgx-e2e", "--interval", "200ms",
 		"--mock", "dgxh100", "--mock-xid", "3:79")
-	a.cmd.Env = append(os.Environ(), "GPUGRAPH_TOKEN=e2e-agent")
+}
+
+// withToken is this process's environment with the agent's key.
+func withToken(token string) []string { return append(os.Environ(), "GPUGRAPH_TOKEN="+token) }
+
+// runAgent starts the agent binary with env and args, and kills it when the
+// test ends if it has not stopped by then.
+func runAgent(t *testing.T, bin string, env []string, args ...string) *agentProc {
+	t.Helper()
+	a := &agentProc{done: make(chan struct{})}
+	a.cmd = exec.Command(bin, args...)
+	a.cmd.Env = env
 	a.cmd.Stdout, a.cmd.Stderr = a, a
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)

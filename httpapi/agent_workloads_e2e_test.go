@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -157,26 +156,7 @@ func workloadsFixture(t *testing.T) string {
 
 func startAgentArgs(t *testing.T, bin, url, node string, args ...string) *agentProc {
 	t.Helper()
-	a := &agentProc{done: make(chan struct{})}
-	a.cmd = exec.Command(bin, append([]string{"--server", url, "--node-name", node}, args...)...)
-	a.cmd.Env = append(os.Environ(), "GPUGRAPH_TOKEN=wl-agent")
-	a.cmd.Stdout, a.cmd.Stderr = a, a
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-a.done:
-		default:
-			_ = a.cmd.Process.Kill()
-			<-a.done
-		}
-	})
-	return a
+	return runAgent(t, bin, withToken("wl-agent"), append([]string{"--server", url, "--node-name", node}, args...)...)
 }
 
 // readVM reads one row as the store has it (the lifecycle columns too).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,23 +37,7 @@ func TestAgentEnrollmentEndToEnd(t *testing.T) {
 		credFile := filepath.Join(t.TempDir(), "credential.json")
 		run := func(extra ...string) *agentProc {
 			args := append([]string{"--server", env.Srv.URL, "--node-name", "dgx-enr", "--interval", "200ms", "--mock", "dgxh100"}, extra...)
-			a := &agentProc{done: make(chan struct{})}
-			a.cmd = exec.Command(bin, args...)
-			a.cmd.Env = withoutTokens(os.Environ())
-			a.cmd.Stdout, a.cmd.Stderr = a, a
-			if err := a.cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			go func() { a.err = a.cmd.Wait(); close(a.done) }()
-			t.Cleanup(func() {
-				select {
-				case <-a.done:
-				default:
-					_ = a.cmd.Process.Kill()
-					<-a.done
-				}
-			})
-			return a
+			return runAgent(t, bin, withoutTokens(os.Environ()), args...)
 		}
 
 		a := run("--bootstrap-token", e.BootstrapToken, "--credential-file", credFile)
