@@ -163,7 +163,7 @@ func (s *Service) EventPage(ctx context.Context, caller *auth.Caller, id string,
 	if len(vms) == 0 {
 		return nil, false, notFound(id)
 	}
-	events, err := s.store.Events(ctx, caller.OrganizationID, id, q.After, q.Limit+1)
+	events, err := s.store.EventsAfter(ctx, caller.OrganizationID, []string{id}, q.After, q.Limit+1)
 	if err != nil {
 		return nil, false, err
 	}

@@ -45,7 +45,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		swept := make(chan struct{})
 		go func() {
 			defer close(swept)
-			httpapi.RunSweeper(ctx, st, grace, 100*time.Millisecond)
+			httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: grace, Interval: 100 * time.Millisecond})
 		}()
 		t.Cleanup(func() { cancel(); <-swept })
 		env := &servertest.Env{T: t, Store: st, Srv: srv}

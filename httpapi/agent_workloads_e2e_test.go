@@ -115,7 +115,7 @@ func (h *heartbeatWatch) wrap(next http.Handler) http.Handler {
 		if h.runningAt.Load() != 0 {
 			return
 		}
-		evs, err := h.st.Events(r.Context(), "o-wl", h.vm, 0, 100)
+		evs, err := h.st.EventsAfter(r.Context(), "o-wl", []string{h.vm}, 0, 100)
 		if err != nil {
 			return
 		}
@@ -214,7 +214,7 @@ func checkVM(t *testing.T, st *store.Store, vm *models.VM, reason string, gpus i
 func checkEvents(t *testing.T, st *store.Store, id string, want ...string) {
 	t.Helper()
 	vm := readVM(t, st, id)
-	evs, err := st.Events(context.Background(), vm.OrganizationID, id, 0, 100)
+	evs, err := st.EventsAfter(context.Background(), vm.OrganizationID, []string{id}, 0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

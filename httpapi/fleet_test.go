@@ -82,7 +82,7 @@ func readWorkload(t *testing.T, st *store.Store, id string) workload {
 // lastEvent is the newest event of a row.
 func lastEvent(t *testing.T, st *store.Store, org, id string) *models.VMEvent {
 	t.Helper()
-	evs, err := st.Events(context.Background(), org, id, 0, 100)
+	evs, err := st.EventsAfter(context.Background(), org, []string{id}, 0, 100)
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("events of %s: %v %d", id, err, len(evs))
 	}

@@ -8,19 +8,6 @@ import (
 	"gpugraph/store"
 )
 
-// RunSweeper runs the heartbeat sweep (store.Sweep) every interval until
-// ctx ends. The database is the only state: every replica may run one.
-//
-// A sweep right after the agents could not reach the server would take
-// every node offline for the server's own outage, not theirs. So a
-// sweeper sweeps only once it has been up, and the database reachable,
-// for one grace period: when this process starts, and again after any
-// failed sweep. Agents retry with a backoff capped at the default grace,
-// so by then every live node has reported again.
-func RunSweeper(ctx context.Context, st *store.Store, grace, interval time.Duration) {
-	RunSweeps(ctx, st, SweepOptions{Grace: grace, Interval: interval})
-}
-
 // SweepOptions configure RunSweeps; a zero ProvisionTimeout is
 // store.DefaultProvisionTimeout.
 type SweepOptions struct {
@@ -30,8 +17,17 @@ type SweepOptions struct {
 	ProvisionTimeout time.Duration
 }
 
-// RunSweeps is RunSweeper with every option: each round also fails the rows
-// deploying for longer than the provision timeout.
+// RunSweeps runs the heartbeat sweep (store.Sweep) every interval until
+// ctx ends; each round also fails the rows deploying for longer than the
+// provision timeout. The database is the only state: every replica may run one.
+//
+// A sweep right after the agents could not reach the server would take
+// every node offline for the server's own outage, not theirs. So a
+// sweeper sweeps only once it has been up, and the database reachable,
+// for one grace period: when this process starts, and again after any
+// failed sweep. Agents retry with a backoff capped at the default grace,
+// so by then every live node has reported again.
+
 func RunSweeps(ctx context.Context, st *store.Store, o SweepOptions) {
 	if o.ProvisionTimeout <= 0 {
 		o.ProvisionTimeout = store.DefaultProvisionTimeout

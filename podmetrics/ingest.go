@@ -28,15 +28,10 @@ type Ingested struct {
 // 400 naming it. The checks are the data set loader's
 // (dataset.CheckSamples), so a sample the loader takes is taken here too.
 // A key writes only its own tenant's pods; another tenant's pod answers
-// exactly as a missing one, as a bad entry of the batch.
-func Ingest(ctx context.Context, st *store.Store, c *auth.Caller, b Batch) (Ingested, error) {
-	return IngestTo(ctx, st, nil, c, b)
-}
-
-// IngestTo is Ingest for a server that reads metrics from src (the store
-// when nil): a source that ingestion does not write answers 409, after
-// the permission check, saying where metrics come from.
-func IngestTo(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b Batch) (Ingested, error) {
+// exactly as a missing one, as a bad entry of the batch. With a metrics
+// source src that ingestion does not write (nil is the store), it answers
+// 409 after the permission check, saying where metrics come from.
+func Ingest(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b Batch) (Ingested, error) {
 	if !c.Can(auth.MetricsWrite) {
 		return Ingested{}, apierr.MissingPermission(auth.MetricsWrite)
 	}

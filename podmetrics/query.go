@@ -83,14 +83,9 @@ func OmittedDetails(types []string) string {
 // Query answers a pod's metrics to a caller holding workloads.read.
 // Parameters are checked before the pod is looked up, so a bad request
 // answers 400 whatever the pod; another tenant's pod answers 404 exactly as
-// a missing one.
-func Query(ctx context.Context, st *store.Store, c *auth.Caller, req Request) (Result, error) {
-	return QueryFrom(ctx, st, nil, c, req)
-}
-
-// QueryFrom is Query reading the samples from src (the store when nil).
-// The pod and its tenancy are always the store's.
-func QueryFrom(ctx context.Context, st *store.Store, src Source, c *auth.Caller, req Request) (Result, error) {
+// a missing one. The samples come from src (the store when nil); the pod
+// and its tenancy are always the store's.
+func Query(ctx context.Context, st *store.Store, src Source, c *auth.Caller, req Request) (Result, error) {
 	if src == nil {
 		src = StoreSource{Store: st}
 	}

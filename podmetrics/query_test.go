@@ -12,11 +12,11 @@ import (
 func TestCallsNeedTheirPermission(t *testing.T) {
 	// A caller without the permission is refused before the store is used
 	// (there is none here).
-	_, err := Query(context.Background(), nil, nil, Request{})
+	_, err := Query(context.Background(), nil, nil, nil, Request{})
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Forbidden || !strings.Contains(e.Message, "workloads.read") {
 		t.Errorf("Query: got %v, want a 403 naming workloads.read", err)
 	}
-	_, err = Ingest(context.Background(), nil, nil, Batch{})
+	_, err = Ingest(context.Background(), nil, nil, nil, Batch{})
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Forbidden || !strings.Contains(e.Message, "metrics.write") {
 		t.Errorf("Ingest: got %v, want a 403 naming metrics.write", err)
 	}

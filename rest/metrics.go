@@ -37,7 +37,7 @@ func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := podmetrics.QueryFrom(r.Context(), api.Store, api.Metrics, auth.FromContext(r.Context()), podmetrics.Request{
+	res, err := podmetrics.Query(r.Context(), api.Store, api.Metrics, auth.FromContext(r.Context()), podmetrics.Request{
 		WorkloadID: r.PathValue("workloadId"), PodID: r.PathValue("podId"),
 		Types: p.types, Start: p.start, End: p.end, NumberOfSamples: &p.numberOfSamples})
 	if err != nil {
@@ -256,7 +256,7 @@ func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n, err := podmetrics.IngestTo(r.Context(), api.Store, api.Metrics, auth.FromContext(r.Context()), batch)
+	n, err := podmetrics.Ingest(r.Context(), api.Store, api.Metrics, auth.FromContext(r.Context()), batch)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -201,13 +200,4 @@ func chunks(ids []string, n int) [][]string {
 		ids = ids[n:]
 	}
 	return append(out, ids)
-}
-
-// Events lists the events of VM vmID of organization orgID, oldest first,
-// after the event id after (0: from the start), at most limit.
-func (s *Store) Events(ctx context.Context, orgID, vmID string, after int64, limit int) ([]*models.VMEvent, error) {
-	out := []*models.VMEvent{}
-	err := s.WithContext(ctx).Where("organization_id = ? AND vm_id = ? AND id > ?", orgID, vmID, after).
-		Order("id").Limit(limit).Find(&out).Error
-	return out, err
 }

@@ -50,7 +50,7 @@ func TestApplyWritesTheRowAndItsEvent(t *testing.T) {
 		if held != 0 {
 			t.Errorf("a stopped VM still holds %d GPUs", held)
 		}
-		evs, err := st.Events(ctx, "org-acme", "vm-acme-1", 0, 10)
+		evs, err := st.EventsAfter(ctx, "org-acme", []string{"vm-acme-1"}, 0, 10)
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("events: %v %+v", err, evs)
 		}
@@ -59,7 +59,7 @@ func TestApplyWritesTheRowAndItsEvent(t *testing.T) {
 			e.Transition != models.UserStop || e.ActorKind != models.ActorUser || e.ActorID != "key:abc" || !e.At.Equal(now) {
 			t.Errorf("event: %+v", e)
 		}
-		if other, _ := st.Events(ctx, "org-globex", "vm-acme-1", 0, 10); len(other) != 0 {
+		if other, _ := st.EventsAfter(ctx, "org-globex", []string{"vm-acme-1"}, 0, 10); len(other) != 0 {
 			t.Errorf("another organization reads %d events", len(other))
 		}
 	})
@@ -82,7 +82,7 @@ func TestSweepWritesEvents(t *testing.T) {
 			t.Fatalf("sweep: %+v %v", res, err)
 		}
 		for _, v := range []struct{ org, id string }{{"org-acme", "vm-acme-1"}, {"org-acme", "pod-acme-1"}, {"org-globex", "vm-globex-1"}} {
-			evs, err := st.Events(ctx, v.org, v.id, 0, 10)
+			evs, err := st.EventsAfter(ctx, v.org, []string{v.id}, 0, 10)
 			if err != nil || len(evs) != 1 || evs[0].To != models.VMInterrupted || evs[0].ActorKind != models.ActorSweep ||
 				evs[0].Reason != models.ReasonNodeLost {
 				t.Errorf("%s: %v %+v", v.id, err, evs)
