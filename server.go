@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +38,7 @@ func main() {
 type options struct {
 	addr, databaseURL, fixtures string
 	demo, introspection         bool
+	nodeCredentialsRequired     bool
 	heartbeatGrace              time.Duration
 	sweepInterval               time.Duration
 	provisionTimeout            time.Duration
@@ -82,6 +84,8 @@ func parseFlags(args []string) (options, error) {
 		"PEM CA bundle trusted for an https Prometheus source (env GPUGRAPH_METRICS_CA_FILE)")
 	fs.DurationVar(&o.metrics.timeout, "metrics-timeout", envDuration("GPUGRAPH_METRICS_TIMEOUT", promsource.DefaultTimeout),
 		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
+	fs.BoolVar(&o.nodeCredentialsRequired, "node-credentials-required", envBool("GPUGRAPH_NODE_CREDENTIALS_REQUIRED"),
+		"accept agent reports only with a node credential, never with a nodes.report API key (env GPUGRAPH_NODE_CREDENTIALS_REQUIRED)")
 	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	if err := fs.Parse(args); err != nil {
@@ -94,6 +98,12 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
 	}
 	return o, nil
+}
+
+// envBool reads a boolean environment variable; unset or unparsable is false.
+func envBool(key string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(key))
+	return b
 }
 
 func envDuration(key string, def time.Duration) time.Duration {
@@ -178,8 +188,9 @@ func run(ctx context.Context, args []string) error {
 	defer cancelBase()
 	feed := live.New(st, live.Limits{})
 	srv := &http.Server{
-		Addr:              o.addr,
-		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed}),
+		Addr: o.addr,
+		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
+			NodeCredentialsRequired: o.nodeCredentialsRequired}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
+	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -283,5 +284,29 @@ func TestEnrollNodeGraphQL(t *testing.T) {
 		cred := register(t, env, got.EnrollNode.BootstrapToken, "dgx-b")
 		s, b := post(t, env, agentapi.HeartbeatPath, cred, heartbeatOf("dgx-b", 1))
 		expect(t, "the credential of a GraphQL enrollment", s, b, 200, `"nodeId":"nb"`)
+	})
+}
+
+// With --node-credentials-required no API key reports any node, enrolled
+// or not, while a node credential still does.
+func TestNodeCredentialsRequired(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.NewWithConfig(t, st, identityFixture, httpapi.Config{NodeCredentialsRequired: true})
+		credA := enroll(t, env, "dgx-a")
+
+		inv := identityInventory(0)
+		inv.NodeName, inv.GPUs = "dgx-legacy", nil
+		s, b := post(t, env, agentapi.InventoryPath, "acme-report", inv)
+		expect(t, "an API key registering a new node", s, b, 403,
+			`"code":"NODE_CREDENTIAL_REQUIRED","message":"this server accepts agent reports only with a node credential`)
+		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-b", 0))
+		expect(t, "an API key reporting a node without a credential", s, b, 403, "NODE_CREDENTIAL_REQUIRED")
+		var n int64
+		st.DB.Table("nodes").Where("name = ?", "dgx-legacy").Count(&n)
+		if n != 0 {
+			t.Errorf("a refused key report registered its node")
+		}
+		s, b = post(t, env, agentapi.HeartbeatPath, credA, heartbeatOf("dgx-a", 1))
+		expect(t, "dgx-a's credential", s, b, 200, `"nodeId":"na"`)
 	})
 }

@@ -52,6 +52,9 @@ type Config struct {
 	// Live serves the subscriptions; the command keeps it to shut the
 	// streams down (a fresh one with default limits when nil).
 	Live *live.Feed
+	// NodeCredentialsRequired refuses agent reports made with an API key:
+	// only node credentials report (--node-credentials-required).
+	NodeCredentialsRequired bool
 }
 
 // Defaults fills what cfg leaves zero.
@@ -134,7 +137,8 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, restWrap)
+	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
+		NodeCredentialsRequired: cfg.NodeCredentialsRequired}, restWrap)
 
 	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
 }

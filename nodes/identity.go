@@ -16,6 +16,11 @@ import (
 type Reporter struct {
 	Node   *nodeid.Identity // set when the report came with a node credential
 	Caller *auth.Caller     // the API key otherwise
+	// KeysRefused closes the deprecated path: the server was started with
+	// --node-credentials-required, so no API key reports any node, enrolled
+	// or not. Without it an unenrolled node may still be reported by any
+	// organization's nodes.report key, which is what enrolling closes.
+	KeysRefused bool
 }
 
 // Codes of the identity checks.
@@ -29,6 +34,10 @@ const (
 // mayReport is the check that needs no report: a node credential, or a key
 // holding nodes.report.
 func (r Reporter) mayReport() error {
+	if r.Node == nil && r.KeysRefused {
+		return apierr.Refused(CodeNodeCredentialRequired,
+			"this server accepts agent reports only with a node credential: enroll the node (POST /v1/admin/nodes/enroll) and run its agent with --bootstrap-token")
+	}
 	if r.Node == nil && !r.Caller.Can(auth.NodesReport) {
 		return apierr.MissingPermission(auth.NodesReport)
 	}

@@ -37,7 +37,7 @@ type reporterKey struct{}
 // before the body is read (401/403 before 400).
 func (api *API) reporting(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var who nodes.Reporter
+		who := nodes.Reporter{KeysRefused: api.NodeCredentialsRequired}
 		if token := auth.BearerToken(r); nodeid.IsCredential(token) {
 			id, err := nodeid.Authenticate(r.Context(), api.Store, token)
 			if err != nil {

@@ -28,6 +28,9 @@ type API struct {
 	Compute *compute.Service
 	// Metrics is where pod metrics are read (the store when nil).
 	Metrics podmetrics.Source
+	// NodeCredentialsRequired refuses agent reports made with an API key
+	// (--node-credentials-required).
+	NodeCredentialsRequired bool
 }
 
 // Register mounts every REST path on mux; wrap adds authentication.
