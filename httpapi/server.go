@@ -14,6 +14,7 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/credentials"
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
@@ -52,6 +53,9 @@ type Config struct {
 	// Live serves the subscriptions; the command keeps it to shut the
 	// streams down (a fresh one with default limits when nil).
 	Live *live.Feed
+	// Tokens signs and verifies access tokens (POST /api/v1/token); nil
+	// signs with the key stored in the database, shared by every replica.
+	Tokens *auth.Tokens
 }
 
 // Defaults fills what cfg leaves zero.
@@ -97,7 +101,10 @@ func New(cfg Config) http.Handler {
 		cfg.Live = live.New(st, live.Limits{})
 	}
 	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource, Live: cfg.Live}
-	authn := &auth.Authenticator{Store: st}
+	if cfg.Tokens == nil {
+		cfg.Tokens, _ = auth.NewTokens(st, nil) // no key given: cannot fail
+	}
+	authn := &auth.Authenticator{Store: st, Tokens: cfg.Tokens}
 	metrics := newMetrics(prometheus.NewRegistry())
 	registerLiveMetrics(metrics.registry, cfg.Live)
 
@@ -134,7 +141,8 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
-	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, restWrap)
+	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
+		Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
 
 	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
 }

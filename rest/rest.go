@@ -16,6 +16,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/credentials"
 	"gpugraph/edge"
 	"gpugraph/podmetrics"
 	"gpugraph/store"
@@ -28,6 +29,8 @@ type API struct {
 	Compute *compute.Service
 	// Metrics is where pod metrics are read (the store when nil).
 	Metrics podmetrics.Source
+	// Credentials administers keys and applications and issues access tokens.
+	Credentials *credentials.Service
 }
 
 // Register mounts every REST path on mux; wrap adds authentication.
@@ -50,6 +53,7 @@ func (api *API) routes() []route {
 	rs = append(rs, api.metricsRoutes()...)
 	rs = append(rs, api.vmRoutes()...)
 	rs = append(rs, api.adminRoutes()...)
+	rs = append(rs, api.credentialRoutes()...)
 	return rs
 }
 
