@@ -49,8 +49,19 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	id := fs.String("id", "", "the organization's id")
 	tenant := fs.Int("tenant-id", 0, "the organization's Run:ai tenant")
 	infiniband := fs.Bool("infiniband", false, "the organization's pods use InfiniBand")
-	if err := fs.Parse(args[2:]); err != nil {
-		return err
+	// Flags may come before or after the id (keys revoke ID --database-url …).
+	var positional []string
+	for rest := args[2:]; ; {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional, rest = append(positional, fs.Arg(0)), fs.Args()[1:]
+	}
+	if verb != "revoke" && len(positional) > 0 {
+		return fmt.Errorf("gpugraph %s %s takes no argument %q\n%s", noun, verb, positional[0], adminUsage)
 	}
 	st, err := store.Open(*dbURL)
 	if err != nil {
@@ -64,10 +75,10 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	caller := auth.SystemCaller()
 	spec := credentials.Spec{OrganizationID: *org, Name: *name, Permissions: strings.Split(*perms, ","), Expires: *expires}
 	arg := func() (string, error) {
-		if fs.NArg() != 1 {
+		if len(positional) != 1 {
 			return "", fmt.Errorf("gpugraph %s %s needs one id\n%s", noun, verb, adminUsage)
 		}
-		return fs.Arg(0), nil
+		return positional[0], nil
 	}
 	switch noun + " " + verb {
 	case "keys create":

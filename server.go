@@ -226,7 +226,7 @@ func run(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	stopAgents, err := startDemoAgents(ctx, st, o, ln.Addr())
-	if err != nil {
+	if err != nil && ctx.Err() == nil { // a stop signal during start is no failure
 		return err
 	}
 	defer stopAgents()
