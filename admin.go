@@ -60,6 +60,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		positional, rest = append(positional, fs.Arg(0)), fs.Args()[1:]
 	}
+	if verb == "create" && noun != "orgs" && *org == "" {
+		return fmt.Errorf("gpugraph %s create needs --org ORG\n%s", noun, adminUsage)
+	}
 	if verb != "revoke" && len(positional) > 0 {
 		return fmt.Errorf("gpugraph %s %s takes no argument %q\n%s", noun, verb, positional[0], adminUsage)
 	}

@@ -98,7 +98,7 @@ func TestAdminCommands(t *testing.T) {
 				args []string
 				want string
 			}{
-				{[]string{"keys", "create", "--permissions", "admin"}, "organizationId is required"},
+				{[]string{"keys", "create", "--permissions", "admin"}, "gpugraph keys create needs --org ORG\n" + adminUsage},
 				{[]string{"keys", "create", "--org", "org-nope", "--permissions", "admin"}, "organization org-nope not found"},
 				{[]string{"keys", "create", "--org", "org-a", "--permissions", "root"}, `permission "root" is not one of compute.read, compute.operate, workloads.read, metrics.write, nodes.report, nodes.admin, admin`},
 				{[]string{"keys", "revoke", "nope"}, "API key nope not found"},
