@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"gpugraph/auth"
 	"gpugraph/dataset"
 	"gpugraph/demo"
 	"gpugraph/demo/agents"
@@ -38,14 +39,18 @@ func main() {
 type options struct {
 	addr, databaseURL, fixtures string
 	demo, introspection         bool
-	nodeCredentialsRequired     bool
-	heartbeatGrace              time.Duration
-	sweepInterval               time.Duration
-	provisionTimeout            time.Duration
-	shutdownTimeout             time.Duration
-	readTimeout                 time.Duration
-	eventRetention              time.Duration
-	metrics                     metricsOptions
+	// demoExplicit is whether --demo was given: a PostgreSQL database
+	// loads the demo (whose keys are public) only then.
+	demoExplicit            bool
+	tokenSigningKey         string
+	nodeCredentialsRequired bool
+	heartbeatGrace          time.Duration
+	sweepInterval           time.Duration
+	provisionTimeout        time.Duration
+	shutdownTimeout         time.Duration
+	readTimeout             time.Duration
+	eventRetention          time.Duration
+	metrics                 metricsOptions
 }
 
 // metricsOptions say where pod metrics are read and how to reach that source.
@@ -62,7 +67,10 @@ func parseFlags(args []string) (options, error) {
 		"postgres://… or sqlite:PATH; unset means SQLite in "+store.DefaultSQLitePath+" (env DATABASE_URL)")
 	fs.StringVar(&o.fixtures, "fixtures", os.Getenv("GPUGRAPH_FIXTURES"),
 		"fixture file to load at start, replacing rows with the same ids (env GPUGRAPH_FIXTURES)")
-	fs.BoolVar(&o.demo, "demo", true, "load the built-in demo data set when the database is empty")
+	fs.BoolVar(&o.demo, "demo", true, "load the built-in demo data set when the database is empty "+
+		"(default on only for SQLite; a PostgreSQL database loads it only when --demo is given, since its keys are public)")
+	fs.StringVar(&o.tokenSigningKey, "token-signing-key", os.Getenv("GPUGRAPH_TOKEN_SIGNING_KEY"),
+		"key (at least 32 bytes) signing the access tokens of POST /api/v1/token; unset: one is made and kept in the database, shared by every replica (env GPUGRAPH_TOKEN_SIGNING_KEY)")
 	fs.BoolVar(&o.introspection, "introspection", true, "allow GraphQL introspection (the playground needs it)")
 	fs.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 30*time.Second,
 		"how long a reporting node may miss heartbeats before it goes offline")
@@ -90,6 +98,13 @@ func parseFlags(args []string) (options, error) {
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	fs.Visit(func(f *flag.Flag) { o.demoExplicit = o.demoExplicit || f.Name == "demo" })
+	if store.IsPostgres(o.databaseURL) && !o.demoExplicit {
+		o.demo = false
+	}
+	if n := len(o.tokenSigningKey); n > 0 && n < auth.MinSigningKeyLen {
+		return o, fmt.Errorf("--token-signing-key has %d bytes; it needs at least %d", n, auth.MinSigningKeyLen)
 	}
 	if o.eventRetention < 0 {
 		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
@@ -152,6 +167,9 @@ func envOr(key, def string) string {
 }
 
 func run(ctx context.Context, args []string) error {
+	if len(args) > 0 && adminCommands[args[0]] {
+		return admin(ctx, args, os.Stdout, os.Stderr)
+	}
 	o, err := parseFlags(args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -174,6 +192,9 @@ func run(ctx context.Context, args []string) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
+	if o.demo && st.Dialect == store.Postgres {
+		slog.Warn("--demo on PostgreSQL: the demo data set's API keys are public (they are in the source); anyone who reaches this server can use them")
+	}
 	if err := loadData(ctx, st, o); err != nil {
 		return err
 	}
@@ -186,11 +207,15 @@ func run(ctx context.Context, args []string) error {
 	// process never waits on them past --shutdown-timeout.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
+	tokens, err := auth.NewTokens(st, []byte(o.tokenSigningKey))
+	if err != nil {
+		return err
+	}
 	feed := live.New(st, live.Limits{})
 	srv := &http.Server{
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
-			NodeCredentialsRequired: o.nodeCredentialsRequired}),
+			NodeCredentialsRequired: o.nodeCredentialsRequired, Tokens: tokens}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.
@@ -211,7 +236,7 @@ func run(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	stopAgents, err := startDemoAgents(ctx, st, o, ln.Addr())
-	if err != nil {
+	if err != nil && ctx.Err() == nil { // a stop signal during start is no failure
 		return err
 	}
 	defer stopAgents()
@@ -316,6 +341,7 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 	if _, err := dataset.LoadFile(ctx, st, b); err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
+	slog.Warn("loaded the demo data set: its API keys are public (they are in the source); never expose this server", "engine", string(st.Dialect))
 	fmt.Fprintln(os.Stderr, "Loaded the demo data set. Its API keys (send as Authorization: Bearer <key>):")
 	for _, k := range demo.Keys() {
 		fmt.Fprintf(os.Stderr, "  %-22s %-10s %v\n", k.Token, k.Organization, k.Permissions)

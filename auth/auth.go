@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"time"
 
 	"gpugraph/apierr"
 	"gpugraph/models"
@@ -25,10 +26,14 @@ const (
 	// change an organization's state. A key holding it acts on the whole
 	// fleet, whatever its own organization (the platform operator's).
 	NodesAdmin = "nodes.admin"
+	// Admin administers the credentials of the key's own organization: API
+	// keys and applications. With NodesAdmin too (the platform operator) it
+	// reaches every organization and creates organizations.
+	Admin = "admin"
 )
 
 // Permissions lists every permission a key may hold.
-var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWrite, NodesReport, NodesAdmin}
+var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWrite, NodesReport, NodesAdmin, Admin}
 
 // implied lists what a permission grants besides itself.
 var implied = map[string][]string{ComputeOperate: {ComputeRead}}
@@ -45,7 +50,29 @@ type Caller struct {
 	// active or balance-exhausted one (suspended and deleted ones' keys are
 	// refused before a caller exists).
 	OrganizationState models.OrgState
-	perms             map[string]bool
+	// System is the command line's caller (gpugraph keys …): whoever
+	// reaches the database directly administers every organization.
+	System bool
+	perms  map[string]bool
+}
+
+// SystemCaller is the caller of the administration commands.
+func SystemCaller() *Caller {
+	c := newCaller("", 0, false, Permissions)
+	c.System, c.KeyID = true, "cli"
+	return c
+}
+
+// Permissions answers what the caller holds, implied ones included, in
+// the order of Permissions.
+func (c *Caller) Permissions() []string {
+	var out []string
+	for _, p := range Permissions {
+		if c.perms[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Can reports whether the caller holds perm.
@@ -92,13 +119,23 @@ func Require(ctx context.Context, perm string) (*Caller, error) {
 	return c, nil
 }
 
-// Authenticator resolves keys against the store.
-type Authenticator struct{ Store *store.Store }
+// Authenticator resolves API keys and access tokens against the store. No
+// cache: every request reads its credential's row, so an expiry or a
+// revocation holds at once on every replica.
+type Authenticator struct {
+	Store *store.Store
+	// Tokens verifies access tokens (POST /api/v1/token); nil refuses them.
+	Tokens *Tokens
+	usage  usage
+}
 
-// Lookup finds the caller owning token, or a 401.
+// Lookup finds the caller owning token, or a 401 saying why not.
 func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, error) {
 	if token == "" {
 		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+	}
+	if IsAccessToken(token) && a.Tokens != nil {
+		return a.lookupAccessToken(ctx, token)
 	}
 	row, ok, err := a.Store.APIKeyByHash(ctx, HashToken(token))
 	if err != nil {
@@ -107,13 +144,61 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if !ok {
 		return nil, apierr.Unauthorized("unknown API key")
 	}
+	now := store.Now()
+	if err := usable("API key", row.RevokedAt, row.ExpiresAt, now); err != nil {
+		return nil, err
+	}
 	if err := OrganizationRefused(row.OrganizationID, row.OrgState); err != nil {
 		return nil, err
 	}
 	c := newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions))
-	c.KeyID = keyID(row.TokenHash)
+	c.KeyID = row.KeyID
+	if c.KeyID == "" {
+		c.KeyID = models.KeyIDOf(row.TokenHash)
+	}
 	c.OrganizationState = row.OrgState
+	a.usage.touch(a.Store, store.KindAPIKey, c.KeyID, now)
 	return c, nil
+}
+
+// lookupAccessToken checks the token, then its application's row: a
+// revoked or expired application's tokens stop working at once.
+func (a *Authenticator) lookupAccessToken(ctx context.Context, token string) (*Caller, error) {
+	cl, err := a.Tokens.verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	app, ok, err := a.Store.ApplicationByClientID(ctx, cl.Subject)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || app.OrganizationID != cl.Organization {
+		return nil, apierr.Unauthorized("the access token's application no longer exists")
+	}
+	now := store.Now()
+	if err := usable("application "+app.ID, app.RevokedAt, app.ExpiresAt, now); err != nil {
+		return nil, err
+	}
+	state := models.OrgState(app.OrgState)
+	if err := OrganizationRefused(app.OrganizationID, state); err != nil {
+		return nil, err
+	}
+	c := newCaller(app.OrganizationID, app.TenantID, app.InfinibandEnabled, cl.Permissions)
+	c.KeyID = "app:" + app.ID
+	c.OrganizationState = state
+	a.usage.touch(a.Store, store.KindApplication, app.ID, now)
+	return c, nil
+}
+
+// usable is the 401 of a revoked or expired credential, saying which.
+func usable(what string, revokedAt, expiresAt *time.Time, now time.Time) error {
+	if revokedAt != nil {
+		return apierr.Unauthorized(what + " revoked at " + models.FormatTime(*revokedAt))
+	}
+	if expiresAt != nil && !now.Before(*expiresAt) {
+		return apierr.Unauthorized(what + " expired at " + models.FormatTime(*expiresAt))
+	}
+	return nil
 }
 
 // BearerToken reads the API key of a request ("" when there is none).
@@ -128,13 +213,6 @@ func BearerToken(r *http.Request) string {
 // Actor is the caller as the event log names it.
 func (c *Caller) Actor() models.Actor {
 	return models.Actor{Kind: models.ActorUser, ID: "key:" + c.KeyID}
-}
-
-func keyID(hash string) string {
-	if len(hash) > 12 {
-		return hash[:12]
-	}
-	return hash
 }
 
 // newCaller is the caller holding perms and what they imply.

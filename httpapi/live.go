@@ -32,7 +32,7 @@ const (
 // loaders per event. The transports must come before POST, which would take
 // an SSE request for a plain one.
 func addLive(srv *handler.Server, cfg Config) {
-	authn := &auth.Authenticator{Store: cfg.Store}
+	authn := &auth.Authenticator{Store: cfg.Store, Tokens: cfg.Tokens}
 	srv.AroundResponses(freshLoadersPerEvent(cfg.Store, cfg.LoaderWait))
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.Websocket{

@@ -14,6 +14,7 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/credentials"
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
@@ -55,6 +56,9 @@ type Config struct {
 	// NodeCredentialsRequired refuses agent reports made with an API key:
 	// only node credentials report (--node-credentials-required).
 	NodeCredentialsRequired bool
+	// Tokens signs and verifies access tokens (POST /api/v1/token); nil
+	// signs with the key stored in the database, shared by every replica.
+	Tokens *auth.Tokens
 }
 
 // Defaults fills what cfg leaves zero.
@@ -100,7 +104,10 @@ func New(cfg Config) http.Handler {
 		cfg.Live = live.New(st, live.Limits{})
 	}
 	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource, Live: cfg.Live}
-	authn := &auth.Authenticator{Store: st}
+	if cfg.Tokens == nil {
+		cfg.Tokens, _ = auth.NewTokens(st, nil) // no key given: cannot fail
+	}
+	authn := &auth.Authenticator{Store: st, Tokens: cfg.Tokens}
 	metrics := newMetrics(prometheus.NewRegistry())
 	registerLiveMetrics(metrics.registry, cfg.Live)
 
@@ -138,7 +145,7 @@ func New(cfg Config) http.Handler {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
-		NodeCredentialsRequired: cfg.NodeCredentialsRequired}, restWrap)
+		NodeCredentialsRequired: cfg.NodeCredentialsRequired, Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
 
 	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
 }

@@ -24,7 +24,10 @@ const (
 
 // APIKey is stored by the hash of its token only; the token itself is never kept.
 type APIKey struct {
-	TokenHash      string `gorm:"primaryKey"`
+	TokenHash string `gorm:"primaryKey"`
+	// KeyID names the key in listings, revocations and the event log: the
+	// first 12 hex digits of TokenHash (KeyIDOf).
+	KeyID          string `gorm:"column:key_id"`
 	OrganizationID string
 	Permissions    string    // space-separated
 	CreatedAt      time.Time `gorm:"autoCreateTime:false"`
@@ -52,4 +55,12 @@ type Workload struct {
 type Revision struct {
 	ID         string `gorm:"primaryKey" json:"id"`
 	WorkloadID string `json:"workloadId"`
+}
+
+// KeyIDOf is the id a key with this hash is named by.
+func KeyIDOf(tokenHash string) string {
+	if len(tokenHash) > 12 {
+		return tokenHash[:12]
+	}
+	return tokenHash
 }

@@ -16,6 +16,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/credentials"
 	"gpugraph/edge"
 	"gpugraph/podmetrics"
 	"gpugraph/store"
@@ -31,6 +32,8 @@ type API struct {
 	// NodeCredentialsRequired refuses agent reports made with an API key
 	// (--node-credentials-required).
 	NodeCredentialsRequired bool
+	// Credentials administers keys and applications and issues access tokens.
+	Credentials *credentials.Service
 }
 
 // Register mounts every REST path on mux; wrap adds authentication.
@@ -53,6 +56,7 @@ func (api *API) routes() []route {
 	rs = append(rs, api.metricsRoutes()...)
 	rs = append(rs, api.vmRoutes()...)
 	rs = append(rs, api.adminRoutes()...)
+	rs = append(rs, api.credentialRoutes()...)
 	return rs
 }
 

@@ -46,6 +46,11 @@ type Store struct {
 // Now is the store's clock: UTC, truncated to what both engines keep.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
+// IsPostgres reports whether rawURL names a PostgreSQL database.
+func IsPostgres(rawURL string) bool {
+	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
+}
+
 // Open connects to the database named by rawURL: "postgres://…" or
 // "postgresql://…" for PostgreSQL, "" or "sqlite:PATH" for SQLite.
 func Open(rawURL string) (*Store, error) {
@@ -56,7 +61,7 @@ func Open(rawURL string) (*Store, error) {
 		PrepareStmt:            false,
 	}
 	switch {
-	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+	case IsPostgres(rawURL):
 		db, err := gorm.Open(postgres.Open(rawURL), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open PostgreSQL: %w", redactErr(err, rawURL))

@@ -11,6 +11,40 @@ import (
 	"time"
 )
 
+// A new application: trade clientId and clientSecret at POST /api/v1/token for an access token; the secret is shown only here.
+type CreatedApplication struct {
+	Credential   *Credential `json:"credential"`
+	ClientID     string      `json:"clientId"`
+	ClientSecret string      `json:"clientSecret"`
+}
+
+// A new API key: secret is the key to send as Authorization: Bearer, shown only here.
+type CreatedKey struct {
+	Credential *Credential `json:"credential"`
+	Secret     string      `json:"secret"`
+}
+
+// An API key or an application (client credentials) as an administrator lists it: never its secret. id is a key's id (the first 12 hex digits of its hash, as the event log names it) or an application's clientId.
+type Credential struct {
+	ID             string    `json:"id"`
+	OrganizationID string    `json:"organizationId"`
+	Name           string    `json:"name"`
+	Permissions    []string  `json:"permissions"`
+	CreatedAt      time.Time `json:"createdAt"`
+	// Written at most once a minute per credential.
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
+	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
+	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
+}
+
+// What a new key or application holds. organizationId defaults to the caller's own; expires is a number of days (90d), a duration (36h) or an RFC 3339 instant, absent for never.
+type CredentialInput struct {
+	OrganizationID *string  `json:"organizationId,omitempty"`
+	Name           *string  `json:"name,omitempty"`
+	Permissions    []string `json:"permissions"`
+	Expires        *string  `json:"expires,omitempty"`
+}
+
 type HistogramSeries struct {
 	Type   string            `json:"type"`
 	Values []*HistogramValue `json:"values"`

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"gpugraph/auth"
+	"gpugraph/store"
+	"gpugraph/store/storetest"
+)
+
+// runAdmin runs one administration command against dbURL.
+func runAdmin(t *testing.T, dbURL string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err = admin(context.Background(), append(args, "--database-url", dbURL), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func mustAdmin(t *testing.T, dbURL string, args ...string) string {
+	t.Helper()
+	out, errOut, err := runAdmin(t, dbURL, args...)
+	if err != nil {
+		t.Fatalf("gpugraph %s: %v (%s)", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+// Bootstrapping a fresh database from the command line: an organization,
+// its first admin key, an application; listing; revoking.
+func TestAdminCommands(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			url := storetest.URL(t, engine)
+			if out := mustAdmin(t, url, "orgs", "create", "--id", "org-a", "--name", "Acme", "--tenant-id", "1001", "--infiniband"); out != "created organization org-a (Acme), tenant 1001\n" {
+				t.Fatalf("orgs create: %q", out)
+			}
+			secret := strings.TrimSpace(mustAdmin(t, url, "keys", "create", "--org", "org-a", "--permissions", "admin,workloads.read",
+				"--expires", "90d", "--name", "bootstrap"))
+			if !strings.HasPrefix(secret, "gpgkey_") || strings.Contains(secret, "\n") {
+				t.Fatalf("keys create printed %q", secret)
+			}
+			st, err := store.Open(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			authn := &auth.Authenticator{Store: st}
+			c, err := authn.Lookup(context.Background(), secret)
+			if err != nil || c.OrganizationID != "org-a" || !c.Can(auth.Admin) || !c.Can(auth.WorkloadsRead) || c.Can(auth.ComputeRead) {
+				t.Fatalf("the new key: %+v, %v", c, err)
+			}
+			authn.WaitUsage()
+
+			list := mustAdmin(t, url, "keys", "list")
+			lines := strings.Split(strings.TrimSpace(list), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[1], "org-a") ||
+				!strings.Contains(lines[1], "bootstrap") || !strings.Contains(lines[1], "admin,workloads.read") || strings.Contains(list, secret) {
+				t.Fatalf("keys list:\n%s", list)
+			}
+			id := strings.Fields(lines[1])[0]
+			if id != c.KeyID {
+				t.Fatalf("listed id %s, key id %s", id, c.KeyID)
+			}
+
+			app := mustAdmin(t, url, "apps", "create", "--org", "org-a", "--permissions", "workloads.read", "--name", "runapy")
+			var clientID, clientSecret string
+			for _, line := range strings.Split(strings.TrimSpace(app), "\n") {
+				if v, ok := strings.CutPrefix(line, "clientId "); ok {
+					clientID = v
+				}
+				if v, ok := strings.CutPrefix(line, "clientSecret "); ok {
+					clientSecret = v
+				}
+			}
+			if !strings.HasPrefix(clientID, "app-") || !strings.HasPrefix(clientSecret, "gpgapp_") {
+				t.Fatalf("apps create printed %q", app)
+			}
+			if apps := mustAdmin(t, url, "apps", "list", "--org", "org-a"); !strings.Contains(apps, clientID) || strings.Contains(apps, clientSecret) {
+				t.Fatalf("apps list:\n%s", apps)
+			}
+			if out := mustAdmin(t, url, "apps", "revoke", clientID); !strings.HasPrefix(out, "revoked "+clientID+" at ") {
+				t.Fatalf("apps revoke: %q", out)
+			}
+
+			if out := mustAdmin(t, url, "keys", "revoke", id); !strings.HasPrefix(out, "revoked "+id+" at ") {
+				t.Fatalf("keys revoke: %q", out)
+			}
+			if _, err := authn.Lookup(context.Background(), secret); err == nil || !strings.HasPrefix(err.Error(), "API key revoked at ") {
+				t.Fatalf("revoked key: %v", err)
+			}
+
+			for _, c := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"keys", "create", "--permissions", "admin"}, "gpugraph keys create needs --org ORG\n" + adminUsage},
+				{[]string{"keys", "create", "--org", "org-nope", "--permissions", "admin"}, "organization org-nope not found"},
+				{[]string{"keys", "create", "--org", "org-a", "--permissions", "root"}, `permission "root" is not one of compute.read, compute.operate, workloads.read, metrics.write, nodes.report, nodes.admin, admin`},
+				{[]string{"keys", "revoke", "nope"}, "API key nope not found"},
+				{[]string{"orgs", "create", "--id", "org-a", "--name", "Acme", "--tenant-id", "1001"}, "organization org-a exists already"},
+			} {
+				if _, _, err := runAdmin(t, url, c.args...); err == nil || err.Error() != c.want {
+					t.Errorf("gpugraph %s: %v, want %q", strings.Join(c.args, " "), err, c.want)
+				}
+			}
+		})
+	}
+}
+
+// The subcommands leave the server's command line alone: run dispatches
+// on the first word only.
+func TestAdminDispatch(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	err := run(context.Background(), []string{"keys", "frobnicate", "--database-url", url})
+	if err == nil || !strings.HasPrefix(err.Error(), "unknown command gpugraph keys frobnicate") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// When the demo loads (contract §2): by default on SQLite, the embedded
+// default; on PostgreSQL only when --demo is given.
+func TestDemoDefaults(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--database-url", "sqlite:x.db"}, true},
+		{[]string{"--demo=false"}, false},
+		{[]string{"--database-url", "postgres://db/x"}, false},
+		{[]string{"--database-url", "postgresql://db/x"}, false},
+		{[]string{"--database-url", "postgres://db/x", "--demo"}, true},
+		{[]string{"--database-url", "postgres://db/x", "--demo=true"}, true},
+		{[]string{"--database-url", "postgres://db/x", "--demo=false"}, false},
+	} {
+		o, err := parseFlags(c.args)
+		if err != nil || o.demo != c.want {
+			t.Errorf("%v: demo %v, %v; want %v", c.args, o.demo, err, c.want)
+		}
+	}
+	t.Setenv("DATABASE_URL", "postgres://db/x")
+	if o, _ := parseFlags(nil); o.demo {
+		t.Error("DATABASE_URL=postgres://… loads the demo without --demo")
+	}
+	t.Setenv("DATABASE_URL", "")
+	if _, err := parseFlags([]string{"--token-signing-key", "short"}); err == nil || err.Error() != "--token-signing-key has 5 bytes; it needs at least 32" {
+		t.Errorf("short signing key: %v", err)
+	}
+}
+
+// A fresh PostgreSQL gets no demo (and so no usable key) unless --demo is
+// given; with it, the demo's organizations are there.
+func TestPostgresDemoOnlyWhenAsked(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		wantEmpty bool
+	}{{nil, true}, {[]string{"--demo"}, false}} {
+		url := storetest.URL(t, store.Postgres)
+		ctx, cancel := context.WithCancel(context.Background())
+		addr := freeAddr(t)
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, append([]string{"--addr", addr, "--database-url", url}, c.args...)) }()
+		st, err := store.Open(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up bool
+		for i := 0; i < 600 && !up; i++ {
+			resp, err := http.Get("http://" + addr + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				up = true
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !up {
+			t.Fatal("server never answered")
+		}
+		empty, err := st.Empty(context.Background())
+		st.Close()
+		cancel()
+		if rerr := <-done; rerr != nil {
+			t.Fatalf("run: %v", rerr)
+		}
+		if err != nil || empty != c.wantEmpty {
+			t.Errorf("%v: empty %v (%v), want %v", c.args, empty, err, c.wantEmpty)
+		}
+	}
+}
