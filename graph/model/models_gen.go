@@ -11,6 +11,26 @@ import (
 	"time"
 )
 
+// A cursor page of GPUs: first (1–500, default 50) after the cursor after.
+type GpuConnection struct {
+	// The page's rows with their cursors.
+	Edges []*GpuEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.Gpu `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A GPU of a cursor page, with its cursor.
+type GpuEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.Gpu `json:"node"`
+}
+
 type HistogramSeries struct {
 	Type   string            `json:"type"`
 	Values []*HistogramValue `json:"values"`
@@ -42,6 +62,26 @@ type NodeChange struct {
 	WorkloadsChanged int          `json:"workloadsChanged"`
 }
 
+// A cursor page of nodes: first (1–500, default 50) after the cursor after.
+type NodeConnection struct {
+	// The page's rows with their cursors.
+	Edges []*NodeEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.Node `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A node of a cursor page, with its cursor.
+type NodeEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.Node `json:"node"`
+}
+
 // A node's enrollment: the one-time bootstrap token its agent exchanges (POST /v1/agent/register) for the node's credential, bound to nodeName and clusterId. The token is shown only here and works once, until expiresAt (24 hours).
 type NodeEnrollment struct {
 	NodeName       string    `json:"nodeName"`
@@ -50,11 +90,53 @@ type NodeEnrollment struct {
 	ExpiresAt      time.Time `json:"expiresAt"`
 }
 
+// Nodes of an offset page.
+type NodeList struct {
+	// The page's nodes.
+	Nodes []*models.Node `json:"nodes"`
+	// Offset of the next page; null on the last page.
+	Next *int `json:"next,omitempty"`
+	// How many nodes match in all.
+	Total int `json:"total"`
+}
+
 // An organization after an operator changed its state, and how many of its VMs and pods stopped.
 type OrganizationChange struct {
 	ID               string            `json:"id"`
 	State            OrganizationState `json:"state"`
 	WorkloadsStopped int               `json:"workloadsStopped"`
+}
+
+// Where a cursor page stands in its list (the Relay connection model).
+type PageInfo struct {
+	// Whether rows follow the page: pass endCursor as after to read them.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether the page was asked after a cursor, so rows come before it.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first row; null on an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the page's last row; null on an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
+}
+
+// A cursor page of Run:ai pods: first (1–500, default 50) after the cursor after.
+type PodConnection struct {
+	// The page's rows with their cursors.
+	Edges []*PodEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.Pod `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A pod of a cursor page, with its cursor.
+type PodEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.Pod `json:"node"`
 }
 
 type PodList struct {
@@ -74,11 +156,63 @@ type PodMetrics struct {
 type Query struct {
 }
 
+// Operators on a text field, byte for byte and case-sensitive; a null field matches only ne and notContains.
+type StringFilter struct {
+	// Equal to (filterBy ==).
+	Eq *string `json:"eq,omitempty"`
+	// Not equal to, or null (filterBy !=).
+	Ne *string `json:"ne,omitempty"`
+	// At most, in byte order (filterBy <=).
+	Lte *string `json:"lte,omitempty"`
+	// At least, in byte order (filterBy >=).
+	Gte *string `json:"gte,omitempty"`
+	// Contains (filterBy =@).
+	Contains *string `json:"contains,omitempty"`
+	// Does not contain, or null (filterBy !@).
+	NotContains *string `json:"notContains,omitempty"`
+	// Starts with (filterBy =^).
+	StartsWith *string `json:"startsWith,omitempty"`
+	// Ends with (filterBy =$).
+	EndsWith *string `json:"endsWith,omitempty"`
+}
+
 // Streams of the event log, over graphql-transport-ws (a WebSocket on /graphql,
 // the key in connection_init's payload {"Authorization": "Bearer …"}) or SSE
 // (Accept: text/event-stream, the key in the header). docs/contract.md, "Live
 // updates", lists how a stream ends and the close codes.
 type Subscription struct {
+}
+
+// Operators on an instant; a null field matches only ne.
+type TimeFilter struct {
+	// The same instant (filterBy ==).
+	Eq *time.Time `json:"eq,omitempty"`
+	// Another instant, or null (filterBy !=).
+	Ne *time.Time `json:"ne,omitempty"`
+	// At or before (filterBy <=).
+	Lte *time.Time `json:"lte,omitempty"`
+	// At or after (filterBy >=).
+	Gte *time.Time `json:"gte,omitempty"`
+}
+
+// A cursor page of VMs and pods: first (1–500, default 50) after the cursor after.
+type VMConnection struct {
+	// The page's rows with their cursors.
+	Edges []*VMEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.VM `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A VM or pod of a cursor page, with its cursor.
+type VMEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.VM `json:"node"`
 }
 
 type VMList struct {
