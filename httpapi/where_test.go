@@ -31,7 +31,7 @@ func TestTypedFiltersAnswerAsFilterBy(t *testing.T) {
 			Pods struct {
 				Pods []struct {
 					ID, CreatedAt, WorkloadID string
-					CompletedAt              *string
+					CompletedAt               *string
 				}
 			}
 		}
