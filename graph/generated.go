@@ -2153,123 +2153,210 @@ scalar Time
 "A JSON object of string keys (labels, histogram buckets)."
 scalar StringMap
 
+"Reads. Each root field names the permission its key needs; another organization's or tenant's objects do not exist for a caller."
 type Query {
   "A VM or pod (OpenRelay compute) of the caller's organization; null when missing or another organization's. Needs compute.read."
-  vm(id: ID!): VM
+  vm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM
   "The caller's organization's VMs and pods, newest first. Needs compute.read."
-  vms(status: [VmStatus!], offset: Int, limit: Int): VmList!
+  vms(
+    "Only rows in these statuses; none or empty: every status."
+    status: [VmStatus!]
+    "How many rows to skip (0 or more, default 0)."
+    offset: Int
+    "How many rows at most (1–500, default 50)."
+    limit: Int
+  ): VmList!
   "A node of the shared inventory. Needs compute.read."
-  node(id: ID!): Node
+  node(
+    "The node's id."
+    id: ID!
+  ): Node
   "Nodes of the shared inventory, by name. Needs compute.read."
-  nodes(status: [NodeStatus!]): [Node!]!
+  nodes(
+    "Only rows in these statuses; none or empty: every status."
+    status: [NodeStatus!]
+  ): [Node!]!
 
   "Run:ai pods of the caller's tenant. Needs workloads.read."
   pods(
     "Typed filters, ANDed with filterBy's."
     where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
     filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
     search: String
+    "The order (default CREATED_AT); ties break on id."
     sortBy: PodSortField
+    "The direction (default ASC)."
     sortOrder: SortOrder
+    "How many rows to skip (0 or more, default 0)."
     offset: Int
+    "How many rows at most (1–500, default 50)."
     limit: Int
+    "true: only deleted pods; otherwise only pods not deleted."
     deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
     completed: Boolean
   ): PodList!
   "How many pods match, as pods would list them. Needs workloads.read."
   podsCount(
     "Typed filters, ANDed with filterBy's."
     where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
     filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
     search: String
+    "true: only deleted pods; otherwise only pods not deleted."
     deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
     completed: Boolean
   ): Int!
   "Pods of one workload of the caller's tenant. Needs workloads.read."
   workloadPods(
+    "The workload's id."
     workloadId: ID!
     "Typed filters, ANDed with filterBy's."
     where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
     filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
     search: String
+    "The order (default CREATED_AT); ties break on id."
     sortBy: PodSortField
+    "The direction (default ASC)."
     sortOrder: SortOrder
+    "How many rows to skip (0 or more, default 0)."
     offset: Int
+    "How many rows at most (1–500, default 50)."
     limit: Int
+    "true: only deleted pods; otherwise only pods not deleted."
     deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
     completed: Boolean
   ): PodList!
   "Pods of one inference revision of the caller's tenant. Needs workloads.read."
-  revisionPods(revisionId: ID!, deleted: Boolean): [Pod!]!
+  revisionPods(
+    "The inference revision's id."
+    revisionId: ID!
+    "true: only deleted pods; otherwise only pods not deleted."
+    deleted: Boolean
+  ): [Pod!]!
   "Metric series of one pod, sampled like Prometheus query_range. Needs workloads.read."
   podMetrics(
+    "The pod's workload."
     workloadId: ID!
+    "The pod's id."
     podId: ID!
+    "The metric types to read."
     metricTypes: [PodMetricType!]!
+    "The range's start."
     start: Time!
+    "The range's end, after start."
     end: Time!
+    "How many samples each series answers over the range (default and bounds as Run:ai's)."
     numberOfSamples: Int
   ): PodMetrics!
 }
 
+"Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist."
 type Mutation {
   "Reboots a running VM in place, or starts a stopped or failed VM or pod again (OpenRelay semantics). Needs compute.operate."
-  restartVm(id: ID!): VM!
+  restartVm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM!
 }
 
 # ---------------------------------------------------------------- inventory
 
+"Who makes a GPU model."
 enum GpuManufacturer {
+  "NVIDIA."
   NVIDIA
+  "AMD."
   AMD
 }
 
+"An entry of the GPU model catalog."
 type GpuModel {
+  "The model's id (h100-80gb)."
   id: ID!
+  "Its marketing name."
   name: String!
+  "Who makes it."
   manufacturer: GpuManufacturer!
+  "Memory of one GPU, in GB."
   memoryGb: Int!
 }
 
+"Whether a node takes work."
 enum NodeStatus {
+  "Reporting and taking work."
   ONLINE
+  "Its agent stopped reporting; its running VMs and pods are interrupted."
   OFFLINE
+  "Decommissioned: gone from the fleet."
   REMOVED
 }
 
+"A GPU node of the shared inventory."
 type Node {
+  "The node's id."
   id: ID!
+  "Its name, unique across clusters (pods name it as nodeName)."
   name: String!
+  "The Run:ai cluster it belongs to."
   clusterId: String!
+  "Its node pool."
   nodePool: String!
+  "Whether it takes work."
   status: NodeStatus!
+  "The version (semver) of its node agent."
   agentVersion: String!
   "InfiniBand fabric, null when the node is on none."
   fabricId: ID
+  "CPU cores it has."
   cpuCores: Int!
+  "Memory it has, in GB."
   ramGb: Int!
+  "Disk it has, in GB."
   diskGb: Int!
+  "When it is decommissioned; null when it is not leaving."
   leavingAt: Time
+  "Its agent's last heartbeat; null when it never reported."
   lastHeartbeatAt: Time
+  "Its GPUs, by index."
   gpus: [Gpu!]!
   "The caller's organization's VMs and pods on this node; other organizations' allocations are not shown."
   vms: [VM!]!
 }
 
+"Whether a GPU can be given to a VM or pod."
 enum GpuHealth {
+  "Usable."
   HEALTHY
+  "Failed (see failedReason): never given out."
   FAILED
 }
 
+"One GPU of a node."
 type Gpu {
+  "The GPU's id."
   id: ID!
+  "The node it is in."
   nodeId: ID!
+  "Its index in its node, from 0."
   index: Int!
   "NVML UUID."
   uuid: String!
   "PCI bus id, 0000:3B:00.0."
   address: String!
+  "Its model's id."
   modelId: ID!
+  "Whether it can be given out."
   health: GpuHealth!
   "Why the GPU failed (XID 79), null when healthy."
   failedReason: String
@@ -2277,281 +2364,473 @@ type Gpu {
   utilization: Int
   "Latest memory in use the node agent reported, null before any."
   memoryUsedBytes: Float
+  "Its model."
   model: GpuModel!
   "The VM or pod holding this GPU, when it is the caller's organization's."
   vm: VM
+  "The node it is in."
   node: Node!
 }
 
 # ---------------------------------------------------------------- OpenRelay compute
 
+"Where a VM or pod stands in its lifecycle (OpenRelay statuses)."
 enum VmStatus {
+  "Created, not placed yet."
   PENDING
+  "Placed and starting."
   DEPLOYING
+  "Running."
   RUNNING
+  "Stopped: holds its disk or volume only."
   STOPPED
+  "Failed to start or crashed."
   FAILED
+  "Terminated: holds nothing, final."
   TERMINATED
+  "Its node went offline or its capacity was reclaimed; resumes when the node returns."
   INTERRUPTED
 }
 
 "A VM, or a pod when capabilityTier is \"pod\": the OpenRelay VM object."
 type VM {
+  "The VM's or pod's id."
   id: ID!
+  "Its name."
   name: String!
+  "The organization that owns it."
   organizationId: ID!
+  "Where it stands in its lifecycle."
   status: VmStatus!
+  "Why it is in its status (node_lost, user_stopped, …); empty when there is nothing to say."
   statusReason: String!
+  "\"pod\" for a pod, else the VM's tier of capability."
   capabilityTier: String!
+  "Its compute class."
   computeClass: String!
+  "When it was created; null when unknown."
   createdAt: Time
+  "Its disk, in GB."
   diskSizeGb: Int!
+  "Where it is reached; empty when it is not running."
   endpointUrl: String!
+  "How many GPUs it runs with."
   gpuCount: Int!
   "NVIDIA or AMD; null on a CPU-only row."
   gpuManufacturer: GpuManufacturer
+  "The GPU model it runs on; null on a CPU-only row."
   gpuModelId: ID
+  "That model's name; null on a CPU-only row."
   gpuModelName: String
+  "The image it boots or runs."
   imageUrl: String!
+  "Who manages it."
   managedBy: String!
+  "What an hour of it costs, in cents."
   pricePerHourCents: Int!
+  "Where its provisioning stands."
   provisioningStage: String!
+  "Whether it is reachable from the internet."
   public: Boolean!
+  "Its size, as sold (2xh100-80gb)."
   resourceSize: String!
+  "Its service type."
   serviceType: String!
+  "Its price tier."
   tier: String!
+  "A pod's volume, in GB."
   volumeGb: Int!
   "The node that holds its disk or volume."
   nodeId: ID
   "The GPUs it holds now."
   gpuIds: [ID!]!
+  "CPU cores of its node it holds while running."
   cpuCores: Int!
+  "Memory of its node it holds while running, in GB."
   ramGb: Int!
   "A pod's previous run is still being torn down."
   tearingDown: Boolean!
+  "When it was last interrupted; null when it is not interrupted."
   interruptedAt: Time
+  "The node that holds its disk or volume; null when none."
   node: Node
+  "The GPUs it holds now."
   gpus: [Gpu!]!
+  "The GPU model it runs on; null on a CPU-only row."
   gpuModel: GpuModel
 }
 
+"An offset page of VMs and pods."
 type VmList {
+  "The page's VMs and pods."
   vms: [VM!]!
   "Offset of the next page; null on the last page."
   next: Int
+  "How many match in all."
   total: Int!
 }
 
 # ---------------------------------------------------------------- Run:ai pods
 
+"The fields pods sort by (Run:ai sortBy)."
 enum PodSortField {
+  "By name."
   NAME
+  "By cluster."
   CLUSTER_ID
+  "By workload."
   WORKLOAD_ID
+  "By inference revision."
   REVISION_ID
+  "By node."
   NODE_NAME
+  "By node pool (Run:ai spells it currentNodepool)."
   CURRENT_NODEPOOL
+  "By creation (the default)."
   CREATED_AT
+  "By completion."
   COMPLETED_AT
+  "By deletion."
   DELETED_AT
+  "By Kubernetes phase."
   K8S_PHASE
 }
 
+"A sort direction."
 enum SortOrder {
+  "Ascending, nulls last (the default)."
   ASC
+  "Descending: the exact reverse of ascending."
   DESC
 }
 
+"An offset page of pods."
 type PodList {
+  "The page's pods."
   pods: [Pod!]!
   "Offset of the next page; null on the last page."
   next: Int
+  "How many match in all; counted only when selected."
   total: Int!
 }
 
 "The Run:ai pod object."
 type Pod {
+  "The pod's name."
   name: String!
+  "Its Kubernetes priority class (train, inference, …)."
   priorityClassName: String!
+  "The pod's id (a UUID)."
   id: ID!
+  "Its workload."
   workloadId: ID!
+  "Its inference revision; null for other workloads."
   revisionId: ID
+  "Its cluster."
   clusterId: String!
+  "Its project."
   projectId: String
+  "The node it runs on; null before it is scheduled."
   nodeName: String
+  "When it was created."
   createdAt: Time!
+  "When it completed; null while it has not."
   completedAt: Time
+  "Its containers."
   containers: [Container!]!
+  "The node pool it runs in."
   currentNodePool: String
+  "The node pools it may run in."
   requestedNodePools: [String!]
+  "What it asked for."
   requestedResources: PodRequestResources
+  "What it was given."
   allocatedResources: AllocatedResources
+  "Its Kubernetes tolerations."
   tolerations: [PodToleration!]
+  "Its Kubernetes phase (Pending, Running, Succeeded, Failed, …)."
   k8sPhase: String!
+  "Its address; null before it has one."
   ip: String
+  "Its task in a distributed workload (master, worker)."
   task: String
+  "Its Kubernetes node affinity."
   nodeAffinity: PodNodeAffinity
+  "Its Run:ai tenant."
   tenantId: Int!
+  "When its phase last changed."
   k8sPhaseUpdatedAt: Time!
+  "When it last changed."
   updatedAt: Time!
+  "When it was deleted; null while it is not."
   deletedAt: Time
+  "Its project's name."
   projectName: String
+  "Its workload's name."
   workloadName: String
   "The node named by nodeName, in the pod's cluster."
   node: Node
+  "Its workload."
   workload: Workload
+  "Its project."
   project: Project
 }
 
+"A container of a pod."
 type Container {
+  "The container's name."
   name: String!
+  "Its image."
   image: String!
+  "When it started; null before."
   startedAt: Time
 }
 
+"What a pod asked for."
 type PodRequestResources {
+  "How GPUs are asked for (portion, memory, migProfile)."
   gpuRequestType: String
+  "GPUs (devices or portions)."
   gpu: RequestResourceCores
+  "GPU memory."
   gpuMemory: RequestResourceQuantity
+  "CPU cores."
   cpu: RequestResourceCores
+  "Memory."
   cpuMemory: RequestResourceQuantity
+  "Kubernetes extended resources."
   extendedResources: [ExtendedResource!]
 }
 
+"A request and limit in cores (or GPUs)."
 type RequestResourceCores {
+  "The limit."
   limit: Float
+  "The request."
   request: Float
 }
 
+"A request and limit as Kubernetes quantities (20G)."
 type RequestResourceQuantity {
+  "The limit."
   limit: String
+  "The request."
   request: String
 }
 
+"A Kubernetes extended resource a pod asked for or holds."
 type ExtendedResource {
+  "The resource's name."
   resource: String
+  "How much, as a Kubernetes quantity."
   quantity: String
+  "Whether it is left out."
   exclude: Boolean
 }
 
+"What a pod was given."
 type AllocatedResources {
+  "GPUs (devices or portions)."
   gpu: Float
+  "GPU memory."
   gpuMemory: String
+  "CPU cores."
   cpu: Float
+  "Memory."
   cpuMemory: String
+  "Kubernetes extended resources."
   extendedResources: [ExtendedResource!]
 }
 
+"A Kubernetes toleration of a pod."
 type PodToleration {
+  "The taint key it tolerates."
   key: String
+  "Exists or Equal."
   operator: String
+  "The taint value, for Equal."
   value: String
+  "The taint effect it tolerates."
   effect: String
+  "How long it tolerates a NoExecute taint."
   tolerationSeconds: Int
 }
 
+"A pod's Kubernetes node affinity."
 type PodNodeAffinity {
+  "Terms its node must meet."
   required: NodeAffinityRequired
+  "Terms it prefers."
   preferred: NodeAffinityPreferred
 }
 
+"Node selector terms a pod's node must meet."
 type NodeAffinityRequired {
+  "Any one of them must hold."
   nodeSelectorTerms: [NodeSelectorTerm!]
 }
 
+"Weighted node selector terms a pod prefers."
 type NodeAffinityPreferred {
+  "Weighted terms."
   nodeSelectorTerms: [PreferredNodeSelectorTerm!]
 }
 
+"A Kubernetes node selector term: all its expressions hold."
 type NodeSelectorTerm {
+  "Requirements on node labels."
   matchExpressions: [MatchExpression!]
 }
 
+"A Kubernetes node selector requirement."
 type MatchExpression {
+  "The node label."
   key: String!
+  "In, NotIn, Exists, DoesNotExist, Gt or Lt."
   operator: String!
+  "The values the operator compares with."
   values: [String!]
 }
 
+"A node selector term with its weight."
 type PreferredNodeSelectorTerm {
+  "Its weight."
   weight: Float
+  "The term."
   preference: NodeSelectorTerm
 }
 
+"A Run:ai project of a tenant."
 type Project {
+  "The project's id."
   id: ID!
+  "Its name."
   name: String!
+  "Its Run:ai tenant."
   tenantId: Int!
 }
 
+"A Run:ai workload (a training job, an inference service…)."
 type Workload {
+  "The workload's id (a UUID)."
   id: ID!
+  "Its name."
   name: String!
+  "Its project."
   projectId: ID!
+  "Its cluster."
   clusterId: String!
+  "Its project."
   project: Project
 }
 
 # ---------------------------------------------------------------- pod metrics
 
+"A pod metric Run:ai reports, as its metricType parameter names it."
 enum PodMetricType {
+  "GPU utilization of each GPU, in percent."
   GPU_UTILIZATION_PER_GPU
+  "GPU utilization over its GPUs, in percent."
   GPU_UTILIZATION
+  "GPU memory in use on each GPU, in bytes."
   GPU_MEMORY_USAGE_BYTES_PER_GPU
+  "GPU memory in use over its GPUs, in bytes."
   GPU_MEMORY_USAGE_BYTES
+  "CPU in use, in cores."
   CPU_USAGE_CORES
+  "Memory in use, in bytes."
   CPU_MEMORY_USAGE_BYTES
+  "Graphics engine activity of each GPU (DCGM), a fraction."
   GPU_GRAPHICS_ENGINE_ACTIVITY_PER_GPU
+  "Streaming multiprocessor activity of each GPU (DCGM), a fraction."
   GPU_SM_ACTIVITY_PER_GPU
+  "Streaming multiprocessor occupancy of each GPU (DCGM), a fraction."
   GPU_SM_OCCUPANCY_PER_GPU
+  "Tensor core activity of each GPU (DCGM), a fraction."
   GPU_TENSOR_ACTIVITY_PER_GPU
+  "FP64 engine activity of each GPU (DCGM), a fraction."
   GPU_FP64_ENGINE_ACTIVITY_PER_GPU
+  "FP32 engine activity of each GPU (DCGM), a fraction."
   GPU_FP32_ENGINE_ACTIVITY_PER_GPU
+  "FP16 engine activity of each GPU (DCGM), a fraction."
   GPU_FP16_ENGINE_ACTIVITY_PER_GPU
+  "Memory bandwidth utilization of each GPU (DCGM), a fraction."
   GPU_MEMORY_BANDWIDTH_UTILIZATION_PER_GPU
+  "NVLink bytes sent per second by each GPU."
   GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU
+  "NVLink bytes received per second by each GPU."
   GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU
+  "PCIe bytes sent per second by each GPU."
   GPU_PCIE_TRANSMITTED_BANDWIDTH_PER_GPU
+  "PCIe bytes received per second by each GPU."
   GPU_PCIE_RECEIVED_BANDWIDTH_PER_GPU
+  "GPU memory swapped to host memory, per GPU, in bytes."
   GPU_SWAP_MEMORY_BYTES_PER_GPU
+  "NVIDIA NIM: requests being served."
   NIM_NUM_REQUESTS_RUNNING
+  "NVIDIA NIM: requests waiting."
   NIM_NUM_REQUESTS_WAITING
+  "NVIDIA NIM: the most requests served at once."
   NIM_NUM_REQUEST_MAX
+  "NVIDIA NIM: requests that succeeded, in all."
   NIM_REQUEST_SUCCESS_TOTAL
+  "NVIDIA NIM: requests that failed, in all."
   NIM_REQUEST_FAILURE_TOTAL
+  "NVIDIA NIM: KV cache in use, in percent."
   NIM_GPU_CACHE_USAGE_PERC
+  "NVIDIA NIM: time to the first token, a histogram."
   NIM_TIME_TO_FIRST_TOKEN_SECONDS
+  "NVIDIA NIM: end-to-end request latency, a histogram."
   NIM_E2E_REQUEST_LATENCY_SECONDS
+  "NVIDIA NIM: time to the first token, p50, p90 and p99."
   NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES
+  "NVIDIA NIM: end-to-end request latency, p50, p90 and p99."
   NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES
+  "NVLink bytes per second over its GPUs, both ways."
   NVLINK_BANDWIDTH_TOTAL
+  "NVLink bytes per second of each GPU, both ways."
   NVLINK_BANDWIDTH_TOTAL_PER_GPU
 }
 
+"A pod's metric series over a time range."
 type PodMetrics {
+  "The series of the requested types."
   measurements: [Measurement!]!
+  "The histogram series of the requested types; null when none was requested."
   histogram: [HistogramSeries!]
   "Requested types that cannot exist for this pod and were left out (the REST face answers 207)."
   omittedTypes: [PodMetricType!]!
 }
 
+"One series of a metric type, for one set of labels."
 type Measurement {
+  "The metric type."
   type: String!
+  "The series' labels (gpu: \"0\" for a per-GPU type)."
   labels: StringMap
+  "Its samples, oldest first."
   values: [MetricValue!]!
 }
 
+"One sample of a series."
 type MetricValue {
+  "The value, as a decimal string (Prometheus style)."
   value: String!
+  "When it was sampled."
   timestamp: Time!
 }
 
+"The histogram samples of a metric type."
 type HistogramSeries {
+  "The metric type."
   type: String!
+  "Its samples, oldest first."
   values: [HistogramValue!]!
 }
 
+"One histogram sample."
 type HistogramValue {
+  "When it was sampled."
   timestamp: Time!
   "Cumulative bucket counts by upper bound (+Inf last), or p50/p90/p99 for the _PERCENTILES types."
   data: StringMap!
@@ -2561,22 +2840,36 @@ type HistogramValue {
 
 extend type Mutation {
   "Stops a running, interrupted or deploying VM or pod: its GPUs, host share and address are released, its disk or volume stays on its node. Needs compute.operate."
-  stopVm(id: ID!): VM!
+  stopVm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM!
   "Terminates a VM or pod: everything it held is released and its disk or volume is gone. Needs compute.operate."
-  terminateVm(id: ID!): VM!
+  terminateVm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM!
 }
 
 extend type VM {
   "Its status changes, oldest first: those after the event id after, at most limit (1–500, default 50)."
-  events(after: ID, limit: Int): [VmEvent!]!
+  events(
+    "An event id: the events after it (default: from the first)."
+    after: ID
+    "How many events at most (1–500, default 50)."
+    limit: Int
+  ): [VmEvent!]!
 }
 
 "One status change of a VM or pod, as the event log keeps it."
 type VmEvent {
   "Grows with every event; pass the last one read as after to read on."
   id: ID!
+  "The VM or pod that changed."
   vmId: ID!
+  "Its status before."
   from: VmStatus!
+  "Its status after."
   to: VmStatus!
   "The statusReason after the change."
   reason: String!
@@ -2584,6 +2877,7 @@ type VmEvent {
   transition: String!
   "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\" or \"platform\"."
   actor: String!
+  "When it changed."
   at: Time!
 }
 
@@ -2591,45 +2885,76 @@ type VmEvent {
 
 "An organization's standing. Suspended and deleted organizations' keys are refused; a balance-exhausted one's keys read but cannot start workloads."
 enum OrganizationState {
+  "In good standing."
   ACTIVE
+  "Suspended: its keys are refused."
   SUSPENDED
+  "Out of balance: its keys read but cannot start workloads."
   BALANCE_EXHAUSTED
+  "Deleted, for good: its keys are refused."
   DELETED
 }
 
 "A node after an operator's change, and how many of its VMs and pods the change moved."
 type NodeChange {
+  "The node after the change."
   node: Node!
+  "How many of its VMs and pods the change moved."
   workloadsChanged: Int!
 }
 
 "An organization after an operator changed its state, and how many of its VMs and pods stopped."
 type OrganizationChange {
+  "The organization."
   id: ID!
+  "Its state now."
   state: OrganizationState!
+  "How many of its VMs and pods stopped."
   workloadsStopped: Int!
 }
 
 extend type Mutation {
   "Decommissions a node: at leavingAt (in the future) it is removed and its VMs and pods end with node_removed; until then running ones carry statusReason \"node leaving at <leavingAt>\". null clears a leavingAt that has not passed. Needs nodes.admin."
-  setNodeLeavingAt(id: ID!, leavingAt: Time): NodeChange!
+  setNodeLeavingAt(
+    "The node's id."
+    id: ID!
+    "When the node leaves, in the future; null clears it."
+    leavingAt: Time
+  ): NodeChange!
   "Reclaims a node's interruptible capacity for its owner: its interruptible VMs and pods stop with spot_reclaimed_by_capacity_owner. Needs nodes.admin."
-  reclaimNode(id: ID!): NodeChange!
+  reclaimNode(
+    "The node's id."
+    id: ID!
+  ): NodeChange!
   "Suspends, marks balance-exhausted, deletes (final) or reinstates an organization; its running, deploying and interrupted VMs and pods stop with the matching auto_stopped_* reason. Needs nodes.admin."
-  setOrganizationState(id: ID!, state: OrganizationState!): OrganizationChange!
+  setOrganizationState(
+    "The organization's id (not the caller's own)."
+    id: ID!
+    "Its new state."
+    state: OrganizationState!
+  ): OrganizationChange!
 }
 
 "A node's enrollment: the one-time bootstrap token its agent exchanges (POST /v1/agent/register) for the node's credential, bound to nodeName and clusterId. The token is shown only here and works once, until expiresAt (24 hours)."
 type NodeEnrollment {
+  "The node enrolled."
   nodeName: String!
+  "Its cluster."
   clusterId: String!
+  "The one-time token its agent exchanges for its credential; shown only here."
   bootstrapToken: String!
+  "When the token stops working."
   expiresAt: Time!
 }
 
 extend type Mutation {
   "Enrolls a node for node identity and answers its one-time bootstrap token. A registered node is enrolled only in its own cluster; enrolling a node again replaces its credential once the new token is exchanged. Needs nodes.admin."
-  enrollNode(nodeName: String!, clusterId: String!): NodeEnrollment!
+  enrollNode(
+    "The node's name, as its agent reports it."
+    nodeName: String!
+    "The cluster the node belongs to."
+    clusterId: String!
+  ): NodeEnrollment!
 }
 
 # ---------------------------------------------------------------- live updates
@@ -2646,7 +2971,12 @@ type Subscription {
   given), each once, in id order. after: an event id, to replay what followed
   it from the log and go on live with no gap; omitted, the stream starts now.
   """
-  vmEvents(ids: [ID!], after: ID): VmEvent!
+  vmEvents(
+    "Only these VMs' and pods' events."
+    ids: [ID!]
+    "An event id: replay the events after it first."
+    after: ID
+  ): VmEvent!
 }
 
 extend type VmEvent {
@@ -2660,27 +2990,75 @@ extend type Query {
   "The caller's tenant's Run:ai projects, by name. Needs workloads.read."
   projects: [Project!]!
   "The caller's tenant's Run:ai workloads, of one project when projectId is given, by name: limit (1–500, default 50) from offset (default 0). Needs workloads.read."
-  workloads(projectId: ID, offset: Int, limit: Int): [Workload!]!
+  workloads(
+    "Only this project's workloads."
+    projectId: ID
+    "How many rows to skip (0 or more, default 0)."
+    offset: Int
+    "How many rows at most (1–500, default 50)."
+    limit: Int
+  ): [Workload!]!
   "The GPU models of the catalog, by name. Needs compute.read."
   gpuModels: [GpuModel!]!
   "GPUs of the shared inventory by node and index, narrowed by health, model and node; a cursor page. Needs compute.read."
-  gpus(health: GpuHealth, modelId: ID, nodeId: ID, first: Int, after: String): GpuConnection!
+  gpus(
+    "Only GPUs of this health."
+    health: GpuHealth
+    "Only GPUs of this model."
+    modelId: ID
+    "Only this node's GPUs."
+    nodeId: ID
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+  ): GpuConnection!
   "Nodes of the shared inventory by name, an offset page like vms. Needs compute.read."
-  nodeList(status: [NodeStatus!], offset: Int, limit: Int): NodeList!
+  nodeList(
+    "Only rows in these statuses; none or empty: every status."
+    status: [NodeStatus!]
+    "How many rows to skip (0 or more, default 0)."
+    offset: Int
+    "How many rows at most (1–500, default 50)."
+    limit: Int
+  ): NodeList!
   "Nodes of the shared inventory by name, a cursor page. Needs compute.read."
-  nodesConnection(status: [NodeStatus!], first: Int, after: String): NodeConnection!
+  nodesConnection(
+    "Only rows in these statuses; none or empty: every status."
+    status: [NodeStatus!]
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+  ): NodeConnection!
   "The caller's organization's VMs and pods, newest first, a cursor page. Needs compute.read."
-  vmsConnection(status: [VmStatus!], first: Int, after: String): VmConnection!
+  vmsConnection(
+    "Only rows in these statuses; none or empty: every status."
+    status: [VmStatus!]
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+  ): VmConnection!
   "Run:ai pods of the caller's tenant as pods lists them, a cursor page (a cursor is bound to its order). Needs workloads.read."
   podsConnection(
+    "Typed filters, ANDed with filterBy's."
     where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
     filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
     search: String
+    "The order (default CREATED_AT); ties break on id."
     sortBy: PodSortField
+    "The direction (default ASC)."
     sortOrder: SortOrder
+    "How many rows at most (1–500, default 50)."
     first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
     after: String
+    "true: only deleted pods; otherwise only pods not deleted."
     deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
     completed: Boolean
   ): PodConnection!
 }
