@@ -75,3 +75,17 @@ func TestConsoleRootQueriesTenancy(t *testing.T) {
 		}
 	})
 }
+
+// A connection's first sizes its cost as limit sizes an offset page's: the
+// same nesting is refused at first: 500 and answered at first: 5.
+func TestConnectionCostMultipliesByFirst(t *testing.T) {
+	env := servertest.New(t, storetest.Open(t, store.SQLite), servertest.Base)
+	const q = `query($n: Int) { gpus(first: $n) { edges { node { node { gpus { node { gpus { node { vms { id } } } } } } } } } }`
+	r := env.GraphQL("acme-reader", q, map[string]any{"n": 500})
+	if len(r.Errors) != 1 || r.Code() != "BAD_REQUEST" || r.Errors[0].Message != "operation has complexity 714001, which exceeds the limit of 200000" {
+		t.Fatalf("first 500: %+v", r.Errors)
+	}
+	if r := env.GraphQL("acme-reader", q, map[string]any{"n": 5}); len(r.Errors) > 0 {
+		t.Fatalf("first 5: %+v", r.Errors)
+	}
+}
