@@ -89,3 +89,18 @@ func TestConnectionCostMultipliesByFirst(t *testing.T) {
 		t.Fatalf("first 5: %+v", r.Errors)
 	}
 }
+
+// The README's console examples run as written.
+func TestREADMEConsoleExamples(t *testing.T) {
+	env := servertest.New(t, storetest.Open(t, store.SQLite), servertest.Base)
+	for token, q := range map[string]string{
+		"acme-reader": `{ gpus(health: FAILED, first: 20) { totalCount edges { cursor node { index node { name } vm { name } } }
+                                   pageInfo { hasNextPage endCursor } } }`,
+		"acme-workloads": `{ podsConnection(where: {k8sPhase: {eq: "Running"}, createdAt: {gte: "2024-06-01T00:00:00Z"}}, first: 50) {
+    nodes { name nodeName } pageInfo { hasNextPage endCursor } } }`,
+	} {
+		if got := data(t, env.GraphQL(token, q, nil)); len(got) < 60 {
+			t.Errorf("%s: %s", q, got)
+		}
+	}
+}
