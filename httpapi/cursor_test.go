@@ -10,6 +10,7 @@ import (
 	fleetgen "gpugraph/bench/fleet"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
+	"gpugraph/podfield"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -131,8 +132,10 @@ func TestPodCursorsWalkEveryOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := servertest.New(t, st, string(b))
-		for _, field := range []string{"NAME", "CLUSTER_ID", "WORKLOAD_ID", "REVISION_ID", "NODE_NAME", "CURRENT_NODEPOOL", "CREATED_AT", "COMPLETED_AT", "DELETED_AT", "K8S_PHASE"} {
+		// Every sortable field of the registry, so a new one needs its cursor value.
+		for _, fd := range podfield.Sortable() {
 			for _, order := range []string{"ASC", "DESC"} {
+				field := fd.Enum
 				args := fmt.Sprintf(", sortBy: %s, sortOrder: %s", field, order)
 				var list struct {
 					Pods struct{ Pods []struct{ ID string } }
