@@ -32,6 +32,8 @@ func TestConsoleListsPrefetchEachLevelInOneStatement(t *testing.T) {
 		{"vmsConnection", "fleet-000", `query($n: Int) { vmsConnection(first: $n) { nodes { id gpuModel { name } } edges { node { gpus { address } node { name gpus { index } } } } } }`, 6},
 		// key lookup + page + nodes + gpus + workloads + projects
 		{"podsConnection", "fleet-000", `query($n: Int) { podsConnection(first: $n) { edges { node { node { name gpus { index } } workload { name project { name } } project { id } } } } }`, 6},
+		// key lookup + page + nodes + workloads + projects: a typed filter costs nothing more
+		{"pods where", "fleet-000", `query($n: Int) { pods(limit: $n, where: {k8sPhase: {ne: "Pending"}, createdAt: {gte: "2000-01-01T00:00:00Z"}}) { pods { node { name } workload { project { name } } } } }`, 5},
 		// key lookup + workloads + projects
 		{"workloads", "fleet-000", `query($n: Int) { workloads(limit: $n) { name project { name } } }`, 3},
 	}
