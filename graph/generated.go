@@ -104,6 +104,18 @@ type ComplexityRoot struct {
 		VM              func(childComplexity int) int
 	}
 
+	GpuConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	GpuEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	GpuModel struct {
 		ID           func(childComplexity int) int
 		Manufacturer func(childComplexity int) int
@@ -183,11 +195,29 @@ type ComplexityRoot struct {
 		WorkloadsChanged func(childComplexity int) int
 	}
 
+	NodeConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	NodeEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	NodeEnrollment struct {
 		BootstrapToken func(childComplexity int) int
 		ClusterID      func(childComplexity int) int
 		ExpiresAt      func(childComplexity int) int
 		NodeName       func(childComplexity int) int
+	}
+
+	NodeList struct {
+		Next  func(childComplexity int) int
+		Nodes func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	NodeSelectorTerm struct {
@@ -205,6 +235,13 @@ type ComplexityRoot struct {
 		ID               func(childComplexity int) int
 		State            func(childComplexity int) int
 		WorkloadsStopped func(childComplexity int) int
+	}
+
+	PageInfo struct {
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Pod struct {
@@ -237,6 +274,18 @@ type ComplexityRoot struct {
 		Workload           func(childComplexity int) int
 		WorkloadID         func(childComplexity int) int
 		WorkloadName       func(childComplexity int) int
+	}
+
+	PodConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	PodEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	PodList struct {
@@ -285,17 +334,25 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKeys      func(childComplexity int, organizationID *string) int
-		Applications func(childComplexity int, organizationID *string) int
-		Node         func(childComplexity int, id string) int
-		Nodes        func(childComplexity int, status []models.NodeStatus) int
-		PodMetrics   func(childComplexity int, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) int
-		Pods         func(childComplexity int, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
-		PodsCount    func(childComplexity int, filterBy []string, search *string, deleted *bool, completed *bool) int
-		RevisionPods func(childComplexity int, revisionID string, deleted *bool) int
-		VM           func(childComplexity int, id string) int
-		Vms          func(childComplexity int, status []models.VMStatus, offset *int, limit *int) int
-		WorkloadPods func(childComplexity int, workloadID string, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
+		APIKeys         func(childComplexity int, organizationID *string) int
+		Applications    func(childComplexity int, organizationID *string) int
+		GpuModels       func(childComplexity int) int
+		Gpus            func(childComplexity int, health *models.GpuHealth, modelID *string, nodeID *string, first *int, after *string) int
+		Node            func(childComplexity int, id string) int
+		NodeList        func(childComplexity int, status []models.NodeStatus, offset *int, limit *int) int
+		Nodes           func(childComplexity int, status []models.NodeStatus) int
+		NodesConnection func(childComplexity int, status []models.NodeStatus, first *int, after *string) int
+		PodMetrics      func(childComplexity int, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) int
+		Pods            func(childComplexity int, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
+		PodsConnection  func(childComplexity int, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, first *int, after *string, deleted *bool, completed *bool) int
+		PodsCount       func(childComplexity int, where map[string]any, filterBy []string, search *string, deleted *bool, completed *bool) int
+		Projects        func(childComplexity int) int
+		RevisionPods    func(childComplexity int, revisionID string, deleted *bool) int
+		VM              func(childComplexity int, id string) int
+		Vms             func(childComplexity int, status []models.VMStatus, offset *int, limit *int) int
+		VmsConnection   func(childComplexity int, status []models.VMStatus, first *int, after *string) int
+		WorkloadPods    func(childComplexity int, workloadID string, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
+		Workloads       func(childComplexity int, projectID *string, offset *int, limit *int) int
 	}
 
 	RequestResourceCores struct {
@@ -346,6 +403,18 @@ type ComplexityRoot struct {
 		TearingDown       func(childComplexity int) int
 		Tier              func(childComplexity int) int
 		VolumeGb          func(childComplexity int) int
+	}
+
+	VmConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	VmEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	VmEvent struct {
@@ -413,13 +482,21 @@ type QueryResolver interface {
 	Vms(ctx context.Context, status []models.VMStatus, offset *int, limit *int) (*model.VMList, error)
 	Node(ctx context.Context, id string) (*models.Node, error)
 	Nodes(ctx context.Context, status []models.NodeStatus) ([]*models.Node, error)
-	Pods(ctx context.Context, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
-	PodsCount(ctx context.Context, filterBy []string, search *string, deleted *bool, completed *bool) (int, error)
-	WorkloadPods(ctx context.Context, workloadID string, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
+	Pods(ctx context.Context, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
+	PodsCount(ctx context.Context, where map[string]any, filterBy []string, search *string, deleted *bool, completed *bool) (int, error)
+	WorkloadPods(ctx context.Context, workloadID string, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
 	RevisionPods(ctx context.Context, revisionID string, deleted *bool) ([]*models.Pod, error)
 	PodMetrics(ctx context.Context, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) (*model.PodMetrics, error)
 	APIKeys(ctx context.Context, organizationID *string) ([]*model.Credential, error)
 	Applications(ctx context.Context, organizationID *string) ([]*model.Credential, error)
+	Projects(ctx context.Context) ([]*models.Project, error)
+	Workloads(ctx context.Context, projectID *string, offset *int, limit *int) ([]*models.Workload, error)
+	GpuModels(ctx context.Context) ([]*models.GpuModel, error)
+	Gpus(ctx context.Context, health *models.GpuHealth, modelID *string, nodeID *string, first *int, after *string) (*model.GpuConnection, error)
+	NodeList(ctx context.Context, status []models.NodeStatus, offset *int, limit *int) (*model.NodeList, error)
+	NodesConnection(ctx context.Context, status []models.NodeStatus, first *int, after *string) (*model.NodeConnection, error)
+	VmsConnection(ctx context.Context, status []models.VMStatus, first *int, after *string) (*model.VMConnection, error)
+	PodsConnection(ctx context.Context, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, first *int, after *string, deleted *bool, completed *bool) (*model.PodConnection, error)
 }
 type SubscriptionResolver interface {
 	VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error)
@@ -694,6 +771,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gpu.VM(childComplexity), true
+
+	case "GpuConnection.edges":
+		if e.ComplexityRoot.GpuConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuConnection.Edges(childComplexity), true
+	case "GpuConnection.nodes":
+		if e.ComplexityRoot.GpuConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuConnection.Nodes(childComplexity), true
+	case "GpuConnection.pageInfo":
+		if e.ComplexityRoot.GpuConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuConnection.PageInfo(childComplexity), true
+	case "GpuConnection.totalCount":
+		if e.ComplexityRoot.GpuConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuConnection.TotalCount(childComplexity), true
+
+	case "GpuEdge.cursor":
+		if e.ComplexityRoot.GpuEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuEdge.Cursor(childComplexity), true
+	case "GpuEdge.node":
+		if e.ComplexityRoot.GpuEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuEdge.Node(childComplexity), true
 
 	case "GpuModel.id":
 		if e.ComplexityRoot.GpuModel.ID == nil {
@@ -1042,6 +1157,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NodeChange.WorkloadsChanged(childComplexity), true
 
+	case "NodeConnection.edges":
+		if e.ComplexityRoot.NodeConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeConnection.Edges(childComplexity), true
+	case "NodeConnection.nodes":
+		if e.ComplexityRoot.NodeConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeConnection.Nodes(childComplexity), true
+	case "NodeConnection.pageInfo":
+		if e.ComplexityRoot.NodeConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeConnection.PageInfo(childComplexity), true
+	case "NodeConnection.totalCount":
+		if e.ComplexityRoot.NodeConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeConnection.TotalCount(childComplexity), true
+
+	case "NodeEdge.cursor":
+		if e.ComplexityRoot.NodeEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEdge.Cursor(childComplexity), true
+	case "NodeEdge.node":
+		if e.ComplexityRoot.NodeEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEdge.Node(childComplexity), true
+
 	case "NodeEnrollment.bootstrapToken":
 		if e.ComplexityRoot.NodeEnrollment.BootstrapToken == nil {
 			break
@@ -1066,6 +1219,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.NodeEnrollment.NodeName(childComplexity), true
+
+	case "NodeList.next":
+		if e.ComplexityRoot.NodeList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeList.Next(childComplexity), true
+	case "NodeList.nodes":
+		if e.ComplexityRoot.NodeList.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeList.Nodes(childComplexity), true
+	case "NodeList.total":
+		if e.ComplexityRoot.NodeList.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeList.Total(childComplexity), true
 
 	case "NodeSelectorTerm.matchExpressions":
 		if e.ComplexityRoot.NodeSelectorTerm.MatchExpressions == nil {
@@ -1117,6 +1289,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationChange.WorkloadsStopped(childComplexity), true
+
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Pod.allocatedResources":
 		if e.ComplexityRoot.Pod.AllocatedResources == nil {
@@ -1293,6 +1490,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Pod.WorkloadName(childComplexity), true
 
+	case "PodConnection.edges":
+		if e.ComplexityRoot.PodConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PodConnection.Edges(childComplexity), true
+	case "PodConnection.nodes":
+		if e.ComplexityRoot.PodConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PodConnection.Nodes(childComplexity), true
+	case "PodConnection.pageInfo":
+		if e.ComplexityRoot.PodConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PodConnection.PageInfo(childComplexity), true
+	case "PodConnection.totalCount":
+		if e.ComplexityRoot.PodConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PodConnection.TotalCount(childComplexity), true
+
+	case "PodEdge.cursor":
+		if e.ComplexityRoot.PodEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PodEdge.Cursor(childComplexity), true
+	case "PodEdge.node":
+		if e.ComplexityRoot.PodEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PodEdge.Node(childComplexity), true
+
 	case "PodList.next":
 		if e.ComplexityRoot.PodList.Next == nil {
 			break
@@ -1466,6 +1701,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Applications(childComplexity, args["organizationId"].(*string)), true
+	case "Query.gpuModels":
+		if e.ComplexityRoot.Query.GpuModels == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.GpuModels(childComplexity), true
+	case "Query.gpus":
+		if e.ComplexityRoot.Query.Gpus == nil {
+			break
+		}
+
+		args, err := ec.field_Query_gpus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Gpus(childComplexity, args["health"].(*models.GpuHealth), args["modelId"].(*string), args["nodeId"].(*string), args["first"].(*int), args["after"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -1478,6 +1730,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodeList":
+		if e.ComplexityRoot.Query.NodeList == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodeList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NodeList(childComplexity, args["status"].([]models.NodeStatus), args["offset"].(*int), args["limit"].(*int)), true
 	case "Query.nodes":
 		if e.ComplexityRoot.Query.Nodes == nil {
 			break
@@ -1489,6 +1752,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["status"].([]models.NodeStatus)), true
+	case "Query.nodesConnection":
+		if e.ComplexityRoot.Query.NodesConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodesConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NodesConnection(childComplexity, args["status"].([]models.NodeStatus), args["first"].(*int), args["after"].(*string)), true
 	case "Query.podMetrics":
 		if e.ComplexityRoot.Query.PodMetrics == nil {
 			break
@@ -1510,7 +1784,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Pods(childComplexity, args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
+		return e.ComplexityRoot.Query.Pods(childComplexity, args["where"].(map[string]any), args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
+	case "Query.podsConnection":
+		if e.ComplexityRoot.Query.PodsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_podsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PodsConnection(childComplexity, args["where"].(map[string]any), args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["first"].(*int), args["after"].(*string), args["deleted"].(*bool), args["completed"].(*bool)), true
 	case "Query.podsCount":
 		if e.ComplexityRoot.Query.PodsCount == nil {
 			break
@@ -1521,7 +1806,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PodsCount(childComplexity, args["filterBy"].([]string), args["search"].(*string), args["deleted"].(*bool), args["completed"].(*bool)), true
+		return e.ComplexityRoot.Query.PodsCount(childComplexity, args["where"].(map[string]any), args["filterBy"].([]string), args["search"].(*string), args["deleted"].(*bool), args["completed"].(*bool)), true
+	case "Query.projects":
+		if e.ComplexityRoot.Query.Projects == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Projects(childComplexity), true
 	case "Query.revisionPods":
 		if e.ComplexityRoot.Query.RevisionPods == nil {
 			break
@@ -1555,6 +1846,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Vms(childComplexity, args["status"].([]models.VMStatus), args["offset"].(*int), args["limit"].(*int)), true
+	case "Query.vmsConnection":
+		if e.ComplexityRoot.Query.VmsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_vmsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.VmsConnection(childComplexity, args["status"].([]models.VMStatus), args["first"].(*int), args["after"].(*string)), true
 	case "Query.workloadPods":
 		if e.ComplexityRoot.Query.WorkloadPods == nil {
 			break
@@ -1565,7 +1867,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WorkloadPods(childComplexity, args["workloadId"].(string), args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
+		return e.ComplexityRoot.Query.WorkloadPods(childComplexity, args["workloadId"].(string), args["where"].(map[string]any), args["filterBy"].([]string), args["search"].(*string), args["sortBy"].(*filterby.SortField), args["sortOrder"].(*filterby.Order), args["offset"].(*int), args["limit"].(*int), args["deleted"].(*bool), args["completed"].(*bool)), true
+	case "Query.workloads":
+		if e.ComplexityRoot.Query.Workloads == nil {
+			break
+		}
+
+		args, err := ec.field_Query_workloads_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Workloads(childComplexity, args["projectId"].(*string), args["offset"].(*int), args["limit"].(*int)), true
 
 	case "RequestResourceCores.limit":
 		if e.ComplexityRoot.RequestResourceCores.Limit == nil {
@@ -1809,6 +2122,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.VM.VolumeGb(childComplexity), true
 
+	case "VmConnection.edges":
+		if e.ComplexityRoot.VmConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConnection.Edges(childComplexity), true
+	case "VmConnection.nodes":
+		if e.ComplexityRoot.VmConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConnection.Nodes(childComplexity), true
+	case "VmConnection.pageInfo":
+		if e.ComplexityRoot.VmConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConnection.PageInfo(childComplexity), true
+	case "VmConnection.totalCount":
+		if e.ComplexityRoot.VmConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConnection.TotalCount(childComplexity), true
+
+	case "VmEdge.cursor":
+		if e.ComplexityRoot.VmEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEdge.Cursor(childComplexity), true
+	case "VmEdge.node":
+		if e.ComplexityRoot.VmEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEdge.Node(childComplexity), true
+
 	case "VmEvent.actor":
 		if e.ComplexityRoot.VmEvent.Actor == nil {
 			break
@@ -1924,6 +2275,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("CredentialInput", ec.unmarshalInputCredentialInput),
+			graphql.NewInputUnmarshaler("PodFilter", ec.unmarshalInputPodFilter),
+			graphql.NewInputUnmarshaler("StringFilter", ec.unmarshalInputStringFilter),
+			graphql.NewInputUnmarshaler("TimeFilter", ec.unmarshalInputTimeFilter),
 		)
 	}
 	first := true
@@ -2026,112 +2380,210 @@ scalar Time
 "A JSON object of string keys (labels, histogram buckets)."
 scalar StringMap
 
+"Reads. Each root field names the permission its key needs; another organization's or tenant's objects do not exist for a caller."
 type Query {
   "A VM or pod (OpenRelay compute) of the caller's organization; null when missing or another organization's. Needs compute.read."
-  vm(id: ID!): VM
+  vm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM
   "The caller's organization's VMs and pods, newest first. Needs compute.read."
-  vms(status: [VmStatus!], offset: Int, limit: Int): VmList!
+  vms(
+    "Only rows in these statuses; none or empty: every status."
+    status: [VmStatus!]
+    "How many rows to skip (0 or more, default 0)."
+    offset: Int
+    "How many rows at most (1–500, default 50)."
+    limit: Int
+  ): VmList!
   "A node of the shared inventory. Needs compute.read."
-  node(id: ID!): Node
+  node(
+    "The node's id."
+    id: ID!
+  ): Node
   "Nodes of the shared inventory, by name. Needs compute.read."
-  nodes(status: [NodeStatus!]): [Node!]!
+  nodes(
+    "Only rows in these statuses; none or empty: every status."
+    status: [NodeStatus!]
+  ): [Node!]!
 
   "Run:ai pods of the caller's tenant. Needs workloads.read."
   pods(
+    "Typed filters, ANDed with filterBy's."
+    where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
     filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
     search: String
+    "The order (default CREATED_AT); ties break on id."
     sortBy: PodSortField
+    "The direction (default ASC)."
     sortOrder: SortOrder
+    "How many rows to skip (0 or more, default 0)."
     offset: Int
+    "How many rows at most (1–500, default 50)."
     limit: Int
+    "true: only deleted pods; otherwise only pods not deleted."
     deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
     completed: Boolean
   ): PodList!
   "How many pods match, as pods would list them. Needs workloads.read."
-  podsCount(filterBy: [String!], search: String, deleted: Boolean, completed: Boolean): Int!
+  podsCount(
+    "Typed filters, ANDed with filterBy's."
+    where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
+    filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
+    search: String
+    "true: only deleted pods; otherwise only pods not deleted."
+    deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
+    completed: Boolean
+  ): Int!
   "Pods of one workload of the caller's tenant. Needs workloads.read."
   workloadPods(
+    "The workload's id."
     workloadId: ID!
+    "Typed filters, ANDed with filterBy's."
+    where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
     filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
     search: String
+    "The order (default CREATED_AT); ties break on id."
     sortBy: PodSortField
+    "The direction (default ASC)."
     sortOrder: SortOrder
+    "How many rows to skip (0 or more, default 0)."
     offset: Int
+    "How many rows at most (1–500, default 50)."
     limit: Int
+    "true: only deleted pods; otherwise only pods not deleted."
     deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
     completed: Boolean
   ): PodList!
   "Pods of one inference revision of the caller's tenant. Needs workloads.read."
-  revisionPods(revisionId: ID!, deleted: Boolean): [Pod!]!
+  revisionPods(
+    "The inference revision's id."
+    revisionId: ID!
+    "true: only deleted pods; otherwise only pods not deleted."
+    deleted: Boolean
+  ): [Pod!]!
   "Metric series of one pod, sampled like Prometheus query_range. Needs workloads.read."
   podMetrics(
+    "The pod's workload."
     workloadId: ID!
+    "The pod's id."
     podId: ID!
+    "The metric types to read."
     metricTypes: [PodMetricType!]!
+    "The range's start."
     start: Time!
+    "The range's end, after start."
     end: Time!
+    "How many samples each series answers over the range (default and bounds as Run:ai's)."
     numberOfSamples: Int
   ): PodMetrics!
 }
 
+"Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist."
 type Mutation {
   "Reboots a running VM in place, or starts a stopped or failed VM or pod again (OpenRelay semantics). Needs compute.operate."
-  restartVm(id: ID!): VM!
+  restartVm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM!
 }
 
 # ---------------------------------------------------------------- inventory
 
+"Who makes a GPU model."
 enum GpuManufacturer {
+  "NVIDIA."
   NVIDIA
+  "AMD."
   AMD
 }
 
+"An entry of the GPU model catalog."
 type GpuModel {
+  "The model's id (h100-80gb)."
   id: ID!
+  "Its marketing name."
   name: String!
+  "Who makes it."
   manufacturer: GpuManufacturer!
+  "Memory of one GPU, in GB."
   memoryGb: Int!
 }
 
+"Whether a node takes work."
 enum NodeStatus {
+  "Reporting and taking work."
   ONLINE
+  "Its agent stopped reporting; its running VMs and pods are interrupted."
   OFFLINE
+  "Decommissioned: gone from the fleet."
   REMOVED
 }
 
+"A GPU node of the shared inventory."
 type Node {
+  "The node's id."
   id: ID!
+  "Its name, unique across clusters (pods name it as nodeName)."
   name: String!
+  "The Run:ai cluster it belongs to."
   clusterId: String!
+  "Its node pool."
   nodePool: String!
+  "Whether it takes work."
   status: NodeStatus!
+  "The version (semver) of its node agent."
   agentVersion: String!
   "InfiniBand fabric, null when the node is on none."
   fabricId: ID
+  "CPU cores it has."
   cpuCores: Int!
+  "Memory it has, in GB."
   ramGb: Int!
+  "Disk it has, in GB."
   diskGb: Int!
+  "When it is decommissioned; null when it is not leaving."
   leavingAt: Time
+  "Its agent's last heartbeat; null when it never reported."
   lastHeartbeatAt: Time
+  "Its GPUs, by index."
   gpus: [Gpu!]!
   "The caller's organization's VMs and pods on this node; other organizations' allocations are not shown."
   vms: [VM!]!
 }
 
+"Whether a GPU can be given to a VM or pod."
 enum GpuHealth {
+  "Usable."
   HEALTHY
+  "Failed (see failedReason): never given out."
   FAILED
 }
 
+"One GPU of a node."
 type Gpu {
+  "The GPU's id."
   id: ID!
+  "The node it is in."
   nodeId: ID!
+  "Its index in its node, from 0."
   index: Int!
   "NVML UUID."
   uuid: String!
   "PCI bus id, 0000:3B:00.0."
   address: String!
+  "Its model's id."
   modelId: ID!
+  "Whether it can be given out."
   health: GpuHealth!
   "Why the GPU failed (XID 79), null when healthy."
   failedReason: String
@@ -2139,281 +2591,473 @@ type Gpu {
   utilization: Int
   "Latest memory in use the node agent reported, null before any."
   memoryUsedBytes: Float
+  "Its model."
   model: GpuModel!
   "The VM or pod holding this GPU, when it is the caller's organization's."
   vm: VM
+  "The node it is in."
   node: Node!
 }
 
 # ---------------------------------------------------------------- OpenRelay compute
 
+"Where a VM or pod stands in its lifecycle (OpenRelay statuses)."
 enum VmStatus {
+  "Created, not placed yet."
   PENDING
+  "Placed and starting."
   DEPLOYING
+  "Running."
   RUNNING
+  "Stopped: holds its disk or volume only."
   STOPPED
+  "Failed to start or crashed."
   FAILED
+  "Terminated: holds nothing, final."
   TERMINATED
+  "Its node went offline or its capacity was reclaimed; resumes when the node returns."
   INTERRUPTED
 }
 
 "A VM, or a pod when capabilityTier is \"pod\": the OpenRelay VM object."
 type VM {
+  "The VM's or pod's id."
   id: ID!
+  "Its name."
   name: String!
+  "The organization that owns it."
   organizationId: ID!
+  "Where it stands in its lifecycle."
   status: VmStatus!
+  "Why it is in its status (node_lost, user_stopped, …); empty when there is nothing to say."
   statusReason: String!
+  "\"pod\" for a pod, else the VM's tier of capability."
   capabilityTier: String!
+  "Its compute class."
   computeClass: String!
+  "When it was created; null when unknown."
   createdAt: Time
+  "Its disk, in GB."
   diskSizeGb: Int!
+  "Where it is reached; empty when it is not running."
   endpointUrl: String!
+  "How many GPUs it runs with."
   gpuCount: Int!
   "NVIDIA or AMD; null on a CPU-only row."
   gpuManufacturer: GpuManufacturer
+  "The GPU model it runs on; null on a CPU-only row."
   gpuModelId: ID
+  "That model's name; null on a CPU-only row."
   gpuModelName: String
+  "The image it boots or runs."
   imageUrl: String!
+  "Who manages it."
   managedBy: String!
+  "What an hour of it costs, in cents."
   pricePerHourCents: Int!
+  "Where its provisioning stands."
   provisioningStage: String!
+  "Whether it is reachable from the internet."
   public: Boolean!
+  "Its size, as sold (2xh100-80gb)."
   resourceSize: String!
+  "Its service type."
   serviceType: String!
+  "Its price tier."
   tier: String!
+  "A pod's volume, in GB."
   volumeGb: Int!
   "The node that holds its disk or volume."
   nodeId: ID
   "The GPUs it holds now."
   gpuIds: [ID!]!
+  "CPU cores of its node it holds while running."
   cpuCores: Int!
+  "Memory of its node it holds while running, in GB."
   ramGb: Int!
   "A pod's previous run is still being torn down."
   tearingDown: Boolean!
+  "When it was last interrupted; null when it is not interrupted."
   interruptedAt: Time
+  "The node that holds its disk or volume; null when none."
   node: Node
+  "The GPUs it holds now."
   gpus: [Gpu!]!
+  "The GPU model it runs on; null on a CPU-only row."
   gpuModel: GpuModel
 }
 
+"An offset page of VMs and pods."
 type VmList {
+  "The page's VMs and pods."
   vms: [VM!]!
   "Offset of the next page; null on the last page."
   next: Int
+  "How many match in all."
   total: Int!
 }
 
 # ---------------------------------------------------------------- Run:ai pods
 
+"The fields pods sort by (Run:ai sortBy)."
 enum PodSortField {
+  "By name."
   NAME
+  "By cluster."
   CLUSTER_ID
+  "By workload."
   WORKLOAD_ID
+  "By inference revision."
   REVISION_ID
+  "By node."
   NODE_NAME
+  "By node pool (Run:ai spells it currentNodepool)."
   CURRENT_NODEPOOL
+  "By creation (the default)."
   CREATED_AT
+  "By completion."
   COMPLETED_AT
+  "By deletion."
   DELETED_AT
+  "By Kubernetes phase."
   K8S_PHASE
 }
 
+"A sort direction."
 enum SortOrder {
+  "Ascending, nulls last (the default)."
   ASC
+  "Descending: the exact reverse of ascending."
   DESC
 }
 
+"An offset page of pods."
 type PodList {
+  "The page's pods."
   pods: [Pod!]!
   "Offset of the next page; null on the last page."
   next: Int
+  "How many match in all; counted only when selected."
   total: Int!
 }
 
 "The Run:ai pod object."
 type Pod {
+  "The pod's name."
   name: String!
+  "Its Kubernetes priority class (train, inference, …)."
   priorityClassName: String!
+  "The pod's id (a UUID)."
   id: ID!
+  "Its workload."
   workloadId: ID!
+  "Its inference revision; null for other workloads."
   revisionId: ID
+  "Its cluster."
   clusterId: String!
+  "Its project."
   projectId: String
+  "The node it runs on; null before it is scheduled."
   nodeName: String
+  "When it was created."
   createdAt: Time!
+  "When it completed; null while it has not."
   completedAt: Time
+  "Its containers."
   containers: [Container!]!
+  "The node pool it runs in."
   currentNodePool: String
+  "The node pools it may run in."
   requestedNodePools: [String!]
+  "What it asked for."
   requestedResources: PodRequestResources
+  "What it was given."
   allocatedResources: AllocatedResources
+  "Its Kubernetes tolerations."
   tolerations: [PodToleration!]
+  "Its Kubernetes phase (Pending, Running, Succeeded, Failed, …)."
   k8sPhase: String!
+  "Its address; null before it has one."
   ip: String
+  "Its task in a distributed workload (master, worker)."
   task: String
+  "Its Kubernetes node affinity."
   nodeAffinity: PodNodeAffinity
+  "Its Run:ai tenant."
   tenantId: Int!
+  "When its phase last changed."
   k8sPhaseUpdatedAt: Time!
+  "When it last changed."
   updatedAt: Time!
+  "When it was deleted; null while it is not."
   deletedAt: Time
+  "Its project's name."
   projectName: String
+  "Its workload's name."
   workloadName: String
   "The node named by nodeName, in the pod's cluster."
   node: Node
+  "Its workload."
   workload: Workload
+  "Its project."
   project: Project
 }
 
+"A container of a pod."
 type Container {
+  "The container's name."
   name: String!
+  "Its image."
   image: String!
+  "When it started; null before."
   startedAt: Time
 }
 
+"What a pod asked for."
 type PodRequestResources {
+  "How GPUs are asked for (portion, memory, migProfile)."
   gpuRequestType: String
+  "GPUs (devices or portions)."
   gpu: RequestResourceCores
+  "GPU memory."
   gpuMemory: RequestResourceQuantity
+  "CPU cores."
   cpu: RequestResourceCores
+  "Memory."
   cpuMemory: RequestResourceQuantity
+  "Kubernetes extended resources."
   extendedResources: [ExtendedResource!]
 }
 
+"A request and limit in cores (or GPUs)."
 type RequestResourceCores {
+  "The limit."
   limit: Float
+  "The request."
   request: Float
 }
 
+"A request and limit as Kubernetes quantities (20G)."
 type RequestResourceQuantity {
+  "The limit."
   limit: String
+  "The request."
   request: String
 }
 
+"A Kubernetes extended resource a pod asked for or holds."
 type ExtendedResource {
+  "The resource's name."
   resource: String
+  "How much, as a Kubernetes quantity."
   quantity: String
+  "Whether it is left out."
   exclude: Boolean
 }
 
+"What a pod was given."
 type AllocatedResources {
+  "GPUs (devices or portions)."
   gpu: Float
+  "GPU memory."
   gpuMemory: String
+  "CPU cores."
   cpu: Float
+  "Memory."
   cpuMemory: String
+  "Kubernetes extended resources."
   extendedResources: [ExtendedResource!]
 }
 
+"A Kubernetes toleration of a pod."
 type PodToleration {
+  "The taint key it tolerates."
   key: String
+  "Exists or Equal."
   operator: String
+  "The taint value, for Equal."
   value: String
+  "The taint effect it tolerates."
   effect: String
+  "How long it tolerates a NoExecute taint."
   tolerationSeconds: Int
 }
 
+"A pod's Kubernetes node affinity."
 type PodNodeAffinity {
+  "Terms its node must meet."
   required: NodeAffinityRequired
+  "Terms it prefers."
   preferred: NodeAffinityPreferred
 }
 
+"Node selector terms a pod's node must meet."
 type NodeAffinityRequired {
+  "Any one of them must hold."
   nodeSelectorTerms: [NodeSelectorTerm!]
 }
 
+"Weighted node selector terms a pod prefers."
 type NodeAffinityPreferred {
+  "Weighted terms."
   nodeSelectorTerms: [PreferredNodeSelectorTerm!]
 }
 
+"A Kubernetes node selector term: all its expressions hold."
 type NodeSelectorTerm {
+  "Requirements on node labels."
   matchExpressions: [MatchExpression!]
 }
 
+"A Kubernetes node selector requirement."
 type MatchExpression {
+  "The node label."
   key: String!
+  "In, NotIn, Exists, DoesNotExist, Gt or Lt."
   operator: String!
+  "The values the operator compares with."
   values: [String!]
 }
 
+"A node selector term with its weight."
 type PreferredNodeSelectorTerm {
+  "Its weight."
   weight: Float
+  "The term."
   preference: NodeSelectorTerm
 }
 
+"A Run:ai project of a tenant."
 type Project {
+  "The project's id."
   id: ID!
+  "Its name."
   name: String!
+  "Its Run:ai tenant."
   tenantId: Int!
 }
 
+"A Run:ai workload (a training job, an inference service…)."
 type Workload {
+  "The workload's id (a UUID)."
   id: ID!
+  "Its name."
   name: String!
+  "Its project."
   projectId: ID!
+  "Its cluster."
   clusterId: String!
+  "Its project."
   project: Project
 }
 
 # ---------------------------------------------------------------- pod metrics
 
+"A pod metric Run:ai reports, as its metricType parameter names it."
 enum PodMetricType {
+  "GPU utilization of each GPU, in percent."
   GPU_UTILIZATION_PER_GPU
+  "GPU utilization over its GPUs, in percent."
   GPU_UTILIZATION
+  "GPU memory in use on each GPU, in bytes."
   GPU_MEMORY_USAGE_BYTES_PER_GPU
+  "GPU memory in use over its GPUs, in bytes."
   GPU_MEMORY_USAGE_BYTES
+  "CPU in use, in cores."
   CPU_USAGE_CORES
+  "Memory in use, in bytes."
   CPU_MEMORY_USAGE_BYTES
+  "Graphics engine activity of each GPU (DCGM), a fraction."
   GPU_GRAPHICS_ENGINE_ACTIVITY_PER_GPU
+  "Streaming multiprocessor activity of each GPU (DCGM), a fraction."
   GPU_SM_ACTIVITY_PER_GPU
+  "Streaming multiprocessor occupancy of each GPU (DCGM), a fraction."
   GPU_SM_OCCUPANCY_PER_GPU
+  "Tensor core activity of each GPU (DCGM), a fraction."
   GPU_TENSOR_ACTIVITY_PER_GPU
+  "FP64 engine activity of each GPU (DCGM), a fraction."
   GPU_FP64_ENGINE_ACTIVITY_PER_GPU
+  "FP32 engine activity of each GPU (DCGM), a fraction."
   GPU_FP32_ENGINE_ACTIVITY_PER_GPU
+  "FP16 engine activity of each GPU (DCGM), a fraction."
   GPU_FP16_ENGINE_ACTIVITY_PER_GPU
+  "Memory bandwidth utilization of each GPU (DCGM), a fraction."
   GPU_MEMORY_BANDWIDTH_UTILIZATION_PER_GPU
+  "NVLink bytes sent per second by each GPU."
   GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU
+  "NVLink bytes received per second by each GPU."
   GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU
+  "PCIe bytes sent per second by each GPU."
   GPU_PCIE_TRANSMITTED_BANDWIDTH_PER_GPU
+  "PCIe bytes received per second by each GPU."
   GPU_PCIE_RECEIVED_BANDWIDTH_PER_GPU
+  "GPU memory swapped to host memory, per GPU, in bytes."
   GPU_SWAP_MEMORY_BYTES_PER_GPU
+  "NVIDIA NIM: requests being served."
   NIM_NUM_REQUESTS_RUNNING
+  "NVIDIA NIM: requests waiting."
   NIM_NUM_REQUESTS_WAITING
+  "NVIDIA NIM: the most requests served at once."
   NIM_NUM_REQUEST_MAX
+  "NVIDIA NIM: requests that succeeded, in all."
   NIM_REQUEST_SUCCESS_TOTAL
+  "NVIDIA NIM: requests that failed, in all."
   NIM_REQUEST_FAILURE_TOTAL
+  "NVIDIA NIM: KV cache in use, in percent."
   NIM_GPU_CACHE_USAGE_PERC
+  "NVIDIA NIM: time to the first token, a histogram."
   NIM_TIME_TO_FIRST_TOKEN_SECONDS
+  "NVIDIA NIM: end-to-end request latency, a histogram."
   NIM_E2E_REQUEST_LATENCY_SECONDS
+  "NVIDIA NIM: time to the first token, p50, p90 and p99."
   NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES
+  "NVIDIA NIM: end-to-end request latency, p50, p90 and p99."
   NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES
+  "NVLink bytes per second over its GPUs, both ways."
   NVLINK_BANDWIDTH_TOTAL
+  "NVLink bytes per second of each GPU, both ways."
   NVLINK_BANDWIDTH_TOTAL_PER_GPU
 }
 
+"A pod's metric series over a time range."
 type PodMetrics {
+  "The series of the requested types."
   measurements: [Measurement!]!
+  "The histogram series of the requested types; null when none was requested."
   histogram: [HistogramSeries!]
   "Requested types that cannot exist for this pod and were left out (the REST face answers 207)."
   omittedTypes: [PodMetricType!]!
 }
 
+"One series of a metric type, for one set of labels."
 type Measurement {
+  "The metric type."
   type: String!
+  "The series' labels (gpu: \"0\" for a per-GPU type)."
   labels: StringMap
+  "Its samples, oldest first."
   values: [MetricValue!]!
 }
 
+"One sample of a series."
 type MetricValue {
+  "The value, as a decimal string (Prometheus style)."
   value: String!
+  "When it was sampled."
   timestamp: Time!
 }
 
+"The histogram samples of a metric type."
 type HistogramSeries {
+  "The metric type."
   type: String!
+  "Its samples, oldest first."
   values: [HistogramValue!]!
 }
 
+"One histogram sample."
 type HistogramValue {
+  "When it was sampled."
   timestamp: Time!
   "Cumulative bucket counts by upper bound (+Inf last), or p50/p90/p99 for the _PERCENTILES types."
   data: StringMap!
@@ -2423,22 +3067,36 @@ type HistogramValue {
 
 extend type Mutation {
   "Stops a running, interrupted or deploying VM or pod: its GPUs, host share and address are released, its disk or volume stays on its node. Needs compute.operate."
-  stopVm(id: ID!): VM!
+  stopVm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM!
   "Terminates a VM or pod: everything it held is released and its disk or volume is gone. Needs compute.operate."
-  terminateVm(id: ID!): VM!
+  terminateVm(
+    "The VM's or pod's id."
+    id: ID!
+  ): VM!
 }
 
 extend type VM {
   "Its status changes, oldest first: those after the event id after, at most limit (1–500, default 50)."
-  events(after: ID, limit: Int): [VmEvent!]!
+  events(
+    "An event id: the events after it (default: from the first)."
+    after: ID
+    "How many events at most (1–500, default 50)."
+    limit: Int
+  ): [VmEvent!]!
 }
 
 "One status change of a VM or pod, as the event log keeps it."
 type VmEvent {
   "Grows with every event; pass the last one read as after to read on."
   id: ID!
+  "The VM or pod that changed."
   vmId: ID!
+  "Its status before."
   from: VmStatus!
+  "Its status after."
   to: VmStatus!
   "The statusReason after the change."
   reason: String!
@@ -2446,6 +3104,7 @@ type VmEvent {
   transition: String!
   "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\" or \"platform\"."
   actor: String!
+  "When it changed."
   at: Time!
 }
 
@@ -2453,45 +3112,76 @@ type VmEvent {
 
 "An organization's standing. Suspended and deleted organizations' keys are refused; a balance-exhausted one's keys read but cannot start workloads."
 enum OrganizationState {
+  "In good standing."
   ACTIVE
+  "Suspended: its keys are refused."
   SUSPENDED
+  "Out of balance: its keys read but cannot start workloads."
   BALANCE_EXHAUSTED
+  "Deleted, for good: its keys are refused."
   DELETED
 }
 
 "A node after an operator's change, and how many of its VMs and pods the change moved."
 type NodeChange {
+  "The node after the change."
   node: Node!
+  "How many of its VMs and pods the change moved."
   workloadsChanged: Int!
 }
 
 "An organization after an operator changed its state, and how many of its VMs and pods stopped."
 type OrganizationChange {
+  "The organization."
   id: ID!
+  "Its state now."
   state: OrganizationState!
+  "How many of its VMs and pods stopped."
   workloadsStopped: Int!
 }
 
 extend type Mutation {
   "Decommissions a node: at leavingAt (in the future) it is removed and its VMs and pods end with node_removed; until then running ones carry statusReason \"node leaving at <leavingAt>\". null clears a leavingAt that has not passed. Needs nodes.admin."
-  setNodeLeavingAt(id: ID!, leavingAt: Time): NodeChange!
+  setNodeLeavingAt(
+    "The node's id."
+    id: ID!
+    "When the node leaves, in the future; null clears it."
+    leavingAt: Time
+  ): NodeChange!
   "Reclaims a node's interruptible capacity for its owner: its interruptible VMs and pods stop with spot_reclaimed_by_capacity_owner. Needs nodes.admin."
-  reclaimNode(id: ID!): NodeChange!
+  reclaimNode(
+    "The node's id."
+    id: ID!
+  ): NodeChange!
   "Suspends, marks balance-exhausted, deletes (final) or reinstates an organization; its running, deploying and interrupted VMs and pods stop with the matching auto_stopped_* reason. Needs nodes.admin."
-  setOrganizationState(id: ID!, state: OrganizationState!): OrganizationChange!
+  setOrganizationState(
+    "The organization's id (not the caller's own)."
+    id: ID!
+    "Its new state."
+    state: OrganizationState!
+  ): OrganizationChange!
 }
 
 "A node's enrollment: the one-time bootstrap token its agent exchanges (POST /v1/agent/register) for the node's credential, bound to nodeName and clusterId. The token is shown only here and works once, until expiresAt (24 hours)."
 type NodeEnrollment {
+  "The node enrolled."
   nodeName: String!
+  "Its cluster."
   clusterId: String!
+  "The one-time token its agent exchanges for its credential; shown only here."
   bootstrapToken: String!
+  "When the token stops working."
   expiresAt: Time!
 }
 
 extend type Mutation {
   "Enrolls a node for node identity and answers its one-time bootstrap token. A registered node is enrolled only in its own cluster; enrolling a node again replaces its credential once the new token is exchanged. Needs nodes.admin."
-  enrollNode(nodeName: String!, clusterId: String!): NodeEnrollment!
+  enrollNode(
+    "The node's name, as its agent reports it."
+    nodeName: String!
+    "The cluster the node belongs to."
+    clusterId: String!
+  ): NodeEnrollment!
 }
 
 # ---------------------------------------------------------------- live updates
@@ -2508,7 +3198,12 @@ type Subscription {
   given), each once, in id order. after: an event id, to replay what followed
   it from the log and go on live with no gap; omitted, the stream starts now.
   """
-  vmEvents(ids: [ID!], after: ID): VmEvent!
+  vmEvents(
+    "Only these VMs' and pods' events."
+    ids: [ID!]
+    "An event id: replay the events after it first."
+    after: ID
+  ): VmEvent!
 }
 
 extend type VmEvent {
@@ -2520,42 +3215,63 @@ extend type VmEvent {
 
 "An API key or an application (client credentials) as an administrator lists it: never its secret. id is a key's id (the first 12 hex digits of its hash, as the event log names it) or an application's clientId."
 type Credential {
+  "A key's id (12 hex digits of its hash) or an application's clientId."
   id: ID!
+  "The organization the credential acts for."
   organizationId: ID!
+  "The name given at creation (may be empty)."
   name: String!
+  "The permissions it holds, as the auth contract names them."
   permissions: [String!]!
+  "When it was created."
   createdAt: Time!
-  "Written at most once a minute per credential."
+  "When it last authenticated a request; written at most once a minute per credential."
   lastUsedAt: Time
+  "When it stops working; null: never."
   expiresAt: Time
+  "When it was revoked; null while it works."
   revokedAt: Time
 }
 
 "A new API key: secret is the key to send as Authorization: Bearer, shown only here."
 type CreatedKey {
+  "The key as lists show it."
   credential: Credential!
+  "The key itself, to send as Authorization: Bearer; never shown again."
   secret: String!
 }
 
 "A new application: trade clientId and clientSecret at POST /api/v1/token for an access token; the secret is shown only here."
 type CreatedApplication {
+  "The application as lists show it."
   credential: Credential!
+  "The client id to send to POST /api/v1/token."
   clientId: ID!
+  "The client secret to send to POST /api/v1/token; never shown again."
   clientSecret: String!
 }
 
+"An organization: a tenant of the platform, whose VMs, pods and keys are its own."
 type Organization {
+  "The organization's id."
   id: ID!
+  "Its display name."
   name: String!
+  "Its Run:ai tenant id."
   tenantId: Int!
+  "Whether its workloads may use InfiniBand fabrics."
   infinibandEnabled: Boolean!
 }
 
 "What a new key or application holds. organizationId defaults to the caller's own; expires is a number of days (90d), a duration (36h) or an RFC 3339 instant, absent for never."
 input CredentialInput {
+  "The organization it acts for; default: the caller's own."
   organizationId: ID
+  "A name to tell it apart in lists."
   name: String
+  "The permissions it holds: only ones the caller holds itself."
   permissions: [String!]!
+  "When it expires: days (90d), a duration (36h) or an RFC 3339 instant; absent: never."
   expires: String
 }
 
@@ -2563,22 +3279,295 @@ input CredentialInput {
 # organization; with nodes.admin too, every organization).
 extend type Query {
   "API keys of organizationId (default: every organization the caller administers), oldest first. Needs admin."
-  apiKeys(organizationId: ID): [Credential!]!
+  apiKeys(
+    "Only this organization's keys."
+    organizationId: ID
+  ): [Credential!]!
   "Applications of organizationId (default: every organization the caller administers), oldest first. Needs admin."
-  applications(organizationId: ID): [Credential!]!
+  applications(
+    "Only this organization's applications."
+    organizationId: ID
+  ): [Credential!]!
 }
 
 extend type Mutation {
   "Creates an API key holding only permissions the caller holds. Needs admin."
-  createApiKey(input: CredentialInput!): CreatedKey!
+  createApiKey(
+    "What the key holds."
+    input: CredentialInput!
+  ): CreatedKey!
   "Revokes an API key: it answers 401 from now on, on every replica. Needs admin."
-  revokeApiKey(id: ID!): Credential!
+  revokeApiKey(
+    "The key's id."
+    id: ID!
+  ): Credential!
   "Creates an application (client credentials for POST /api/v1/token). Needs admin."
-  createApplication(input: CredentialInput!): CreatedApplication!
+  createApplication(
+    "What the application holds."
+    input: CredentialInput!
+  ): CreatedApplication!
   "Revokes an application: its secret and its access tokens answer 401 from now on. Needs admin."
-  revokeApplication(id: ID!): Credential!
+  revokeApplication(
+    "The application's clientId."
+    id: ID!
+  ): Credential!
   "Creates an active organization. Needs admin and nodes.admin (the platform operator)."
-  createOrganization(id: ID!, name: String!, tenantId: Int!, infinibandEnabled: Boolean): Organization!
+  createOrganization(
+    "The new organization's id."
+    id: ID!
+    "Its display name."
+    name: String!
+    "Its Run:ai tenant id, unique among organizations."
+    tenantId: Int!
+    "Whether its workloads may use InfiniBand fabrics (default false)."
+    infinibandEnabled: Boolean
+  ): Organization!
+}
+
+# ---------------------------------------------------------------- schema for consoles: catalogs, cursor pages, typed filters
+
+extend type Query {
+  "The caller's tenant's Run:ai projects, by name. Needs workloads.read."
+  projects: [Project!]!
+  "The caller's tenant's Run:ai workloads, of one project when projectId is given, by name: limit (1–500, default 50) from offset (default 0). Needs workloads.read."
+  workloads(
+    "Only this project's workloads."
+    projectId: ID
+    "How many rows to skip (0 or more, default 0)."
+    offset: Int
+    "How many rows at most (1–500, default 50)."
+    limit: Int
+  ): [Workload!]!
+  "The GPU models of the catalog, by name. Needs compute.read."
+  gpuModels: [GpuModel!]!
+  "GPUs of the shared inventory by node and index, narrowed by health, model and node; a cursor page. Needs compute.read."
+  gpus(
+    "Only GPUs of this health."
+    health: GpuHealth
+    "Only GPUs of this model."
+    modelId: ID
+    "Only this node's GPUs."
+    nodeId: ID
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+  ): GpuConnection!
+  "Nodes of the shared inventory by name, an offset page like vms. Needs compute.read."
+  nodeList(
+    "Only rows in these statuses; none or empty: every status."
+    status: [NodeStatus!]
+    "How many rows to skip (0 or more, default 0)."
+    offset: Int
+    "How many rows at most (1–500, default 50)."
+    limit: Int
+  ): NodeList!
+  "Nodes of the shared inventory by name, a cursor page. Needs compute.read."
+  nodesConnection(
+    "Only rows in these statuses; none or empty: every status."
+    status: [NodeStatus!]
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+  ): NodeConnection!
+  "The caller's organization's VMs and pods, newest first, a cursor page. Needs compute.read."
+  vmsConnection(
+    "Only rows in these statuses; none or empty: every status."
+    status: [VmStatus!]
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+  ): VmConnection!
+  "Run:ai pods of the caller's tenant as pods lists them, a cursor page (a cursor is bound to its order). Needs workloads.read."
+  podsConnection(
+    "Typed filters, ANDed with filterBy's."
+    where: PodFilter
+    "Run:ai filters, \"field op value\" (nodeName==node-1), ANDed; one string may join several with commas."
+    filterBy: [String!]
+    "Case-insensitive text in the name, nodeName, workloadName or projectName."
+    search: String
+    "The order (default CREATED_AT); ties break on id."
+    sortBy: PodSortField
+    "The direction (default ASC)."
+    sortOrder: SortOrder
+    "How many rows at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its row."
+    after: String
+    "true: only deleted pods; otherwise only pods not deleted."
+    deleted: Boolean
+    "true: only completed pods; false: only pods not completed; null: both."
+    completed: Boolean
+  ): PodConnection!
+}
+
+"Nodes of an offset page."
+type NodeList {
+  "The page's nodes."
+  nodes: [Node!]!
+  "Offset of the next page; null on the last page."
+  next: Int
+  "How many nodes match in all."
+  total: Int!
+}
+
+"Where a cursor page stands in its list (the Relay connection model)."
+type PageInfo {
+  "Whether rows follow the page: pass endCursor as after to read them."
+  hasNextPage: Boolean!
+  "Whether the page was asked after a cursor, so rows come before it."
+  hasPreviousPage: Boolean!
+  "The cursor of the page's first row; null on an empty page."
+  startCursor: String
+  "The cursor of the page's last row; null on an empty page."
+  endCursor: String
+}
+
+"A cursor page of VMs and pods: first (1–500, default 50) after the cursor after."
+type VmConnection {
+  "The page's rows with their cursors."
+  edges: [VmEdge!]!
+  "The page's rows."
+  nodes: [VM!]!
+  "Where the page stands."
+  pageInfo: PageInfo!
+  "How many rows match in all; counted only when selected."
+  totalCount: Int!
+}
+
+"A VM or pod of a cursor page, with its cursor."
+type VmEdge {
+  "Opaque; pass it as after to read on from this row."
+  cursor: String!
+  "The row."
+  node: VM!
+}
+
+"A cursor page of Run:ai pods: first (1–500, default 50) after the cursor after."
+type PodConnection {
+  "The page's rows with their cursors."
+  edges: [PodEdge!]!
+  "The page's rows."
+  nodes: [Pod!]!
+  "Where the page stands."
+  pageInfo: PageInfo!
+  "How many rows match in all; counted only when selected."
+  totalCount: Int!
+}
+
+"A pod of a cursor page, with its cursor."
+type PodEdge {
+  "Opaque; pass it as after to read on from this row."
+  cursor: String!
+  "The row."
+  node: Pod!
+}
+
+"A cursor page of nodes: first (1–500, default 50) after the cursor after."
+type NodeConnection {
+  "The page's rows with their cursors."
+  edges: [NodeEdge!]!
+  "The page's rows."
+  nodes: [Node!]!
+  "Where the page stands."
+  pageInfo: PageInfo!
+  "How many rows match in all; counted only when selected."
+  totalCount: Int!
+}
+
+"A node of a cursor page, with its cursor."
+type NodeEdge {
+  "Opaque; pass it as after to read on from this row."
+  cursor: String!
+  "The row."
+  node: Node!
+}
+
+"A cursor page of GPUs: first (1–500, default 50) after the cursor after."
+type GpuConnection {
+  "The page's rows with their cursors."
+  edges: [GpuEdge!]!
+  "The page's rows."
+  nodes: [Gpu!]!
+  "Where the page stands."
+  pageInfo: PageInfo!
+  "How many rows match in all; counted only when selected."
+  totalCount: Int!
+}
+
+"A GPU of a cursor page, with its cursor."
+type GpuEdge {
+  "Opaque; pass it as after to read on from this row."
+  cursor: String!
+  "The row."
+  node: Gpu!
+}
+
+"""
+The filterBy filters as typed input: each operator set on a field is one
+filter, and all of them (with any filterBy strings beside) must hold. They
+compile to the same filters as filterBy, so ` + "`" + `{nodeName: {eq: "n1"}}` + "`" + ` answers
+what ` + "`" + `nodeName==n1` + "`" + ` answers.
+"""
+input PodFilter {
+  "The pod's name."
+  name: StringFilter
+  "The pod's cluster (a UUID, compared case-insensitively)."
+  clusterId: StringFilter
+  "The pod's workload (a UUID, compared case-insensitively)."
+  workloadId: StringFilter
+  "The pod's inference revision (a UUID, compared case-insensitively)."
+  revisionId: StringFilter
+  "The node the pod runs on."
+  nodeName: StringFilter
+  "The node pool the pod runs in (filterBy's currentNodepool)."
+  currentNodePool: StringFilter
+  "When the pod was created."
+  createdAt: TimeFilter
+  "When the pod completed."
+  completedAt: TimeFilter
+  "When the pod was deleted."
+  deletedAt: TimeFilter
+  "The pod's Kubernetes phase."
+  k8sPhase: StringFilter
+  "The pod's project."
+  projectId: StringFilter
+  "The pod's priority class."
+  priorityClassName: StringFilter
+}
+
+"Operators on a text field, byte for byte and case-sensitive; a null field matches only ne and notContains."
+input StringFilter {
+  "Equal to (filterBy ==)."
+  eq: String
+  "Not equal to, or null (filterBy !=)."
+  ne: String
+  "At most, in byte order (filterBy <=)."
+  lte: String
+  "At least, in byte order (filterBy >=)."
+  gte: String
+  "Contains (filterBy =@)."
+  contains: String
+  "Does not contain, or null (filterBy !@)."
+  notContains: String
+  "Starts with (filterBy =^)."
+  startsWith: String
+  "Ends with (filterBy =$)."
+  endsWith: String
+}
+
+"Operators on an instant; a null field matches only ne."
+input TimeFilter {
+  "The same instant (filterBy ==)."
+  eq: Time
+  "Another instant, or null (filterBy !=)."
+  ne: Time
+  "At or before (filterBy <=)."
+  lte: Time
+  "At or after (filterBy >=)."
+  gte: Time
 }
 `, BuiltIn: false},
 }
@@ -2702,6 +3691,30 @@ func (ec *executionContext) childFields_Gpu(ctx context.Context, field graphql.C
 		return ec.fieldContext_Gpu_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gpu", field.Name)
+}
+
+func (ec *executionContext) childFields_GpuConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_GpuConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_GpuConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_GpuConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_GpuConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GpuConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_GpuEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_GpuEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_GpuEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GpuEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_GpuModel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2832,6 +3845,30 @@ func (ec *executionContext) childFields_NodeChange(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type NodeChange", field.Name)
 }
 
+func (ec *executionContext) childFields_NodeConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_NodeConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_NodeConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_NodeConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_NodeConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_NodeEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_NodeEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_NodeEnrollment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "nodeName":
@@ -2844,6 +3881,18 @@ func (ec *executionContext) childFields_NodeEnrollment(ctx context.Context, fiel
 		return ec.fieldContext_NodeEnrollment_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeEnrollment", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_NodeList_nodes(ctx, field)
+	case "next":
+		return ec.fieldContext_NodeList_next(ctx, field)
+	case "total":
+		return ec.fieldContext_NodeList_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeList", field.Name)
 }
 
 func (ec *executionContext) childFields_NodeSelectorTerm(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2878,6 +3927,20 @@ func (ec *executionContext) childFields_OrganizationChange(ctx context.Context, 
 		return ec.fieldContext_OrganizationChange_workloadsStopped(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationChange", field.Name)
+}
+
+func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_Pod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2942,6 +4005,30 @@ func (ec *executionContext) childFields_Pod(ctx context.Context, field graphql.C
 		return ec.fieldContext_Pod_project(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Pod", field.Name)
+}
+
+func (ec *executionContext) childFields_PodConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_PodConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_PodConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PodConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PodConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PodConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PodEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PodEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_PodEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PodEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PodList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3124,6 +4211,30 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VM", field.Name)
+}
+
+func (ec *executionContext) childFields_VmConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_VmConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_VmConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_VmConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_VmConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VmConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_VmEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_VmEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_VmEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VmEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_VmEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3552,6 +4663,82 @@ func (ec *executionContext) field_Query_applications_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_gpus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "health",
+		func(ctx context.Context, v any) (*models.GpuHealth, error) {
+			return ec.unmarshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["health"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "modelId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["modelId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "nodeId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nodeId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodeList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]models.NodeStatus, error) {
+			return ec.unmarshalONodeStatus2ᚕgpugraphᚋmodelsᚐNodeStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3563,6 +4750,36 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodesConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]models.NodeStatus, error) {
+			return ec.unmarshalONodeStatus2ᚕgpugraphᚋmodelsᚐNodeStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -3634,191 +4851,141 @@ func (ec *executionContext) field_Query_podMetrics_args(ctx context.Context, raw
 	return args, nil
 }
 
-func (ec *executionContext) field_Query_podsCount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Query_podsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filterBy",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (map[string]any, error) {
+			return ec.unmarshalOPodFilter2map(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filterBy",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["filterBy"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+	args["filterBy"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "search",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["search"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
-		func(ctx context.Context, v any) (*bool, error) {
-			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["deleted"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "completed",
-		func(ctx context.Context, v any) (*bool, error) {
-			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["completed"] = arg3
-	return args, nil
-}
-
-func (ec *executionContext) field_Query_pods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
-	var err error
-	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filterBy",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["filterBy"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "search",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOString2ᚖstring(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["search"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
+	args["search"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*filterby.SortField, error) {
 			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sortBy"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
+	args["sortBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
 		func(ctx context.Context, v any) (*filterby.Order, error) {
 			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sortOrder"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+	args["sortOrder"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["offset"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
+	args["after"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["deleted"] = arg6
-	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "completed",
+	args["deleted"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "completed",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["completed"] = arg7
+	args["completed"] = arg8
 	return args, nil
 }
 
-func (ec *executionContext) field_Query_revisionPods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Query_podsCount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "revisionId",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (map[string]any, error) {
+			return ec.unmarshalOPodFilter2map(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["revisionId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
+	args["where"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filterBy",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filterBy"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["deleted"] = arg1
+	args["deleted"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "completed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["completed"] = arg4
 	return args, nil
 }
 
-func (ec *executionContext) field_Query_vm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Query_pods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (map[string]any, error) {
+			return ec.unmarshalOPodFilter2map(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["id"] = arg0
-	return args, nil
-}
-
-func (ec *executionContext) field_Query_vms_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
-	var err error
-	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]models.VMStatus, error) {
-			return ec.unmarshalOVmStatus2ᚕgpugraphᚋmodelsᚐVMStatusᚄ(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["status"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["offset"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
-		func(ctx context.Context, v any) (*int, error) {
-			return ec.unmarshalOInt2ᚖint(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["limit"] = arg2
-	return args, nil
-}
-
-func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
-	var err error
-	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workloadId",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["workloadId"] = arg0
+	args["where"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filterBy",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -3883,6 +5050,218 @@ func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, r
 		return nil, err
 	}
 	args["completed"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_revisionPods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "revisionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["revisionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deleted"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_vm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_vmsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]models.VMStatus, error) {
+			return ec.unmarshalOVmStatus2ᚕgpugraphᚋmodelsᚐVMStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_vms_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]models.VMStatus, error) {
+			return ec.unmarshalOVmStatus2ᚕgpugraphᚋmodelsᚐVMStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "workloadId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["workloadId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (map[string]any, error) {
+			return ec.unmarshalOPodFilter2map(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "filterBy",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filterBy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
+		func(ctx context.Context, v any) (*filterby.SortField, error) {
+			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
+		func(ctx context.Context, v any) (*filterby.Order, error) {
+			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sortOrder"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "deleted",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["deleted"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "completed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["completed"] = arg9
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_workloads_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
 	return args, nil
 }
 
@@ -4904,6 +6283,180 @@ func (ec *executionContext) fieldContext_Gpu_node(_ context.Context, field graph
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GpuConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.GpuEdge) graphql.Marshaler {
+			return ec.marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGpuEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GpuConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GpuConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Gpu) graphql.Marshaler {
+			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGpuᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GpuConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gpu(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GpuConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GpuConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GpuConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _GpuEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.GpuEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _GpuEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.GpuEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Gpu) graphql.Marshaler {
+			return ec.marshalNGpu2ᚖgpugraphᚋmodelsᚐGpu(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GpuEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gpu(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6282,6 +7835,180 @@ func (ec *executionContext) fieldContext_NodeChange_workloadsChanged(_ context.C
 	return graphql.NewScalarFieldContext("NodeChange", field, false, false, "Int")
 }
 
+func (ec *executionContext) _NodeConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.NodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.NodeEdge) graphql.Marshaler {
+			return ec.marshalNNodeEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐNodeEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.NodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕᚖgpugraphᚋmodelsᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.NodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.NodeConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.NodeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.NodeEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚖgpugraphᚋmodelsᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NodeEnrollment_nodeName(ctx context.Context, field graphql.CollectedField, obj *model.NodeEnrollment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6372,6 +8099,84 @@ func (ec *executionContext) _NodeEnrollment_expiresAt(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_NodeEnrollment_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NodeEnrollment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeList_nodes(ctx context.Context, field graphql.CollectedField, obj *model.NodeList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeList_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕᚖgpugraphᚋmodelsᚐNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeList_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeList_next(ctx context.Context, field graphql.CollectedField, obj *model.NodeList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeList", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeList_total(ctx context.Context, field graphql.CollectedField, obj *model.NodeList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeList_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeList_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeList", field, false, false, "Int")
 }
 
 func (ec *executionContext) _NodeSelectorTerm_matchExpressions(ctx context.Context, field graphql.CollectedField, obj *models.NodeSelectorTerm) (ret graphql.Marshaler) {
@@ -6565,6 +8370,98 @@ func (ec *executionContext) _OrganizationChange_workloadsStopped(ctx context.Con
 }
 func (ec *executionContext) fieldContext_OrganizationChange_workloadsStopped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrganizationChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Pod_name(ctx context.Context, field graphql.CollectedField, obj *models.Pod) (ret graphql.Marshaler) {
@@ -7301,6 +9198,180 @@ func (ec *executionContext) fieldContext_Pod_project(_ context.Context, field gr
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PodConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PodConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PodConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PodEdge) graphql.Marshaler {
+			return ec.marshalNPodEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐPodEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PodConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PodConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PodEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PodConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.PodConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PodConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Pod) graphql.Marshaler {
+			return ec.marshalNPod2ᚕᚖgpugraphᚋmodelsᚐPodᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PodConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PodConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pod(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PodConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PodConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PodConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PodConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PodConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PodConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PodConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PodConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PodConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PodConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PodEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PodEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PodEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PodEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PodEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _PodEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PodEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PodEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Pod) graphql.Marshaler {
+			return ec.marshalNPod2ᚖgpugraphᚋmodelsᚐPod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PodEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PodEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pod(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8143,7 +10214,7 @@ func (ec *executionContext) _Query_pods(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Pods(ctx, fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
+			return ec.Resolvers.Query().Pods(ctx, fc.Args["where"].(map[string]any), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PodList) graphql.Marshaler {
@@ -8187,7 +10258,7 @@ func (ec *executionContext) _Query_podsCount(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PodsCount(ctx, fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
+			return ec.Resolvers.Query().PodsCount(ctx, fc.Args["where"].(map[string]any), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -8231,7 +10302,7 @@ func (ec *executionContext) _Query_workloadPods(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().WorkloadPods(ctx, fc.Args["workloadId"].(string), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
+			return ec.Resolvers.Query().WorkloadPods(ctx, fc.Args["workloadId"].(string), fc.Args["where"].(map[string]any), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["offset"].(*int), fc.Args["limit"].(*int), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PodList) graphql.Marshaler {
@@ -8435,6 +10506,334 @@ func (ec *executionContext) fieldContext_Query_applications(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_projects(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_projects(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Projects(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚕᚖgpugraphᚋmodelsᚐProjectᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_projects(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_workloads(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_workloads(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Workloads(ctx, fc.Args["projectId"].(*string), fc.Args["offset"].(*int), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Workload) graphql.Marshaler {
+			return ec.marshalNWorkload2ᚕᚖgpugraphᚋmodelsᚐWorkloadᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_workloads(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Workload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_workloads_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_gpuModels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_gpuModels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().GpuModels(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.GpuModel) graphql.Marshaler {
+			return ec.marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGpuModelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_gpuModels(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_gpus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_gpus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Gpus(ctx, fc.Args["health"].(*models.GpuHealth), fc.Args["modelId"].(*string), fc.Args["nodeId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GpuConnection) graphql.Marshaler {
+			return ec.marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐGpuConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_gpus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_gpus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodeList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodeList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NodeList(ctx, fc.Args["status"].([]models.NodeStatus), fc.Args["offset"].(*int), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NodeList) graphql.Marshaler {
+			return ec.marshalNNodeList2ᚖgpugraphᚋgraphᚋmodelᚐNodeList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodeList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodeList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodesConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodesConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NodesConnection(ctx, fc.Args["status"].([]models.NodeStatus), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NodeConnection) graphql.Marshaler {
+			return ec.marshalNNodeConnection2ᚖgpugraphᚋgraphᚋmodelᚐNodeConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodesConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_vmsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_vmsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().VmsConnection(ctx, fc.Args["status"].([]models.VMStatus), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VMConnection) graphql.Marshaler {
+			return ec.marshalNVmConnection2ᚖgpugraphᚋgraphᚋmodelᚐVMConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_vmsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VmConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_vmsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_podsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_podsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PodsConnection(ctx, fc.Args["where"].(map[string]any), fc.Args["filterBy"].([]string), fc.Args["search"].(*string), fc.Args["sortBy"].(*filterby.SortField), fc.Args["sortOrder"].(*filterby.Order), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["deleted"].(*bool), fc.Args["completed"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PodConnection) graphql.Marshaler {
+			return ec.marshalNPodConnection2ᚖgpugraphᚋgraphᚋmodelᚐPodConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_podsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PodConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_podsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9456,6 +11855,180 @@ func (ec *executionContext) fieldContext_VM_events(ctx context.Context, field gr
 	if fc.Args, err = ec.field_VM_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VmConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.VMConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.VMEdge) graphql.Marshaler {
+			return ec.marshalNVmEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐVMEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VmConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VmEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VmConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.VMConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.VM) graphql.Marshaler {
+			return ec.marshalNVM2ᚕᚖgpugraphᚋmodelsᚐVMᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VmConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VmConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.VMConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VmConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VmConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.VMConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _VmEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.VMEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _VmEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.VMEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VM) graphql.Marshaler {
+			return ec.marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VmEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -11014,6 +13587,280 @@ func UnmarshalCredentialInput(ctx context.Context, raw any) (model.CredentialInp
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputPodFilter(ctx context.Context, obj any) (map[string]any, error) {
+	var it map[string]any
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "clusterId", "workloadId", "revisionId", "nodeName", "currentNodePool", "createdAt", "completedAt", "deletedAt", "k8sPhase", "projectId", "priorityClassName"}
+	it = make(map[string]any, len(asMap))
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["name"] = data
+		case "clusterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterId"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["clusterId"] = data
+		case "workloadId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workloadId"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["workloadId"] = data
+		case "revisionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("revisionId"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["revisionId"] = data
+		case "nodeName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeName"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["nodeName"] = data
+		case "currentNodePool":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentNodePool"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["currentNodePool"] = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTimeFilter2ᚖgpugraphᚋgraphᚋmodelᚐTimeFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["createdAt"] = data
+		case "completedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAt"))
+			data, err := ec.unmarshalOTimeFilter2ᚖgpugraphᚋgraphᚋmodelᚐTimeFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["completedAt"] = data
+		case "deletedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("deletedAt"))
+			data, err := ec.unmarshalOTimeFilter2ᚖgpugraphᚋgraphᚋmodelᚐTimeFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["deletedAt"] = data
+		case "k8sPhase":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("k8sPhase"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["k8sPhase"] = data
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["projectId"] = data
+		case "priorityClassName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priorityClassName"))
+			data, err := ec.unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it["priorityClassName"] = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPodFilter unmarshals raw into the PodFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPodFilter(ctx context.Context, raw any) (map[string]any, error) {
+	var out map[string]any
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PodFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputStringFilter(ctx context.Context, obj any) (model.StringFilter, error) {
+	var it model.StringFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"eq", "ne", "lte", "gte", "contains", "notContains", "startsWith", "endsWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "eq":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eq"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Eq = data
+		case "ne":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ne"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ne = data
+		case "lte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lte"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lte = data
+		case "gte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gte"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gte = data
+		case "contains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Contains = data
+		case "notContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("notContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NotContains = data
+		case "startsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startsWith"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartsWith = data
+		case "endsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endsWith"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndsWith = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalStringFilter unmarshals raw into the StringFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalStringFilter(ctx context.Context, raw any) (model.StringFilter, error) {
+	var out model.StringFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "StringFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTimeFilter(ctx context.Context, obj any) (model.TimeFilter, error) {
+	var it model.TimeFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"eq", "ne", "lte", "gte"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "eq":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eq"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Eq = data
+		case "ne":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ne"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ne = data
+		case "lte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lte"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lte = data
+		case "gte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gte"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gte = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTimeFilter unmarshals raw into the TimeFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTimeFilter(ctx context.Context, raw any) (model.TimeFilter, error) {
+	var out model.TimeFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TimeFilter", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -11390,6 +14237,92 @@ func (ec *executionContext) _Gpu(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Gpu_node(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var gpuConnectionImplementors = []string{"GpuConnection"}
+
+func (ec *executionContext) _GpuConnection(ctx context.Context, sel ast.SelectionSet, obj *model.GpuConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gpuConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GpuConnection")
+		case "edges":
+			out.Values[i] = ec._GpuConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._GpuConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._GpuConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._GpuConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var gpuEdgeImplementors = []string{"GpuEdge"}
+
+func (ec *executionContext) _GpuEdge(ctx context.Context, sel ast.SelectionSet, obj *model.GpuEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gpuEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GpuEdge")
+		case "cursor":
+			out.Values[i] = ec._GpuEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._GpuEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11979,6 +14912,92 @@ func (ec *executionContext) _NodeChange(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var nodeConnectionImplementors = []string{"NodeConnection"}
+
+func (ec *executionContext) _NodeConnection(ctx context.Context, sel ast.SelectionSet, obj *model.NodeConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeConnection")
+		case "edges":
+			out.Values[i] = ec._NodeConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._NodeConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._NodeConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._NodeConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeEdgeImplementors = []string{"NodeEdge"}
+
+func (ec *executionContext) _NodeEdge(ctx context.Context, sel ast.SelectionSet, obj *model.NodeEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeEdge")
+		case "cursor":
+			out.Values[i] = ec._NodeEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._NodeEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var nodeEnrollmentImplementors = []string{"NodeEnrollment"}
 
 func (ec *executionContext) _NodeEnrollment(ctx context.Context, sel ast.SelectionSet, obj *model.NodeEnrollment) graphql.Marshaler {
@@ -12007,6 +15026,49 @@ func (ec *executionContext) _NodeEnrollment(ctx context.Context, sel ast.Selecti
 			}
 		case "expiresAt":
 			out.Values[i] = ec._NodeEnrollment_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeListImplementors = []string{"NodeList"}
+
+func (ec *executionContext) _NodeList(ctx context.Context, sel ast.SelectionSet, obj *model.NodeList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeList")
+		case "nodes":
+			out.Values[i] = ec._NodeList_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._NodeList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._NodeList_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12132,6 +15194,54 @@ func (ec *executionContext) _OrganizationChange(ctx context.Context, sel ast.Sel
 		case "workloadsStopped":
 			out.Values[i] = ec._OrganizationChange_workloadsStopped(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var pageInfoImplementors = []string{"PageInfo"}
+
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PageInfo")
+		case "hasNextPage":
+			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -12310,6 +15420,92 @@ func (ec *executionContext) _Pod(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Pod_project(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var podConnectionImplementors = []string{"PodConnection"}
+
+func (ec *executionContext) _PodConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PodConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, podConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PodConnection")
+		case "edges":
+			out.Values[i] = ec._PodConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._PodConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._PodConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._PodConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var podEdgeImplementors = []string{"PodEdge"}
+
+func (ec *executionContext) _PodEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PodEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, podEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PodEdge")
+		case "cursor":
+			out.Values[i] = ec._PodEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PodEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12728,6 +15924,54 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_applications(ctx, field)
 				})
+		case "projects":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_projects(ctx, field)
+				})
+		case "workloads":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_workloads(ctx, field)
+				})
+		case "gpuModels":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_gpuModels(ctx, field)
+				})
+		case "gpus":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_gpus(ctx, field)
+				})
+		case "nodeList":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodeList(ctx, field)
+				})
+		case "nodesConnection":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodesConnection(ctx, field)
+				})
+		case "vmsConnection":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_vmsConnection(ctx, field)
+				})
+		case "podsConnection":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_podsConnection(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -13038,6 +16282,92 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_events(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var vmConnectionImplementors = []string{"VmConnection"}
+
+func (ec *executionContext) _VmConnection(ctx context.Context, sel ast.SelectionSet, obj *model.VMConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, vmConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VmConnection")
+		case "edges":
+			out.Values[i] = ec._VmConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._VmConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._VmConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._VmConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var vmEdgeImplementors = []string{"VmEdge"}
+
+func (ec *executionContext) _VmEdge(ctx context.Context, sel ast.SelectionSet, obj *model.VMEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, vmEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VmEdge")
+		case "cursor":
+			out.Values[i] = ec._VmEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._VmEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13698,6 +17028,38 @@ func (ec *executionContext) marshalNGpu2ᚖgpugraphᚋmodelsᚐGpu(ctx context.C
 	return ec._Gpu(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐGpuConnection(ctx context.Context, sel ast.SelectionSet, v *model.GpuConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GpuConnection!")
+		return graphql.Null
+	}
+	return ec._GpuConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGpuEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.GpuEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGpuEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGpuEdge(ctx context.Context, sel ast.SelectionSet, v *model.GpuEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GpuEdge!")
+		return graphql.Null
+	}
+	return ec._GpuEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNGpuHealth2gpugraphᚋmodelsᚐGpuHealth(ctx context.Context, v any) (models.GpuHealth, error) {
 	var res models.GpuHealth
 	err := res.UnmarshalGQL(v)
@@ -13716,6 +17078,22 @@ func (ec *executionContext) unmarshalNGpuManufacturer2gpugraphᚋmodelsᚐManufa
 
 func (ec *executionContext) marshalNGpuManufacturer2gpugraphᚋmodelsᚐManufacturer(ctx context.Context, sel ast.SelectionSet, v models.Manufacturer) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGpuModelᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.GpuModel) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx context.Context, sel ast.SelectionSet, v *models.GpuModel) graphql.Marshaler {
@@ -13899,12 +17277,52 @@ func (ec *executionContext) marshalNNodeChange2ᚖgpugraphᚋgraphᚋmodelᚐNod
 	return ec._NodeChange(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNNodeConnection2ᚖgpugraphᚋgraphᚋmodelᚐNodeConnection(ctx context.Context, sel ast.SelectionSet, v *model.NodeConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeConnection!")
+		return graphql.Null
+	}
+	return ec._NodeConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNodeEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐNodeEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.NodeEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNodeEdge2ᚖgpugraphᚋgraphᚋmodelᚐNodeEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNNodeEdge2ᚖgpugraphᚋgraphᚋmodelᚐNodeEdge(ctx context.Context, sel ast.SelectionSet, v *model.NodeEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeEdge!")
+		return graphql.Null
+	}
+	return ec._NodeEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNodeEnrollment2ᚖgpugraphᚋgraphᚋmodelᚐNodeEnrollment(ctx context.Context, sel ast.SelectionSet, v *model.NodeEnrollment) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "NodeEnrollment!")
 		return graphql.Null
 	}
 	return ec._NodeEnrollment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNNodeList2ᚖgpugraphᚋgraphᚋmodelᚐNodeList(ctx context.Context, sel ast.SelectionSet, v *model.NodeList) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeList!")
+		return graphql.Null
+	}
+	return ec._NodeList(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNodeSelectorTerm2gpugraphᚋmodelsᚐNodeSelectorTerm(ctx context.Context, sel ast.SelectionSet, v models.NodeSelectorTerm) graphql.Marshaler {
@@ -13947,6 +17365,14 @@ func (ec *executionContext) marshalNOrganizationState2gpugraphᚋgraphᚋmodel�
 	return v
 }
 
+func (ec *executionContext) marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PageInfo!")
+		return graphql.Null
+	}
+	return ec._PageInfo(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPod2ᚕᚖgpugraphᚋmodelsᚐPodᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Pod) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -13969,6 +17395,38 @@ func (ec *executionContext) marshalNPod2ᚖgpugraphᚋmodelsᚐPod(ctx context.C
 		return graphql.Null
 	}
 	return ec._Pod(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPodConnection2ᚖgpugraphᚋgraphᚋmodelᚐPodConnection(ctx context.Context, sel ast.SelectionSet, v *model.PodConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PodConnection!")
+		return graphql.Null
+	}
+	return ec._PodConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPodEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐPodEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PodEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPodEdge2ᚖgpugraphᚋgraphᚋmodelᚐPodEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPodEdge2ᚖgpugraphᚋgraphᚋmodelᚐPodEdge(ctx context.Context, sel ast.SelectionSet, v *model.PodEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PodEdge!")
+		return graphql.Null
+	}
+	return ec._PodEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPodList2ᚖgpugraphᚋgraphᚋmodelᚐPodList(ctx context.Context, sel ast.SelectionSet, v *model.PodList) graphql.Marshaler {
@@ -14033,6 +17491,30 @@ func (ec *executionContext) marshalNPodToleration2gpugraphᚋmodelsᚐPodTolerat
 
 func (ec *executionContext) marshalNPreferredNodeSelectorTerm2gpugraphᚋmodelsᚐPreferredNodeSelectorTerm(ctx context.Context, sel ast.SelectionSet, v models.PreferredNodeSelectorTerm) graphql.Marshaler {
 	return ec._PreferredNodeSelectorTerm(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProject2ᚕᚖgpugraphᚋmodelsᚐProjectᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Project) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProject2ᚖgpugraphᚋmodelsᚐProject(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProject2ᚖgpugraphᚋmodelsᚐProject(ctx context.Context, sel ast.SelectionSet, v *models.Project) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Project!")
+		return graphql.Null
+	}
+	return ec._Project(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -14134,6 +17616,38 @@ func (ec *executionContext) marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx context.Con
 	return ec._VM(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNVmConnection2ᚖgpugraphᚋgraphᚋmodelᚐVMConnection(ctx context.Context, sel ast.SelectionSet, v *model.VMConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "VmConnection!")
+		return graphql.Null
+	}
+	return ec._VmConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVmEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐVMEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.VMEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNVmEdge2ᚖgpugraphᚋgraphᚋmodelᚐVMEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNVmEdge2ᚖgpugraphᚋgraphᚋmodelᚐVMEdge(ctx context.Context, sel ast.SelectionSet, v *model.VMEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "VmEdge!")
+		return graphql.Null
+	}
+	return ec._VmEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNVmEvent2ᚕᚖgpugraphᚋmodelsᚐVMEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.VMEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -14174,6 +17688,30 @@ func (ec *executionContext) unmarshalNVmStatus2gpugraphᚋmodelsᚐVMStatus(ctx 
 
 func (ec *executionContext) marshalNVmStatus2gpugraphᚋmodelsᚐVMStatus(ctx context.Context, sel ast.SelectionSet, v models.VMStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNWorkload2ᚕᚖgpugraphᚋmodelsᚐWorkloadᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Workload) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWorkload2ᚖgpugraphᚋmodelsᚐWorkload(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWorkload2ᚖgpugraphᚋmodelsᚐWorkload(ctx context.Context, sel ast.SelectionSet, v *models.Workload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Workload!")
+		return graphql.Null
+	}
+	return ec._Workload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -14392,6 +17930,22 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx context.Context, v any) (*models.GpuHealth, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(models.GpuHealth)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx context.Context, sel ast.SelectionSet, v *models.GpuHealth) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOGpuManufacturer2ᚖgpugraphᚋmodelsᚐManufacturer(ctx context.Context, v any) (*models.Manufacturer, error) {
 	if v == nil {
 		return nil, nil
@@ -14607,6 +18161,14 @@ func (ec *executionContext) marshalONodeStatus2ᚕgpugraphᚋmodelsᚐNodeStatus
 	return ret
 }
 
+func (ec *executionContext) unmarshalOPodFilter2map(ctx context.Context, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPodFilter(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOPodNodeAffinity2ᚖgpugraphᚋmodelsᚐPodNodeAffinity(ctx context.Context, sel ast.SelectionSet, v *models.PodNodeAffinity) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -14765,6 +18327,14 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) unmarshalOStringFilter2ᚖgpugraphᚋgraphᚋmodelᚐStringFilter(ctx context.Context, v any) (*model.StringFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputStringFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOStringMap2map(ctx context.Context, v any) (map[string]string, error) {
 	if v == nil {
 		return nil, nil
@@ -14799,6 +18369,14 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := models.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOTimeFilter2ᚖgpugraphᚋgraphᚋmodelᚐTimeFilter(ctx context.Context, v any) (*model.TimeFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTimeFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOVM2ᚖgpugraphᚋmodelsᚐVM(ctx context.Context, sel ast.SelectionSet, v *models.VM) graphql.Marshaler {

@@ -27,7 +27,7 @@ import (
 // once and its cost and depth are memoized.
 //
 // Cost: every field costs 1 plus its children's cost times its list
-// multiplier: the `limit` argument of a paginated list (its default when
+// multiplier: the `limit` (or `first`) argument of a paginated list (its default when
 // absent), listEstimates for the lists that have none, 1 for other fields.
 type Limits struct {
 	MaxDepth          int
@@ -43,6 +43,8 @@ type Limits struct {
 var listEstimates = map[string]int{
 	"Query.nodes":        200,
 	"Query.revisionPods": 100,
+	"Query.projects":     100,
+	"Query.gpuModels":    20,
 	"Node.gpus":          8,
 	"Node.vms":           20,
 	"VM.gpus":            8,
@@ -276,12 +278,12 @@ func (w *costWalker) multiplier(f *ast.Field) float64 {
 	if f.Definition == nil || f.Definition.Type == nil || f.Definition.Type.Elem == nil {
 		// An object: its sets once. (A list type answering a list object,
 		// as vms → VmList, multiplies at its inner list field.)
-		if f.Definition != nil && f.Definition.Arguments.ForName("limit") != nil {
+		if f.Definition != nil && pageArg(f) != "" {
 			return float64(w.limitOf(f))
 		}
 		return 1
 	}
-	if f.Definition.Arguments.ForName("limit") != nil {
+	if pageArg(f) != "" {
 		return float64(w.limitOf(f))
 	}
 	if f.ObjectDefinition != nil {
@@ -292,10 +294,21 @@ func (w *costWalker) multiplier(f *ast.Field) float64 {
 	return defaultListEstimate
 }
 
-// limitOf is the field's limit argument, its default when absent, and the
+// pageArg is the argument that sizes a paginated field's page: limit on
+// an offset page, first on a cursor page (a connection); "" on others.
+func pageArg(f *ast.Field) string {
+	for _, name := range []string{"limit", "first"} {
+		if f.Definition.Arguments.ForName(name) != nil {
+			return name
+		}
+	}
+	return ""
+}
+
+// limitOf is the field's page argument (pageArg), its default when absent, and the
 // maximum when it is out of range (the resolver then refuses it anyway).
 func (w *costWalker) limitOf(f *ast.Field) int {
-	arg := f.Arguments.ForName("limit")
+	arg := f.Arguments.ForName(pageArg(f))
 	if arg == nil || arg.Value == nil {
 		return paging.DefaultLimit
 	}

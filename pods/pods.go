@@ -27,6 +27,8 @@ type Query struct {
 	WorkloadID string
 	// FilterBy are the filterBy parameters as received (see filterby.Parse).
 	FilterBy []string
+	// Where are typed filters (GraphQL's PodFilter), ANDed with FilterBy's.
+	Where map[string]any
 	// Search is Run:ai's free-text search; "" for none.
 	Search string
 	// Sort is the order; the zero Sort is createdAt ascending.
@@ -52,6 +54,7 @@ type Page struct {
 // or page, so a count always matches its list.
 type CountQuery struct {
 	FilterBy  []string
+	Where     map[string]any
 	Search    string
 	Deleted   bool
 	Completed *bool
@@ -88,7 +91,7 @@ func Prepare(c *auth.Caller, q Query) (*Listing, error) {
 	if !c.Can(auth.WorkloadsRead) {
 		return nil, apierr.MissingPermission(auth.WorkloadsRead)
 	}
-	sq, err := storeQuery(c, CountQuery{FilterBy: q.FilterBy, Search: q.Search, Deleted: q.Deleted, Completed: q.Completed})
+	sq, err := storeQuery(c, q.count())
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +175,11 @@ func OfRevision(ctx context.Context, st *store.Store, c *auth.Caller, revisionID
 	return st.Pods(ctx, store.PodQuery{TenantID: c.TenantID, RevisionID: revisionID, Deleted: deleted})
 }
 
+// count is q's filtering.
+func (q Query) count() CountQuery {
+	return CountQuery{FilterBy: q.FilterBy, Where: q.Where, Search: q.Search, Deleted: q.Deleted, Completed: q.Completed}
+}
+
 // storeQuery checks the filtering shared by lists and counts.
 func storeQuery(c *auth.Caller, q CountQuery) (store.PodQuery, error) {
 	if len(q.FilterBy) > edge.MaxFilters {
@@ -189,6 +197,11 @@ func storeQuery(c *auth.Caller, q CountQuery) (store.PodQuery, error) {
 	if err != nil {
 		return store.PodQuery{}, badParam(err)
 	}
+	typed, err := whereFilters(q.Where)
+	if err != nil {
+		return store.PodQuery{}, err
+	}
+	filters = append(filters, typed...)
 	if len(filters) > edge.MaxFilters {
 		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(filters), edge.MaxFilters)
 	}

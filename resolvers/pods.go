@@ -18,23 +18,23 @@ import (
 
 // Pods lists the caller's tenant's pods a page at a time. PodList.Total is
 // counted only when the query selects it.
-func (r *queryResolver) Pods(ctx context.Context, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
-	return r.podList(ctx, "", filterBy, search, sortBy, sortOrder, offset, limit, deleted, completed)
+func (r *queryResolver) Pods(ctx context.Context, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
+	return r.podList(ctx, "", where, filterBy, search, sortBy, sortOrder, offset, limit, deleted, completed)
 }
 
 // PodsCount counts what Pods would list.
-func (r *queryResolver) PodsCount(ctx context.Context, filterBy []string, search *string, deleted *bool, completed *bool) (int, error) {
+func (r *queryResolver) PodsCount(ctx context.Context, where map[string]any, filterBy []string, search *string, deleted *bool, completed *bool) (int, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return pods.Count(ctx, r.Store, c, pods.CountQuery{FilterBy: filterBy, Search: orEmpty(search), Deleted: isTrue(deleted), Completed: completed})
+	return pods.Count(ctx, r.Store, c, pods.CountQuery{FilterBy: filterBy, Where: podWhere(where), Search: orEmpty(search), Deleted: isTrue(deleted), Completed: completed})
 }
 
 // WorkloadPods is Pods of one workload; 404 when the workload is missing or
 // another tenant's.
-func (r *queryResolver) WorkloadPods(ctx context.Context, workloadID string, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
-	return r.podList(ctx, workloadID, filterBy, search, sortBy, sortOrder, offset, limit, deleted, completed)
+func (r *queryResolver) WorkloadPods(ctx context.Context, workloadID string, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
+	return r.podList(ctx, workloadID, where, filterBy, search, sortBy, sortOrder, offset, limit, deleted, completed)
 }
 
 // RevisionPods lists every pod of one inference revision, oldest first;
@@ -54,7 +54,7 @@ func (r *queryResolver) RevisionPods(ctx context.Context, revisionID string, del
 	return list, nil
 }
 
-func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
+func (r *queryResolver) podList(ctx context.Context, workloadID string, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
@@ -62,6 +62,7 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, filterBy
 	l, err := pods.Prepare(c, pods.Query{
 		WorkloadID: workloadID,
 		FilterBy:   filterBy,
+		Where:      podWhere(where),
 		Search:     orEmpty(search),
 		Sort:       filterby.SortOf(sortBy, sortOrder),
 		Offset:     offset,

@@ -13,99 +13,246 @@ import (
 
 // A new application: trade clientId and clientSecret at POST /api/v1/token for an access token; the secret is shown only here.
 type CreatedApplication struct {
-	Credential   *Credential `json:"credential"`
-	ClientID     string      `json:"clientId"`
-	ClientSecret string      `json:"clientSecret"`
+	// The application as lists show it.
+	Credential *Credential `json:"credential"`
+	// The client id to send to POST /api/v1/token.
+	ClientID string `json:"clientId"`
+	// The client secret to send to POST /api/v1/token; never shown again.
+	ClientSecret string `json:"clientSecret"`
 }
 
 // A new API key: secret is the key to send as Authorization: Bearer, shown only here.
 type CreatedKey struct {
+	// The key as lists show it.
 	Credential *Credential `json:"credential"`
-	Secret     string      `json:"secret"`
+	// The key itself, to send as Authorization: Bearer; never shown again.
+	Secret string `json:"secret"`
 }
 
 // An API key or an application (client credentials) as an administrator lists it: never its secret. id is a key's id (the first 12 hex digits of its hash, as the event log names it) or an application's clientId.
 type Credential struct {
-	ID             string    `json:"id"`
-	OrganizationID string    `json:"organizationId"`
-	Name           string    `json:"name"`
-	Permissions    []string  `json:"permissions"`
-	CreatedAt      time.Time `json:"createdAt"`
-	// Written at most once a minute per credential.
+	// A key's id (12 hex digits of its hash) or an application's clientId.
+	ID string `json:"id"`
+	// The organization the credential acts for.
+	OrganizationID string `json:"organizationId"`
+	// The name given at creation (may be empty).
+	Name string `json:"name"`
+	// The permissions it holds, as the auth contract names them.
+	Permissions []string `json:"permissions"`
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When it last authenticated a request; written at most once a minute per credential.
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
-	ExpiresAt  *time.Time `json:"expiresAt,omitempty"`
-	RevokedAt  *time.Time `json:"revokedAt,omitempty"`
+	// When it stops working; null: never.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// When it was revoked; null while it works.
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
 }
 
 // What a new key or application holds. organizationId defaults to the caller's own; expires is a number of days (90d), a duration (36h) or an RFC 3339 instant, absent for never.
 type CredentialInput struct {
-	OrganizationID *string  `json:"organizationId,omitempty"`
-	Name           *string  `json:"name,omitempty"`
-	Permissions    []string `json:"permissions"`
-	Expires        *string  `json:"expires,omitempty"`
+	// The organization it acts for; default: the caller's own.
+	OrganizationID *string `json:"organizationId,omitempty"`
+	// A name to tell it apart in lists.
+	Name *string `json:"name,omitempty"`
+	// The permissions it holds: only ones the caller holds itself.
+	Permissions []string `json:"permissions"`
+	// When it expires: days (90d), a duration (36h) or an RFC 3339 instant; absent: never.
+	Expires *string `json:"expires,omitempty"`
 }
 
+// A cursor page of GPUs: first (1–500, default 50) after the cursor after.
+type GpuConnection struct {
+	// The page's rows with their cursors.
+	Edges []*GpuEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.Gpu `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A GPU of a cursor page, with its cursor.
+type GpuEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.Gpu `json:"node"`
+}
+
+// The histogram samples of a metric type.
 type HistogramSeries struct {
-	Type   string            `json:"type"`
+	// The metric type.
+	Type string `json:"type"`
+	// Its samples, oldest first.
 	Values []*HistogramValue `json:"values"`
 }
 
+// One histogram sample.
 type HistogramValue struct {
+	// When it was sampled.
 	Timestamp time.Time `json:"timestamp"`
 	// Cumulative bucket counts by upper bound (+Inf last), or p50/p90/p99 for the _PERCENTILES types.
 	Data map[string]string `json:"data"`
 }
 
+// One series of a metric type, for one set of labels.
 type Measurement struct {
-	Type   string            `json:"type"`
+	// The metric type.
+	Type string `json:"type"`
+	// The series' labels (gpu: "0" for a per-GPU type).
 	Labels map[string]string `json:"labels,omitempty"`
-	Values []*MetricValue    `json:"values"`
+	// Its samples, oldest first.
+	Values []*MetricValue `json:"values"`
 }
 
+// One sample of a series.
 type MetricValue struct {
-	Value     string    `json:"value"`
+	// The value, as a decimal string (Prometheus style).
+	Value string `json:"value"`
+	// When it was sampled.
 	Timestamp time.Time `json:"timestamp"`
 }
 
+// Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist.
 type Mutation struct {
 }
 
 // A node after an operator's change, and how many of its VMs and pods the change moved.
 type NodeChange struct {
-	Node             *models.Node `json:"node"`
-	WorkloadsChanged int          `json:"workloadsChanged"`
+	// The node after the change.
+	Node *models.Node `json:"node"`
+	// How many of its VMs and pods the change moved.
+	WorkloadsChanged int `json:"workloadsChanged"`
+}
+
+// A cursor page of nodes: first (1–500, default 50) after the cursor after.
+type NodeConnection struct {
+	// The page's rows with their cursors.
+	Edges []*NodeEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.Node `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A node of a cursor page, with its cursor.
+type NodeEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.Node `json:"node"`
 }
 
 // A node's enrollment: the one-time bootstrap token its agent exchanges (POST /v1/agent/register) for the node's credential, bound to nodeName and clusterId. The token is shown only here and works once, until expiresAt (24 hours).
 type NodeEnrollment struct {
-	NodeName       string    `json:"nodeName"`
-	ClusterID      string    `json:"clusterId"`
-	BootstrapToken string    `json:"bootstrapToken"`
-	ExpiresAt      time.Time `json:"expiresAt"`
+	// The node enrolled.
+	NodeName string `json:"nodeName"`
+	// Its cluster.
+	ClusterID string `json:"clusterId"`
+	// The one-time token its agent exchanges for its credential; shown only here.
+	BootstrapToken string `json:"bootstrapToken"`
+	// When the token stops working.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// Nodes of an offset page.
+type NodeList struct {
+	// The page's nodes.
+	Nodes []*models.Node `json:"nodes"`
+	// Offset of the next page; null on the last page.
+	Next *int `json:"next,omitempty"`
+	// How many nodes match in all.
+	Total int `json:"total"`
 }
 
 // An organization after an operator changed its state, and how many of its VMs and pods stopped.
 type OrganizationChange struct {
-	ID               string            `json:"id"`
-	State            OrganizationState `json:"state"`
-	WorkloadsStopped int               `json:"workloadsStopped"`
+	// The organization.
+	ID string `json:"id"`
+	// Its state now.
+	State OrganizationState `json:"state"`
+	// How many of its VMs and pods stopped.
+	WorkloadsStopped int `json:"workloadsStopped"`
 }
 
+// Where a cursor page stands in its list (the Relay connection model).
+type PageInfo struct {
+	// Whether rows follow the page: pass endCursor as after to read them.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether the page was asked after a cursor, so rows come before it.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the page's first row; null on an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the page's last row; null on an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
+}
+
+// A cursor page of Run:ai pods: first (1–500, default 50) after the cursor after.
+type PodConnection struct {
+	// The page's rows with their cursors.
+	Edges []*PodEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.Pod `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A pod of a cursor page, with its cursor.
+type PodEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.Pod `json:"node"`
+}
+
+// An offset page of pods.
 type PodList struct {
+	// The page's pods.
 	Pods []*models.Pod `json:"pods"`
 	// Offset of the next page; null on the last page.
-	Next  *int `json:"next,omitempty"`
-	Total int  `json:"total"`
+	Next *int `json:"next,omitempty"`
+	// How many match in all; counted only when selected.
+	Total int `json:"total"`
 }
 
+// A pod's metric series over a time range.
 type PodMetrics struct {
-	Measurements []*Measurement     `json:"measurements"`
-	Histogram    []*HistogramSeries `json:"histogram,omitempty"`
+	// The series of the requested types.
+	Measurements []*Measurement `json:"measurements"`
+	// The histogram series of the requested types; null when none was requested.
+	Histogram []*HistogramSeries `json:"histogram,omitempty"`
 	// Requested types that cannot exist for this pod and were left out (the REST face answers 207).
 	OmittedTypes []PodMetricType `json:"omittedTypes"`
 }
 
+// Reads. Each root field names the permission its key needs; another organization's or tenant's objects do not exist for a caller.
 type Query struct {
+}
+
+// Operators on a text field, byte for byte and case-sensitive; a null field matches only ne and notContains.
+type StringFilter struct {
+	// Equal to (filterBy ==).
+	Eq *string `json:"eq,omitempty"`
+	// Not equal to, or null (filterBy !=).
+	Ne *string `json:"ne,omitempty"`
+	// At most, in byte order (filterBy <=).
+	Lte *string `json:"lte,omitempty"`
+	// At least, in byte order (filterBy >=).
+	Gte *string `json:"gte,omitempty"`
+	// Contains (filterBy =@).
+	Contains *string `json:"contains,omitempty"`
+	// Does not contain, or null (filterBy !@).
+	NotContains *string `json:"notContains,omitempty"`
+	// Starts with (filterBy =^).
+	StartsWith *string `json:"startsWith,omitempty"`
+	// Ends with (filterBy =$).
+	EndsWith *string `json:"endsWith,omitempty"`
 }
 
 // Streams of the event log, over graphql-transport-ws (a WebSocket on /graphql,
@@ -115,21 +262,60 @@ type Query struct {
 type Subscription struct {
 }
 
+// Operators on an instant; a null field matches only ne.
+type TimeFilter struct {
+	// The same instant (filterBy ==).
+	Eq *time.Time `json:"eq,omitempty"`
+	// Another instant, or null (filterBy !=).
+	Ne *time.Time `json:"ne,omitempty"`
+	// At or before (filterBy <=).
+	Lte *time.Time `json:"lte,omitempty"`
+	// At or after (filterBy >=).
+	Gte *time.Time `json:"gte,omitempty"`
+}
+
+// A cursor page of VMs and pods: first (1–500, default 50) after the cursor after.
+type VMConnection struct {
+	// The page's rows with their cursors.
+	Edges []*VMEdge `json:"edges"`
+	// The page's rows.
+	Nodes []*models.VM `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many rows match in all; counted only when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// A VM or pod of a cursor page, with its cursor.
+type VMEdge struct {
+	// Opaque; pass it as after to read on from this row.
+	Cursor string `json:"cursor"`
+	// The row.
+	Node *models.VM `json:"node"`
+}
+
+// An offset page of VMs and pods.
 type VMList struct {
+	// The page's VMs and pods.
 	Vms []*models.VM `json:"vms"`
 	// Offset of the next page; null on the last page.
-	Next  *int `json:"next,omitempty"`
-	Total int  `json:"total"`
+	Next *int `json:"next,omitempty"`
+	// How many match in all.
+	Total int `json:"total"`
 }
 
 // An organization's standing. Suspended and deleted organizations' keys are refused; a balance-exhausted one's keys read but cannot start workloads.
 type OrganizationState string
 
 const (
-	OrganizationStateActive           OrganizationState = "ACTIVE"
-	OrganizationStateSuspended        OrganizationState = "SUSPENDED"
+	// In good standing.
+	OrganizationStateActive OrganizationState = "ACTIVE"
+	// Suspended: its keys are refused.
+	OrganizationStateSuspended OrganizationState = "SUSPENDED"
+	// Out of balance: its keys read but cannot start workloads.
 	OrganizationStateBalanceExhausted OrganizationState = "BALANCE_EXHAUSTED"
-	OrganizationStateDeleted          OrganizationState = "DELETED"
+	// Deleted, for good: its keys are refused.
+	OrganizationStateDeleted OrganizationState = "DELETED"
 )
 
 var AllOrganizationState = []OrganizationState{
@@ -182,40 +368,72 @@ func (e OrganizationState) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// A pod metric Run:ai reports, as its metricType parameter names it.
 type PodMetricType string
 
 const (
-	PodMetricTypeGpuUtilizationPerGpu                   PodMetricType = "GPU_UTILIZATION_PER_GPU"
-	PodMetricTypeGpuUtilization                         PodMetricType = "GPU_UTILIZATION"
-	PodMetricTypeGpuMemoryUsageBytesPerGpu              PodMetricType = "GPU_MEMORY_USAGE_BYTES_PER_GPU"
-	PodMetricTypeGpuMemoryUsageBytes                    PodMetricType = "GPU_MEMORY_USAGE_BYTES"
-	PodMetricTypeCPUUsageCores                          PodMetricType = "CPU_USAGE_CORES"
-	PodMetricTypeCPUMemoryUsageBytes                    PodMetricType = "CPU_MEMORY_USAGE_BYTES"
-	PodMetricTypeGpuGraphicsEngineActivityPerGpu        PodMetricType = "GPU_GRAPHICS_ENGINE_ACTIVITY_PER_GPU"
-	PodMetricTypeGpuSmActivityPerGpu                    PodMetricType = "GPU_SM_ACTIVITY_PER_GPU"
-	PodMetricTypeGpuSmOccupancyPerGpu                   PodMetricType = "GPU_SM_OCCUPANCY_PER_GPU"
-	PodMetricTypeGpuTensorActivityPerGpu                PodMetricType = "GPU_TENSOR_ACTIVITY_PER_GPU"
-	PodMetricTypeGpuFp64EngineActivityPerGpu            PodMetricType = "GPU_FP64_ENGINE_ACTIVITY_PER_GPU"
-	PodMetricTypeGpuFp32EngineActivityPerGpu            PodMetricType = "GPU_FP32_ENGINE_ACTIVITY_PER_GPU"
-	PodMetricTypeGpuFp16EngineActivityPerGpu            PodMetricType = "GPU_FP16_ENGINE_ACTIVITY_PER_GPU"
-	PodMetricTypeGpuMemoryBandwidthUtilizationPerGpu    PodMetricType = "GPU_MEMORY_BANDWIDTH_UTILIZATION_PER_GPU"
-	PodMetricTypeGpuNvlinkTransmittedBandwidthPerGpu    PodMetricType = "GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU"
-	PodMetricTypeGpuNvlinkReceivedBandwidthPerGpu       PodMetricType = "GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU"
-	PodMetricTypeGpuPcieTransmittedBandwidthPerGpu      PodMetricType = "GPU_PCIE_TRANSMITTED_BANDWIDTH_PER_GPU"
-	PodMetricTypeGpuPcieReceivedBandwidthPerGpu         PodMetricType = "GPU_PCIE_RECEIVED_BANDWIDTH_PER_GPU"
-	PodMetricTypeGpuSwapMemoryBytesPerGpu               PodMetricType = "GPU_SWAP_MEMORY_BYTES_PER_GPU"
-	PodMetricTypeNimNumRequestsRunning                  PodMetricType = "NIM_NUM_REQUESTS_RUNNING"
-	PodMetricTypeNimNumRequestsWaiting                  PodMetricType = "NIM_NUM_REQUESTS_WAITING"
-	PodMetricTypeNimNumRequestMax                       PodMetricType = "NIM_NUM_REQUEST_MAX"
-	PodMetricTypeNimRequestSuccessTotal                 PodMetricType = "NIM_REQUEST_SUCCESS_TOTAL"
-	PodMetricTypeNimRequestFailureTotal                 PodMetricType = "NIM_REQUEST_FAILURE_TOTAL"
-	PodMetricTypeNimGpuCacheUsagePerc                   PodMetricType = "NIM_GPU_CACHE_USAGE_PERC"
-	PodMetricTypeNimTimeToFirstTokenSeconds             PodMetricType = "NIM_TIME_TO_FIRST_TOKEN_SECONDS"
-	PodMetricTypeNimE2eRequestLatencySeconds            PodMetricType = "NIM_E2E_REQUEST_LATENCY_SECONDS"
-	PodMetricTypeNimTimeToFirstTokenSecondsPercentiles  PodMetricType = "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES"
+	// GPU utilization of each GPU, in percent.
+	PodMetricTypeGpuUtilizationPerGpu PodMetricType = "GPU_UTILIZATION_PER_GPU"
+	// GPU utilization over its GPUs, in percent.
+	PodMetricTypeGpuUtilization PodMetricType = "GPU_UTILIZATION"
+	// GPU memory in use on each GPU, in bytes.
+	PodMetricTypeGpuMemoryUsageBytesPerGpu PodMetricType = "GPU_MEMORY_USAGE_BYTES_PER_GPU"
+	// GPU memory in use over its GPUs, in bytes.
+	PodMetricTypeGpuMemoryUsageBytes PodMetricType = "GPU_MEMORY_USAGE_BYTES"
+	// CPU in use, in cores.
+	PodMetricTypeCPUUsageCores PodMetricType = "CPU_USAGE_CORES"
+	// Memory in use, in bytes.
+	PodMetricTypeCPUMemoryUsageBytes PodMetricType = "CPU_MEMORY_USAGE_BYTES"
+	// Graphics engine activity of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuGraphicsEngineActivityPerGpu PodMetricType = "GPU_GRAPHICS_ENGINE_ACTIVITY_PER_GPU"
+	// Streaming multiprocessor activity of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuSmActivityPerGpu PodMetricType = "GPU_SM_ACTIVITY_PER_GPU"
+	// Streaming multiprocessor occupancy of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuSmOccupancyPerGpu PodMetricType = "GPU_SM_OCCUPANCY_PER_GPU"
+	// Tensor core activity of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuTensorActivityPerGpu PodMetricType = "GPU_TENSOR_ACTIVITY_PER_GPU"
+	// FP64 engine activity of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuFp64EngineActivityPerGpu PodMetricType = "GPU_FP64_ENGINE_ACTIVITY_PER_GPU"
+	// FP32 engine activity of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuFp32EngineActivityPerGpu PodMetricType = "GPU_FP32_ENGINE_ACTIVITY_PER_GPU"
+	// FP16 engine activity of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuFp16EngineActivityPerGpu PodMetricType = "GPU_FP16_ENGINE_ACTIVITY_PER_GPU"
+	// Memory bandwidth utilization of each GPU (DCGM), a fraction.
+	PodMetricTypeGpuMemoryBandwidthUtilizationPerGpu PodMetricType = "GPU_MEMORY_BANDWIDTH_UTILIZATION_PER_GPU"
+	// NVLink bytes sent per second by each GPU.
+	PodMetricTypeGpuNvlinkTransmittedBandwidthPerGpu PodMetricType = "GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU"
+	// NVLink bytes received per second by each GPU.
+	PodMetricTypeGpuNvlinkReceivedBandwidthPerGpu PodMetricType = "GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU"
+	// PCIe bytes sent per second by each GPU.
+	PodMetricTypeGpuPcieTransmittedBandwidthPerGpu PodMetricType = "GPU_PCIE_TRANSMITTED_BANDWIDTH_PER_GPU"
+	// PCIe bytes received per second by each GPU.
+	PodMetricTypeGpuPcieReceivedBandwidthPerGpu PodMetricType = "GPU_PCIE_RECEIVED_BANDWIDTH_PER_GPU"
+	// GPU memory swapped to host memory, per GPU, in bytes.
+	PodMetricTypeGpuSwapMemoryBytesPerGpu PodMetricType = "GPU_SWAP_MEMORY_BYTES_PER_GPU"
+	// NVIDIA NIM: requests being served.
+	PodMetricTypeNimNumRequestsRunning PodMetricType = "NIM_NUM_REQUESTS_RUNNING"
+	// NVIDIA NIM: requests waiting.
+	PodMetricTypeNimNumRequestsWaiting PodMetricType = "NIM_NUM_REQUESTS_WAITING"
+	// NVIDIA NIM: the most requests served at once.
+	PodMetricTypeNimNumRequestMax PodMetricType = "NIM_NUM_REQUEST_MAX"
+	// NVIDIA NIM: requests that succeeded, in all.
+	PodMetricTypeNimRequestSuccessTotal PodMetricType = "NIM_REQUEST_SUCCESS_TOTAL"
+	// NVIDIA NIM: requests that failed, in all.
+	PodMetricTypeNimRequestFailureTotal PodMetricType = "NIM_REQUEST_FAILURE_TOTAL"
+	// NVIDIA NIM: KV cache in use, in percent.
+	PodMetricTypeNimGpuCacheUsagePerc PodMetricType = "NIM_GPU_CACHE_USAGE_PERC"
+	// NVIDIA NIM: time to the first token, a histogram.
+	PodMetricTypeNimTimeToFirstTokenSeconds PodMetricType = "NIM_TIME_TO_FIRST_TOKEN_SECONDS"
+	// NVIDIA NIM: end-to-end request latency, a histogram.
+	PodMetricTypeNimE2eRequestLatencySeconds PodMetricType = "NIM_E2E_REQUEST_LATENCY_SECONDS"
+	// NVIDIA NIM: time to the first token, p50, p90 and p99.
+	PodMetricTypeNimTimeToFirstTokenSecondsPercentiles PodMetricType = "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES"
+	// NVIDIA NIM: end-to-end request latency, p50, p90 and p99.
 	PodMetricTypeNimE2eRequestLatencySecondsPercentiles PodMetricType = "NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES"
-	PodMetricTypeNvlinkBandwidthTotal                   PodMetricType = "NVLINK_BANDWIDTH_TOTAL"
-	PodMetricTypeNvlinkBandwidthTotalPerGpu             PodMetricType = "NVLINK_BANDWIDTH_TOTAL_PER_GPU"
+	// NVLink bytes per second over its GPUs, both ways.
+	PodMetricTypeNvlinkBandwidthTotal PodMetricType = "NVLINK_BANDWIDTH_TOTAL"
+	// NVLink bytes per second of each GPU, both ways.
+	PodMetricTypeNvlinkBandwidthTotalPerGpu PodMetricType = "NVLINK_BANDWIDTH_TOTAL_PER_GPU"
 )
 
 var AllPodMetricType = []PodMetricType{

@@ -194,17 +194,27 @@ func Selection(ctx context.Context, typ string) (sel ast.SelectionSet, ok bool) 
 }
 
 // selectionOf is field's own selection when it answers typ, else the
-// selection of its fields that do.
+// selection of its fields that do, looked for one wrapper deeper too: a
+// connection lists its rows both as nodes and as edges' node.
 func selectionOf(op *graphql.OperationContext, field graphql.CollectedField, typ string) ast.SelectionSet {
 	own := typeName(field.Field)
 	if own == typ {
 		return field.Selections
 	}
-	var sel ast.SelectionSet
-	for _, f := range graphql.CollectFields(op, field.Selections, []string{own}) {
-		if typeName(f.Field) == typ {
-			sel = append(sel, f.Selections...)
+	return wrapped(op, field.Selections, own, typ, 2)
+}
+
+// wrapped is the selection of the fields of type typ in sel, a selection of
+// type own, and of such fields of its object fields, depth levels down.
+func wrapped(op *graphql.OperationContext, sel ast.SelectionSet, own, typ string, depth int) ast.SelectionSet {
+	var out ast.SelectionSet
+	for _, f := range graphql.CollectFields(op, sel, []string{own}) {
+		switch t := typeName(f.Field); {
+		case t == typ:
+			out = append(out, f.Selections...)
+		case depth > 1 && len(f.Selections) > 0:
+			out = append(out, wrapped(op, f.Selections, t, typ, depth-1)...)
 		}
 	}
-	return sel
+	return out
 }

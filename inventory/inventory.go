@@ -1,0 +1,137 @@
+// Package inventory is the shared inventory's reads for consoles: nodes a
+// page at a time, GPUs narrowed by health, model and node, and the GPU
+// model catalog. Nodes and GPUs are shared by every organization and need
+// compute.read; who holds a GPU is not part of these rows (the GraphQL
+// face shows a GPU's holder only through the caller's own VMs), so no
+// organization's allocation shows here.
+package inventory
+
+import (
+	"context"
+	"strconv"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/edge"
+	"gpugraph/models"
+	"gpugraph/paging"
+	"gpugraph/store"
+)
+
+// Service is the inventory reads for both faces.
+type Service struct{ store *store.Store }
+
+// New is the inventory service over st.
+func New(st *store.Store) *Service { return &Service{store: st} }
+
+// The lists' names in their cursors.
+const (
+	nodeCursors = "nodes"
+	gpuCursors  = "gpus"
+)
+
+// NodePage is an offset page of nodes by name and how many match in all.
+func (s *Service) NodePage(ctx context.Context, c *auth.Caller, statuses []models.NodeStatus, page paging.Page) ([]*models.Node, int64, error) {
+	if err := canRead(c); err != nil {
+		return nil, 0, err
+	}
+	return s.store.NodePage(ctx, statuses, page.Offset, page.Limit)
+}
+
+// NodeQuery is a cursor page of nodes.
+type NodeQuery struct {
+	Statuses []models.NodeStatus
+	First    *int
+	After    *string
+	Total    bool
+}
+
+// Nodes is a cursor page of nodes by name.
+func (s *Service) Nodes(ctx context.Context, c *auth.Caller, q NodeQuery) (*paging.Connection[models.Node], error) {
+	if err := canRead(c); err != nil {
+		return nil, err
+	}
+	page, err := paging.ParseCursor(nodeCursors, 1, q.First, q.After)
+	if err != nil {
+		return nil, err
+	}
+	var after *store.After
+	if k := page.After; k != nil {
+		after = &store.After{Values: []any{deref(k.Sort[0])}, ID: k.ID}
+	}
+	rows, more, total, err := s.store.NodesAfter(ctx, q.Statuses, after, page.First, q.Total)
+	if err != nil {
+		return nil, err
+	}
+	return paging.NewConnection(nodeCursors, page, rows, more, total, func(n *models.Node) paging.Key {
+		return paging.Key{Sort: []*string{&n.Name}, ID: n.ID}
+	}), nil
+}
+
+// GPUQuery is a cursor page of GPUs, narrowed by health, model and node.
+type GPUQuery struct {
+	Health  *models.GpuHealth
+	ModelID string
+	NodeID  string
+	First   *int
+	After   *string
+	Total   bool
+}
+
+// GPUs is a cursor page of GPUs by node and index.
+func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging.Connection[models.Gpu], error) {
+	if err := canRead(c); err != nil {
+		return nil, err
+	}
+	if err := edge.Text("modelId", q.ModelID, edge.MaxID); err != nil {
+		return nil, err
+	}
+	if err := edge.Text("nodeId", q.NodeID, edge.MaxID); err != nil {
+		return nil, err
+	}
+	page, err := paging.ParseCursor(gpuCursors, 2, q.First, q.After)
+	if err != nil {
+		return nil, err
+	}
+	var after *store.After
+	if k := page.After; k != nil {
+		idx, err := strconv.Atoi(deref(k.Sort[1]))
+		if err != nil {
+			return nil, apierr.BadRequest("after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
+		}
+		after = &store.After{Values: []any{deref(k.Sort[0]), idx}, ID: k.ID}
+	}
+	rows, more, total, err := s.store.GPUsAfter(ctx, store.GPUQuery{Health: q.Health, ModelID: q.ModelID, NodeID: q.NodeID}, after, page.First, q.Total)
+	if err != nil {
+		return nil, err
+	}
+	return paging.NewConnection(gpuCursors, page, rows, more, total, func(g *models.Gpu) paging.Key {
+		idx := strconv.Itoa(g.Index)
+		return paging.Key{Sort: []*string{&g.NodeID, &idx}, ID: g.ID}
+	}), nil
+}
+
+// Models answers the GPU model catalog by name.
+func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GpuModel, error) {
+	if err := canRead(c); err != nil {
+		return nil, err
+	}
+	return s.store.GpuModels(ctx)
+}
+
+func canRead(c *auth.Caller) error {
+	if c == nil {
+		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+	}
+	if !c.Can(auth.ComputeRead) {
+		return apierr.MissingPermission(auth.ComputeRead)
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

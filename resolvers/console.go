@@ -1,0 +1,168 @@
+package resolvers
+
+import (
+	"context"
+
+	"gpugraph/auth"
+	"gpugraph/compute"
+	"gpugraph/filterby"
+	"gpugraph/graph/model"
+	"gpugraph/inventory"
+	"gpugraph/loaders"
+	"gpugraph/models"
+	"gpugraph/paging"
+	"gpugraph/pods"
+)
+
+// The console's root queries: catalogs for filter menus, an offset page of
+// nodes and cursor pages (connections) of the big lists. Like every list
+// they prefetch what they select below their rows (through edges.node and
+// nodes alike), and count their total only when it is selected.
+
+func (r *queryResolver) Projects(ctx context.Context) ([]*models.Project, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pods.Projects(ctx, r.Store, c)
+}
+
+func (r *queryResolver) Workloads(ctx context.Context, projectID *string, offset, limit *int) ([]*models.Workload, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pods.Workloads(ctx, r.Store, c, orEmpty(projectID), offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	return list, prefetchBelow(ctx, list)
+}
+
+func (r *queryResolver) GpuModels(ctx context.Context) ([]*models.GpuModel, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inventory.New(r.Store).Models(ctx, c)
+}
+
+func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, modelID, nodeID *string, first *int, after *string) (*model.GpuConnection, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := inventory.New(r.Store).GPUs(ctx, c, inventory.GPUQuery{
+		Health: health, ModelID: orEmpty(modelID), NodeID: orEmpty(nodeID),
+		First: first, After: after, Total: selects(ctx, "totalCount"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+		return nil, err
+	}
+	out := &model.GpuConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GpuEdge, len(conn.Rows))}
+	for i, g := range conn.Rows {
+		out.Edges[i] = &model.GpuEdge{Cursor: conn.Cursors[i], Node: g}
+	}
+	return out, nil
+}
+
+func (r *queryResolver) NodeList(ctx context.Context, status []models.NodeStatus, offset, limit *int) (*model.NodeList, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	page, err := paging.Parse(offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	nodes, total, err := inventory.New(r.Store).NodePage(ctx, c, status, page)
+	if err != nil {
+		return nil, err
+	}
+	if err := prefetchBelow(ctx, nodes); err != nil {
+		return nil, err
+	}
+	return &model.NodeList{Nodes: nodes, Next: page.Next(total), Total: int(total)}, nil
+}
+
+func (r *queryResolver) NodesConnection(ctx context.Context, status []models.NodeStatus, first *int, after *string) (*model.NodeConnection, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := inventory.New(r.Store).Nodes(ctx, c, inventory.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	if err != nil {
+		return nil, err
+	}
+	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+		return nil, err
+	}
+	out := &model.NodeConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.NodeEdge, len(conn.Rows))}
+	for i, n := range conn.Rows {
+		out.Edges[i] = &model.NodeEdge{Cursor: conn.Cursors[i], Node: n}
+	}
+	return out, nil
+}
+
+func (r *queryResolver) VmsConnection(ctx context.Context, status []models.VMStatus, first *int, after *string) (*model.VMConnection, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := compute.New(r.Store).Connection(ctx, c, compute.CursorQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range conn.Rows {
+		loaders.For(ctx).VMByID.Prime(ctx, v.ID, v)
+	}
+	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+		return nil, err
+	}
+	out := &model.VMConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.VMEdge, len(conn.Rows))}
+	for i, v := range conn.Rows {
+		out.Edges[i] = &model.VMEdge{Cursor: conn.Cursors[i], Node: v}
+	}
+	return out, nil
+}
+
+func (r *queryResolver) PodsConnection(ctx context.Context, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, first *int, after *string, deleted *bool, completed *bool) (*model.PodConnection, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pods.Connection(ctx, r.Store, c, pods.CursorQuery{
+		Query: pods.Query{
+			FilterBy:  filterBy,
+			Where:     podWhere(where),
+			Search:    orEmpty(search),
+			Sort:      filterby.SortOf(sortBy, sortOrder),
+			Deleted:   isTrue(deleted),
+			Completed: completed,
+		},
+		First: first, After: after,
+		Columns: podColumns(ctx), Total: selects(ctx, "totalCount"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+		return nil, err
+	}
+	out := &model.PodConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.PodEdge, len(conn.Rows))}
+	for i, p := range conn.Rows {
+		out.Edges[i] = &model.PodEdge{Cursor: conn.Cursors[i], Node: p}
+	}
+	return out, nil
+}
+
+func pageInfo[T any](c *paging.Connection[T]) *model.PageInfo {
+	pi := &model.PageInfo{HasNextPage: c.HasNext, HasPreviousPage: c.After}
+	if n := len(c.Cursors); n > 0 {
+		pi.StartCursor, pi.EndCursor = &c.Cursors[0], &c.Cursors[n-1]
+	}
+	return pi
+}
