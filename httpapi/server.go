@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ import (
 	"gpugraph/podmetrics"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
+	"gpugraph/rest/openapi"
 	"gpugraph/store"
 	"gpugraph/web"
 )
@@ -91,6 +93,18 @@ func (cfg Config) withDefaults() Config {
 
 // New builds the whole HTTP handler.
 func New(cfg Config) http.Handler {
+	h, _ := newServer(cfg)
+	return h
+}
+
+// Patterns are the ServeMux patterns New serves, each as registered: the
+// list the OpenAPI document is held equal to.
+func Patterns(cfg Config) []string {
+	_, mux := newServer(cfg)
+	return slices.Clone(mux.patterns)
+}
+
+func newServer(cfg Config) (http.Handler, *routeMux) {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
 	if cfg.Live == nil {
@@ -117,7 +131,7 @@ func New(cfg Config) http.Handler {
 		})
 	}
 
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res)
@@ -134,9 +148,25 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, restWrap)
 
-	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
+	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux))), mux
+}
+
+// routeMux is a ServeMux that keeps the patterns registered on it.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
 }
 
 // withTimeout bounds every request but a stream's (a subscription lives
