@@ -56,18 +56,18 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
 	}
-	srv := httptest.NewServer(checkAnswers(t, httpapi.New(cfg)))
+	srv := httptest.NewServer(Checked(t, httpapi.New(cfg)))
 	t.Cleanup(srv.Close)
 	return &Env{T: t, Store: st, Srv: srv, stmts: c}
 }
 
-// checkAnswers serves h and checks every exchange before the client sees
+// Checked serves h and checks every exchange before the client sees
 // the answer (so a failure lands while the test waits) against the
 // document GET /openapi.json serves (openapitest.CheckExchange): the
 // request against its operation, the answer's status, content type,
-// headers and body. Every REST answer any test produces through an Env is
-// thus checked. Streams (SSE, WebSocket) pass through unrecorded.
-func checkAnswers(t testing.TB, h http.Handler) http.Handler {
+// headers and body. Every REST answer any test produces through an Env (or
+// a server of its own wrapped in Checked) is thus checked. Streams (SSE, WebSocket) pass through unrecorded.
+func Checked(t testing.TB, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isStream(r) {
 			h.ServeHTTP(w, r)

@@ -126,7 +126,7 @@ func TestRunaiKeptAsRunaiHasIt(t *testing.T) {
 // not served; with it, the document is still valid, so dropping the mark is
 // all serving it needs.
 func TestReservedLeftOut(t *testing.T) {
-	if got, want := Reserved(), []string{"/api/v1/token"}; !slices.Equal(got, want) {
+	if got, want := Reserved(), []string{"/api/v1/token", "/readyz"}; !slices.Equal(got, want) {
 		t.Errorf("reserved %v, want %v", got, want)
 	}
 	served := decode(t, Document())
