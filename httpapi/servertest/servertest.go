@@ -66,7 +66,8 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 // document GET /openapi.json serves (openapitest.CheckExchange): the
 // request against its operation, the answer's status, content type,
 // headers and body. Every REST answer any test produces through an Env (or
-// a server of its own wrapped in Checked) is thus checked. Streams (SSE, WebSocket) pass through unrecorded.
+// a server of its own wrapped in Checked) is thus checked. Streams (SSE,
+// WebSocket) pass through unrecorded.
 func Checked(t testing.TB, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isStream(r) {
