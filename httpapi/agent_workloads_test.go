@@ -12,6 +12,7 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -68,7 +69,7 @@ func TestWorkloadReports(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(handFixture)); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
+		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(httpapi.Config{Store: st})))
 		t.Cleanup(srv.Close)
 		url := srv.URL
 		running := func(id string, gen int) agentapi.WorkloadReport {

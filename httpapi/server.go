@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ import (
 	"gpugraph/podmetrics"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
+	"gpugraph/rest/openapi"
 	"gpugraph/store"
 	"gpugraph/web"
 )
@@ -98,6 +100,18 @@ func (cfg Config) withDefaults() Config {
 
 // New builds the whole HTTP handler.
 func New(cfg Config) http.Handler {
+	h, _ := newServer(cfg)
+	return h
+}
+
+// Patterns are the ServeMux patterns New serves, each as registered: the
+// list the OpenAPI document is held equal to.
+func Patterns(cfg Config) []string {
+	_, mux := newServer(cfg)
+	return slices.Clone(mux.patterns)
+}
+
+func newServer(cfg Config) (http.Handler, *routeMux) {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
 	if cfg.Live == nil {
@@ -127,7 +141,7 @@ func New(cfg Config) http.Handler {
 		})
 	}
 
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res)
@@ -144,10 +158,26 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
 		NodeCredentialsRequired: cfg.NodeCredentialsRequired, Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
 
-	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
+	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux))), mux
+}
+
+// routeMux is a ServeMux that keeps the patterns registered on it.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
 }
 
 // withTimeout bounds every request but a stream's (a subscription lives

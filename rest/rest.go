@@ -36,8 +36,14 @@ type API struct {
 	Credentials *credentials.Service
 }
 
+// Mux is where Register mounts the paths (an *http.ServeMux, or one that
+// also records its patterns).
+type Mux interface {
+	Handle(pattern string, handler http.Handler)
+}
+
 // Register mounts every REST path on mux; wrap adds authentication.
-func Register(mux *http.ServeMux, api *API, wrap func(http.Handler) http.Handler) {
+func Register(mux Mux, api *API, wrap func(http.Handler) http.Handler) {
 	for _, r := range api.routes() {
 		mux.Handle(r.pattern, wrap(r.handler))
 	}

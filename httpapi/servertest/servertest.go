@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,24 +56,34 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
 	}
-	srv := httptest.NewServer(checkAnswers(t, httpapi.New(cfg)))
+	srv := httptest.NewServer(Checked(t, httpapi.New(cfg)))
 	t.Cleanup(srv.Close)
 	return &Env{T: t, Store: st, Srv: srv, stmts: c}
 }
 
-// checkAnswers serves h and checks every answer it gives on a seed's path
-// before the client sees it (so a failure lands while the test waits):
-// Run:ai's against the official OpenAPI document with a strict OpenAPI
-// 3.0.3 reading, OpenRelay's restart against the seed's field types
-// (openapitest.CheckAnswer). Every REST answer any test produces through
-// an Env is thus checked.
-func checkAnswers(t testing.TB, h http.Handler) http.Handler {
+// Checked serves h and checks every exchange before the client sees
+// the answer (so a failure lands while the test waits) against the
+// document GET /openapi.json serves (openapitest.CheckExchange): the
+// request against its operation, the answer's status, content type,
+// headers and body. Every REST answer any test produces through an Env (or
+// a server of its own wrapped in Checked) is thus checked. Streams (SSE,
+// WebSocket) pass through unrecorded.
+func Checked(t testing.TB, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStream(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// The request body is kept as the handler reads it, not read ahead:
+		// tests trickle bodies to hold a request open.
+		reqBody := &teeBody{ReadCloser: r.Body}
+		r.Body = reqBody
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
-		if err := openapitest.CheckAnswer(r.Method, r.URL.Path, rec.Code, rec.Header().Get("Content-Type"), body); err != nil {
-			t.Errorf("servertest: %s %s: %v", r.Method, r.URL.RequestURI(), err)
+		if err := openapitest.CheckExchange(openapitest.Exchange{Request: r, RequestBody: reqBody.read.Bytes(),
+			Status: rec.Code, Header: rec.Header(), Body: body}); err != nil {
+			t.Errorf("servertest: %v", err)
 		}
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
@@ -80,6 +91,22 @@ func checkAnswers(t testing.TB, h http.Handler) http.Handler {
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(body)
 	})
+}
+
+// teeBody keeps what was read of a request body.
+type teeBody struct {
+	io.ReadCloser
+	read bytes.Buffer
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read.Write(p[:n])
+	return n, err
+}
+
+func isStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream") || strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // Statements counts SQL statements run while fn runs.

@@ -1,184 +1,170 @@
 package openapitest
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
-	"sort"
 	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"gpugraph/rest/openapi"
 )
 
-// CheckAnswer checks one answer of the server against the contract of its
-// path: a Run:ai path's JSON against the document (the operation's response
-// for a status it lists, Error otherwise, with code equal to the status);
-// OpenRelay's restart against the seed's field types (CheckVM) or its
-// error body. Other paths, and answers that are not JSON (CSV, the mux's
-// plain-text 404), are not checked. It answers nil when the answer is
-// valid or not checked.
-func CheckAnswer(method, path string, status int, contentType string, body []byte) error {
-	if !strings.HasPrefix(contentType, "application/json") {
+// Exchange is one request the server answered, as a test saw it.
+type Exchange struct {
+	Request     *http.Request // its body is not read: RequestBody is
+	RequestBody []byte
+	Status      int
+	Header      http.Header
+	Body        []byte // as sent: Content-Encoding gzip is undone here
+}
+
+// Undocumented says why a request is outside the REST document by
+// design, or "" when it is not: the GraphQL endpoint's answers are the
+// GraphQL schema's (the document lists its transports only), and the
+// playground is a web page. The route test reads the same list.
+func Undocumented(method, path string) string {
+	switch {
+	case path == "/graphql":
+		return "GraphQL: its answers follow schema.graphqls, not the REST document"
+	case method == http.MethodGet && (path == "/" || strings.HasPrefix(path, "/assets/")):
+		return "the playground, a web page"
+	}
+	return ""
+}
+
+// UndocumentedPatterns are the ServeMux patterns Undocumented covers.
+var UndocumentedPatterns = []string{"/graphql", "GET /{$}", "GET /assets/"}
+
+// CheckExchange checks one exchange against the served document. A request
+// the document has no operation for must have answered 404 or 405 (else a
+// route is served and not documented); a request the document refuses must
+// not have succeeded; the answer must be one the operation lists, with its
+// content type, headers and body schema, and a Run:ai error body's code
+// must be its status. It answers nil when the exchange is valid, a HEAD,
+// or Undocumented.
+func CheckExchange(ex Exchange) error {
+	r := ex.Request
+	if r.Method == http.MethodHead || Undocumented(r.Method, r.URL.Path) != "" {
 		return nil
 	}
-	if method == http.MethodPost && strings.HasPrefix(path, "/v1/vms/") && strings.HasSuffix(path, "/restart") {
-		if status == http.StatusOK {
-			return CheckVM(body)
-		}
-		return checkOpenRelayError(body)
+	kinOnce.Do(loadKin)
+	if kinErr != nil {
+		return kinErr
 	}
-	op := runaiOperation(strings.ToLower(method), path)
-	if op == "" {
+	what := fmt.Sprintf("%s %s → %d", r.Method, r.URL.RequestURI(), ex.Status)
+	req := r.Clone(context.Background())
+	req.Body = io.NopCloser(bytes.NewReader(ex.RequestBody))
+	route, params, err := kinRouter.FindRoute(req)
+	if err != nil {
+		if ex.Status == http.StatusNotFound || ex.Status == http.StatusMethodNotAllowed {
+			return nil
+		}
+		return fmt.Errorf("openapitest: %s: the document has no such operation (%v), yet the server answered it: a route served and not documented", what, err)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: bearerPresent}}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil && ex.Status < 400 {
+		return fmt.Errorf("openapitest: %s: the server accepted a request the document refuses: %v", what, err)
+	}
+
+	body, decoded := decode(ex.Header, ex.Body)
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: ex.Status, Header: ex.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: !decoded, MultiError: true}}
+	out.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		return fmt.Errorf("openapitest: %s: the answer does not match the document: %v\nbody: %s", what, err, clip(body))
+	}
+	if !decoded || !isJSON(ex.Header.Get("Content-Type")) {
 		return nil
 	}
-	loadOnce.Do(load)
-	if loadErr != nil {
-		return loadErr
-	}
-	ref := fmt.Sprintf("%s %s %d", method, op, status)
-	listed := false
-	if responses, ok := get(raw, "paths", op, strings.ToLower(method), "responses").(map[string]any); ok {
-		_, listed = responses[fmt.Sprint(status)]
-	}
-	if status >= 300 {
-		if !listed {
-			ref = "#/components/schemas/Error"
-		}
+	if strings.HasPrefix(route.Path, "/api/") && ex.Status >= 300 {
 		var e struct{ Code int }
-		if err := json.Unmarshal(body, &e); err != nil || e.Code != status {
-			return fmt.Errorf("%s %s: error body's code is not the status %d: %s", method, path, status, clip(body))
+		if err := json.Unmarshal(body, &e); err != nil || e.Code != ex.Status {
+			return fmt.Errorf("openapitest: %s: a Run:ai error body's code is not the status: %s", what, clip(body))
 		}
 	}
-	if err := Check(ref, body); err != nil {
-		return fmt.Errorf("%s %s → %d: %w", method, path, status, err)
+	if err := Check(fmt.Sprintf("%s %s %d", r.Method, route.Path, ex.Status), body); err != nil {
+		return fmt.Errorf("openapitest: %s: %w", what, err)
 	}
 	return nil
 }
 
-// runaiOperation is the document's path template that path matches
-// ("/api/v1/workloads/{workloadId}/pods"), the one with the most literal
-// segments when several do; "" when none does.
-func runaiOperation(method, path string) string {
-	loadOnce.Do(load)
-	paths, _ := raw["paths"].(map[string]any)
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	best, bestLiterals := "", -1
-	for tmpl, ops := range paths {
-		if _, ok := ops.(map[string]any)[method]; !ok {
-			continue
-		}
-		ts := strings.Split(strings.Trim(tmpl, "/"), "/")
-		if len(ts) != len(segs) {
-			continue
-		}
-		literals, match := 0, true
-		for i, t := range ts {
-			if strings.HasPrefix(t, "{") {
-				continue
-			}
-			if t != segs[i] {
-				match = false
-				break
-			}
-			literals++
-		}
-		if match && literals > bestLiterals {
-			best, bestLiterals = tmpl, literals
-		}
+var (
+	kinOnce   sync.Once
+	kinDoc    *openapi3.T
+	kinRouter routers.Router
+	kinErr    error
+)
+
+func loadKin() {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(openapi.Document())
+	if err != nil {
+		kinErr = fmt.Errorf("openapitest: load the served document: %w", err)
+		return
 	}
-	return best
+	// Run:ai's own examples break their schemas ("0B" against the
+	// quantity pattern); the schemas are what answers are held to.
+	if err := doc.Validate(loader.Context, openapi3.DisableExamplesValidation()); err != nil {
+		kinErr = fmt.Errorf("openapitest: the served document is not valid OpenAPI 3: %w", err)
+		return
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		kinErr = fmt.Errorf("openapitest: route the served document: %w", err)
+		return
+	}
+	kinDoc, kinRouter = doc, router
 }
 
-// seedVM is the VM object of OpenRelay's "Restart a VM" seed: each field's
-// type, and which are required. The seed types none of them as nullable, so
-// a strict client refuses null for every one; fields the server adds beside
-// the seed's (nodeId, gpuIds, …) are not checked.
-var seedVM = map[string]struct {
-	typ      string
-	required bool
-}{
-	"capabilityTier": {"string", false}, "computeClass": {"string", false}, "createdAt": {"string", false},
-	"diskSizeGb": {"integer", false}, "endpointUrl": {"string", false}, "gpuCount": {"integer", false},
-	"gpuManufacturer": {"string", false}, "gpuModelId": {"string", false}, "gpuModelName": {"string", false},
-	"id": {"string", true}, "imageUrl": {"string", false}, "managedBy": {"string", false},
-	"name": {"string", true}, "organizationId": {"string", true}, "pricePerHourCents": {"integer", false},
-	"provisioningStage": {"string", false}, "public": {"boolean", false}, "resourceSize": {"string", false},
-	"serviceType": {"string", false}, "status": {"string", true}, "statusReason": {"string", false},
-	"tier": {"string", false}, "volumeGb": {"integer", false},
+// Load is the served document as kin-openapi reads it, validated.
+func Load() (*openapi3.T, error) {
+	kinOnce.Do(loadKin)
+	return kinDoc, kinErr
 }
 
-// CheckVM checks a restart answer against the seed's VM object: required
-// fields present, every seed field of the seed's type and not null.
-func CheckVM(body []byte) error {
-	var obj map[string]any
-	d := json.NewDecoder(strings.NewReader(string(body)))
-	d.UseNumber()
-	if err := d.Decode(&obj); err != nil {
-		return fmt.Errorf("openapitest: VM answer is not a JSON object: %v: %s", err, clip(body))
+// bearerPresent is the document's bearerAuth as a request can show it:
+// whether the key is good is the server's to say (401).
+func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	h := in.RequestValidationInput.Request.Header.Get("Authorization")
+	if scheme, token, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") && token != "" {
+		return nil
 	}
-	var bad []string
-	for name, f := range seedVM {
-		v, ok := obj[name]
-		if !ok {
-			if f.required {
-				bad = append(bad, name+" is required")
-			}
-			continue
+	return fmt.Errorf("no bearer token")
+}
+
+// decode undoes a gzip Content-Encoding; it answers false for an encoding
+// it cannot undo, whose body is then not checked.
+func decode(h http.Header, body []byte) ([]byte, bool) {
+	switch enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return body, true
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return body, false
 		}
-		if !hasType(v, f.typ) {
-			bad = append(bad, fmt.Sprintf("%s is %s, want %s", name, typeOf(v), f.typ))
+		plain, err := io.ReadAll(zr)
+		if err != nil {
+			return body, false
 		}
+		return plain, true
 	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return fmt.Errorf("openapitest: VM answer does not match the seed's types: %s\nbody: %s", strings.Join(bad, "; "), clip(body))
-	}
-	return nil
+	return body, false
 }
 
-// checkOpenRelayError checks {"error": {"code": "…", "message": "…"}}.
-func checkOpenRelayError(body []byte) error {
-	var e struct {
-		Error *struct {
-			Code    *string `json:"code"`
-			Message *string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Code == nil || e.Error.Message == nil || *e.Error.Code == "" {
-		return fmt.Errorf(`openapitest: OpenRelay error is not {"error": {"code": "…", "message": "…"}}: %s`, clip(body))
-	}
-	return nil
-}
-
-func hasType(v any, typ string) bool {
-	switch typ {
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "integer":
-		n, ok := v.(json.Number)
-		if !ok {
-			return false
-		}
-		_, err := n.Int64()
-		return err == nil
-	}
-	return false
-}
-
-func typeOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number"
-	case []any:
-		return "array"
-	}
-	return "object"
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }

@@ -1,22 +1,25 @@
-// Package openapitest checks REST answers against the official Run:ai
-// OpenAPI document of the pods endpoints (runai-pods-openapi.json, a copy
-// of the reference kept beside this file), so tests validate real responses
-// against the schema clients are written to.
+// Package openapitest checks REST exchanges against the document
+// GET /openapi.json serves (package rest/openapi), so the document cannot
+// drift from the server: CheckExchange validates a request and its answer
+// with kin-openapi's openapi3filter (route, method, parameters, body,
+// status listed for the operation, content type, headers, body schema),
+// then the body again with the strict reading below.
 //
 // The document is OpenAPI 3.0, whose schemas are JSON Schema with a twist:
-// "nullable: true" allows null. Before compiling, every such schema is
-// rewritten to JSON Schema 2020-12: type T becomes [T, "null"]. An enum is
-// left as it is: OpenAPI 3.0.3 says nullable does not widen an enum, so a
-// nullable enum takes null only when it lists null. That is the strictest
-// reading clients use (openapi-schema-validator's OAS30Validator and the
-// code generators that follow it), so an answer valid here is valid for
-// all of them. Formats (uuid, date-time) are asserted, not just
-// annotated.
+// "nullable: true" allows null. kin-openapi accepts null for any nullable
+// schema, a nullable enum included. The strict layer here compiles the
+// document to JSON Schema 2020-12 instead: every nullable schema's type T
+// becomes [T, "null"], and an enum is left as it is: OpenAPI 3.0.3 says
+// nullable does not widen an enum, so a nullable enum takes null only
+// when it lists null. That is the strictest reading clients use
+// (openapi-schema-validator's OAS30Validator and the code generators that
+// follow it), so an answer valid here is valid for all of them. Formats
+// (uuid, date-time) are asserted, not just annotated; kin-openapi checks
+// date-time but not uuid.
 package openapitest
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -25,13 +28,12 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"gpugraph/rest/openapi"
 )
 
-//go:embed runai-pods-openapi.json
-var document []byte
-
 // docURL is the document's name in the compiler; refs inside it resolve against it.
-const docURL = "runai-pods-openapi.json"
+const docURL = "openapi.json"
 
 // Validate fails t unless body is JSON that validates against schemaRef in
 // the document. schemaRef is a component schema's name ("Pods1"), a JSON
@@ -82,6 +84,7 @@ var (
 )
 
 func load() {
+	document := openapi.Document()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(document))
 	if err != nil {
 		loadErr = fmt.Errorf("read the OpenAPI document: %w", err)

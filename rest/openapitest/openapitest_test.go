@@ -1,7 +1,11 @@
 package openapitest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -105,6 +109,89 @@ func TestBadReferences(t *testing.T) {
 		failed := check(t, ref, `{}`)
 		if len(failed) != 1 || !strings.HasPrefix(failed[0], "fatal: ") {
 			t.Errorf("%s: failures %v, want one fatal", ref, failed)
+		}
+	}
+}
+
+// vm is a VM answer as the server writes it.
+const vm = `{"capabilityTier": "", "computeClass": "", "createdAt": "2026-01-02T03:04:05.000Z", "diskSizeGb": 100,
+  "endpointUrl": "", "gpuCount": 1, "gpuManufacturer": "NVIDIA", "gpuModelId": "h100-80gb", "gpuModelName": "NVIDIA H100 80GB HBM3",
+  "id": "vm-1", "imageUrl": "", "managedBy": "", "name": "train-a", "organizationId": "org-1", "pricePerHourCents": 250,
+  "provisioningStage": "", "public": false, "resourceSize": "", "serviceType": "", "status": "running",
+  "statusReason": "user_restarted", "tier": "", "volumeGb": 0, "nodeId": "n1", "gpuIds": ["g1"], "cpuCores": 16,
+  "ramGb": 128, "tearingDown": false, "interruptedAt": null}`
+
+// exchange is one request (with a key unless noKey) and its JSON answer.
+func exchange(method, target string, status int, body string, header ...string) Exchange {
+	r := httptest.NewRequest(method, target, nil)
+	r.Header.Set("Authorization", "Bearer acme-operator")
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Authorization" {
+			r.Header.Del("Authorization")
+			continue
+		}
+		h.Set(header[i], header[i+1])
+	}
+	return Exchange{Request: r, Status: status, Header: h, Body: []byte(body)}
+}
+
+func TestCheckExchangeAcceptsValid(t *testing.T) {
+	for name, ex := range map[string]Exchange{
+		"restart":            exchange("POST", "/v1/vms/vm-1/restart", 200, vm),
+		"restart busy":       exchange("POST", "/v1/vms/vm-1/restart", 503, `{"error": {"code": "VM_NODE_BUSY", "message": "GPU 0000:3B:00.0 failed"}}`, "Retry-After", "30"),
+		"pods":               exchange("GET", "/api/v1/workloads/pods?limit=5&sortBy=name&filterBy=k8sPhase==Running", 200, `{"pods": [`+pod+`]}`),
+		"pods bad filter":    exchange("GET", "/api/v1/workloads/pods?filterBy=nope==1", 400, `{"code": 400, "message": "unknown field nope"}`),
+		"no key":             exchange("GET", "/api/v1/workloads/pods/count", 401, `{"code": 401, "message": "no API key"}`, "Authorization", ""),
+		"unknown path":       exchange("GET", "/v1/nope", 404, `404 page not found`, "Content-Type", "text/plain; charset=utf-8"),
+		"wrong method":       exchange("GET", "/v1/vms/vm-1/restart", 405, `Method Not Allowed`, "Content-Type", "text/plain; charset=utf-8"),
+		"health":             exchange("GET", "/healthz", 200, "ok\n", "Content-Type", "text/plain; charset=utf-8", "Authorization", ""),
+		"graphql is not its": exchange("POST", "/graphql", 418, `whatever`),
+	} {
+		if err := CheckExchange(ex); err != nil {
+			t.Errorf("%s: refused: %v", name, err)
+		}
+	}
+}
+
+// TestCheckExchangeRejectsWrong: deliberately wrong answers, each of a
+// kind the document rules out.
+func TestCheckExchangeRejectsWrong(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		_, _ = w.Write([]byte(s))
+		_ = w.Close()
+		return b.Bytes()
+	}
+	extra := exchange("POST", "/v1/vms/vm-1/restart", 200, strings.Replace(vm, `"tier": ""`, `"tier": "", "secret": "x"`, 1))
+	gzipped := exchange("GET", "/v1/vms/vm-1", 200, "", "Content-Encoding", "gzip")
+	gzipped.Body = gz(strings.Replace(vm, `"gpuIds": ["g1"]`, `"gpuIds": "g1"`, 1))
+	for name, tc := range map[string]struct {
+		ex   Exchange
+		want string
+	}{
+		"undeclared property": {extra, "secret"},
+		"undeclared status":   {exchange("GET", "/v1/vms", 418, `{"error": {"code": "TEAPOT", "message": "no"}}`), "status is not supported"},
+		"wrong content type":  {exchange("GET", "/v1/vms/vm-1", 200, vm, "Content-Type", "text/html"), "text/html"},
+		"missing Retry-After": {exchange("POST", "/v1/vms/vm-1/restart", 503, `{"error": {"code": "VM_NODE_BUSY", "message": "busy"}}`), "Retry-After"},
+		"null VM field":       {exchange("GET", "/v1/vms/vm-1", 200, strings.Replace(vm, `"createdAt": "2026-01-02T03:04:05.000Z"`, `"createdAt": null`, 1)), "createdAt"},
+		"gzip body checked":   {gzipped, "gpuIds"},
+		"Run:ai error code":   {exchange("GET", "/api/v1/workloads/pods", 404, `{"code": 400, "message": "x"}`), "code is not the status"},
+		"OpenRelay error":     {exchange("GET", "/v1/vms/x", 404, `{"code": 404, "message": "x"}`), "error"},
+		// kin-openapi lets null through a nullable enum; the strict layer does not.
+		"null nullable enum":     {exchange("GET", "/api/v1/workloads/pods", 200, `{"pods": [`+strings.Replace(pod, `"gpuRequestType": "portion"`, `"gpuRequestType": null`, 1)+`]}`), "gpuRequestType"},
+		"served, undocumented":   {exchange("GET", "/v1/secret", 200, `{}`), "not documented"},
+		"accepted a bad request": {exchange("GET", "/api/v1/workloads/pods?limit=501", 200, `{"pods": []}`), "limit"},
+		"accepted without key":   {exchange("GET", "/v1/vms", 200, `{"vms": []}`, "Authorization", ""), "security"},
+	} {
+		err := CheckExchange(tc.ex)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: refused for another reason (want %q): %v", name, tc.want, err)
 		}
 	}
 }

@@ -1,0 +1,185 @@
+package openapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// validate loads b with kin-openapi and validates it as OpenAPI 3. Run:ai's
+// own examples break their schemas ("0B" against the quantity pattern), so
+// examples are not validated; the schemas are what answers are held to.
+func validate(t *testing.T, b []byte) *openapi3.T {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(b)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(loader.Context, openapi3.DisableExamplesValidation()); err != nil {
+		t.Fatalf("not valid OpenAPI 3: %v", err)
+	}
+	return doc
+}
+
+func TestDocumentIsValidOpenAPI3(t *testing.T) {
+	doc := validate(t, Document())
+	if doc.OpenAPI != "3.0.3" {
+		t.Errorf("openapi %q, want 3.0.3 (Run:ai's document is 3.0.3; nullable means what it says there)", doc.OpenAPI)
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.OperationID == "" {
+				t.Errorf("%s %s has no operationId", method, path)
+			}
+		}
+	}
+}
+
+// keeps reports whether got holds all of want: objects may gain keys (a
+// 207 that also answers CSV), nothing else may change.
+func keeps(got, want any) bool {
+	w, ok := want.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(got, want)
+	}
+	g, ok := got.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, v := range w {
+		if !keeps(g[k], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRunaiKeptAsRunaiHasIt holds the overlay to adding: every response
+// Run:ai's document lists for its operations (a media type may be added),
+// and every schema and response
+// component it has, is in the served document unchanged; parameters are
+// kept (they may gain allowEmptyValue), and sortBy and filterBy, whose
+// schemas gpugraph widens, keep every value Run:ai's allow.
+func TestRunaiKeptAsRunaiHasIt(t *testing.T) {
+	runai, served := decode(t, RunaiReference()), decode(t, Document())
+	for path, item := range object(runai["paths"]) {
+		for method, op := range object(item) {
+			got := object(object(object(served["paths"])[path])[method])
+			if len(got) == 0 {
+				t.Errorf("%s %s: missing", method, path)
+				continue
+			}
+			for status, resp := range object(object(op)["responses"]) {
+				if g := object(got["responses"])[status]; !keeps(g, resp) {
+					t.Errorf("%s %s %s: the response changed:\n got %v\nwant %v", method, path, status, g, resp)
+				}
+			}
+			for _, p := range object(op)["parameters"].([]any) {
+				if !slices.ContainsFunc(got["parameters"].([]any), func(g any) bool { return reflect.DeepEqual(g, p) }) {
+					t.Errorf("%s %s: parameter %v is gone", method, path, p)
+				}
+			}
+		}
+	}
+	for _, section := range []string{"schemas", "responses", "securitySchemes"} {
+		for name, v := range object(object(runai["components"])[section]) {
+			if g := object(object(served["components"])[section])[name]; !reflect.DeepEqual(g, v) {
+				t.Errorf("components.%s.%s changed", section, name)
+			}
+		}
+	}
+	sortBy := func(doc map[string]any) []any {
+		return object(object(object(object(doc["components"])["parameters"])["PodsSort"])["schema"])["enum"].([]any)
+	}
+	for _, v := range sortBy(runai) {
+		if !slices.Contains(sortBy(served), v) {
+			t.Errorf("sortBy no longer takes %v", v)
+		}
+	}
+	widened := map[string]bool{"PodsSort": true, "PodsFilter": true}
+	for name, v := range object(object(runai["components"])["parameters"]) {
+		g := object(object(object(served["components"])["parameters"])[name])
+		if widened[name] {
+			delete(object(v), "schema")
+			delete(object(v), "description")
+		}
+		if !keeps(g, v) {
+			t.Errorf("components.parameters.%s changed", name)
+		}
+	}
+}
+
+// TestReservedLeftOut: the token path is defined ahead of its handler and
+// not served; with it, the document is still valid, so dropping the mark is
+// all serving it needs.
+func TestReservedLeftOut(t *testing.T) {
+	if got, want := Reserved(), []string{"/api/v1/token", "/readyz"}; !slices.Equal(got, want) {
+		t.Errorf("reserved %v, want %v", got, want)
+	}
+	served := decode(t, Document())
+	if _, ok := object(served["paths"])["/api/v1/token"]; ok {
+		t.Error("the served document lists /api/v1/token")
+	}
+	own := decode(t, gpugraphSource)
+	for _, p := range Reserved() {
+		item := object(object(own["paths"])[p])
+		delete(item, ReservedMark)
+		object(served["paths"])[p] = item
+	}
+	b, err := json.Marshal(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := validate(t, b)
+	op := doc.Paths.Find("/api/v1/token").Post
+	if op == nil || op.Security == nil || len(*op.Security) != 0 {
+		t.Fatalf("POST /api/v1/token: want an operation open to callers without a key, got %+v", op)
+	}
+	body := op.RequestBody.Value.Content.Get("application/json").Schema.Value
+	for _, valid := range []string{
+		`{"grantType": "client_credentials", "clientId": "app", "clientSecret": "s"}`,
+		`{"grantType": "app_token", "AppId": "app", "AppSecret": "s"}`,
+	} {
+		if err := body.VisitJSON(decodeAny(t, valid)); err != nil {
+			t.Errorf("%s refused: %v", valid, err)
+		}
+	}
+	if err := body.VisitJSON(decodeAny(t, `{"grantType": "client_credentials", "clientId": "app"}`)); err == nil {
+		t.Error("a request without a secret is accepted")
+	}
+	answer := op.Responses.Status(200).Value.Content.Get("application/json").Schema.Value
+	if err := answer.VisitJSON(decodeAny(t, `{"accessToken": "eyJ…", "expiresIn": 3600}`)); err != nil {
+		t.Errorf("the token answer is refused: %v", err)
+	}
+}
+
+func decodeAny(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestOverlay(t *testing.T) {
+	dst := decodeAny(t, `{"a": {"b": 1, "c": [1, 2]}, "d": "x"}`)
+	src := decodeAny(t, `{"a": {"b": null, "c": [3], "e": true}, "d": {"f": 1}, "g": {"h": null}}`)
+	want := decodeAny(t, `{"a": {"c": [3], "e": true}, "d": {"f": 1}, "g": {}}`)
+	if got := overlay(dst, src); !reflect.DeepEqual(got, want) {
+		t.Errorf("overlay = %v, want %v", got, want)
+	}
+}
