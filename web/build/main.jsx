@@ -1,5 +1,5 @@
 import { createRoot } from 'react-dom/client';
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { GraphiQL } from 'graphiql';
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
 import 'graphiql/style.css';
@@ -34,16 +34,19 @@ const defaultHeaders = '{}';
 
 const wsURL = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/graphql`;
 
-// One toolkit fetcher per Authorization value. Handing GraphiQL a new
-// fetcher is what makes it introspect again, so the schema follows the
-// key; and the toolkit passes a subscription's headers as graphql-ws's
-// connectionParams, which is where the server reads the key of a WebSocket.
-function makeFetcher(authorization, onAuthError) {
-  // Plain JSON answers (no incremental delivery: the server has none), so a
-  // refusal can be rewritten before GraphiQL shows it.
-  const inner = createGraphiQLFetcher({ url: '/graphql', subscriptionUrl: wsURL, enableIncrementalDelivery: false });
+// Plain JSON answers (no incremental delivery: the server has none), so a
+// refusal can be rewritten before GraphiQL shows it. The toolkit passes a
+// subscription's headers as graphql-ws's connectionParams, which is where
+// the server reads the key of a WebSocket.
+const inner = createGraphiQLFetcher({ url: '/graphql', subscriptionUrl: wsURL, enableIncrementalDelivery: false });
+
+// makeFetcher sends every request with the Authorization current() gives.
+// GraphiQL fetches the schema again whenever it is handed a new fetcher,
+// so the page makes one each time the key settles.
+function makeFetcher(current, onAuthError) {
   return async (params, opts = {}) => {
     const headers = { ...(opts.headers || {}) };
+    const authorization = current();
     if (authorization && !headersAuthorization(headers)) headers.Authorization = authorization;
     const result = await inner(params, { ...opts, headers });
     return explainUnauthenticated(result, onAuthError);
@@ -60,8 +63,18 @@ function Playground() {
   const [headersText, setHeadersText] = useState(defaultHeaders);
   const [status, setStatus] = useState('');
   const authorization = authFor(key, headersText);
-  const fetcher = useMemo(() => makeFetcher(authorization, setStatus), [authorization]);
-  useEffect(() => setStatus(''), [authorization]);
+  const latest = useRef(authorization);
+  latest.current = authorization;
+  // One schema fetch per key typed, not per keystroke.
+  const [settled, setSettled] = useState(authorization);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(authorization), 300);
+    return () => clearTimeout(t);
+  }, [authorization]);
+  const fetcher = useMemo(() => makeFetcher(() => latest.current, setStatus), [settled]);
+  useEffect(() => setStatus(''), [settled]);
+  // A stable callback: GraphiQL fetches the schema again when it changes.
+  const onSchemaChange = useCallback(() => setStatus('Schema loaded: Ctrl-Space completes, Ctrl-Enter runs.'), []);
 
   return (
     <div className="gg-page">
@@ -87,7 +100,7 @@ function Playground() {
           onEditHeaders={setHeadersText}
           isHeadersEditorEnabled
           shouldPersistHeaders={false}
-          onSchemaChange={() => setStatus('Schema loaded: Ctrl-Space completes, Ctrl-Enter runs.')}
+          onSchemaChange={onSchemaChange}
         />
       </div>
     </div>
