@@ -153,3 +153,14 @@ func TestFontsDropped(t *testing.T) {
 		t.Errorf("%d @font-face rules, want 4", n)
 	}
 }
+
+// The policy lets the page open its subscriptions' WebSocket on its own
+// host and nowhere else; a Host that could smuggle a directive is left out.
+func TestContentSecurityPolicy(t *testing.T) {
+	if got := contentSecurityPolicy("127.0.0.1:8080"); !strings.Contains(got, "connect-src 'self' ws://127.0.0.1:8080 wss://127.0.0.1:8080; ") {
+		t.Errorf("policy: %s", got)
+	}
+	if got := contentSecurityPolicy("evil; script-src *"); !strings.Contains(got, "connect-src 'self'; ") || strings.Contains(got, "evil") {
+		t.Errorf("policy for a hostile Host: %s", got)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -27,11 +28,17 @@ var assetTypes = map[string]string{
 
 // The page may only load what this handler serves, which keeps a stray CDN
 // reference from slipping in unnoticed. Inline styles are needed by
-// GraphiQL's own components and by the page's layout rule; connect-src
-// names the WebSocket of subscriptions, which 'self' covers only in newer
-// browsers.
-const contentSecurityPolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; font-src 'self' data:; connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'"
+// GraphiQL's own components and by the page's layout rule. connect-src
+// names the subscriptions' WebSocket on the page's own host, which 'self'
+// covers only in browsers of CSP level 3.
+func contentSecurityPolicy(host string) string {
+	connect := "'self'"
+	if host != "" && !strings.ContainsAny(host, " ;,'\"\\") {
+		connect += " ws://" + host + " wss://" + host
+	}
+	return "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+		"connect-src " + connect + "; object-src 'none'; base-uri 'none'"
+}
 
 // Handler serves the playground page at "/" and its assets at
 // "/assets/<file>". Mount it with http.StripPrefix to serve it elsewhere; the
@@ -70,7 +77,7 @@ func serve(v variants, contentType, version, cacheControl string) http.Handler {
 		h.Set("Cache-Control", cacheControl)
 		h.Set("Vary", "Accept-Encoding")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("Content-Security-Policy", contentSecurityPolicy(r.Host))
 		body, enc := v.identity, Negotiate(r.Header.Values("Accept-Encoding"), v.br != nil, v.gzip != nil)
 		switch enc {
 		case "br":
