@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -290,6 +291,7 @@ func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.A
 	if err != nil || !loaded {
 		return func() {}, err
 	}
+	printDemoBanner(banner, addr)
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return func() {}, fmt.Errorf("demo agents: listener address %v is not TCP", addr)
@@ -301,8 +303,11 @@ func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.A
 		cancel()
 		return func() {}, fmt.Errorf("demo agents: %w", err)
 	}
-	slog.Info("demo node agents running in-process", "server", url)
-	return func() { cancel(); wait() }, nil
+	// The demo's metrics keep coming relative to now, so "the last hour"
+	// has data however long ago the demo was loaded.
+	waitSamples := agents.PushSamples(actx, url, agents.SampleOptions{})
+	slog.Info("demo node agents and metric samples running in-process", "server", url)
+	return func() { cancel(); wait(); waitSamples() }, nil
 }
 
 // loopback is the address to reach a listener bound to ip from this host.
@@ -342,9 +347,23 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 		return fmt.Errorf("demo data: %w", err)
 	}
 	slog.Warn("loaded the demo data set: its API keys are public (they are in the source); never expose this server", "engine", string(st.Dialect))
-	fmt.Fprintln(os.Stderr, "Loaded the demo data set. Its API keys (send as Authorization: Bearer <key>):")
-	for _, k := range demo.Keys() {
-		fmt.Fprintf(os.Stderr, "  %-22s %-10s %v\n", k.Token, k.Organization, k.Permissions)
-	}
+	fmt.Fprintln(banner, "Loaded the demo data set.")
 	return nil
+}
+
+// banner is where the start banner goes; a variable so tests can read it.
+var banner io.Writer = os.Stderr
+
+// printDemoBanner tells whoever started the server, at every start on the
+// demo's data (not only the one that loaded it), where the playground is
+// and which keys to type into it.
+func printDemoBanner(w io.Writer, addr net.Addr) {
+	url := "http://" + addr.String() + "/"
+	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
+		url = fmt.Sprintf("http://localhost:%d/", tcp.Port)
+	}
+	fmt.Fprintf(w, "Playground: %s (type a key into its API key field). Demo API keys (send as Authorization: Bearer <key>):\n", url)
+	for _, k := range demo.Keys() {
+		fmt.Fprintf(w, "  %-22s %-14s %s\n", k.Token, k.Organization, strings.Join(k.Permissions, " "))
+	}
 }

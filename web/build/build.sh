@@ -17,15 +17,5 @@ fs.writeFileSync("package-lock.json", JSON.stringify(lock, null, 2) + "\n");
 
 npm ci --no-audit --no-fund
 
-# graphql-js takes its production path only when it sees a Node-style process
-# object, so globalThis.process is defined to drop its development checks.
-./node_modules/.bin/esbuild main.jsx \
-  --bundle \
-  --minify \
-  --format=iife \
-  --target=es2020 \
-  --jsx=automatic \
-  --define:process.env.NODE_ENV='"production"' \
-  --define:globalThis.process=true \
-  --legal-comments=none \
-  --outfile=../dist/graphiql.js
+# Bundles, drops GraphiQL's unused fonts and precompresses: build.mjs.
+node build.mjs

@@ -1,0 +1,367 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"gpugraph/dataset"
+	"gpugraph/demo"
+	"gpugraph/httpapi"
+	"gpugraph/live"
+	"gpugraph/store"
+	"gpugraph/store/storetest"
+)
+
+// chromium finds Debian's chromium (or $CHROMIUM). Without one the browser
+// tests skip, loudly, unless GPUGRAPH_REQUIRE_CHROMIUM=1 (CI) makes that
+// a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "NO CHROMIUM: the playground's browser test did not run. Install Debian's chromium " +
+		"(apt-get install chromium) or set CHROMIUM to a Chromium binary."
+	if os.Getenv("GPUGRAPH_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal(msg + " GPUGRAPH_REQUIRE_CHROMIUM=1 makes this a failure.")
+	}
+	t.Log("\n\n*** " + msg + " ***\n")
+	t.Skip(msg)
+	return ""
+}
+
+// demoServer serves the demo data set on SQLite as the command does,
+// subscriptions included. The playground does not depend on the engine,
+// so one is enough here.
+func demoServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	st := storetest.Open(t, store.SQLite)
+	b, err := demo.JSON(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dataset.LoadFile(context.Background(), st, b); err != nil {
+		t.Fatal(err)
+	}
+	feed := live.New(st, live.Limits{})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Live: feed, LoaderWait: time.Millisecond}))
+	t.Cleanup(func() { feed.Shutdown(); srv.Close() })
+	return srv
+}
+
+// browser starts a headless chromium whose every request and WebSocket is
+// recorded in the returned list. The page reports when GraphiQL's query
+// editor first appears as window.__ggEditorAt (ms since navigation start).
+func browser(t *testing.T, exe string) (context.Context, func() []string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.WindowSize(1400, 900),
+		chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+
+	var mu sync.Mutex
+	var urls []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			urls = append(urls, e.Request.URL)
+		case *network.EventWebSocketCreated:
+			urls = append(urls, e.URL)
+		}
+	})
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	const watch = `new MutationObserver((_, o) => {
+	  if (document.querySelector('.graphiql-query-editor .CodeMirror')) {
+	    window.__ggEditorAt = performance.now(); o.disconnect();
+	  }
+	}).observe(document, {childList: true, subtree: true});`
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), urls...) }
+}
+
+// editorJS is the CodeMirror object of one of GraphiQL's panes: the
+// query editor, the response, or the open one of the editor tools.
+func editorJS(pane string) string {
+	sel := map[string]string{
+		"query-editor": ".graphiql-query-editor .CodeMirror",
+		"response":     ".graphiql-response .CodeMirror",
+		"editor-tool":  ".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror",
+	}[pane]
+	return `document.querySelector('` + sel + `').CodeMirror`
+}
+
+// within bounds one wait, so a regression fails in seconds with the step
+// named rather than at the test's overall deadline.
+func within(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, steps...); err != nil {
+		status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('gg-status')?.textContent ?? ''`))
+		t.Fatalf("%s: %v (the page's status line: %q)", what, err, status)
+	}
+}
+
+// waitResult waits until the result pane holds text containing want, and
+// answers that text.
+func waitResult(t *testing.T, ctx context.Context, want string) string {
+	t.Helper()
+	var got string
+	var err error
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](editorJS("response")+`.getValue()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(got, want) {
+			return got
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("result pane never showed %q; it shows:\n%s", want, got)
+	return ""
+}
+
+func run(t *testing.T, ctx context.Context, query string) {
+	t.Helper()
+	q, _ := json.Marshal(query)
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](editorJS("response")+`.setValue('')`),
+		chromedp.Evaluate[chromedp.Void](editorJS("query-editor")+`.setValue(`+string(q)+`)`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// GraphiQL reads the operations out of the editor after a 100 ms
+	// debounce; clicking before then would run the previous operation.
+	time.Sleep(time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.graphiql-execute-button`))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// graphql asks srv directly, for the answer the playground must show.
+func graphql(t *testing.T, srv *httptest.Server, token, query string) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+const nestedQuery = `query VmsNodesGpus {
+  vms(limit: 5) {
+    total
+    vms {
+      name
+      status
+      node {
+        name
+        gpus { index address health model { name } }
+      }
+    }
+  }
+}
+`
+
+// The playground as a newcomer meets it, in a real browser: the cold open
+// says what to do, a key typed in the labelled field loads the schema, the
+// default query runs as is, a refused restart shows its error, a
+// subscription receives an event, nothing leaves 127.0.0.1 and no key
+// reaches localStorage.
+func TestPlaygroundInBrowser(t *testing.T) {
+	exe := chromium(t)
+	srv := demoServer(t)
+	ctx, requests := browser(t, exe)
+
+	// Open.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.graphiql-query-editor .CodeMirror`)),
+		chromedp.WaitVisible(chromedp.CSS(`#gg-key`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	tti, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.__ggEditorAt`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("time to interactive (navigation start → query editor present): %.0f ms", tti)
+
+	// Cold open: no key yet, and the page says what to do about the 401.
+	within(t, ctx, "the cold open's 401 sentence", chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "401")]`))
+	if s := text(t, ctx, "#gg-status"); !strings.Contains(s, `type a key in the “API key” field above`) {
+		t.Errorf("cold open status: %q", s)
+	}
+	defaultQuery, err := chromedp.Run(ctx, chromedp.Evaluate[string](editorJS("query-editor")+`.getValue()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(defaultQuery, "README") || !strings.Contains(defaultQuery, "acme-reader") {
+		t.Errorf("the default query does not say where keys come from:\n%s", defaultQuery)
+	}
+
+	// Type a key: the schema is fetched again with it.
+	within(t, ctx, "schema loaded after typing a key",
+		chromedp.SendKeys(chromedp.CSS(`#gg-key`), "acme-operator"),
+		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "Schema loaded")]`),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
+		chromedp.WaitVisible(`//div[contains(@class, "graphiql-doc-explorer")]//a[text()="Query"]`))
+
+	// Run the default query as is: the VM → node → GPUs answer, exactly as
+	// the API gives it.
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](editorJS("response")+`.setValue('')`),
+		chromedp.Click(chromedp.CSS(`.graphiql-execute-button`))); err != nil {
+		t.Fatal(err)
+	}
+	var shown map[string]any
+	if err := json.Unmarshal([]byte(waitResult(t, ctx, `"gpus"`)), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if want := graphql(t, srv, "acme-operator", nestedQuery); !reflect.DeepEqual(shown, want) {
+		t.Errorf("result pane:\n%v\nAPI answers:\n%v", shown, want)
+	}
+
+	// A restart the table refuses shows its error.
+	run(t, ctx, `mutation { restartVm(id: "vm-terminated") { id status } }`)
+	if got := waitResult(t, ctx, `"VM_TERMINATED"`); !strings.Contains(got, `"status": 409`) {
+		t.Errorf("refused restart shows:\n%s", got)
+	}
+
+	// A subscription over graphql-ws receives the event of a restart made
+	// over HTTP. The restart repeats until the event shows, since the
+	// subscription's start is not observable from here.
+	run(t, ctx, `subscription { vmEvents(ids: ["vm-restart-ok-running"]) { vmId from to transition vm { status } } }`)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/vms/vm-restart-ok-running/restart", nil)
+			req.Header.Set("Authorization", "Bearer acme-operator")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+	}()
+	got := waitResult(t, ctx, `"restart-reboot"`)
+	close(done)
+	if !strings.Contains(got, `"vmId": "vm-restart-ok-running"`) {
+		t.Errorf("subscription shows:\n%s", got)
+	}
+
+	// Nothing left 127.0.0.1: the page, its assets, its API calls and its
+	// WebSocket all went to the test server.
+	base, _ := url.Parse(srv.URL)
+	var sawWS bool
+	for _, u := range requests() {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "data" && p.Host != base.Host) {
+			t.Errorf("request to %s, outside %s", u, base.Host)
+		}
+		sawWS = sawWS || p.Scheme == "ws"
+	}
+	if !sawWS {
+		t.Errorf("no WebSocket was opened: %v", requests())
+	}
+
+	// History is kept, and holds no key.
+	noKeyStored(t, ctx, "acme-operator", "restartVm")
+}
+
+// The headers editor is the other way in: an Authorization typed there
+// fetches the schema again too.
+func TestPlaygroundHeadersEditor(t *testing.T) {
+	exe := chromium(t)
+	srv := demoServer(t)
+	ctx, _ := browser(t, exe)
+	within(t, ctx, "schema loaded after a header typed in the headers editor",
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "401")]`),
+		chromedp.Click(`//button[normalize-space(.)="Headers"]`),
+		chromedp.Evaluate[chromedp.Void](editorJS("editor-tool")+`.setValue('{"Authorization": "Bearer acme-reader"}')`),
+		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "Schema loaded")]`))
+	run(t, ctx, `{ vms(limit: 1) { total } }`)
+	want := graphql(t, srv, "acme-reader", `{ vms(limit: 1) { total } }`)
+	got := waitResult(t, ctx, `"total"`)
+	if !strings.Contains(got, fmt.Sprint(want["data"].(map[string]any)["vms"].(map[string]any)["total"])) {
+		t.Errorf("result pane %s, API %v", got, want)
+	}
+	// The header typed in the editor went with the query into history,
+	// which reaches localStorage without it.
+	noKeyStored(t, ctx, "acme-reader", "vms(limit: 1)")
+}
+
+// noKeyStored checks localStorage: GraphiQL's history holds the query
+// want, and no entry holds the key or any headers.
+func noKeyStored(t *testing.T, ctx context.Context, key, want string) {
+	t.Helper()
+	stored, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries(Object.entries(localStorage))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stored["graphiql:queries"], want) {
+		t.Errorf("history was not kept: %v", stored)
+	}
+	for k, v := range stored {
+		if strings.Contains(v, "Bearer "+key) || strings.Contains(v, `"headers"`) {
+			t.Errorf("localStorage %s holds a key: %s", k, v)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package web
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Negotiate picks the content coding to answer with from a request's
+// Accept-Encoding values (RFC 9110 §12.5.3): "br" when offered and
+// acceptable, else "gzip", else "" (identity). A coding is acceptable when
+// it, or "*" without it being named, has a q-value above zero; the
+// client's q ordering is not followed beyond that, since brotli is smaller
+// than gzip for every asset and both cost nothing to serve precompressed.
+func Negotiate(acceptEncoding []string, haveBr, haveGzip bool) string {
+	q := map[string]float64{}
+	for _, header := range acceptEncoding {
+		for _, item := range strings.Split(header, ",") {
+			name, params, _ := strings.Cut(item, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name == "" {
+				continue
+			}
+			q[name] = qValue(params)
+		}
+	}
+	acceptable := func(coding string) bool {
+		if v, ok := q[coding]; ok {
+			return v > 0
+		}
+		v, ok := q["*"]
+		return ok && v > 0
+	}
+	switch {
+	case haveBr && acceptable("br"):
+		return "br"
+	case haveGzip && (acceptable("gzip") || acceptable("x-gzip")):
+		return "gzip"
+	}
+	return ""
+}
+
+// qValue reads "q=…" from a coding's parameters; a missing or malformed
+// weight is 1, the default, and a weight out of [0, 1] is clamped.
+func qValue(params string) float64 {
+	for _, p := range strings.Split(params, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f != f { // NaN
+			return 1
+		}
+		return min(max(f, 0), 1)
+	}
+	return 1
+}
