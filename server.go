@@ -43,6 +43,7 @@ type options struct {
 	shutdownTimeout             time.Duration
 	readTimeout                 time.Duration
 	eventRetention              time.Duration
+	streamRecheck               time.Duration
 	metrics                     metricsOptions
 }
 
@@ -84,8 +85,13 @@ func parseFlags(args []string) (options, error) {
 		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
 	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
+	fs.DurationVar(&o.streamRecheck, "stream-recheck", live.DefaultRecheck,
+		"how often open subscriptions check their API key and organization again, besides when a change is notified")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.streamRecheck <= 0 {
+		return o, fmt.Errorf("--stream-recheck %v: must be positive", o.streamRecheck)
 	}
 	if o.eventRetention < 0 {
 		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
@@ -176,7 +182,7 @@ func run(ctx context.Context, args []string) error {
 	// process never waits on them past --shutdown-timeout.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
-	feed := live.New(st, live.Limits{})
+	feed := live.New(st, live.Limits{Recheck: o.streamRecheck})
 	srv := &http.Server{
 		Addr:              o.addr,
 		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed}),

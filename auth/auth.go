@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"time"
 
 	"gpugraph/apierr"
 	"gpugraph/models"
@@ -45,7 +46,13 @@ type Caller struct {
 	// active or balance-exhausted one (suspended and deleted ones' keys are
 	// refused before a caller exists).
 	OrganizationState models.OrgState
-	perms             map[string]bool
+	// LookedUpAt is when the key was read: a change of credentials
+	// notified after it may not be in what was read.
+	LookedUpAt time.Time
+	perms      map[string]bool
+	// tokenHash is the key's stored hash, kept so a long-lived stream can
+	// ask again whether the key still stands (Authenticator.Recheck).
+	tokenHash string
 }
 
 // Can reports whether the caller holds perm.
@@ -100,7 +107,23 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if token == "" {
 		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 	}
-	row, ok, err := a.Store.APIKeyByHash(ctx, HashToken(token))
+	return a.lookupHash(ctx, HashToken(token))
+}
+
+// Recheck answers the caller c's key as it stands now, through the same
+// checks as Lookup: a 401 when the key is gone (revoked), the 403 of
+// OrganizationRefused when its organization was suspended or deleted since.
+// Open streams call it when credentials change and on a timer.
+func (a *Authenticator) Recheck(ctx context.Context, c *Caller) (*Caller, error) {
+	if c == nil || c.tokenHash == "" {
+		return nil, apierr.Unauthorized("unknown API key")
+	}
+	return a.lookupHash(ctx, c.tokenHash)
+}
+
+func (a *Authenticator) lookupHash(ctx context.Context, hash string) (*Caller, error) {
+	start := time.Now()
+	row, ok, err := a.Store.APIKeyByHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +136,8 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	c := newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions))
 	c.KeyID = keyID(row.TokenHash)
 	c.OrganizationState = row.OrgState
+	c.tokenHash = row.TokenHash
+	c.LookedUpAt = start
 	return c, nil
 }
 
