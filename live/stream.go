@@ -90,13 +90,17 @@ func start(ctx context.Context, bounds func(context.Context) (int64, int64, erro
 // never blocking on a slow reader: a full buffer ends the stream. Events
 // after newest (appended since the stream opened) feed NotifyLag.
 func pump[T any](f *Feed, ctx context.Context, s *stream, src source[T], last, newest int64, wake <-chan struct{}, out chan<- T) *apierr.Error {
+	// Where to resume is the last event the transport took from out, not
+	// the last put in: what still waits in out is lost with the connection.
+	handed := newTail(last, f.limits.Buffer+1)
+	resume := func() int64 { return handed.back(len(out)) }
 	for {
 		evs, err := src.read(ctx, last, readBatch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "the event log did not answer; resume with after: %d", last)
+			return apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "the event log did not answer; resume with after: %d", resume())
 		}
 		for _, ev := range evs {
 			if !hand(ctx, f.limits.Grace, out, ev) {
@@ -105,9 +109,10 @@ func pump[T any](f *Feed, ctx context.Context, s *stream, src source[T], last, n
 				}
 				f.DroppedLagging.Add(1)
 				return apierr.New(http.StatusConflict, CodeLagging,
-					"the subscriber fell %d events behind and was dropped; resume with after: %d", f.limits.Buffer, last)
+					"fell %d events behind; resume with after: %d (or the last id received, if lower)", f.limits.Buffer, resume())
 			}
 			last = src.id(ev)
+			handed.push(last)
 			f.Delivered.Add(1)
 			if last > newest {
 				f.NotifyLag.Observe(time.Since(src.at(ev)).Seconds())
@@ -120,7 +125,7 @@ func pump[T any](f *Feed, ctx context.Context, s *stream, src source[T], last, n
 		case <-ctx.Done():
 			return nil
 		case <-f.closing:
-			return apierr.New(http.StatusServiceUnavailable, CodeGoingAway, "the server is shutting down; reconnect and resume with after: %d", last)
+			return apierr.New(http.StatusServiceUnavailable, CodeGoingAway, "the server is shutting down; reconnect, resume with after: %d (or the last id received, if lower)", resume())
 		case e := <-s.revoked:
 			f.ClosedRevoked.Add(1)
 			return e
@@ -146,4 +151,30 @@ func hand[T any](ctx context.Context, grace time.Duration, out chan<- T, ev T) b
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// tail keeps the last ids handed to a subscriber's buffer: enough to say,
+// from how many still wait there, which one the transport took last. (The
+// one it took last may still be in flight when the connection closes,
+// hence "or the last id received, if lower".)
+type tail struct {
+	start int64
+	ids   []int64
+	n     int
+}
+
+func newTail(start int64, size int) *tail { return &tail{start: start, ids: make([]int64, size)} }
+
+func (t *tail) push(id int64) {
+	t.ids[t.n%len(t.ids)] = id
+	t.n++
+}
+
+// back answers the id handed k before the newest (the newest when k is 0),
+// or the stream's start when fewer were handed.
+func (t *tail) back(k int) int64 {
+	if k >= t.n || k >= len(t.ids) {
+		return t.start
+	}
+	return t.ids[(t.n-1-k)%len(t.ids)]
 }
