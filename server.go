@@ -51,6 +51,7 @@ type options struct {
 	shutdownTimeout         time.Duration
 	readTimeout             time.Duration
 	eventRetention          time.Duration
+	streamRecheck           time.Duration
 	metrics                 metricsOptions
 }
 
@@ -97,6 +98,8 @@ func parseFlags(args []string) (options, error) {
 		"accept agent reports only with a node credential, never with a nodes.report API key (env GPUGRAPH_NODE_CREDENTIALS_REQUIRED)")
 	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
+	fs.DurationVar(&o.streamRecheck, "stream-recheck", live.DefaultRecheck,
+		"how often open subscriptions check their API key and organization again, besides when a change is notified")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -212,7 +215,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	feed := live.New(st, live.Limits{})
+	feed := live.New(st, live.Limits{Recheck: o.streamRecheck})
 	srv := &http.Server{
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,

@@ -53,7 +53,13 @@ type Caller struct {
 	// System is the command line's caller (gpugraph keys …): whoever
 	// reaches the database directly administers every organization.
 	System bool
-	perms  map[string]bool
+	// LookedUpAt is when the credential was read: a change of credentials
+	// notified after it may not be in what was read.
+	LookedUpAt time.Time
+	perms      map[string]bool
+	// bearer is the credential as sent, kept so a long-lived stream can
+	// ask again whether it still stands (Authenticator.Recheck).
+	bearer string
 }
 
 // SystemCaller is the caller of the administration commands.
@@ -131,6 +137,28 @@ type Authenticator struct {
 
 // Lookup finds the caller owning token, or a 401 saying why not.
 func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, error) {
+	start := time.Now()
+	c, err := a.lookup(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	c.LookedUpAt, c.bearer = start, token
+	return c, nil
+}
+
+// Recheck answers the caller c's credential as it stands now, through the
+// same checks as Lookup: a 401 when the key or application was revoked or
+// expired (an access token too, when it expires), the 403 of
+// OrganizationRefused when its organization was suspended or deleted since.
+// Open streams call it when credentials change and on a timer.
+func (a *Authenticator) Recheck(ctx context.Context, c *Caller) (*Caller, error) {
+	if c == nil || c.bearer == "" {
+		return nil, apierr.Unauthorized("unknown API key")
+	}
+	return a.Lookup(ctx, c.bearer)
+}
+
+func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, error) {
 	if token == "" {
 		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 	}

@@ -1,7 +1,7 @@
 // Package bench measures gpugraph at fleet scale: an in-process server over
 // a fresh database per engine, a fixture from package fleet or bulk SQL,
-// and the seven figures of the performance issue. cmd/benchreport prints
-// them as a table and writes BENCHMARKS.md.
+// the seven figures of the performance issue and the live-updates figure
+// (8). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
 package bench
 
 import (
@@ -42,6 +42,9 @@ type Config struct {
 	VMsPerNode   int
 	VMGpus       int
 
+	LiveSubscribers int // figure 8: 1,000 WebSocket subscribers
+	LiveEvents      int // figure 8: events committed while they listen
+
 	Clients      int // figures 4 and 5: 16
 	LoadRequests int // figure 4: requests per query
 	LatencyRuns  int // figures 1, 3, 6: timed runs (the median is reported)
@@ -66,6 +69,7 @@ func Defaults() Config {
 		BigPods: 1_000_000, SQLiteBigPods: 100_000,
 		Samples: 1_000_000, SeriesPoints: 1000,
 		RestartNodes: 1000, VMsPerNode: 5, VMGpus: 2,
+		LiveSubscribers: 1000, LiveEvents: 100,
 		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
 		Seed: 1,
 	}
@@ -163,6 +167,7 @@ func (r *runner) run(ctx context.Context) {
 	fl.close()
 	r.do(ctx, figure{3, []string{rowPage, rowPageSQL, rowPageRatio, rowCount, rowCountSQL, rowCountRatio}, r.bigPods})
 	r.do(ctx, figure{5, []string{rowRestarts, rowInvariant}, r.restarts})
+	r.do(ctx, figure{8, []string{rowLiveRate, rowLiveLatency, rowLiveMemory}, r.liveFigure})
 }
 
 // Server is the whole HTTP surface over one database, on a loopback port.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,6 +179,12 @@ func (s *Service) revoke(ctx context.Context, caller *auth.Caller, kind store.Cr
 	}
 	if err := s.store.RevokeCredential(ctx, kind, id, store.Now()); err != nil {
 		return nil, err
+	}
+	// Open subscriptions of every replica check their credentials again
+	// now rather than at their next periodic check. The revocation holds
+	// whether or not the notification goes out, so a failure is logged.
+	if err := s.store.NotifyCredentialsChanged(ctx); err != nil {
+		slog.WarnContext(ctx, "revoked, but open streams were not notified; they see it at their next check", "id", id, "err", err)
 	}
 	c, _, err = s.store.CredentialByID(ctx, kind, id)
 	return &c, err

@@ -63,7 +63,7 @@ func (s *Service) SetLeavingAt(ctx context.Context, caller *auth.Caller, id stri
 		if err := canSetLeavingAt(node, id, now); err != nil {
 			return err
 		}
-		if err := s.store.SetNodeLeavingAt(tx, id, at); err != nil {
+		if err := s.store.SetNodeLeavingAt(tx, node, at, actor, now); err != nil {
 			return err
 		}
 		node.LeavingAt = at

@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	Gpu() GpuResolver
 	Mutation() MutationResolver
 	Node() NodeResolver
+	NodeEvent() NodeEventResolver
 	Pod() PodResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
@@ -214,6 +215,23 @@ type ComplexityRoot struct {
 		NodeName       func(childComplexity int) int
 	}
 
+	NodeEvent struct {
+		Actor         func(childComplexity int) int
+		At            func(childComplexity int) int
+		FailedReason  func(childComplexity int) int
+		FromHealth    func(childComplexity int) int
+		FromLeavingAt func(childComplexity int) int
+		FromStatus    func(childComplexity int) int
+		GpuID         func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		Node          func(childComplexity int) int
+		NodeID        func(childComplexity int) int
+		ToHealth      func(childComplexity int) int
+		ToLeavingAt   func(childComplexity int) int
+		ToStatus      func(childComplexity int) int
+	}
+
 	NodeList struct {
 		Next  func(childComplexity int) int
 		Nodes func(childComplexity int) int
@@ -366,7 +384,8 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		VMEvents func(childComplexity int, ids []string, after *string) int
+		NodeEvents func(childComplexity int, ids []string, after *string) int
+		VMEvents   func(childComplexity int, ids []string, after *string) int
 	}
 
 	VM struct {
@@ -472,6 +491,13 @@ type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.Gpu, error)
 	Vms(ctx context.Context, obj *models.Node) ([]*models.VM, error)
 }
+type NodeEventResolver interface {
+	ID(ctx context.Context, obj *models.NodeEvent) (string, error)
+
+	Actor(ctx context.Context, obj *models.NodeEvent) (string, error)
+
+	Node(ctx context.Context, obj *models.NodeEvent) (*models.Node, error)
+}
 type PodResolver interface {
 	Node(ctx context.Context, obj *models.Pod) (*models.Node, error)
 	Workload(ctx context.Context, obj *models.Pod) (*models.Workload, error)
@@ -500,6 +526,7 @@ type QueryResolver interface {
 }
 type SubscriptionResolver interface {
 	VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error)
+	NodeEvents(ctx context.Context, ids []string, after *string) (<-chan *models.NodeEvent, error)
 }
 type VMResolver interface {
 	GpuManufacturer(ctx context.Context, obj *models.VM) (*models.Manufacturer, error)
@@ -1220,6 +1247,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NodeEnrollment.NodeName(childComplexity), true
 
+	case "NodeEvent.actor":
+		if e.ComplexityRoot.NodeEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Actor(childComplexity), true
+	case "NodeEvent.at":
+		if e.ComplexityRoot.NodeEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.At(childComplexity), true
+	case "NodeEvent.failedReason":
+		if e.ComplexityRoot.NodeEvent.FailedReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.FailedReason(childComplexity), true
+	case "NodeEvent.fromHealth":
+		if e.ComplexityRoot.NodeEvent.FromHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.FromHealth(childComplexity), true
+	case "NodeEvent.fromLeavingAt":
+		if e.ComplexityRoot.NodeEvent.FromLeavingAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.FromLeavingAt(childComplexity), true
+	case "NodeEvent.fromStatus":
+		if e.ComplexityRoot.NodeEvent.FromStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.FromStatus(childComplexity), true
+	case "NodeEvent.gpuId":
+		if e.ComplexityRoot.NodeEvent.GpuID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.GpuID(childComplexity), true
+	case "NodeEvent.id":
+		if e.ComplexityRoot.NodeEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.ID(childComplexity), true
+	case "NodeEvent.kind":
+		if e.ComplexityRoot.NodeEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Kind(childComplexity), true
+	case "NodeEvent.node":
+		if e.ComplexityRoot.NodeEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Node(childComplexity), true
+	case "NodeEvent.nodeId":
+		if e.ComplexityRoot.NodeEvent.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.NodeID(childComplexity), true
+	case "NodeEvent.toHealth":
+		if e.ComplexityRoot.NodeEvent.ToHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.ToHealth(childComplexity), true
+	case "NodeEvent.toLeavingAt":
+		if e.ComplexityRoot.NodeEvent.ToLeavingAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.ToLeavingAt(childComplexity), true
+	case "NodeEvent.toStatus":
+		if e.ComplexityRoot.NodeEvent.ToStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.ToStatus(childComplexity), true
+
 	case "NodeList.next":
 		if e.ComplexityRoot.NodeList.Next == nil {
 			break
@@ -1906,6 +2018,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RequestResourceQuantity.Request(childComplexity), true
 
+	case "Subscription.nodeEvents":
+		if e.ComplexityRoot.Subscription.NodeEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_nodeEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.NodeEvents(childComplexity, args["ids"].([]string), args["after"].(*string)), true
 	case "Subscription.vmEvents":
 		if e.ComplexityRoot.Subscription.VMEvents == nil {
 			break
@@ -3569,6 +3692,70 @@ input TimeFilter {
   "At or after (filterBy >=)."
   gte: Time
 }
+
+# ---------------------------------------------------------------- live updates: node events
+
+"What a node event changed."
+enum NodeEventKind {
+  "The node's status changed (fromStatus, toStatus)."
+  STATUS
+  "The node's leavingAt was set or cleared (fromLeavingAt, toLeavingAt)."
+  LEAVING_AT
+  "One of its GPUs' health changed (gpuId, fromHealth, toHealth, failedReason)."
+  GPU_HEALTH
+}
+
+"""
+One change of a node's shared state, as the node event log keeps it: its
+status, its leavingAt, or one of its GPUs' health. Only the fields of its kind
+are set. Nodes are shared inventory: nothing here says whose workloads run on
+the node.
+"""
+type NodeEvent {
+  "Grows with every node event; pass the last one read as after to read on."
+  id: ID!
+  "The node that changed."
+  nodeId: ID!
+  "What changed: which of the fields below are set."
+  kind: NodeEventKind!
+  "STATUS: the status before (null when the node first registered) and after."
+  fromStatus: NodeStatus
+  "STATUS: the status after."
+  toStatus: NodeStatus
+  "LEAVING_AT: the leavingAt before and after (null: not leaving)."
+  fromLeavingAt: Time
+  "LEAVING_AT: the leavingAt after (null: not leaving)."
+  toLeavingAt: Time
+  "GPU_HEALTH: the GPU, its health before and after, and why it failed (XID 79)."
+  gpuId: ID
+  "GPU_HEALTH: the health before."
+  fromHealth: GpuHealth
+  "GPU_HEALTH: the health after."
+  toHealth: GpuHealth
+  "GPU_HEALTH: why the GPU failed (XID 79), null when it did not."
+  failedReason: String
+  "Who made it: \"agent <node name>\", \"sweep\" or \"operator …\"."
+  actor: String!
+  "When it happened, stamped in its transaction."
+  at: Time!
+  "The node as it stands when the event is sent (its vms and its GPUs' vm show the caller's organization's only)."
+  node: Node
+}
+
+extend type Subscription {
+  """
+  Every change of a node's status, leavingAt or GPU health (of the nodes ids
+  only, when given), each once, in id order; a GPU an agent reports failed
+  arrives when that report commits. compute.read, as the nodes query. after:
+  a node event id (the node log's own ids), as vmEvents' after.
+  """
+  nodeEvents(
+    "Only these nodes' events; none: every node."
+    ids: [ID!]
+    "A node event id: replay what came after it, then go on live."
+    after: ID
+  ): NodeEvent!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3881,6 +4068,40 @@ func (ec *executionContext) childFields_NodeEnrollment(ctx context.Context, fiel
 		return ec.fieldContext_NodeEnrollment_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type NodeEnrollment", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NodeEvent_id(ctx, field)
+	case "nodeId":
+		return ec.fieldContext_NodeEvent_nodeId(ctx, field)
+	case "kind":
+		return ec.fieldContext_NodeEvent_kind(ctx, field)
+	case "fromStatus":
+		return ec.fieldContext_NodeEvent_fromStatus(ctx, field)
+	case "toStatus":
+		return ec.fieldContext_NodeEvent_toStatus(ctx, field)
+	case "fromLeavingAt":
+		return ec.fieldContext_NodeEvent_fromLeavingAt(ctx, field)
+	case "toLeavingAt":
+		return ec.fieldContext_NodeEvent_toLeavingAt(ctx, field)
+	case "gpuId":
+		return ec.fieldContext_NodeEvent_gpuId(ctx, field)
+	case "fromHealth":
+		return ec.fieldContext_NodeEvent_fromHealth(ctx, field)
+	case "toHealth":
+		return ec.fieldContext_NodeEvent_toHealth(ctx, field)
+	case "failedReason":
+		return ec.fieldContext_NodeEvent_failedReason(ctx, field)
+	case "actor":
+		return ec.fieldContext_NodeEvent_actor(ctx, field)
+	case "at":
+		return ec.fieldContext_NodeEvent_at(ctx, field)
+	case "node":
+		return ec.fieldContext_NodeEvent_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_NodeList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5262,6 +5483,28 @@ func (ec *executionContext) field_Query_workloads_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["limit"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_nodeEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -8099,6 +8342,337 @@ func (ec *executionContext) _NodeEnrollment_expiresAt(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_NodeEnrollment_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("NodeEnrollment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeEvent_id(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.NodeEvent().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, true, "ID")
+}
+
+func (ec *executionContext) _NodeEvent_nodeId(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _NodeEvent_kind(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.NodeEventKind) graphql.Marshaler {
+			return ec.marshalNNodeEventKind2gpugraphᚋmodelsᚐNodeEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "NodeEventKind")
+}
+
+func (ec *executionContext) _NodeEvent_fromStatus(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_fromStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.NodeStatus) graphql.Marshaler {
+			return ec.marshalONodeStatus2ᚖgpugraphᚋmodelsᚐNodeStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_fromStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "NodeStatus")
+}
+
+func (ec *executionContext) _NodeEvent_toStatus(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_toStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.NodeStatus) graphql.Marshaler {
+			return ec.marshalONodeStatus2ᚖgpugraphᚋmodelsᚐNodeStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_toStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "NodeStatus")
+}
+
+func (ec *executionContext) _NodeEvent_fromLeavingAt(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_fromLeavingAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromLeavingAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_fromLeavingAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeEvent_toLeavingAt(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_toLeavingAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToLeavingAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_toLeavingAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeEvent_gpuId(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_gpuId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GpuID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_gpuId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _NodeEvent_fromHealth(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_fromHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromHealth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuHealth) graphql.Marshaler {
+			return ec.marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_fromHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "GpuHealth")
+}
+
+func (ec *executionContext) _NodeEvent_toHealth(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_toHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToHealth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuHealth) graphql.Marshaler {
+			return ec.marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_toHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "GpuHealth")
+}
+
+func (ec *executionContext) _NodeEvent_failedReason(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_failedReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_failedReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEvent_actor(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.NodeEvent().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, true, "String")
+}
+
+func (ec *executionContext) _NodeEvent_at(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeEvent_node(ctx context.Context, field graphql.CollectedField, obj *models.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.NodeEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Node) graphql.Marshaler {
+			return ec.marshalONode2ᚖgpugraphᚋmodelsᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _NodeList_nodes(ctx context.Context, field graphql.CollectedField, obj *model.NodeList) (ret graphql.Marshaler) {
@@ -11046,6 +11620,50 @@ func (ec *executionContext) fieldContext_Subscription_vmEvents(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_vmEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_nodeEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_nodeEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().NodeEvents(ctx, fc.Args["ids"].([]string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.NodeEvent) graphql.Marshaler {
+			return ec.marshalNNodeEvent2ᚖgpugraphᚋmodelsᚐNodeEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_nodeEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_nodeEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15046,6 +15664,107 @@ func (ec *executionContext) _NodeEnrollment(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var nodeEventImplementors = []string{"NodeEvent"}
+
+func (ec *executionContext) _NodeEvent(ctx context.Context, sel ast.SelectionSet, obj *models.NodeEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeEvent")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._NodeEvent_id(ctx, field, obj)
+				})
+		case "nodeId":
+			out.Values[i] = ec._NodeEvent_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.Values[i] = ec._NodeEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fromStatus":
+			out.Values[i] = ec._NodeEvent_fromStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toStatus":
+			out.Values[i] = ec._NodeEvent_toStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fromLeavingAt":
+			out.Values[i] = ec._NodeEvent_fromLeavingAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toLeavingAt":
+			out.Values[i] = ec._NodeEvent_toLeavingAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "gpuId":
+			out.Values[i] = ec._NodeEvent_gpuId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fromHealth":
+			out.Values[i] = ec._NodeEvent_fromHealth(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toHealth":
+			out.Values[i] = ec._NodeEvent_toHealth(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedReason":
+			out.Values[i] = ec._NodeEvent_failedReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._NodeEvent_actor(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._NodeEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._NodeEvent_node(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var nodeListImplementors = []string{"NodeList"}
 
 func (ec *executionContext) _NodeList(ctx context.Context, sel ast.SelectionSet, obj *model.NodeList) graphql.Marshaler {
@@ -16094,6 +16813,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "vmEvents":
 		return ec._Subscription_vmEvents(ctx, fields[0])
+	case "nodeEvents":
+		return ec._Subscription_nodeEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -17317,6 +18038,24 @@ func (ec *executionContext) marshalNNodeEnrollment2ᚖgpugraphᚋgraphᚋmodel�
 	return ec._NodeEnrollment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNNodeEvent2ᚖgpugraphᚋmodelsᚐNodeEvent(ctx context.Context, sel ast.SelectionSet, v *models.NodeEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "NodeEvent!")
+		return graphql.Null
+	}
+	return ec._NodeEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNNodeEventKind2gpugraphᚋmodelsᚐNodeEventKind(ctx context.Context, v any) (models.NodeEventKind, error) {
+	var res models.NodeEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNodeEventKind2gpugraphᚋmodelsᚐNodeEventKind(ctx context.Context, sel ast.SelectionSet, v models.NodeEventKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNNodeList2ᚖgpugraphᚋgraphᚋmodelᚐNodeList(ctx context.Context, sel ast.SelectionSet, v *model.NodeList) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "NodeList!")
@@ -18159,6 +18898,22 @@ func (ec *executionContext) marshalONodeStatus2ᚕgpugraphᚋmodelsᚐNodeStatus
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalONodeStatus2ᚖgpugraphᚋmodelsᚐNodeStatus(ctx context.Context, v any) (*models.NodeStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(models.NodeStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONodeStatus2ᚖgpugraphᚋmodelsᚐNodeStatus(ctx context.Context, sel ast.SelectionSet, v *models.NodeStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOPodFilter2map(ctx context.Context, v any) (map[string]any, error) {

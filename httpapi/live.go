@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -105,7 +107,7 @@ type connHolder struct {
 	conn transport.WebsocketConn
 }
 
-func (h *connHolder) close(code int, reason string) {
+func (h *connHolder) close(code int, reason string, _ *apierr.Error) {
 	h.mu.Lock()
 	conn := h.conn
 	h.mu.Unlock()
@@ -115,14 +117,75 @@ func (h *connHolder) close(code int, reason string) {
 	}
 }
 
-// withConnHolder prepares an upgrade request for closableWebsocket.
-func withConnHolder(next http.Handler) http.Handler {
+// withStreamEnd prepares a stream's request so that the stream can end it
+// with its own reason: an upgrade for closableWebsocket, an SSE response
+// for sseEnd.
+func withStreamEnd(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isWebsocket(r) {
+		switch {
+		case isWebsocket(r):
 			r = r.WithContext(context.WithValue(r.Context(), connKey{}, &connHolder{}))
+		case isStream(r):
+			sw := &sseEnd{ResponseWriter: w}
+			// The stream may end after the handler has returned (its
+			// client gone): the response is then no longer ours to write.
+			defer sw.finish()
+			w = sw
+			r = r.WithContext(live.WithCloser(r.Context(), sw.end))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sseEnd is an SSE response a stream can end with a last message: a
+// "next" event whose payload is a GraphQL result carrying the error (as
+// graphql-sse delivers an operation's errors), then "complete". What the
+// transport writes after it is dropped. Writes are serialized, since the
+// stream ends it from its own goroutine.
+type sseEnd struct {
+	http.ResponseWriter
+	mu    sync.Mutex
+	ended bool
+}
+
+func (s *sseEnd) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return len(b), nil
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *sseEnd) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		_ = http.NewResponseController(s.ResponseWriter).Flush()
+	}
+}
+
+func (s *sseEnd) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (s *sseEnd) finish() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+}
+
+func (s *sseEnd) end(code int, _ string, e *apierr.Error) {
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message":    e.Message,
+		"extensions": map[string]any{"code": e.Code, "status": e.Status, "closeCode": code},
+	}}})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended = true
+	_, _ = fmt.Fprintf(s.ResponseWriter, "event: next\ndata: %s\n\nevent: complete\n\n", body)
+	_ = http.NewResponseController(s.ResponseWriter).Flush()
 }
 
 // closableWebsocket is gqlgen's coder/websocket implementation, keeping the
@@ -147,8 +210,12 @@ func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o transp
 // registerLiveMetrics exposes the feed's counters on /metrics.
 func registerLiveMetrics(reg *prometheus.Registry, f *live.Feed) {
 	reg.MustRegister(
+		f.NotifyLag,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscriptions_closed_revoked_total",
+			Help: "Streams closed because their API key was revoked or their organization suspended or deleted (close code 4403)."},
+			func() float64 { return float64(f.ClosedRevoked.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gpugraph_subscriptions_open",
-			Help: "Open GraphQL subscriptions (vmEvents) of this process."},
+			Help: "Open GraphQL subscriptions (vmEvents, nodeEvents) of this process."},
 			func() float64 { return float64(f.Open.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscription_events_delivered_total",
 			Help: "Events handed to subscribers."},

@@ -89,6 +89,14 @@ type wsMsg struct {
 
 func subscribe(t *testing.T, srv *httptest.Server, token string, vars map[string]any) *sub {
 	t.Helper()
+	return subscribeQuery(t, srv, token, `subscription($ids: [ID!], $after: ID) {
+		vmEvents(ids: $ids, after: $after) { id vmId from to transition actor vm { id status } } }`, vars)
+}
+
+// subscribeQuery opens one graphql-transport-ws connection as token and
+// starts the subscription query on it.
+func subscribeQuery(t *testing.T, srv *httptest.Server, token, query string, vars map[string]any) *sub {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql",
@@ -103,8 +111,7 @@ func subscribe(t *testing.T, srv *httptest.Server, token string, vars map[string
 	if m := s.next(); m.Type != "connection_ack" {
 		t.Fatalf("after connection_init: %s %s", m.Type, m.Payload)
 	}
-	q, _ := json.Marshal(map[string]any{"variables": vars, "query": `subscription($ids: [ID!], $after: ID) {
-		vmEvents(ids: $ids, after: $after) { id vmId from to transition actor vm { id status } } }`})
+	q, _ := json.Marshal(map[string]any{"variables": vars, "query": query})
 	s.send(wsMsg{ID: "1", Type: "subscribe", Payload: q})
 	return s
 }

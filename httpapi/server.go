@@ -146,7 +146,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
-	mux.Handle("/graphql", public.wrap(graphQLStatus(withConnHolder(api(requireCaller(gql)))), writeBusyGraphQL))
+	mux.Handle("/graphql", public.wrap(graphQLStatus(withStreamEnd(api(requireCaller(gql)))), writeBusyGraphQL))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

@@ -1,8 +1,10 @@
-// Package live streams the event log to subscribers: GraphQL's
-// subscription vmEvents reads it through a Feed. The log is the source of
-// truth; the store's notifier only says when to read it again, so a
-// subscriber reads every event once, in id order, from its last delivered
-// id: no gap, no duplicate, across replicas and across a resume (after).
+// Package live streams the event logs to subscribers: GraphQL's
+// subscriptions vmEvents and nodeEvents read them through a Feed. A log is
+// the source of truth; the store's notifier only says when to read it
+// again, so a subscriber reads every event once, in id order, from its last
+// delivered id: no gap, no duplicate, across replicas and across a resume
+// (after). The feed also closes the streams of a key revoked or an
+// organization suspended after they opened (recheck.go).
 package live
 
 import (
@@ -12,9 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/models"
 	"gpugraph/store"
 )
 
@@ -30,12 +33,18 @@ const (
 	CodeEventsExpired = "EVENTS_EXPIRED"
 	// CodeTooManySubscriptions: the key holds PerKey streams already.
 	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+	// CodeCredentialRevoked: the stream's API key no longer exists.
+	// WebSocket close code 4403, as an organization suspended or deleted
+	// (whose codes are auth's ORGANIZATION_SUSPENDED, ORGANIZATION_DELETED)
+	// or a permission withdrawn (FORBIDDEN).
+	CodeCredentialRevoked = "CREDENTIAL_REVOKED"
 )
 
 // WebSocket close codes of a stream's end.
 const (
 	CloseLagging   = 4409
 	CloseGoingAway = 1001
+	CloseRevoked   = 4403
 )
 
 // Limits bound what one subscriber may hold.
@@ -50,7 +59,14 @@ type Limits struct {
 	// node) fills a buffer of a fast reader too, for a moment. Waiting
 	// blocks this subscriber's reader only, never another's.
 	Grace time.Duration
+	// Recheck is how often open streams' keys are checked again even
+	// without a credentials notification (DefaultRecheck): a key revoked
+	// by a process that did not notify still closes its streams within it.
+	Recheck time.Duration
 }
+
+// DefaultRecheck is Limits.Recheck's default (--stream-recheck).
+const DefaultRecheck = 30 * time.Second
 
 const (
 	defaultBuffer = 256
@@ -62,15 +78,27 @@ const (
 // Feed serves every subscription of one process.
 type Feed struct {
 	store  *store.Store
+	authn  *auth.Authenticator
 	limits Limits
 
 	mu      sync.Mutex
 	perKey  map[string]int
+	streams map[*stream]struct{}
 	closing chan struct{}
 	closed  bool
+	watch   sync.Once
+	// credsChangedAt is when the recheck loop last heard of a change of
+	// credentials; recheckNow asks it for a round out of turn.
+	credsChangedAt time.Time
+	recheckNow     chan struct{}
 
 	// Counters for /metrics.
-	Open, Delivered, DroppedLagging atomic.Int64
+	Open, Delivered, DroppedLagging, ClosedRevoked atomic.Int64
+	// NotifyLag is the seconds from an event's time (stamped in the
+	// transaction that commits it) to its hand-off into a subscriber's
+	// buffer, for events appended after the subscription opened (a
+	// replay's would measure the replay, not the notification).
+	NotifyLag prometheus.Histogram
 }
 
 // New is the feed of st.
@@ -84,7 +112,16 @@ func New(st *store.Store, l Limits) *Feed {
 	if l.Grace <= 0 {
 		l.Grace = 2 * time.Second
 	}
-	return &Feed{store: st, limits: l, perKey: map[string]int{}, closing: make(chan struct{})}
+	if l.Recheck <= 0 {
+		l.Recheck = DefaultRecheck
+	}
+	return &Feed{store: st, authn: &auth.Authenticator{Store: st}, limits: l,
+		perKey: map[string]int{}, streams: map[*stream]struct{}{}, closing: make(chan struct{}), recheckNow: make(chan struct{}, 1),
+		NotifyLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "gpugraph_subscription_notify_lag_seconds",
+			Help:    "Seconds from an event's commit (its time, stamped in the committing transaction) to its hand-off into a subscriber's buffer.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		})}
 }
 
 // Shutdown ends every stream with CodeGoingAway (and refuses new ones).
@@ -94,118 +131,6 @@ func (f *Feed) Shutdown() {
 	if !f.closed {
 		f.closed = true
 		close(f.closing)
-	}
-}
-
-// VMEvents streams the events of the caller's organization (of the VMs
-// ids only, when given) after the event id after, or from now when after
-// is nil. The channel closes when ctx ends or the stream does; end, when
-// not nil, is called first with the reason of an end that is not ctx's.
-func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.VMEvent, error) {
-	if len(ids) > maxIDs {
-		return nil, apierr.BadRequest("ids lists %d VMs; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)
-	}
-	if err := f.admit(c.KeyID); err != nil {
-		return nil, err
-	}
-	// Listen first, then read: an append committed between the two is
-	// either in the read or wakes the loop, never neither.
-	wake, stop := f.store.Notifications().Wake()
-	last, err := f.start(ctx, after)
-	if err != nil {
-		stop()
-		f.leave(c.KeyID)
-		return nil, err
-	}
-	out := make(chan *models.VMEvent, f.limits.Buffer)
-	f.Open.Add(1)
-	go func() {
-		defer func() {
-			stop()
-			f.leave(c.KeyID)
-			f.Open.Add(-1)
-			close(out)
-		}()
-		if e := f.pump(ctx, c.OrganizationID, ids, last, wake, out); e != nil && end != nil {
-			end(e)
-		}
-	}()
-	return out, nil
-}
-
-// start answers the id to read after, checking after against retention.
-func (f *Feed) start(ctx context.Context, after *int64) (int64, error) {
-	oldest, newest, err := f.store.EventLogBounds(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if after == nil {
-		return newest, nil
-	}
-	if *after < 0 {
-		return 0, apierr.BadRequest("after must be an event id (0 or more), got %d", *after)
-	}
-	// after 0 is "from the oldest kept"; any other id must not be older
-	// than the event before the oldest kept, or what followed it is gone.
-	if *after != 0 && oldest > 0 && *after < oldest-1 {
-		return 0, apierr.New(http.StatusGone, CodeEventsExpired,
-			"after %d is older than the retention window: the oldest event kept is %d; resume with after: %d (and re-read the state), or omit after", *after, oldest, oldest-1)
-	}
-	return *after, nil
-}
-
-// pump reads the log after last on every wake and hands each event on,
-// never blocking on a slow reader: a full buffer ends the stream.
-func (f *Feed) pump(ctx context.Context, orgID string, ids []string, last int64, wake <-chan struct{}, out chan<- *models.VMEvent) *apierr.Error {
-	for {
-		evs, err := f.store.EventsAfter(ctx, orgID, ids, last, readBatch)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "the event log did not answer; resume with after: %d", last)
-		}
-		for _, ev := range evs {
-			if !f.hand(ctx, out, ev) {
-				if ctx.Err() != nil {
-					return nil
-				}
-				f.DroppedLagging.Add(1)
-				return apierr.New(http.StatusConflict, CodeLagging,
-					"the subscriber fell %d events behind and was dropped; resume with after: %d", f.limits.Buffer, last)
-			}
-			last = ev.ID
-			f.Delivered.Add(1)
-		}
-		if len(evs) == readBatch {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-f.closing:
-			return apierr.New(http.StatusServiceUnavailable, CodeGoingAway, "the server is shutting down; reconnect and resume with after: %d", last)
-		case <-wake:
-		}
-	}
-}
-
-// hand puts ev in out, waiting at most Grace for room.
-func (f *Feed) hand(ctx context.Context, out chan<- *models.VMEvent, ev *models.VMEvent) bool {
-	select {
-	case out <- ev:
-		return true
-	default:
-	}
-	t := time.NewTimer(f.limits.Grace)
-	defer t.Stop()
-	select {
-	case out <- ev:
-		return true
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -233,24 +158,28 @@ func (f *Feed) leave(key string) {
 
 type closerKey struct{}
 
-// WithCloser records in ctx how to close the connection a stream runs on
-// (a WebSocket's close with code and reason); the transport sets it.
-func WithCloser(ctx context.Context, close func(code int, reason string)) context.Context {
+// WithCloser records in ctx how to end the connection a stream runs on
+// with code and reason (a WebSocket's close, an SSE stream's last event);
+// the transport sets it.
+func WithCloser(ctx context.Context, close func(code int, reason string, e *apierr.Error)) context.Context {
 	return context.WithValue(ctx, closerKey{}, close)
 }
 
-// CloseConn closes the connection of ctx's stream with code, when it runs
-// on one that closes (a WebSocket); SSE streams end with their error event.
-func CloseConn(ctx context.Context, code int, reason string) {
-	if close, ok := ctx.Value(closerKey{}).(func(int, string)); ok {
-		close(code, reason)
+// CloseConn ends the connection of ctx's stream with e: on a WebSocket, the
+// close code and reason of e; on SSE, a last event carrying e.
+func CloseConn(ctx context.Context, e *apierr.Error) {
+	if close, ok := ctx.Value(closerKey{}).(func(int, string, *apierr.Error)); ok {
+		close(CloseCode(e), CloseReason(e), e)
 	}
 }
 
 // CloseCode is the WebSocket close code of a stream's end.
 func CloseCode(e *apierr.Error) int {
-	if e.Code == CodeGoingAway {
+	switch {
+	case e.Code == CodeGoingAway:
 		return CloseGoingAway
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		return CloseRevoked
 	}
 	return CloseLagging
 }

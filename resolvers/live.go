@@ -18,37 +18,74 @@ func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscript
 type subscriptionResolver struct{ *Resolver }
 
 // VMEvents is the subscription vmEvents: the caller's organization's
-// events, through the process's Feed. A stream that ends for a reason of
-// its own (lagging, shutdown) says so in an error message and, on a
-// WebSocket, in the close code.
+// events, through the process's Feed.
 func (r *subscriptionResolver) VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error) {
-	c, err := auth.Require(ctx, auth.ComputeRead)
+	c, from, err := r.subscriber(ctx, after)
 	if err != nil {
 		return nil, err
 	}
+	return r.Live.VMEvents(ctx, c, ids, from, endStream(ctx))
+}
+
+// NodeEvents is the subscription nodeEvents: every node's changes, to a
+// caller who may read nodes.
+func (r *subscriptionResolver) NodeEvents(ctx context.Context, ids []string, after *string) (<-chan *models.NodeEvent, error) {
+	c, from, err := r.subscriber(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	return r.Live.NodeEvents(ctx, c, ids, from, endStream(ctx))
+}
+
+// subscriber checks the caller and reads after.
+func (r *subscriptionResolver) subscriber(ctx context.Context, after *string) (*auth.Caller, *int64, error) {
+	c, err := auth.Require(ctx, auth.ComputeRead)
+	if err != nil {
+		return nil, nil, err
+	}
 	if r.Live == nil {
-		return nil, apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "this server streams no live updates")
+		return nil, nil, apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "this server streams no live updates")
 	}
-	var from *int64
-	if after != nil {
-		n, err := strconv.ParseInt(*after, 10, 64)
-		if err != nil {
-			return nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
-		}
-		from = &n
+	if after == nil {
+		return c, nil, nil
 	}
-	// A WebSocket closes with the end's code, its reason saying where to
-	// resume. (Not an error message on the operation: gqlgen reads those
-	// when its own goroutine ends, which races with a connection closing.)
-	// An SSE stream just ends; its client resumes with after as after any
-	// disconnect.
-	return r.Live.VMEvents(ctx, c, ids, from, func(e *apierr.Error) {
-		live.CloseConn(ctx, live.CloseCode(e), live.CloseReason(e))
-	})
+	n, err := strconv.ParseInt(*after, 10, 64)
+	if err != nil {
+		return nil, nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
+	}
+	return c, &n, nil
+}
+
+// endStream ends the transport of a stream that ends for a reason of its
+// own (lagging, shutdown, credential revoked): a WebSocket closes with the
+// end's code, its reason saying why and where to resume; an SSE stream
+// sends one last message carrying the error. (Not an error on the
+// operation: gqlgen reads those when its own goroutine ends, which races
+// with a connection closing.)
+func endStream(ctx context.Context) func(*apierr.Error) {
+	return func(e *apierr.Error) { live.CloseConn(ctx, e) }
 }
 
 // VM is the event's VM as it stands now, through the event's own loaders
 // (httpapi gives each event of a subscription fresh ones).
 func (r *vmEventResolver) VM(ctx context.Context, e *models.VMEvent) (*models.VM, error) {
 	return loaders.For(ctx).VMByID.Load(ctx, e.VMID)()
+}
+
+func (r *Resolver) NodeEvent() graph.NodeEventResolver { return &nodeEventResolver{r} }
+
+type nodeEventResolver struct{ *Resolver }
+
+func (r *nodeEventResolver) ID(ctx context.Context, e *models.NodeEvent) (string, error) {
+	return strconv.FormatInt(e.ID, 10), nil
+}
+
+func (r *nodeEventResolver) Actor(ctx context.Context, e *models.NodeEvent) (string, error) {
+	return e.Actor().String(), nil
+}
+
+// Node is the event's node as it stands now, through the event's loaders,
+// scoped to the caller as every request's are.
+func (r *nodeEventResolver) Node(ctx context.Context, e *models.NodeEvent) (*models.Node, error) {
+	return loaders.For(ctx).NodeByID.Load(ctx, e.NodeID)()
 }

@@ -44,6 +44,7 @@ var prefetchFields = []prefetch.Field{
 	// A subscription's event is one object, never a list; declared for the
 	// registry's completeness (live.go).
 	prefetch.Load("VmEvent", "vm", loaders.VMByID, func(e *models.VMEvent) string { return e.VMID }),
+	prefetch.Load("NodeEvent", "node", loaders.NodeByID, func(e *models.NodeEvent) string { return e.NodeID }),
 }
 
 var prefetchRegistry = prefetch.New(prefetchFields...)

@@ -126,12 +126,18 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 		return Report{}, err
 	}
 	rep := Report{}
+	by := models.Actor{Kind: models.ActorAgent, ID: inv.NodeName}
+	var evs []*models.NodeEvent
 	if node == nil {
 		node, err = createNode(tx, inv, now)
 		if err != nil {
 			return Report{}, err
 		}
 		rep.Created = true
+		// A node's first status has no "from".
+		online := models.NodeOnline
+		evs = append(evs, &models.NodeEvent{NodeID: node.ID, Kind: models.NodeEventStatus, ToStatus: &online,
+			ActorKind: by.Kind, ActorID: by.ID, At: now})
 		if err := advanceSequence(tx, node.ID, inv.Sequence); err != nil {
 			return Report{}, err
 		}
@@ -144,6 +150,9 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 		}
 		set := map[string]any{"agent_version": inv.AgentVersion, "last_heartbeat_at": now}
 		if node.Status != models.NodeRemoved {
+			if node.Status != models.NodeOnline {
+				evs = append(evs, models.NodeStatusEvent(node.ID, node.Status, models.NodeOnline, by, now))
+			}
 			set["status"] = models.NodeOnline
 			node.Status = models.NodeOnline
 		}
@@ -165,7 +174,11 @@ func (s *Store) registerInventory(tx *gorm.DB, inv Inventory, now time.Time) (Re
 			return Report{}, err
 		}
 	}
-	return rep, reconcileGPUs(tx, node.ID, inv.GPUs)
+	failed, err := reconcileGPUs(tx, node.ID, inv.GPUs, by, now)
+	if err != nil {
+		return Report{}, err
+	}
+	return rep, s.appendNodeEvents(tx, append(evs, failed...))
 }
 
 // lockReportedRows locks, before the node's row, the VM rows a heartbeat
@@ -289,8 +302,13 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 		}
 	}
 
+	by := models.Actor{Kind: models.ActorAgent, ID: node.Name}
+	var evs []*models.NodeEvent
 	set := map[string]any{"last_heartbeat_at": now}
 	if node.Status != models.NodeRemoved {
+		if node.Status != models.NodeOnline {
+			evs = append(evs, models.NodeStatusEvent(node.ID, node.Status, models.NodeOnline, by, now))
+		}
 		node.Status = models.NodeOnline
 		set["status"] = models.NodeOnline
 	}
@@ -315,12 +333,18 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 	for _, g := range hb.GPUs {
 		id := ids[g.UUID]
 		if g.Health == models.GpuFailed && healthy[id] {
-			if err := failGPU(tx, id, g.FailedReason); err != nil {
+			ev, err := failGPU(tx, node.ID, id, g.FailedReason, by, now)
+			if err != nil {
 				return Report{}, err
+			}
+			if ev != nil {
+				evs = append(evs, ev)
 			}
 		}
 	}
-	return rep, nil
+	// The failure is in the log in the transaction that writes it: a
+	// subscriber sees it when this heartbeat commits.
+	return rep, s.appendNodeEvents(tx, evs)
 }
 
 // writeSamples stores every GPU's latest utilization and memory in use in
@@ -347,14 +371,17 @@ func writeSamples(tx *gorm.DB, gpus []HeartbeatGPU, ids map[string]string, now t
 	return tx.Exec(sql, args...).Error
 }
 
-// failGPU marks a healthy GPU failed. A failed GPU is never healed by a
-// report: the first reason stays until an operator clears it.
-func failGPU(tx *gorm.DB, id, reason string) error {
-	if reason == "" {
-		reason = FailedUnspecified
+// failGPU marks a healthy GPU failed and answers its event (nil when it
+// was not healthy). A failed GPU is never healed by a report: the first
+// reason stays until an operator clears it.
+func failGPU(tx *gorm.DB, nodeID, id, reason string, by models.Actor, now time.Time) (*models.NodeEvent, error) {
+	reason = failedReason(reason)
+	res := tx.Exec("UPDATE gpus SET health = ?, failed_reason = ? WHERE id = ? AND health = ?",
+		models.GpuFailed, reason, id, models.GpuHealthy)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return nil, res.Error
 	}
-	return tx.Exec("UPDATE gpus SET health = ?, failed_reason = ? WHERE id = ? AND health = ?",
-		models.GpuFailed, reason, id, models.GpuHealthy).Error
+	return models.GpuFailedEvent(nodeID, id, reason, by, now), nil
 }
 
 func randomHex(n int) string {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -18,18 +19,19 @@ import (
 // reported GPU at its index; a new UUID gets a row; a row the report does
 // not name is failed "vanished from inventory" and kept, moved to a free
 // index when the report gave its index to another GPU.
-func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU) error {
+func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU, by models.Actor, now time.Time) ([]*models.NodeEvent, error) {
 	var have []*models.Gpu
 	if err := tx.Where("node_id = ?", nodeID).Order("idx").Find(&have).Error; err != nil {
-		return err
+		return nil, err
 	}
+	var evs []*models.NodeEvent
 	uuids := make([]string, len(reported))
 	for i, r := range reported {
 		uuids[i] = r.UUID
 	}
 	takenIDs, err := otherNodesGPUs(tx, nodeID, uuids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	byUUID := map[string]*models.Gpu{}
@@ -73,6 +75,7 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU) error {
 		if r.Health == models.GpuFailed && g.Health == models.GpuHealthy {
 			change(g, "health", models.GpuFailed)
 			change(g, "failed_reason", failedReason(r.FailedReason))
+			evs = append(evs, models.GpuFailedEvent(nodeID, g.ID, failedReason(r.FailedReason), by, now))
 		}
 	}
 	var vanished []*models.Gpu
@@ -83,6 +86,7 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU) error {
 		if g.Health == models.GpuHealthy {
 			change(g, "health", models.GpuFailed)
 			change(g, "failed_reason", FailedVanished)
+			evs = append(evs, models.GpuFailedEvent(nodeID, g.ID, FailedVanished, by, now))
 		}
 		if !usedIdx[g.Index] {
 			target[g] = g.Index
@@ -111,17 +115,17 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU) error {
 	}
 	for i, g := range moving {
 		if err := tx.Exec("UPDATE gpus SET idx = ? WHERE id = ?", -1-i, g.ID).Error; err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, g := range have {
 		if cols := set[g]; cols != nil {
 			if err := tx.Table("gpus").Where("id = ?", g.ID).Updates(cols).Error; err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return addGPUs(tx, nodeID, added, takenIDs)
+	return evs, addGPUs(tx, nodeID, added, takenIDs)
 }
 
 // otherNodesGPUs refuses UUIDs another node holds, and answers which of

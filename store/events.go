@@ -40,8 +40,14 @@ func (s *Store) EventsAfter(ctx context.Context, orgID string, vmIDs []string, a
 // EventLogBounds answers the oldest kept event id and the newest one of
 // the whole log (0, 0 when it is empty).
 func (s *Store) EventLogBounds(ctx context.Context) (oldest, newest int64, err error) {
+	return s.logBounds(ctx, "vm_events")
+}
+
+// logBounds reads the bounds of the log table (a constant of this package,
+// never input).
+func (s *Store) logBounds(ctx context.Context, table string) (oldest, newest int64, err error) {
 	var b struct{ Oldest, Newest *int64 }
-	err = s.WithContext(ctx).Raw("SELECT MIN(id) AS oldest, MAX(id) AS newest FROM vm_events").Scan(&b).Error
+	err = s.WithContext(ctx).Raw("SELECT MIN(id) AS oldest, MAX(id) AS newest FROM " + table).Scan(&b).Error
 	if b.Oldest != nil {
 		oldest = *b.Oldest
 	}
@@ -51,9 +57,13 @@ func (s *Store) EventLogBounds(ctx context.Context) (oldest, newest int64, err e
 	return oldest, newest, err
 }
 
-// DeleteEventsBefore drops the events older than cutoff (the retention
-// sweep) and answers how many went.
+// DeleteEventsBefore drops the events of both logs (VMs' and nodes')
+// older than cutoff (the retention sweep) and answers how many went.
 func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	res := s.WithContext(ctx).Where("at < ?", cutoff).Delete(&models.VMEvent{})
-	return res.RowsAffected, res.Error
+	if res.Error != nil {
+		return 0, res.Error
+	}
+	nodes := s.WithContext(ctx).Where("at < ?", cutoff).Delete(&models.NodeEvent{})
+	return res.RowsAffected + nodes.RowsAffected, nodes.Error
 }

@@ -27,3 +27,7 @@ const ScanFactor = scanFactor
 
 // MigrationFiles are the migrations this store's engine runs, in order.
 func (s *Store) MigrationFiles() ([]string, error) { return s.migrations() }
+
+// WithoutEventLogLock drops the event log's lock (to price it); the log's
+// ids may then commit out of order.
+func (s *Store) WithoutEventLogLock() { s.unorderedEvents = true }

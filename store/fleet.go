@@ -94,9 +94,24 @@ func (s *Store) LockNodeByID(tx *Txn, id string) (*models.Node, error) {
 	return &n, nil
 }
 
-// SetNodeLeavingAt writes node id's leavingAt; nil clears it.
-func (s *Store) SetNodeLeavingAt(tx *Txn, id string, at *time.Time) error {
-	return tx.db.Model(&models.Node{}).Where("id = ?", id).Update("leaving_at", at).Error
+// SetNodeLeavingAt writes the leavingAt of node (which the caller locked);
+// nil clears it. A change is a node event by by.
+func (s *Store) SetNodeLeavingAt(tx *Txn, node *models.Node, at *time.Time, by models.Actor, now time.Time) error {
+	if err := tx.db.Model(&models.Node{}).Where("id = ?", node.ID).Update("leaving_at", at).Error; err != nil {
+		return err
+	}
+	if sameInstant(node.LeavingAt, at) {
+		return nil
+	}
+	return s.appendNodeEvents(tx.db, []*models.NodeEvent{{NodeID: node.ID, Kind: models.NodeEventLeavingAt,
+		FromLeavingAt: node.LeavingAt, ToLeavingAt: at, ActorKind: by.Kind, ActorID: by.ID, At: now}})
+}
+
+func sameInstant(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 // LockOrganization locks and reads organization id; nil when there is none.
@@ -112,7 +127,12 @@ func (s *Store) LockOrganization(tx *Txn, id string) (*models.Organization, erro
 	return &o, nil
 }
 
-// SetOrganizationState writes organization id's state.
+// SetOrganizationState writes organization id's state, and tells open
+// streams (at commit) to check their credentials again: a suspended or
+// deleted organization's streams close.
 func (s *Store) SetOrganizationState(tx *Txn, id string, state models.OrgState) error {
-	return tx.db.Model(&models.Organization{}).Where("id = ?", id).Update("state", state).Error
+	if err := tx.db.Model(&models.Organization{}).Where("id = ?", id).Update("state", state).Error; err != nil {
+		return err
+	}
+	return s.note(tx.db, TopicCredentials, 0)
 }

@@ -64,7 +64,7 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if err := tx.db.Create(ev).Error; err != nil {
 		return nil, err
 	}
-	if err := s.noteAppend(tx.db, ev.ID); err != nil {
+	if err := s.note(tx.db, TopicVMEvents, ev.ID); err != nil {
 		return nil, err
 	}
 
@@ -144,7 +144,7 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	if err := db.CreateInBatches(events, 200).Error; err != nil {
 		return 0, err
 	}
-	if err := s.noteAppend(db, events[len(events)-1].ID); err != nil {
+	if err := s.note(db, TopicVMEvents, events[len(events)-1].ID); err != nil {
 		return 0, err
 	}
 	return int64(len(ids)), nil

@@ -11,36 +11,71 @@ import (
 	"gorm.io/gorm"
 )
 
-// eventChannel is the PostgreSQL NOTIFY channel of the event log; the
-// payload is the new event's id. Payloads are lossy (a listener that
-// reconnects misses what was sent meanwhile), so a notification only says
-// "read the log again from where you were".
-const eventChannel = "gpugraph_vm_events"
+// Topic is what a notification is about; on PostgreSQL each is a NOTIFY
+// channel. Payloads are lossy (a listener that reconnects misses what was
+// sent meanwhile), so a notification only says "read again from where you
+// were": the log, or the credential, is the source of truth.
+type Topic uint8
+
+// The topics of the broker.
+const (
+	// TopicVMEvents: an append to vm_events (payload: its last id).
+	TopicVMEvents Topic = 1 << iota
+	// TopicNodeEvents: an append to node_events (payload: its last id).
+	TopicNodeEvents
+	// TopicCredentials: an API key or an organization's state changed;
+	// open streams check their credential again.
+	TopicCredentials
+)
+
+var topics = []Topic{TopicVMEvents, TopicNodeEvents, TopicCredentials}
+
+func (t Topic) channel() string {
+	switch t {
+	case TopicVMEvents:
+		return "gpugraph_vm_events"
+	case TopicNodeEvents:
+		return "gpugraph_node_events"
+	default:
+		return "gpugraph_credentials"
+	}
+}
+
+func topicOf(channel string) Topic {
+	for _, t := range topics {
+		if t.channel() == channel {
+			return t
+		}
+	}
+	return 0
+}
 
 // eventLogLock is the transaction-level advisory lock every event append
-// takes on PostgreSQL. Held until commit, it makes event ids commit in the
-// order they were drawn: a reader that saw id n never later sees a smaller
-// id appear, which is what lets subscribers resume from their last id with
-// no gap. (SQLite's writers are serialized already: BEGIN IMMEDIATE.)
+// (vm_events and node_events alike) takes on PostgreSQL. Held until commit,
+// it makes event ids commit in the order they were drawn: a reader that saw
+// id n never later sees a smaller id appear, which is what lets subscribers
+// resume from their last id with no gap. One lock for both logs, so a
+// transaction appending to both cannot take two locks in two orders.
+// (SQLite's writers are serialized already: BEGIN IMMEDIATE.)
 const eventLogLock = 0x67707567 // "gpug"
 
-// Notifications is the process-wide broker of event-log appends: one
-// LISTEN connection per process on PostgreSQL, an in-process fan-out after
-// commit on SQLite. Subscribers get a wake-up channel that coalesces: one
-// pending wake stands for any number of appends.
+// Notifications is the process-wide broker: one LISTEN connection per
+// process on PostgreSQL, an in-process fan-out after commit on SQLite.
+// Subscribers get a wake-up channel per topic that coalesces: one pending
+// wake stands for any number of notifications.
 type Notifications struct {
 	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
+	subs map[chan struct{}]Topic
 	stop context.CancelFunc
 	done chan struct{}
 }
 
-// Wake returns a channel that receives after every append committed from
-// now on (coalesced), and the function that stops it.
-func (n *Notifications) Wake() (<-chan struct{}, func()) {
+// Wake returns a channel that receives after every notification of topic
+// committed from now on (coalesced), and the function that stops it.
+func (n *Notifications) Wake(topic Topic) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
-	n.subs[ch] = struct{}{}
+	n.subs[ch] = topic
 	n.mu.Unlock()
 	return ch, func() {
 		n.mu.Lock()
@@ -49,11 +84,15 @@ func (n *Notifications) Wake() (<-chan struct{}, func()) {
 	}
 }
 
-// broadcast wakes every subscriber without ever blocking on one.
-func (n *Notifications) broadcast() {
+// broadcast wakes every subscriber of the topics set in mask without ever
+// blocking on one.
+func (n *Notifications) broadcast(mask Topic) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for ch := range n.subs {
+	for ch, t := range n.subs {
+		if t&mask == 0 {
+			continue
+		}
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -61,11 +100,13 @@ func (n *Notifications) broadcast() {
 	}
 }
 
+const allTopics = TopicVMEvents | TopicNodeEvents | TopicCredentials
+
 // Notifications answers the store's broker, starting it (and on
 // PostgreSQL its listener connection) on first use.
 func (s *Store) Notifications() *Notifications {
 	s.notifyOnce.Do(func() {
-		n := &Notifications{subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+		n := &Notifications{subs: map[chan struct{}]Topic{}, done: make(chan struct{})}
 		ctx, cancel := context.WithCancel(context.Background())
 		n.stop = cancel
 		if s.Dialect == Postgres {
@@ -105,15 +146,19 @@ func (n *Notifications) listenOnce(ctx context.Context, url string) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+eventChannel); err != nil {
-		return err
-	}
-	n.broadcast()
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+	for _, t := range topics {
+		// The channel names are constants, not input.
+		if _, err := conn.Exec(ctx, "LISTEN "+t.channel()); err != nil {
 			return err
 		}
-		n.broadcast()
+	}
+	n.broadcast(allTopics)
+	for {
+		note, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		n.broadcast(topicOf(note.Channel))
 	}
 }
 
@@ -123,27 +168,42 @@ func (n *Notifications) close() {
 	<-n.done
 }
 
-// appendedKey marks, in a transaction's context, that it appended events.
-type appendedKey struct{}
+// notedKey holds, in a transaction's context, the topics it notified (a
+// *Topic mask), for tx to broadcast after commit on SQLite.
+type notedKey struct{}
 
-// lockEventLog takes the log's lock (eventLogLock) before ids are drawn.
+// lockEventLog takes the logs' lock (eventLogLock) before ids are drawn.
 func (s *Store) lockEventLog(db *gorm.DB) error {
-	if s.Dialect != Postgres {
+	if s.Dialect != Postgres || s.unorderedEvents {
 		return nil
 	}
 	return db.Exec("SELECT pg_advisory_xact_lock(?)", eventLogLock).Error
 }
 
-// noteAppend follows an event append: on PostgreSQL it queues a NOTIFY,
-// which PostgreSQL delivers at commit (and never for a rollback); on SQLite
-// it marks the transaction so tx wakes the in-process subscribers after
-// commit.
-func (s *Store) noteAppend(db *gorm.DB, lastID int64) error {
+// note follows a change of topic in the transaction db: on PostgreSQL it
+// queues a NOTIFY, which PostgreSQL delivers at commit (and never for a
+// rollback); on SQLite it marks the transaction so tx wakes the in-process
+// subscribers after commit.
+func (s *Store) note(db *gorm.DB, topic Topic, lastID int64) error {
 	if s.Dialect == Postgres {
-		return db.Exec("SELECT pg_notify(?, ?)", eventChannel, strconv.FormatInt(lastID, 10)).Error
+		return db.Exec("SELECT pg_notify(?, ?)", topic.channel(), strconv.FormatInt(lastID, 10)).Error
 	}
-	if flag, ok := db.Statement.Context.Value(appendedKey{}).(*bool); ok {
-		*flag = true
+	if mask, ok := db.Statement.Context.Value(notedKey{}).(*Topic); ok {
+		*mask |= topic
 	}
+	return nil
+}
+
+// NotifyCredentialsChanged tells every process's open streams to check
+// their API key and organization again. Call it after revoking a key (or
+// any change auth.Authenticator would now answer differently) done
+// outside SetOrganizationState, which notifies in its own transaction.
+// Streams also re-check on a timer, so a change made without it still
+// closes them, later.
+func (s *Store) NotifyCredentialsChanged(ctx context.Context) error {
+	if s.Dialect == Postgres {
+		return s.DB.WithContext(ctx).Exec("SELECT pg_notify(?, '')", TopicCredentials.channel()).Error
+	}
+	s.Notifications().broadcast(TopicCredentials)
 	return nil
 }

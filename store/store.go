@@ -41,6 +41,9 @@ type Store struct {
 	url        string // for the event log's own LISTEN connection
 	notifyOnce sync.Once
 	notes      atomic.Pointer[Notifications] // set once; read by every commit
+	// unorderedEvents drops the event log's lock: only the benchmark that
+	// prices it sets it (export_test.go); ids could then commit out of order.
+	unorderedEvents bool
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.

@@ -75,28 +75,44 @@ func (s *Store) Sweep(ctx context.Context, now time.Time, grace time.Duration) (
 // either comes first (and the node is no longer silent) or waits and then
 // resumes what was interrupted (models.NodeBack).
 func (s *Store) sweepSilentNodes(tx *gorm.DB, now, cutoff time.Time) (offline, interrupted int64, err error) {
-	res := tx.Exec(`UPDATE nodes SET status = ?
-		WHERE status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?`,
-		models.NodeOffline, models.NodeOnline, cutoff)
-	if res.Error != nil {
-		return 0, 0, res.Error
+	var silent []string
+	err = s.forUpdate(tx.Table("nodes").Select("id").
+		Where("status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?", models.NodeOnline, cutoff).
+		Order("id")).Scan(&silent).Error
+	if err != nil {
+		return 0, 0, err
 	}
-	offline = res.RowsAffected
+	var evs []*models.NodeEvent
+	if len(silent) > 0 {
+		res := tx.Table("nodes").Where("id IN ? AND status = ?", silent, models.NodeOnline).Update("status", models.NodeOffline)
+		if res.Error != nil {
+			return 0, 0, res.Error
+		}
+		offline = res.RowsAffected
+		for _, id := range silent {
+			evs = append(evs, models.NodeStatusEvent(id, models.NodeOnline, models.NodeOffline, sweepActor, now))
+		}
+	}
 	lostVMs := models.Step(models.NodeLost)
 	var lost []string
 	err = s.forUpdate(tx.Table("nodes").Select("id").
 		Where("status = ? AND last_heartbeat_at IS NOT NULL AND last_heartbeat_at < ?", models.NodeOffline, cutoff).
 		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status IN ?)", lostVMs.From).
 		Order("id")).Scan(&lost).Error
-	if err != nil || len(lost) == 0 {
-		return offline, 0, err
-	}
-	rows, err := s.lockRows(tx.Where("status IN ? AND node_id IN ?", lostVMs.From, lost))
 	if err != nil {
 		return offline, 0, err
 	}
-	interrupted, err = s.applyToRows(tx, rows, Change{Transition: models.NodeLost, Actor: sweepActor}, now)
-	return offline, interrupted, err
+	if len(lost) > 0 {
+		rows, err := s.lockRows(tx.Where("status IN ? AND node_id IN ?", lostVMs.From, lost))
+		if err != nil {
+			return offline, 0, err
+		}
+		interrupted, err = s.applyToRows(tx, rows, Change{Transition: models.NodeLost, Actor: sweepActor}, now)
+		if err != nil {
+			return offline, 0, err
+		}
+	}
+	return offline, interrupted, s.appendNodeEvents(tx, evs)
 }
 
 // sweepActor is who the sweep's transitions are by.
@@ -133,14 +149,23 @@ func (s *Store) expireInterrupted(tx *gorm.DB, now time.Time) (stopped, deleted 
 // became running after the operator set leavingAt) gets it
 // (models.NodeLeaving), so the reason holds whatever the order of events.
 func (s *Store) sweepLeavingNodes(tx *gorm.DB, now time.Time) (leaving, nodesRemoved, removed int64, err error) {
-	var gone []string
-	err = s.forUpdate(tx.Table("nodes").Select("id").
+	var goneRows []struct {
+		ID     string
+		Status models.NodeStatus
+	}
+	err = s.forUpdate(tx.Table("nodes").Select("id, status").
 		Where("status <> ? AND leaving_at IS NOT NULL AND leaving_at <= ?", models.NodeRemoved, now).Order("id")).
-		Scan(&gone).Error
+		Scan(&goneRows).Error
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if len(gone) > 0 {
+	if len(goneRows) > 0 {
+		gone := make([]string, len(goneRows))
+		evs := make([]*models.NodeEvent, len(goneRows))
+		for i, n := range goneRows {
+			gone[i] = n.ID
+			evs[i] = models.NodeStatusEvent(n.ID, n.Status, models.NodeRemoved, sweepActor, now)
+		}
 		res := tx.Model(&models.Node{}).Where("id IN ? AND status <> ?", gone, models.NodeRemoved).
 			Update("status", models.NodeRemoved)
 		if res.Error != nil {
@@ -150,6 +175,9 @@ func (s *Store) sweepLeavingNodes(tx *gorm.DB, now time.Time) (leaving, nodesRem
 		removed, err = s.applyToWorkloads(tx, Workloads{NodeIDs: gone},
 			Change{Transition: models.NodeRemoval, Actor: sweepActor}, now)
 		if err != nil {
+			return 0, 0, 0, err
+		}
+		if err := s.appendNodeEvents(tx, evs); err != nil {
 			return 0, 0, 0, err
 		}
 	}

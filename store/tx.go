@@ -21,10 +21,10 @@ const maxAttempts = 10
 func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
-		appended := false
-		err = s.DB.WithContext(context.WithValue(ctx, appendedKey{}, &appended)).Transaction(fn)
-		if n := s.notes.Load(); err == nil && appended && n != nil {
-			n.broadcast() // SQLite: after commit, in process
+		var noted Topic
+		err = s.DB.WithContext(context.WithValue(ctx, notedKey{}, &noted)).Transaction(fn)
+		if n := s.notes.Load(); err == nil && noted != 0 && n != nil {
+			n.broadcast(noted) // SQLite: after commit, in process
 		}
 		if err == nil || !Retryable(err) || attempt == maxAttempts {
 			return err

@@ -1,6 +1,6 @@
 // Command benchreport measures the seven figures of gpugraph's performance
-// issue on SQLite, and on PostgreSQL when TEST_DATABASE_URL is set: each on
-// a fresh database behind an in-process server on a loopback port. It
+// issue and the live-updates figure (8) on SQLite, and on PostgreSQL when
+// TEST_DATABASE_URL is set: each on a fresh database behind an in-process server on a loopback port. It
 // prints the table and, with -o, writes it with the machine into a markdown
 // file between the markers <!-- bench:begin --> and <!-- bench:end -->,
 // keeping the rest of the file.
@@ -36,7 +36,9 @@ func main() {
 	flag.IntVar(&cfg.LoadRequests, "requests", cfg.LoadRequests, "requests per query of figure 4")
 	flag.IntVar(&cfg.LatencyRuns, "runs", cfg.LatencyRuns, "timed runs per latency (the median is reported)")
 	flag.DurationVar(&cfg.LoaderWait, "loader-wait", 0, "dataloader batch wait (0: the server's default)")
-	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all seven)")
+	flag.IntVar(&cfg.LiveSubscribers, "live-subscribers", cfg.LiveSubscribers, "WebSocket subscribers of figure 8")
+	flag.IntVar(&cfg.LiveEvents, "live-events", cfg.LiveEvents, "events committed in figure 8")
+	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all eight)")
 	flag.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
@@ -45,8 +47,8 @@ func main() {
 		cfg.Figures = map[int]bool{}
 		for _, f := range strings.Split(*only, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > 7 {
-				fail("-figures: %q is not a figure number 1–7", f)
+			if err != nil || n < 1 || n > 8 {
+				fail("-figures: %q is not a figure number 1–8", f)
 			}
 			cfg.Figures[n] = true
 		}

@@ -1,0 +1,58 @@
+package live
+
+import (
+	"context"
+	"time"
+
+	"gpugraph/apierr"
+	"gpugraph/auth"
+	"gpugraph/models"
+	"gpugraph/store"
+)
+
+// VMEvents streams the events of the caller's organization (of the VMs
+// ids only, when given) after the event id after, or from now when after
+// is nil. The channel closes when ctx ends or the stream does; end, when
+// not nil, is called first with the reason of an end that is not ctx's.
+func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.VMEvent, error) {
+	if !c.Can(auth.ComputeRead) {
+		return nil, apierr.MissingPermission(auth.ComputeRead)
+	}
+	if len(ids) > maxIDs {
+		return nil, apierr.BadRequest("ids lists %d VMs; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)
+	}
+	org := c.OrganizationID
+	return open(f, ctx, c, auth.ComputeRead, source[*models.VMEvent]{
+		topic:  store.TopicVMEvents,
+		bounds: f.store.EventLogBounds,
+		read: func(ctx context.Context, after int64, limit int) ([]*models.VMEvent, error) {
+			return f.store.EventsAfter(ctx, org, ids, after, limit)
+		},
+		id: func(e *models.VMEvent) int64 { return e.ID },
+		at: func(e *models.VMEvent) time.Time { return e.At },
+	}, after, end)
+}
+
+// NodeEvents streams node events (of the nodes ids only, when given) after
+// the event id after, or from now when after is nil, as VMEvents does.
+// Nodes are shared inventory: a caller who may read nodes (compute.read,
+// as the nodes query asks) reads every node's events; an event carries no
+// organization's allocation, and what a subscriber asks below it (node.vms,
+// gpu.vm) resolves for its own organization only.
+func (f *Feed) NodeEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.NodeEvent, error) {
+	if !c.Can(auth.ComputeRead) {
+		return nil, apierr.MissingPermission(auth.ComputeRead)
+	}
+	if len(ids) > maxIDs {
+		return nil, apierr.BadRequest("ids lists %d nodes; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)
+	}
+	return open(f, ctx, c, auth.ComputeRead, source[*models.NodeEvent]{
+		topic:  store.TopicNodeEvents,
+		bounds: f.store.NodeEventLogBounds,
+		read: func(ctx context.Context, after int64, limit int) ([]*models.NodeEvent, error) {
+			return f.store.NodeEventsAfter(ctx, ids, after, limit)
+		},
+		id: func(e *models.NodeEvent) int64 { return e.ID },
+		at: func(e *models.NodeEvent) time.Time { return e.At },
+	}, after, end)
+}
