@@ -24,6 +24,7 @@ import (
 	"gpugraph/live"
 	"gpugraph/podmetrics"
 	"gpugraph/promsource"
+	"gpugraph/reqid"
 	"gpugraph/store"
 )
 
@@ -149,7 +150,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger := slog.New(reqid.LogHandler(slog.NewJSONHandler(os.Stderr, nil)))
 	slog.SetDefault(logger)
 
 	metricsSrc, err := metricsSource(o.metrics)

@@ -17,6 +17,7 @@ import (
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
+	"gpugraph/reqid"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
 	"gpugraph/store"
@@ -123,20 +124,12 @@ func New(cfg Config) http.Handler {
 	gql := newGraphQL(cfg, res)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
 	mux.Handle("/graphql", public.wrap(graphQLStatus(withConnHolder(api(requireCaller(gql)))), writeBusyGraphQL))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := st.Ping(ctx); err != nil {
-			http.Error(w, "database unavailable\n", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.Handle("GET /healthz", healthz(st))
+	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, restWrap)
 
-	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux)))
+	return reqid.Middleware(limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(jsonMisses(mux)))))
 }
 
 // withTimeout bounds every request but a stream's (a subscription lives
