@@ -14,6 +14,7 @@ require (
 	golang.org/x/tools v0.52.0
 	gorm.io/driver/postgres v1.6.3
 	gorm.io/driver/sqlite v1.6.0
+	golang.org/x/time v0.14.0
 	gorm.io/gorm v1.31.2
 )
 

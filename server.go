@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"gpugraph/live"
 	"gpugraph/podmetrics"
 	"gpugraph/promsource"
+	"gpugraph/ratelimit"
 	"gpugraph/reqid"
 	"gpugraph/store"
 )
@@ -45,6 +47,23 @@ type options struct {
 	readTimeout                 time.Duration
 	eventRetention              time.Duration
 	metrics                     metricsOptions
+	rates                       rateOptions
+}
+
+// rateOptions are each credential's budgets (requests per second, burst)
+// for every API request, restarts and metric ingestion; a rate of 0 turns
+// that class's limit off.
+type rateOptions struct {
+	api, restart, ingest                float64
+	apiBurst, restartBurst, ingestBurst int
+}
+
+func (r rateOptions) limits() map[ratelimit.Class]ratelimit.Limit {
+	return map[ratelimit.Class]ratelimit.Limit{
+		ratelimit.API:     {Rate: r.api, Burst: r.apiBurst},
+		ratelimit.Restart: {Rate: r.restart, Burst: r.restartBurst},
+		ratelimit.Ingest:  {Rate: r.ingest, Burst: r.ingestBurst},
+	}
 }
 
 // metricsOptions say where pod metrics are read and how to reach that source.
@@ -85,8 +104,25 @@ func parseFlags(args []string) (options, error) {
 		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
 	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
+	fs.Float64Var(&o.rates.api, "rate-limit", envFloat("GPUGRAPH_RATE_LIMIT", 50),
+		"API requests per second per credential, 0 for no limit (env GPUGRAPH_RATE_LIMIT)")
+	fs.IntVar(&o.rates.apiBurst, "rate-burst", envInt("GPUGRAPH_RATE_BURST", 100),
+		"API requests per credential at once above the rate (env GPUGRAPH_RATE_BURST)")
+	fs.Float64Var(&o.rates.restart, "restart-rate-limit", envFloat("GPUGRAPH_RESTART_RATE_LIMIT", 1),
+		"restarts per second per credential, REST and restartVm alike, 0 for no limit (env GPUGRAPH_RESTART_RATE_LIMIT)")
+	fs.IntVar(&o.rates.restartBurst, "restart-burst", envInt("GPUGRAPH_RESTART_BURST", 10),
+		"restarts per credential at once above the rate (env GPUGRAPH_RESTART_BURST)")
+	fs.Float64Var(&o.rates.ingest, "ingest-rate-limit", envFloat("GPUGRAPH_INGEST_RATE_LIMIT", 5),
+		"metric sample batches per second per credential, 0 for no limit (env GPUGRAPH_INGEST_RATE_LIMIT)")
+	fs.IntVar(&o.rates.ingestBurst, "ingest-burst", envInt("GPUGRAPH_INGEST_BURST", 10),
+		"metric sample batches per credential at once above the rate (env GPUGRAPH_INGEST_BURST)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, r := range []float64{o.rates.api, o.rates.restart, o.rates.ingest} {
+		if r < 0 {
+			return o, fmt.Errorf("rate limits must be 0 (off) or positive, not %v", r)
+		}
 	}
 	if o.eventRetention < 0 {
 		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
@@ -95,6 +131,20 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
 	}
 	return o, nil
+}
+
+func envFloat(key string, def float64) float64 {
+	if f, err := strconv.ParseFloat(os.Getenv(key), 64); err == nil {
+		return f
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
 }
 
 func envDuration(key string, def time.Duration) time.Duration {
@@ -178,9 +228,11 @@ func run(ctx context.Context, args []string) error {
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	feed := live.New(st, live.Limits{})
+	handler := httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
+		RateLimits: o.rates.limits()})
 	srv := &http.Server{
 		Addr:              o.addr,
-		Handler:           httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -24,7 +25,7 @@ import (
 
 // newGraphQL builds the GraphQL executor with the transports gpugraph
 // speaks and the limits that keep one query from taking the server down.
-func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
+func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Server {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
 	specDirectiveLocations(es.Schema())
 	srv := handler.New(es)
@@ -47,6 +48,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 		MaxRootFields:     cfg.RootFieldLimit,
 		MaxMutationFields: cfg.MutationFieldLimit,
 	})
+	srv.Use(restartBudget{rl: rl})
 	srv.Use(responseCap{max: cfg.ResponseLimit})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
@@ -66,6 +68,8 @@ type gqlRequest struct {
 	// before it ran (parse, validation, a limit) or its answer (the
 	// response cap): the HTTP status then says it too.
 	refused atomic.Int32
+	// retryAfter, in seconds, is sent as Retry-After with a refusal (429).
+	retryAfter atomic.Int32
 }
 
 type gqlRequestKey struct{}
@@ -127,6 +131,9 @@ func (t *timeoutStatusWriter) commit() {
 		code = http.StatusGatewayTimeout
 	case code == http.StatusOK && t.req.refused.Load() != 0:
 		code = int(t.req.refused.Load())
+		if s := t.req.retryAfter.Load(); s > 0 {
+			t.Header().Set("Retry-After", strconv.Itoa(int(s)))
+		}
 	}
 	t.ResponseWriter.WriteHeader(code)
 }

@@ -17,6 +17,7 @@ import (
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
+	"gpugraph/ratelimit"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
@@ -50,6 +51,9 @@ type Config struct {
 	MetricsSource podmetrics.Source
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
+	// RateLimits are each credential's budgets per class of work (README
+	// "Limits"); a class left out, or with a zero Rate, is not limited.
+	RateLimits map[ratelimit.Class]ratelimit.Limit
 	// Live serves the subscriptions; the command keeps it to shut the
 	// streams down (a fresh one with default limits when nil).
 	Live *live.Feed
@@ -103,8 +107,9 @@ func New(cfg Config) http.Handler {
 	registerLiveMetrics(metrics.registry, cfg.Live)
 
 	public := newBudget(cfg.PublicConcurrency, cfg.QueueWait)
+	rl := newRateLimits(metrics.registry, cfg.RateLimits)
 	api := func(h http.Handler) http.Handler {
-		return authn.Middleware(loaders.Middleware(st, cfg.LoaderWait, h))
+		return authn.Middleware(rl.wrap(loaders.Middleware(st, cfg.LoaderWait, h)))
 	}
 	// The agent's reports keep their own path around the public budget, so
 	// abuse of /graphql or the pods API cannot starve heartbeats.
@@ -121,7 +126,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
-	gql := newGraphQL(cfg, res)
+	gql := newGraphQL(cfg, res, rl)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
 	mux.Handle("/graphql", public.wrap(graphQLStatus(withConnHolder(api(requireCaller(gql)))), writeBusyGraphQL))
 	mux.Handle("GET /healthz", healthz(st))
