@@ -134,7 +134,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource}, restWrap)
 
-	return reqid.Middleware(limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(jsonMisses(mux)))))
+	return reqid.Middleware(compress(limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(jsonMisses(mux))))))
 }
 
 // withTimeout bounds every request but a stream's (a subscription lives

@@ -5,6 +5,7 @@ package servertest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -72,7 +73,17 @@ func checkAnswers(t testing.TB, h http.Handler) http.Handler {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
-		if err := openapitest.CheckAnswer(r.Method, r.URL.Path, rec.Code, rec.Header().Get("Content-Type"), body); err != nil {
+		plain := body
+		if rec.Header().Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err == nil {
+				plain, err = io.ReadAll(zr)
+			}
+			if err != nil {
+				t.Errorf("servertest: %s %s: gzip body: %v", r.Method, r.URL.RequestURI(), err)
+			}
+		}
+		if err := openapitest.CheckAnswer(r.Method, r.URL.Path, rec.Code, rec.Header().Get("Content-Type"), plain); err != nil {
 			t.Errorf("servertest: %s %s: %v", r.Method, r.URL.RequestURI(), err)
 		}
 		for k, v := range rec.Header() {
