@@ -41,6 +41,7 @@ type Store struct {
 	url        string // for the event log's own LISTEN connection
 	notifyOnce sync.Once
 	notes      atomic.Pointer[Notifications] // set once; read by every commit
+	health     healthConn
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.
@@ -115,6 +116,7 @@ func sqliteDSN(path string) string {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
+	s.closeHealth()
 	if n := s.notes.Load(); n != nil {
 		n.close()
 	}
