@@ -151,6 +151,9 @@ func (t *timeoutStatusWriter) Write(b []byte) (int, error) {
 
 func (t *timeoutStatusWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
+// apqNotFound is the message of gqlgen's answer to an unknown APQ hash.
+const apqNotFound = "PersistedQueryNotFound"
+
 // TimeoutCode is extensions.code of the error a GraphQL request that ran out
 // of time answers.
 const TimeoutCode = "TIMEOUT"
@@ -192,8 +195,10 @@ func presentKind(ctx context.Context, err error) *gqlerror.Error {
 		if _, set := q.Extensions["status"]; !set {
 			gqlErr.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
 		}
-		if st := gqlRequestOf(ctx); st != nil && len(q.Path) == 0 {
-			// No path: it refused the operation, not one field of it.
+		// No path: it refused the operation, not one field of it. An
+		// unknown persisted-query hash is not a refusal but a step of the
+		// APQ protocol, which clients expect with a 200.
+		if st := gqlRequestOf(ctx); st != nil && len(q.Path) == 0 && q.Message != apqNotFound {
 			if status, ok := gqlErr.Extensions["status"].(int); ok {
 				st.refused.CompareAndSwap(0, int32(status))
 			}
