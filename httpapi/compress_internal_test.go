@@ -98,3 +98,16 @@ func TestCompressChoosesWhatToCompress(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAcceptEncoding: any header is read without a panic, and naming
+// another coding besides never changes whether gzip is accepted.
+func FuzzAcceptEncoding(f *testing.F) {
+	for _, seed := range []string{"gzip", "gzip;q=0", "*;q=0.5", "br, gzip;q=0.1", "x-gzip; q=1.0", ";;,,=", "gzip;q=1e400", "GZIP;Q=0"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		if acceptsGzip(header) != acceptsGzip(header+", br") {
+			t.Errorf("%q: adding br changed the answer", header)
+		}
+	})
+}
