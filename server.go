@@ -27,6 +27,8 @@ import (
 	"gpugraph/live"
 	"gpugraph/podmetrics"
 	"gpugraph/promsource"
+	"gpugraph/ratelimit"
+	"gpugraph/reqid"
 	"gpugraph/store"
 )
 
@@ -53,6 +55,23 @@ type options struct {
 	eventRetention          time.Duration
 	streamRecheck           time.Duration
 	metrics                 metricsOptions
+	rates                   rateOptions
+}
+
+// rateOptions are each credential's budgets (requests per second, burst)
+// for every API request, restarts and metric ingestion; a rate of 0 turns
+// that class's limit off.
+type rateOptions struct {
+	api, restart, ingest                float64
+	apiBurst, restartBurst, ingestBurst int
+}
+
+func (r rateOptions) limits() map[ratelimit.Class]ratelimit.Limit {
+	return map[ratelimit.Class]ratelimit.Limit{
+		ratelimit.API:     {Rate: r.api, Burst: r.apiBurst},
+		ratelimit.Restart: {Rate: r.restart, Burst: r.restartBurst},
+		ratelimit.Ingest:  {Rate: r.ingest, Burst: r.ingestBurst},
+	}
 }
 
 // metricsOptions say where pod metrics are read and how to reach that source.
@@ -100,6 +119,18 @@ func parseFlags(args []string) (options, error) {
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	fs.DurationVar(&o.streamRecheck, "stream-recheck", live.DefaultRecheck,
 		"how often open subscriptions check their API key and organization again, besides when a change is notified")
+	fs.Float64Var(&o.rates.api, "rate-limit", envFloat("GPUGRAPH_RATE_LIMIT", 50),
+		"API requests per second per credential, 0 for no limit (env GPUGRAPH_RATE_LIMIT)")
+	fs.IntVar(&o.rates.apiBurst, "rate-burst", envInt("GPUGRAPH_RATE_BURST", 100),
+		"API requests per credential at once above the rate (env GPUGRAPH_RATE_BURST)")
+	fs.Float64Var(&o.rates.restart, "restart-rate-limit", envFloat("GPUGRAPH_RESTART_RATE_LIMIT", 1),
+		"restarts per second per credential, REST and restartVm alike, 0 for no limit (env GPUGRAPH_RESTART_RATE_LIMIT)")
+	fs.IntVar(&o.rates.restartBurst, "restart-burst", envInt("GPUGRAPH_RESTART_BURST", 10),
+		"restarts per credential at once above the rate (env GPUGRAPH_RESTART_BURST)")
+	fs.Float64Var(&o.rates.ingest, "ingest-rate-limit", envFloat("GPUGRAPH_INGEST_RATE_LIMIT", 5),
+		"metric sample batches per second per credential, 0 for no limit (env GPUGRAPH_INGEST_RATE_LIMIT)")
+	fs.IntVar(&o.rates.ingestBurst, "ingest-burst", envInt("GPUGRAPH_INGEST_BURST", 10),
+		"metric sample batches per credential at once above the rate (env GPUGRAPH_INGEST_BURST)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -109,6 +140,14 @@ func parseFlags(args []string) (options, error) {
 	}
 	if n := len(o.tokenSigningKey); n > 0 && n < auth.MinSigningKeyLen {
 		return o, fmt.Errorf("--token-signing-key has %d bytes; it needs at least %d", n, auth.MinSigningKeyLen)
+	}
+	if o.streamRecheck <= 0 {
+		return o, fmt.Errorf("--stream-recheck %v: must be positive", o.streamRecheck)
+	}
+	for _, r := range []float64{o.rates.api, o.rates.restart, o.rates.ingest} {
+		if r < 0 {
+			return o, fmt.Errorf("rate limits must be 0 (off) or positive, not %v", r)
+		}
 	}
 	if o.eventRetention < 0 {
 		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
@@ -123,6 +162,20 @@ func parseFlags(args []string) (options, error) {
 func envBool(key string) bool {
 	b, _ := strconv.ParseBool(os.Getenv(key))
 	return b
+}
+
+func envFloat(key string, def float64) float64 {
+	if f, err := strconv.ParseFloat(os.Getenv(key), 64); err == nil {
+		return f
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
 }
 
 func envDuration(key string, def time.Duration) time.Duration {
@@ -181,7 +234,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger := slog.New(reqid.LogHandler(slog.NewJSONHandler(os.Stderr, nil)))
 	slog.SetDefault(logger)
 
 	metricsSrc, err := metricsSource(o.metrics)
@@ -219,7 +272,7 @@ func run(ctx context.Context, args []string) error {
 	srv := &http.Server{
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
-			NodeCredentialsRequired: o.nodeCredentialsRequired, Tokens: tokens}),
+			NodeCredentialsRequired: o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits()}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.

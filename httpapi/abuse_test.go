@@ -46,13 +46,15 @@ func rssBytes() int64 {
 // healthWatch asks /healthz every 20 ms while the abuse runs and keeps the
 // slowest answer.
 type healthWatch struct {
-	slowest atomic.Int64
-	fails   atomic.Int64
-	slowAt  atomic.Value
-	probes  atomic.Int64
-	slow    atomic.Int64
-	stop    chan struct{}
-	done    sync.WaitGroup
+	// serverSlowest is the slowest check inside the server (Server-Timing).
+	serverSlowest atomic.Int64
+	slowest       atomic.Int64
+	fails         atomic.Int64
+	slowAt        atomic.Value
+	probes        atomic.Int64
+	slow          atomic.Int64
+	stop          chan struct{}
+	done          sync.WaitGroup
 }
 
 func watchHealth(url string) *healthWatch {
@@ -74,6 +76,14 @@ func watchHealth(url string) *healthWatch {
 				h.fails.Add(1)
 			}
 			if resp != nil {
+				if dur, ok := strings.CutPrefix(resp.Header.Get("Server-Timing"), "db;dur="); ok {
+					ms, _ := strconv.ParseFloat(dur, 64)
+					if sd := int64(ms * float64(time.Millisecond)); sd > h.serverSlowest.Load() {
+						h.serverSlowest.Store(sd)
+					}
+				} else {
+					h.fails.Add(1)
+				}
 				resp.Body.Close()
 			}
 			if int64(d) > h.slowest.Load() {
@@ -288,11 +298,14 @@ func TestAbuse(t *testing.T) {
 		if peakG > maxGoroutines {
 			t.Errorf("goroutines peaked at %d, more than %d", peakG, maxGoroutines)
 		}
-		// Within 100 ms throughout, allowing 2% of the probes (and never 1 s)
-		// for a CI host whose cores are shared: a probe that waits for a CPU
-		// is not the server stalling.
+		// Within 100 ms throughout, allowing 2% of the probes (and never
+		// 1 s) for a host whose cores are shared by other jobs: a probe that
+		// waits for a CPU is not the server stalling. The check has its own
+		// database connection (store.HealthPing), so a pool held whole by
+		// abusive requests does not delay it; the time inside the server
+		// (Server-Timing) is logged, and README "Limits" has the measurement.
 		probes, slow := watch.probes.Load(), watch.slow.Load()
-		t.Logf("/healthz: %d probes, %d over %v", probes, slow, maxHealthz)
+		t.Logf("/healthz: %d probes, %d over %v; slowest inside the server %v", probes, slow, maxHealthz, time.Duration(watch.serverSlowest.Load()))
 		if slowest > time.Second || slow*50 > probes || watch.fails.Load() > 0 {
 			t.Errorf("/healthz: slowest %v, %d of %d probes over %v, %d failures", slowest, slow, probes, maxHealthz, watch.fails.Load())
 		}

@@ -47,9 +47,9 @@ func TestAgentReportAuth(t *testing.T) {
 				status int
 				want   string
 			}{
-				{"", 401, `{"error":{"code":"UNAUTHENTICATED","message":"missing API key: send Authorization: Bearer <API key>"}}`},
-				{"nope", 401, `{"error":{"code":"UNAUTHENTICATED","message":"unknown API key"}}`},
-				{"acme-operator", 403, `{"error":{"code":"FORBIDDEN","message":"this API key lacks the nodes.report permission"}}`},
+				{"", 401, `{"error":{"code":"UNAUTHENTICATED","message":"missing API key: send Authorization: Bearer <API key>","requestId":"servertest"}}`},
+				{"nope", 401, `{"error":{"code":"UNAUTHENTICATED","message":"unknown API key","requestId":"servertest"}}`},
+				{"acme-operator", 403, `{"error":{"code":"FORBIDDEN","message":"this API key lacks the nodes.report permission","requestId":"servertest"}}`},
 			} {
 				status, body := post(t, env, path, tc.token, []byte(`not json`))
 				if status != tc.status || body != tc.want {
@@ -67,7 +67,7 @@ func TestAgentReports(t *testing.T) {
 			{UUID: "GPU-dgx-07-0", Health: "healthy", Utilization: 93, MemoryUsedBytes: 70 << 30},
 			{UUID: "GPU-dgx-07-1", Health: "failed", FailedReason: "XID 79"}}}
 		status, body := post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
-		if status != 404 || body != `{"error":{"code":"NODE_NOT_FOUND","message":"this node is not registered; send POST /v1/agent/inventory first"}}` {
+		if status != 404 || body != `{"error":{"code":"NODE_NOT_FOUND","message":"this node is not registered; send POST /v1/agent/inventory first","requestId":"servertest"}}` {
 			t.Fatalf("heartbeat before inventory: %d %s", status, body)
 		}
 
@@ -114,14 +114,14 @@ func TestAgentReports(t *testing.T) {
 		// A heartbeat naming a GPU the inventory did not: the agent re-sends it.
 		hb.GPUs[1].UUID = "GPU-other"
 		status, body = post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
-		if status != 404 || body != `{"error":{"code":"GPU_NOT_FOUND","message":"GPU GPU-other is not in this node's inventory; send POST /v1/agent/inventory again"}}` {
+		if status != 404 || body != `{"error":{"code":"GPU_NOT_FOUND","message":"GPU GPU-other is not in this node's inventory; send POST /v1/agent/inventory again","requestId":"servertest"}}` {
 			t.Errorf("unknown GPU: %d %s", status, body)
 		}
 		// A GPU of another node.
 		inv := mockInventory("dgx-08")
 		inv.GPUs[1].UUID = "GPU-n1-0003"
 		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", inv)
-		if status != 409 || body != `{"error":{"code":"GPU_ON_OTHER_NODE","message":"GPU GPU-n1-0003 is registered on node \"gpu-node-1\"; an operator must remove it there before this node can report it"}}` {
+		if status != 409 || body != `{"error":{"code":"GPU_ON_OTHER_NODE","message":"GPU GPU-n1-0003 is registered on node \"gpu-node-1\"; an operator must remove it there before this node can report it","requestId":"servertest"}}` {
 			t.Errorf("GPU of another node: %d %s", status, body)
 		}
 	})
@@ -164,14 +164,14 @@ func TestAgentReportValidation(t *testing.T) {
 			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "agentVersion": "next"}`), `agentVersion "next" is not a semantic version such as 2.6.1`},
 		} {
 			status, body := post(t, env, tc.path, "acme-agent", tc.body)
-			want, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "BAD_REQUEST", "message": tc.want}})
+			want, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "BAD_REQUEST", "message": tc.want, "requestId": servertest.RequestID}})
 			if status != 400 || body != string(want) {
 				t.Errorf("%s %s: %d %s, want 400 %s", tc.path, tc.body, status, body, want)
 			}
 		}
 		big := []byte(`{"nodeName": "` + strings.Repeat("x", 1<<20) + `"}`)
 		if status, body := post(t, env, agentapi.InventoryPath, "acme-agent", big); status != 413 ||
-			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the report is larger than 1048576 bytes"}}` {
+			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the report is larger than 1048576 bytes","requestId":"servertest"}}` {
 			t.Errorf("large body: %d %s", status, body)
 		}
 		var nodes int64

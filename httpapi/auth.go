@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"strconv"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/reqid"
+	"gpugraph/rest"
 )
 
 // requireCaller answers 401 to a GraphQL request without a valid key, with
@@ -19,18 +21,10 @@ func requireCaller(next http.Handler) http.Handler {
 		}
 		if _, err := auth.Authenticate(r.Context()); err != nil {
 			e, _ := apierr.As(err)
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("WWW-Authenticate", `Bearer realm="gpugraph"`)
-			w.WriteHeader(e.Status)
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(map[string]any{
-				"errors": []any{map[string]any{
-					"message":    e.Message,
-					"extensions": map[string]any{"code": e.Code, "status": e.Status},
-				}},
-				"data": nil,
-			})
+			if e.Status == http.StatusUnauthorized {
+				rest.SetChallenge(w, r)
+			}
+			writeGraphQLAPIError(w, r, e)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -38,16 +32,28 @@ func requireCaller(next http.Handler) http.Handler {
 }
 
 // writeGraphQLError answers one error in GraphQL's shape with status.
-func writeGraphQLError(w http.ResponseWriter, status int, code, format string, args ...any) {
+func writeGraphQLError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	writeGraphQLAPIError(w, r, apierr.New(status, code, "%s", msg))
+}
+
+// writeGraphQLAPIError answers e alone in GraphQL's shape, with e's status,
+// Retry-After and the request's id, as presentError renders errors inside
+// an operation.
+func writeGraphQLAPIError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
+	ext := map[string]any{"code": e.Code, "status": e.Status}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+		ext["retryAfter"] = e.RetryAfter
+	}
+	if id := reqid.From(r.Context()); id != "" {
+		ext["requestId"] = id
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	w.WriteHeader(e.Status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(map[string]any{
-		"errors": []any{map[string]any{
-			"message":    fmt.Sprintf(format, args...),
-			"extensions": map[string]any{"code": code, "status": status},
-		}},
-		"data": nil,
+		"errors": []any{map[string]any{"message": e.Message, "extensions": ext}},
+		"data":   nil,
 	})
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func limitBodies(next http.Handler) http.Handler {
 			// /graphql answers an announced oversize body at once; the REST
 			// handlers answer the MaxBytesReader's error in their own words.
 			if r.URL.Path == "/graphql" && r.ContentLength > max {
-				writeGraphQLError(w, http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, "the request body is larger than the limit of %d bytes", max)
+				writeGraphQLError(w, r, http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, fmt.Sprintf("the request body is larger than the limit of %d bytes", max))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)
@@ -94,6 +95,7 @@ func writeBusyREST(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeBusyGraphQL(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Retry-After", "5")
-	writeGraphQLError(w, http.StatusServiceUnavailable, apierr.Unavailable, busyMessage)
+	e := apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "%s", busyMessage)
+	e.RetryAfter = 5
+	writeGraphQLAPIError(w, r, e)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -18,12 +19,13 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/graph"
+	"gpugraph/reqid"
 	"gpugraph/resolvers"
 )
 
 // newGraphQL builds the GraphQL executor with the transports gpugraph
 // speaks and the limits that keep one query from taking the server down.
-func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
+func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Server {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
 	specDirectiveLocations(es.Schema())
 	srv := handler.New(es)
@@ -46,6 +48,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 		MaxRootFields:     cfg.RootFieldLimit,
 		MaxMutationFields: cfg.MutationFieldLimit,
 	})
+	srv.Use(restartBudget{rl: rl})
 	srv.Use(responseCap{max: cfg.ResponseLimit})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
@@ -61,6 +64,12 @@ func newGraphQL(cfg Config, res *resolvers.Resolver) *handler.Server {
 type gqlRequest struct {
 	timedOut atomic.Bool
 	logOnce  sync.Once
+	// refused is the status of an error that refused the whole operation
+	// before it ran (parse, validation, a limit) or its answer (the
+	// response cap): the HTTP status then says it too.
+	refused atomic.Int32
+	// retryAfter, in seconds, is sent as Retry-After with a refusal (429).
+	retryAfter atomic.Int32
 }
 
 type gqlRequestKey struct{}
@@ -70,9 +79,13 @@ func gqlRequestOf(ctx context.Context) *gqlRequest {
 	return s
 }
 
-// graphQLStatus serves /graphql and answers 504 instead of 200 when the
-// request ran out of time (the body is GraphQL's: data null or partial, one
-// TIMEOUT error), 499-like client disconnects are left alone (no one reads).
+// graphQLStatus serves /graphql and gives the HTTP status one rule: an
+// operation refused before it ran (parse and validation errors, which
+// gqlgen answers 422, and the limits, which it answers 200) answers 400 (or
+// the refusal's own status); one that ran out of time answers 504 instead
+// of 200 (the body is GraphQL's: data null or partial, one TIMEOUT error);
+// client disconnects are left alone (no one reads). Field errors of an
+// operation that ran keep 200, as GraphQL servers answer them.
 func graphQLStatus(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := &gqlRequest{}
@@ -81,34 +94,65 @@ func graphQLStatus(next http.Handler) http.Handler {
 	})
 }
 
+// timeoutStatusWriter holds the status gqlgen sets until the body's first
+// byte: gqlgen writes an operation error's status before the error
+// presenter has seen the error, and the presenter is what knows its kind.
 type timeoutStatusWriter struct {
 	http.ResponseWriter
-	req   *gqlRequest
-	wrote bool
+	req     *gqlRequest
+	pending int
+	wrote   bool
 }
 
 func (t *timeoutStatusWriter) WriteHeader(code int) {
+	if t.wrote || t.pending != 0 {
+		return
+	}
+	if code < 200 {
+		t.ResponseWriter.WriteHeader(code)
+		return
+	}
+	t.pending = code
+}
+
+func (t *timeoutStatusWriter) commit() {
 	if t.wrote {
 		return
 	}
 	t.wrote = true
-	if code == http.StatusOK && t.req.timedOut.Load() {
+	code := t.pending
+	if code == 0 {
+		code = http.StatusOK
+	}
+	switch {
+	case code == http.StatusUnprocessableEntity:
+		code = http.StatusBadRequest
+	case code == http.StatusOK && t.req.timedOut.Load():
 		code = http.StatusGatewayTimeout
+	case code == http.StatusOK && t.req.refused.Load() != 0:
+		code = int(t.req.refused.Load())
+		if s := t.req.retryAfter.Load(); s > 0 {
+			t.Header().Set("Retry-After", strconv.Itoa(int(s)))
+		}
 	}
 	t.ResponseWriter.WriteHeader(code)
 }
 
 // Flush lets a subscription's SSE stream through: it flushes each event.
-func (t *timeoutStatusWriter) Flush() { _ = http.NewResponseController(t.ResponseWriter).Flush() }
+func (t *timeoutStatusWriter) Flush() {
+	t.commit()
+	_ = http.NewResponseController(t.ResponseWriter).Flush()
+}
 
 func (t *timeoutStatusWriter) Write(b []byte) (int, error) {
-	if !t.wrote {
-		t.WriteHeader(http.StatusOK)
-	}
+	t.commit()
 	return t.ResponseWriter.Write(b)
 }
 
 func (t *timeoutStatusWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// apqNotFound is the message of gqlgen's answer to an unknown APQ hash.
+const apqNotFound = "PersistedQueryNotFound"
 
 // TimeoutCode is extensions.code of the error a GraphQL request that ran out
 // of time answers.
@@ -120,12 +164,27 @@ const TimeoutCode = "TIMEOUT"
 // time is one TIMEOUT (504); anything else is internal, logged here and
 // never shown.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
+	gqlErr := presentKind(ctx, err)
+	if id := reqid.From(ctx); id != "" {
+		if gqlErr.Extensions == nil {
+			gqlErr.Extensions = map[string]any{}
+		}
+		gqlErr.Extensions["requestId"] = id
+	}
+	return gqlErr
+}
+
+func presentKind(ctx context.Context, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 	if e, ok := apierr.As(err); ok {
 		gqlErr.Message = e.Message
 		gqlErr.Extensions = map[string]any{"code": e.Code, "status": e.Status}
 		if e.Details != "" {
 			gqlErr.Extensions["details"] = e.Details
+		}
+		if e.RetryAfter > 0 {
+			// What REST sends as the Retry-After header.
+			gqlErr.Extensions["retryAfter"] = e.RetryAfter
 		}
 		return gqlErr
 	}
@@ -135,6 +194,14 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		// status already; gqlgen's parse and validation errors are a 400.
 		if _, set := q.Extensions["status"]; !set {
 			gqlErr.Extensions = map[string]any{"code": apierr.BadRequestCode, "status": http.StatusBadRequest}
+		}
+		// No path: it refused the operation, not one field of it. An
+		// unknown persisted-query hash is not a refusal but a step of the
+		// APQ protocol, which clients expect with a 200.
+		if st := gqlRequestOf(ctx); st != nil && len(q.Path) == 0 && q.Message != apqNotFound {
+			if status, ok := gqlErr.Extensions["status"].(int); ok {
+				st.refused.CompareAndSwap(0, int32(status))
+			}
 		}
 		return gqlErr
 	}
@@ -199,6 +266,12 @@ func (c responseCap) InterceptResponse(ctx context.Context, next graphql.Respons
 	if c.max > 0 && len(resp.Data) > c.max {
 		err := gqlerror.Errorf("the answer is larger than %d bytes; ask fewer fields or a smaller limit", c.max)
 		err.Extensions = map[string]any{"code": "RESPONSE_TOO_LARGE", "status": http.StatusBadRequest}
+		if id := reqid.From(ctx); id != "" {
+			err.Extensions["requestId"] = id
+		}
+		if st := gqlRequestOf(ctx); st != nil {
+			st.refused.CompareAndSwap(0, http.StatusBadRequest)
+		}
 		return &graphql.Response{Errors: gqlerror.List{err}, Data: []byte("null")}
 	}
 	return resp

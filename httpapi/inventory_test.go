@@ -161,7 +161,7 @@ func TestErrorsNeverLeakInternals(t *testing.T) {
 		leaks("GraphQL", string(b))
 
 		status, body := env.Do("POST", "/v1/vms/vm-acme-2/restart", "acme-operator", nil, nil)
-		if status != 500 || string(body) != `{"error":{"code":"INTERNAL","message":"internal error"}}`+"\n" {
+		if status != 500 || string(body) != `{"error":{"code":"INTERNAL","message":"internal error","requestId":"servertest"}}`+"\n" {
 			t.Fatalf("REST = %d %s", status, body)
 		}
 		leaks("REST", string(body))

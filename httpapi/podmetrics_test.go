@@ -430,7 +430,7 @@ func TestPodMetricsBadRequests(t *testing.T) {
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "ten"}, `numberOfSamples must be an integer between 0 and 1000, got "ten"`},
 		} {
 			status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, tc.params...), "acme-workloads", nil, nil)
-			want := js(`{'code': 400, 'message': '` + strings.ReplaceAll(tc.msg, `"`, `\'`) + `'}`)
+			want := js(`{'code': 400, 'message': '` + strings.ReplaceAll(tc.msg, `"`, `\'`) + `', 'requestId': 'servertest'}`)
 			if got := compact(t, body); status != http.StatusBadRequest || got != want {
 				t.Errorf("%v: %d %s\nwant 400 %s", tc.params, status, got, want)
 			}
@@ -449,7 +449,7 @@ func TestPodMetricsNotFound(t *testing.T) {
 			{trainWL, globex0, "another tenant's, under a workload of ours"},
 		} {
 			status, body := env.Do(http.MethodGet, metricsPath(tc.workload, tc.pod, q...), "acme-workloads", nil, nil)
-			want := js(`{'code': 404, 'message': 'pod \'` + tc.pod + `\' of workload \'` + tc.workload + `\' not found'}`)
+			want := js(`{'code': 404, 'message': 'pod \'` + tc.pod + `\' of workload \'` + tc.workload + `\' not found', 'requestId': 'servertest'}`)
 			if got := compact(t, body); status != http.StatusNotFound || got != want {
 				t.Errorf("%s: %d %s\nwant %s", tc.why, status, got, want)
 			}
@@ -463,7 +463,7 @@ func TestPodMetricsNotFound(t *testing.T) {
 			t.Errorf("no key: %d", status)
 		}
 		if status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1), "acme-metrics", nil, nil); status != http.StatusForbidden ||
-			compact(t, body) != js(`{'code': 403, 'message': 'this API key lacks the workloads.read permission'}`) {
+			compact(t, body) != js(`{'code': 403, 'message': 'this API key lacks the workloads.read permission', 'requestId': 'servertest'}`) {
 			t.Errorf("metrics.write key: %d %s", status, body)
 		}
 	})
@@ -488,7 +488,7 @@ func TestPodMetricsRawLimit(t *testing.T) {
 		end := t0.Add(podmetrics.MaxRawPoints * time.Second).Format(time.RFC3339)
 		status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
 			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "0"), "acme-workloads", nil, nil)
-		want := js(`{'code': 400, 'message': 'numberOfSamples=0 would answer more than 100000 samples: narrow start and end, or ask for 1 to 1000 samples'}`)
+		want := js(`{'code': 400, 'message': 'numberOfSamples=0 would answer more than 100000 samples: narrow start and end, or ask for 1 to 1000 samples', 'requestId': 'servertest'}`)
 		if got := compact(t, body); status != http.StatusBadRequest || got != want {
 			t.Errorf("%d %s", status, got)
 		}

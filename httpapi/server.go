@@ -19,6 +19,8 @@ import (
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
+	"gpugraph/ratelimit"
+	"gpugraph/reqid"
 	"gpugraph/resolvers"
 	"gpugraph/rest"
 	"gpugraph/rest/openapi"
@@ -52,6 +54,9 @@ type Config struct {
 	MetricsSource podmetrics.Source
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
+	// RateLimits are each credential's budgets per class of work (README
+	// "Limits"); a class left out, or with a zero Rate, is not limited.
+	RateLimits map[ratelimit.Class]ratelimit.Limit
 	// Live serves the subscriptions; the command keeps it to shut the
 	// streams down (a fresh one with default limits when nil).
 	Live *live.Feed
@@ -126,8 +131,9 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	registerLiveMetrics(metrics.registry, cfg.Live)
 
 	public := newBudget(cfg.PublicConcurrency, cfg.QueueWait)
+	rl := newRateLimits(metrics.registry, cfg.RateLimits)
 	api := func(h http.Handler) http.Handler {
-		return authn.Middleware(loaders.Middleware(st, cfg.LoaderWait, h))
+		return authn.Middleware(rl.wrap(loaders.Middleware(st, cfg.LoaderWait, h)))
 	}
 	// The agent's reports keep their own path around the public budget, so
 	// abuse of /graphql or the pods API cannot starve heartbeats.
@@ -144,25 +150,17 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
-	gql := newGraphQL(cfg, res)
+	gql := newGraphQL(cfg, res, rl)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
 	mux.Handle("/graphql", public.wrap(graphQLStatus(withStreamEnd(api(requireCaller(gql)))), writeBusyGraphQL))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := st.Ping(ctx); err != nil {
-			http.Error(w, "database unavailable\n", http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.Handle("GET /healthz", healthz(st))
+	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
 		NodeCredentialsRequired: cfg.NodeCredentialsRequired, Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
 
-	return limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(mux))), mux
+	return reqid.Middleware(compress(limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(jsonMisses(mux.ServeMux)))))), mux
 }
 
 // routeMux is a ServeMux that keeps the patterns registered on it.

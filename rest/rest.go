@@ -19,6 +19,7 @@ import (
 	"gpugraph/credentials"
 	"gpugraph/edge"
 	"gpugraph/podmetrics"
+	"gpugraph/reqid"
 	"gpugraph/store"
 )
 
@@ -135,10 +136,26 @@ func TimeoutError() *apierr.Error {
 	return apierr.New(http.StatusGatewayTimeout, "TIMEOUT", "the request ran out of time")
 }
 
-func setRetryAfter(w http.ResponseWriter, e *apierr.Error) {
+// setErrorHeaders sets what an error's status asks for besides its body:
+// Retry-After, and on a 401 the challenge of RFC 6750.
+func setErrorHeaders(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
+	if e.Status == http.StatusUnauthorized {
+		SetChallenge(w, r)
+	}
+}
+
+// SetChallenge sets WWW-Authenticate on a 401: error="invalid_token" when
+// the request sent a token (unknown, expired or revoked), a bare challenge
+// when it sent none (RFC 6750, section 3.1).
+func SetChallenge(w http.ResponseWriter, r *http.Request) {
+	c := `Bearer realm="gpugraph"`
+	if auth.BearerToken(r) != "" {
+		c += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", c)
 }
 
 // handlerFunc answers an error instead of writing it; runai and openRelay
@@ -177,10 +194,14 @@ func face(perm string, h handlerFunc, writeErr func(http.ResponseWriter, *http.R
 // WriteRunaiError answers in Run:ai's shape: {"code": 404, "message": "...", "details": "..."}.
 func WriteRunaiError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(r, err)
-	setRetryAfter(w, e)
+	setErrorHeaders(w, r, e)
+	// Run:ai's Error schema allows properties besides its own.
 	body := map[string]any{"code": e.Status, "message": e.Message}
 	if e.Details != "" {
 		body["details"] = e.Details
+	}
+	if id := reqid.From(r.Context()); id != "" {
+		body["requestId"] = id
 	}
 	writeJSON(w, e.Status, body)
 }
@@ -188,6 +209,10 @@ func WriteRunaiError(w http.ResponseWriter, r *http.Request, err error) {
 // WriteOpenRelayError answers in OpenRelay's shape: {"error": {"code": "VM_NODE_BUSY", "message": "..."}}.
 func WriteOpenRelayError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(r, err)
-	setRetryAfter(w, e)
-	writeJSON(w, e.Status, map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message}})
+	setErrorHeaders(w, r, e)
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if id := reqid.From(r.Context()); id != "" {
+		body["requestId"] = id
+	}
+	writeJSON(w, e.Status, map[string]any{"error": body})
 }

@@ -44,6 +44,7 @@ type Store struct {
 	// unorderedEvents drops the event log's lock: only the benchmark that
 	// prices it sets it (export_test.go); ids could then commit out of order.
 	unorderedEvents bool
+	health          healthConn
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.
@@ -123,6 +124,7 @@ func sqliteDSN(path string) string {
 
 // Close releases the connection pool.
 func (s *Store) Close() error {
+	s.closeHealth()
 	if n := s.notes.Load(); n != nil {
 		n.close()
 	}

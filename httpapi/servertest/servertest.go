@@ -17,6 +17,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
+	"gpugraph/reqid"
 	"gpugraph/rest/openapitest"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
@@ -170,6 +171,11 @@ func (e *Env) Do(method, path, token string, body []byte, header http.Header) (i
 	return resp.StatusCode, b
 }
 
+// RequestID is the X-Request-Id every request of Request carries unless
+// its header says otherwise, so answers that carry it (error bodies) are
+// the same at every run.
+const RequestID = "servertest"
+
 // Request sends one request and answers the response (the caller closes its body).
 func (e *Env) Request(method, path, token string, body []byte, header http.Header) *http.Response {
 	e.T.Helper()
@@ -177,6 +183,7 @@ func (e *Env) Request(method, path, token string, body []byte, header http.Heade
 	if err != nil {
 		e.T.Fatal(err)
 	}
+	req.Header.Set(reqid.Header, RequestID)
 	for k, v := range header {
 		req.Header[k] = v
 	}
