@@ -90,18 +90,34 @@ func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string
 }
 
 // VMPage lists the organization's VMs, newest first, with the total count.
-func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int) ([]*models.VM, int64, error) {
+// Without count it runs no count(*): it reads one row past the page
+// instead and answers a total that says only whether more follow (offset
+// plus the rows read), which is all the page's next offset needs.
+func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int, count bool) ([]*models.VM, int64, error) {
 	q := s.WithContext(ctx).Model(&models.VM{}).Where("organization_id = ? AND deleted_at IS NULL", orgID)
 	if len(statuses) > 0 {
 		q = q.Where("status IN ?", statuses)
 	}
 	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
+	if count {
+		if err := q.Count(&total).Error; err != nil {
+			return nil, 0, err
+		}
+	}
+	read := limit
+	if !count {
+		read = limit + 1
 	}
 	var out []*models.VM
-	err := q.Order("(created_at IS NULL), created_at DESC, id DESC").Offset(offset).Limit(limit).Find(&out).Error
-	return out, total, err
+	err := q.Order("(created_at IS NULL), created_at DESC, id DESC").Offset(offset).Limit(read).Find(&out).Error
+	if err != nil || count {
+		return out, total, err
+	}
+	total = int64(offset + len(out))
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total, nil
 }
 
 // WorkloadsByIDs reads the tenant's workloads with these ids.

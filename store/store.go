@@ -113,6 +113,11 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// Analyze refreshes the planner's statistics of every table.
+func (s *Store) Analyze(ctx context.Context) error {
+	return s.WithContext(ctx).Exec("ANALYZE").Error
+}
+
 // Close releases the connection pool.
 func (s *Store) Close() error {
 	if n := s.notes.Load(); n != nil {
