@@ -40,7 +40,8 @@ func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*mod
 // NodesByIDs reads the nodes with these ids.
 func (s *Store) NodesByIDs(ctx context.Context, ids []string) ([]*models.Node, error) {
 	var out []*models.Node
-	return out, s.WithContext(ctx).Where("id IN ?", ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
 }
 
 // NodeKey names a node as a pod does: by cluster and name.
@@ -55,37 +56,43 @@ func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey) ([]*mod
 		names = append(names, k.Name)
 	}
 	var out []*models.Node
-	return out, s.WithContext(ctx).Where("name IN ?", names).Find(&out).Error
+	cond, arg := s.in("name", names)
+	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
 }
 
 // GPUsByNodeIDs reads the GPUs of these nodes, by node and index.
 func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
 	var out []*models.Gpu
-	return out, s.WithContext(ctx).Where("node_id IN ?", nodeIDs).Order("node_id, idx").Find(&out).Error
+	cond, arg := s.in("node_id", nodeIDs)
+	return out, s.WithContext(ctx).Where(cond, arg).Order("node_id, idx").Find(&out).Error
 }
 
 // GPUsByHolders reads the GPUs held by these VMs, by index.
 func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
 	var out []*models.Gpu
-	return out, s.WithContext(ctx).Where("holder_vm_id IN ?", vmIDs).Order("node_id, idx").Find(&out).Error
+	cond, arg := s.in("holder_vm_id", vmIDs)
+	return out, s.WithContext(ctx).Where(cond, arg).Order("node_id, idx").Find(&out).Error
 }
 
 // GpuModelsByIDs reads these catalog entries.
 func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
 	var out []*models.GpuModel
-	return out, s.WithContext(ctx).Where("id IN ?", ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
 }
 
 // VMsByIDs reads the organization's VMs with these ids; others' do not exist.
 func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string) ([]*models.VM, error) {
 	var out []*models.VM
-	return out, s.WithContext(ctx).Where("organization_id = ? AND id IN ? AND deleted_at IS NULL", orgID, ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where("organization_id = ? AND deleted_at IS NULL", orgID).Where(cond, arg).Find(&out).Error
 }
 
 // VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
 func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string) ([]*models.VM, error) {
 	var out []*models.VM
-	return out, s.WithContext(ctx).Where("organization_id = ? AND node_id IN ? AND deleted_at IS NULL", orgID, nodeIDs).
+	cond, arg := s.in("node_id", nodeIDs)
+	return out, s.WithContext(ctx).Where("organization_id = ? AND deleted_at IS NULL", orgID).Where(cond, arg).
 		Order("created_at, id").Find(&out).Error
 }
 
@@ -123,15 +130,17 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 // WorkloadsByIDs reads the tenant's workloads with these ids.
 func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
 	var out []*models.Workload
+	cond, arg := s.in("id", ids)
 	return out, s.WithContext(ctx).
-		Where("id IN ? AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", ids, tenantID).
+		Where(cond, arg).Where("project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", tenantID).
 		Find(&out).Error
 }
 
 // ProjectsByIDs reads the tenant's projects with these ids.
 func (s *Store) ProjectsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Project, error) {
 	var out []*models.Project
-	return out, s.WithContext(ctx).Where("tenant_id = ? AND id IN ?", tenantID, ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where("tenant_id = ?", tenantID).Where(cond, arg).Find(&out).Error
 }
 
 // Empty reports whether the database holds no organization and no node yet.
