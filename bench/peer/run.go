@@ -244,7 +244,9 @@ func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours
 	if e := os.WriteFile(filepath.Join(tmp, "postgraphile.tags.json5"), []byte(TagsFile), 0o644); e != nil {
 		return nil, nil, e
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+	// Idle connections close before Node.js's 5 s keep-alive timeout would, so
+	// a reused one is never the one PostGraphile is closing.
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: 2 * time.Second}}
 	pOurs, e := freePort()
 	if e != nil {
 		return nil, nil, e
