@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test fuzz generate check-generate lint bench bench-micro playground
+.PHONY: run build test fuzz generate check-generate lint bench bench-peer bench-micro playground
 
 ## run: serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set
 run:
@@ -50,6 +50,12 @@ bench:
 	$(GO) run ./cmd/benchreport -o BENCHMARKS.md
 	@echo "pod metrics range read, built-in store vs Prometheus (same samples, same query; skips without prometheus):"
 	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./httpapi
+
+## bench-peer: gpugraph beside PostGraphile (installed from npm into a cache outside the repo) on one PostgreSQL fleet (TEST_DATABASE_URL's server): Q1–Q4 latency, CPU per request and requests/s, into BENCHMARKS.md; skips without npm
+PEERFLAGS ?=
+bench-peer:
+	$(GO) build -o bin/gpugraph .
+	$(GO) run ./cmd/benchpeer -server bin/gpugraph -o BENCHMARKS.md $(PEERFLAGS)
 
 ## bench-micro: every package's Go benchmarks, once each (PostgreSQL ones run when TEST_DATABASE_URL is set)
 bench-micro:

@@ -236,6 +236,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	logger := slog.New(reqid.LogHandler(slog.NewJSONHandler(os.Stderr, nil)))
 	slog.SetDefault(logger)
+	setGC()
 
 	metricsSrc, err := metricsSource(o.metrics)
 	if err != nil {
@@ -387,6 +388,12 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 		}
 		slog.Info("fixtures loaded", "file", o.fixtures, "nodes", stats.Nodes, "gpus", stats.GPUs,
 			"vms", stats.VMs, "pods", stats.Pods, "samples", stats.Samples)
+		// A fixture is often the whole fleet: plan the first requests with
+		// statistics of it, not of an empty database (PostgreSQL without
+		// autovacuum, or before its next round, has none).
+		if err := st.Analyze(ctx); err != nil {
+			return err
+		}
 	}
 	if !o.demo {
 		return nil

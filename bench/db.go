@@ -15,6 +15,9 @@ import (
 // DB is a fresh, migrated database that Drop removes again.
 type DB struct {
 	*store.Store
+	// URL is the database's address (a PostgreSQL URL or sqlite:PATH), for
+	// a server of another process to open.
+	URL  string
 	drop func()
 }
 
@@ -42,7 +45,7 @@ func FreshDB(ctx context.Context, engine store.Dialect, pgURL string) (*DB, erro
 		drop()
 		return nil, fmt.Errorf("migrate %s: %w", engine, err)
 	}
-	return &DB{Store: st, drop: drop}, nil
+	return &DB{Store: st, URL: raw, drop: drop}, nil
 }
 
 func freshURL(engine store.Dialect, pgURL string) (string, func(), error) {

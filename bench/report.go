@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -137,4 +138,27 @@ func (r *Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintln(w, "| "+strings.Join(c, " | ")+" |")
 	}
+}
+
+// WriteSection replaces the part of the markdown file at path between the
+// markers begin and end with body, or appends it there marked; the rest of
+// the file stays as it is.
+func WriteSection(path, begin, end, body string) error {
+	part := begin + "\n" + strings.TrimRight(body, "\n") + "\n" + end + "\n"
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s := string(old)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	var doc string
+	switch {
+	case i >= 0 && j > i:
+		doc = s[:i] + part + strings.TrimPrefix(s[j+len(end):], "\n")
+	case len(s) > 0:
+		doc = strings.TrimRight(s, "\n") + "\n\n" + part
+	default:
+		doc = "# Benchmarks\n\n" + part
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
 }

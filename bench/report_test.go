@@ -2,6 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"gpugraph/store"
@@ -31,5 +34,26 @@ func TestReportTables(t *testing.T) {
 		"7  load    3.00 s ✓  25.00 s ✗   < 20 s\n"
 	if txt.String() != wantTxt {
 		t.Fatalf("text:\n%s\nwant:\n%s", txt.String(), wantTxt)
+	}
+}
+
+func TestWriteSectionReplacesOnlyItsPart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "B.md")
+	if err := os.WriteFile(path, []byte("# B\n\nbefore\n<!-- x:begin -->\nold\n<!-- x:end -->\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSection(path, "<!-- x:begin -->", "<!-- x:end -->", "new\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if want := "# B\n\nbefore\n<!-- x:begin -->\nnew\n<!-- x:end -->\nafter\n"; string(b) != want {
+		t.Fatalf("file is %q, want %q", b, want)
+	}
+	if err := WriteSection(path, "<!-- y:begin -->", "<!-- y:end -->", "more"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	if !strings.HasSuffix(string(b), "after\n\n<!-- y:begin -->\nmore\n<!-- y:end -->\n") {
+		t.Fatalf("a missing section is not appended: %q", b)
 	}
 }

@@ -19,6 +19,9 @@ import (
 type ListQuery struct {
 	Statuses []models.VMStatus // none: every status
 	Page     paging.Page
+	// Count asks for the total; without it the total answered only says
+	// whether a next page follows (Page.Next reads it right either way).
+	Count bool
 }
 
 // ParseStatuses reads status words as a REST client sends them, repeated or
@@ -53,7 +56,7 @@ func (s *Service) List(ctx context.Context, caller *auth.Caller, q ListQuery) ([
 	if err := canRead(caller); err != nil {
 		return nil, 0, err
 	}
-	return s.store.VMPage(ctx, caller.OrganizationID, q.Statuses, q.Page.Offset, q.Page.Limit)
+	return s.store.VMPage(ctx, caller.OrganizationID, q.Statuses, q.Page.Offset, q.Page.Limit, q.Count)
 }
 
 // Get reads the caller's VM or pod id with its GPUs and model, as a

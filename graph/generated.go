@@ -469,7 +469,7 @@ type ComplexityRoot struct {
 
 type GpuResolver interface {
 	MemoryUsedBytes(ctx context.Context, obj *models.Gpu) (*float64, error)
-	Model(ctx context.Context, obj *models.Gpu) (*models.GpuModel, error)
+
 	VM(ctx context.Context, obj *models.Gpu) (*models.VM, error)
 	Node(ctx context.Context, obj *models.Gpu) (*models.Node, error)
 }
@@ -6444,7 +6444,7 @@ func (ec *executionContext) _Gpu_model(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Gpu_model(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Gpu().Model(ctx, obj)
+			return obj.Model, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuModel) graphql.Marshaler {
@@ -6458,8 +6458,8 @@ func (ec *executionContext) fieldContext_Gpu_model(_ context.Context, field grap
 	fc = &graphql.FieldContext{
 		Object:     "Gpu",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_GpuModel(ctx, field)
 		},
@@ -14838,11 +14838,10 @@ func (ec *executionContext) _Gpu(ctx context.Context, sel ast.SelectionSet, obj 
 					return ec._Gpu_memoryUsedBytes(ctx, field, obj)
 				})
 		case "model":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Gpu_model(ctx, field, obj)
-				})
+			out.Values[i] = ec._Gpu_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "vm":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,

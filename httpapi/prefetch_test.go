@@ -27,6 +27,8 @@ func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
 		{"nodes", "fleet-reader", `{ nodes { name gpus { index model { name } } vms { id gpuIds gpus { address } } } }`, 6},
 		// key lookup + count + page + vm gpus + models + nodes + node gpus + their models (again: another level)
 		{"vms", "fleet-reader", `{ vms(limit: 500) { total vms { gpuModel { name } gpus { address } node { name gpus { model { name } } } } } }`, 8},
+		// without total the page runs no count(*)
+		{"vms without total", "fleet-reader", `{ vms(limit: 500) { next vms { id } } }`, 2},
 		// a GPU's holder and its node walk back up: one statement a level
 		{"gpu vm and node", "fleet-reader", `{ nodes { gpus { vm { id node { name } } node { name } } } }`, 6},
 	}

@@ -7,6 +7,7 @@ package loaders
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -36,6 +37,7 @@ type Loaders struct {
 	EventsByVM *dataloader.Loader[string, []*models.VMEvent]
 
 	fetch fetchers
+	mu    sync.Mutex // guards what FillGPUModels writes into shared rows
 }
 
 // fetchers are the batch reads behind the loaders, already scoped to the

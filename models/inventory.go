@@ -51,4 +51,8 @@ type Gpu struct {
 	Utilization     *int       `json:"-"`
 	MemoryUsedBytes *int64     `json:"-"`
 	SampledAt       *time.Time `json:"-"`
+	// Model is the catalog entry of ModelID, set per request by the GraphQL
+	// face (loaders.FillGPUModels) so that Gpu.model is a plain field: no
+	// resolver call per GPU. Never stored, never read from a row.
+	Model *GpuModel `gorm:"-" json:"-"`
 }

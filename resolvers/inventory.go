@@ -27,7 +27,7 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	if err != nil {
 		return nil, err
 	}
-	vms, total, err := compute.New(r.Store).List(ctx, c, compute.ListQuery{Statuses: status, Page: page})
+	vms, total, err := compute.New(r.Store).List(ctx, c, compute.ListQuery{Statuses: status, Page: page, Count: selects(ctx, "total")})
 	if err != nil {
 		return nil, err
 	}
@@ -62,15 +62,24 @@ func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) (
 }
 
 func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.Gpu, error) {
-	return loaders.For(ctx).GPUsByNode.Load(ctx, n.ID)()
+	gpus, err := loaders.For(ctx).GPUsByNode.Load(ctx, n.ID)()
+	if err != nil {
+		return nil, err
+	}
+	return gpus, fillModels(ctx, gpus)
+}
+
+// fillModels sets the GPUs' Model when the field being resolved selects
+// Gpu.model, which answers it as a plain field.
+func fillModels(ctx context.Context, gpus []*models.Gpu) error {
+	if len(gpus) == 0 || !selectsOf(ctx, "Gpu", "model") {
+		return nil
+	}
+	return loaders.For(ctx).FillGPUModels(ctx, gpus)
 }
 
 func (r *nodeResolver) Vms(ctx context.Context, n *models.Node) ([]*models.VM, error) {
 	return loaders.For(ctx).VMsByNode.Load(ctx, n.ID)()
-}
-
-func (r *gpuResolver) Model(ctx context.Context, g *models.Gpu) (*models.GpuModel, error) {
-	return loaders.For(ctx).ModelByID.Load(ctx, g.ModelID)()
 }
 
 // VM is the holder, when it is the caller's organization's; a GPU another
@@ -107,7 +116,11 @@ func (r *vmResolver) GpuIds(ctx context.Context, v *models.VM) ([]string, error)
 }
 
 func (r *vmResolver) Gpus(ctx context.Context, v *models.VM) ([]*models.Gpu, error) {
-	return loaders.For(ctx).GPUsByVM.Load(ctx, v.ID)()
+	gpus, err := loaders.For(ctx).GPUsByVM.Load(ctx, v.ID)()
+	if err != nil {
+		return nil, err
+	}
+	return gpus, fillModels(ctx, gpus)
 }
 
 func (r *vmResolver) Node(ctx context.Context, v *models.VM) (*models.Node, error) {

@@ -99,6 +99,21 @@ func selects(ctx context.Context, name string) bool {
 	return false
 }
 
+// selectsOf reports whether the GraphQL field being resolved selects the
+// subfield name of its objects of type typ.
+func selectsOf(ctx context.Context, typ, name string) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !graphql.HasOperationContext(ctx) {
+		return false
+	}
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, []string{typ}) {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func isTrue(b *bool) bool { return b != nil && *b }
 
 func orEmpty(s *string) string {

@@ -58,7 +58,7 @@ func (api *API) listVMs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	vms, total, err := api.Compute.List(r.Context(), auth.FromContext(r.Context()), compute.ListQuery{Statuses: statuses, Page: page})
+	vms, total, err := api.Compute.List(r.Context(), auth.FromContext(r.Context()), compute.ListQuery{Statuses: statuses, Page: page, Count: true})
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,8 @@ func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*mod
 // NodesByIDs reads the nodes with these ids.
 func (s *Store) NodesByIDs(ctx context.Context, ids []string) ([]*models.Node, error) {
 	var out []*models.Node
-	return out, s.WithContext(ctx).Where("id IN ?", ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
 }
 
 // NodeKey names a node as a pod does: by cluster and name.
@@ -55,67 +56,91 @@ func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey) ([]*mod
 		names = append(names, k.Name)
 	}
 	var out []*models.Node
-	return out, s.WithContext(ctx).Where("name IN ?", names).Find(&out).Error
+	cond, arg := s.in("name", names)
+	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
 }
 
 // GPUsByNodeIDs reads the GPUs of these nodes, by node and index.
 func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
 	var out []*models.Gpu
-	return out, s.WithContext(ctx).Where("node_id IN ?", nodeIDs).Order("node_id, idx").Find(&out).Error
+	cond, arg := s.in("node_id", nodeIDs)
+	return out, s.WithContext(ctx).Where(cond, arg).Order("node_id, idx").Find(&out).Error
 }
 
 // GPUsByHolders reads the GPUs held by these VMs, by index.
 func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
 	var out []*models.Gpu
-	return out, s.WithContext(ctx).Where("holder_vm_id IN ?", vmIDs).Order("node_id, idx").Find(&out).Error
+	cond, arg := s.in("holder_vm_id", vmIDs)
+	return out, s.WithContext(ctx).Where(cond, arg).Order("node_id, idx").Find(&out).Error
 }
 
 // GpuModelsByIDs reads these catalog entries.
 func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
 	var out []*models.GpuModel
-	return out, s.WithContext(ctx).Where("id IN ?", ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
 }
 
 // VMsByIDs reads the organization's VMs with these ids; others' do not exist.
 func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string) ([]*models.VM, error) {
 	var out []*models.VM
-	return out, s.WithContext(ctx).Where("organization_id = ? AND id IN ? AND deleted_at IS NULL", orgID, ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where("organization_id = ? AND deleted_at IS NULL", orgID).Where(cond, arg).Find(&out).Error
 }
 
 // VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
 func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string) ([]*models.VM, error) {
 	var out []*models.VM
-	return out, s.WithContext(ctx).Where("organization_id = ? AND node_id IN ? AND deleted_at IS NULL", orgID, nodeIDs).
+	cond, arg := s.in("node_id", nodeIDs)
+	return out, s.WithContext(ctx).Where("organization_id = ? AND deleted_at IS NULL", orgID).Where(cond, arg).
 		Order("created_at, id").Find(&out).Error
 }
 
 // VMPage lists the organization's VMs, newest first, with the total count.
-func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int) ([]*models.VM, int64, error) {
+// Without count it runs no count(*): it reads one row past the page
+// instead and answers a total that says only whether more follow (offset
+// plus the rows read), which is all the page's next offset needs.
+func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int, count bool) ([]*models.VM, int64, error) {
 	q := s.WithContext(ctx).Model(&models.VM{}).Where("organization_id = ? AND deleted_at IS NULL", orgID)
 	if len(statuses) > 0 {
 		q = q.Where("status IN ?", statuses)
 	}
 	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, err
+	if count {
+		if err := q.Count(&total).Error; err != nil {
+			return nil, 0, err
+		}
+	}
+	read := limit
+	if !count {
+		read = limit + 1
 	}
 	var out []*models.VM
-	err := q.Order("(created_at IS NULL), created_at DESC, id DESC").Offset(offset).Limit(limit).Find(&out).Error
-	return out, total, err
+	err := q.Order("(created_at IS NULL), created_at DESC, id DESC").Offset(offset).Limit(read).Find(&out).Error
+	if err != nil || count {
+		return out, total, err
+	}
+	total = int64(offset + len(out))
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, total, nil
 }
 
 // WorkloadsByIDs reads the tenant's workloads with these ids.
 func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
 	var out []*models.Workload
+	cond, arg := s.in("id", ids)
 	return out, s.WithContext(ctx).
-		Where("id IN ? AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", ids, tenantID).
+		Where(cond, arg).Where("project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", tenantID).
 		Find(&out).Error
 }
 
 // ProjectsByIDs reads the tenant's projects with these ids.
 func (s *Store) ProjectsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Project, error) {
 	var out []*models.Project
-	return out, s.WithContext(ctx).Where("tenant_id = ? AND id IN ?", tenantID, ids).Find(&out).Error
+	cond, arg := s.in("id", ids)
+	return out, s.WithContext(ctx).Where("tenant_id = ?", tenantID).Where(cond, arg).Find(&out).Error
 }
 
 // Empty reports whether the database holds no organization and no node yet.

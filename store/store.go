@@ -122,6 +122,11 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// Analyze refreshes the planner's statistics of every table.
+func (s *Store) Analyze(ctx context.Context) error {
+	return s.WithContext(ctx).Exec("ANALYZE").Error
+}
+
 // Close releases the connection pool.
 func (s *Store) Close() error {
 	s.closeHealth()

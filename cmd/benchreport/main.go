@@ -100,7 +100,6 @@ const begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
 // or writes a new file with only that part.
 func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Config, took time.Duration) error {
 	var b bytes.Buffer
-	b.WriteString(begin + "\n")
 	fmt.Fprintf(&b, "Measured %s with `make bench` (`go run ./cmd/benchreport -o BENCHMARKS.md`), %s in all; loader wait %s.\n\n",
 		time.Now().UTC().Format("2006-01-02"), took.Round(time.Second), loaderWait(cfg))
 	for _, l := range m.Lines() {
@@ -108,24 +107,7 @@ func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Co
 	}
 	b.WriteString("\n")
 	rep.Markdown(&b)
-	b.WriteString(end + "\n")
-
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	s := string(old)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	var doc string
-	switch {
-	case i >= 0 && j > i:
-		doc = s[:i] + b.String() + strings.TrimPrefix(s[j+len(end):], "\n")
-	case len(s) > 0:
-		doc = strings.TrimRight(s, "\n") + "\n\n" + b.String()
-	default:
-		doc = "# Benchmarks\n\n" + b.String()
-	}
-	return os.WriteFile(path, []byte(doc), 0o644)
+	return bench.WriteSection(path, begin, end, b.String())
 }
 
 func loaderWait(cfg bench.Config) string {
