@@ -24,8 +24,9 @@ func TestRunSmall(t *testing.T) {
 	cfg.Samples = 100 * 1200
 	cfg.RestartNodes, cfg.VMsPerNode = 30, 5
 	cfg.LoadRequests, cfg.LatencyRuns = 64, 3
+	cfg.LiveSubscribers, cfg.LiveEvents = 50, 20
 	rep := Run(context.Background(), cfg)
-	if len(rep.Rows()) != 18 {
+	if len(rep.Rows()) != 21 {
 		t.Fatalf("%d rows", len(rep.Rows()))
 	}
 	for _, r := range rep.Rows() {
