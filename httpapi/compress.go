@@ -7,9 +7,10 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
+
+	"gpugraph/web"
 )
 
 // minCompress is the smallest body worth compressing: below it gzip's
@@ -26,36 +27,6 @@ func compressible(contentType string) bool {
 	return mt == "application/json" || mt == "text/csv" || strings.HasSuffix(mt, "+json")
 }
 
-// acceptsGzip reads Accept-Encoding with its q-values (RFC 9110 12.5.3):
-// gzip (or x-gzip) with q > 0, or * with q > 0 when gzip is not named.
-func acceptsGzip(header string) bool {
-	gzipQ, starQ := -1.0, -1.0
-	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		q := 1.0
-		for _, p := range strings.Split(params, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				if err != nil || f < 0 || f > 1 {
-					f = 0
-				}
-				q = f
-			}
-		}
-		switch strings.ToLower(strings.TrimSpace(coding)) {
-		case "gzip", "x-gzip":
-			gzipQ = max(gzipQ, q)
-		case "*":
-			starQ = max(starQ, q)
-		}
-	}
-	if gzipQ >= 0 {
-		return gzipQ > 0
-	}
-	return starQ > 0
-}
-
 var gzipWriters = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
 	return w
@@ -68,7 +39,7 @@ var gzipWriters = sync.Pool{New: func() any {
 func compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept-Encoding")
-		if isStream(r) || r.Method == http.MethodHead || !acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		if isStream(r) || r.Method == http.MethodHead || web.Negotiate(r.Header.Values("Accept-Encoding"), false, true) != "gzip" {
 			next.ServeHTTP(w, r)
 			return
 		}

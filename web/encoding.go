@@ -11,6 +11,9 @@ import (
 // it, or "*" without it being named, has a q-value above zero; the
 // client's q ordering is not followed beyond that, since brotli is smaller
 // than gzip for every asset and both cost nothing to serve precompressed.
+// It is the server's one reading of the header: the API's answers are
+// negotiated with it too (haveBr false), so the playground and the API
+// never disagree on what a client accepts.
 func Negotiate(acceptEncoding []string, haveBr, haveGzip bool) string {
 	q := map[string]float64{}
 	for _, header := range acceptEncoding {
@@ -20,7 +23,12 @@ func Negotiate(acceptEncoding []string, haveBr, haveGzip bool) string {
 			if name == "" {
 				continue
 			}
-			q[name] = qValue(params)
+			if name == "x-gzip" { // RFC 9110 §8.4.1.3: the same coding
+				name = "gzip"
+			}
+			if v, seen := q[name]; !seen || qValue(params) > v {
+				q[name] = qValue(params)
+			}
 		}
 	}
 	acceptable := func(coding string) bool {
@@ -33,14 +41,15 @@ func Negotiate(acceptEncoding []string, haveBr, haveGzip bool) string {
 	switch {
 	case haveBr && acceptable("br"):
 		return "br"
-	case haveGzip && (acceptable("gzip") || acceptable("x-gzip")):
+	case haveGzip && acceptable("gzip"):
 		return "gzip"
 	}
 	return ""
 }
 
-// qValue reads "q=…" from a coding's parameters; a missing or malformed
-// weight is 1, the default, and a weight out of [0, 1] is clamped.
+// qValue reads "q=…" from a coding's parameters: a missing weight is 1,
+// the default; a malformed one or one out of [0, 1] is 0, not acceptable,
+// since a client that wrote it cannot be said to have asked for the coding.
 func qValue(params string) float64 {
 	for _, p := range strings.Split(params, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
@@ -48,10 +57,10 @@ func qValue(params string) float64 {
 			continue
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || f != f { // NaN
-			return 1
+		if err != nil || !(f >= 0 && f <= 1) { // NaN fails both
+			return 0
 		}
-		return min(max(f, 0), 1)
+		return f
 	}
 	return 1
 }

@@ -29,7 +29,10 @@ func TestNegotiate(t *testing.T) {
 		{"x-gzip", "gzip"},
 		{"identity", ""},
 		{"deflate", ""},
-		{"gzip;q=abc", "gzip"},
+		{"gzip;q=abc", ""},
+		{"gzip;q=2", ""},
+		{"gzip;q=0, *", "br"},
+		{"gzip;q=0, gzip;q=0.5", "gzip"},
 		{"gzip;q=-1", ""},
 		{" , ;q=1, gzip ; q = 0.001 ", "gzip"},
 	} {
@@ -39,6 +42,13 @@ func TestNegotiate(t *testing.T) {
 	}
 	if got := Negotiate([]string{"br, gzip"}, false, true); got != "gzip" {
 		t.Errorf("no brotli copy: %q, want gzip", got)
+	}
+	// The API's answers: gzip only (haveBr false).
+	for header, want := range map[string]string{"gzip": "gzip", "GZIP": "gzip", "deflate, gzip;q=0.5": "gzip",
+		"br": "", "identity": "", "*": "gzip", "br;q=1, *;q=0.1": "gzip", "gzip; q=0.000": "", "gzip;q=0, *": ""} {
+		if got := Negotiate([]string{header}, false, true); got != want {
+			t.Errorf("API answer, Accept-Encoding %q: %q, want %q", header, got, want)
+		}
 	}
 	if got := Negotiate([]string{"br, gzip"}, false, false); got != "" {
 		t.Errorf("no copies: %q, want identity", got)
