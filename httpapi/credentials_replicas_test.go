@@ -18,20 +18,9 @@ import (
 // both; an access token from A is accepted by B (they share the stored
 // signing key) and stops on B when A revokes its application.
 func TestCredentialsAcrossReplicas(t *testing.T) {
-	url := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		st, err := store.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		if err := st.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	a := credentialsEnv(t, open())
-	b := servertest.New(t, open(), "")
+	st := storetest.Replicas(t, store.Postgres, 2)
+	a := credentialsEnv(t, st[0])
+	b := servertest.New(t, st[1], "")
 
 	var k credJSON
 	call(t, a, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"], "expires": "3s"}`, 201, &k)

@@ -164,19 +164,8 @@ func TestLiveRevokedKeyCloses(t *testing.T) {
 // Two servers on one PostgreSQL: an organization suspended through B
 // closes its stream on A (the notification crosses replicas).
 func TestLiveSuspendAcrossReplicas(t *testing.T) {
-	url := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		st, err := store.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
-	a, b := open(), open()
-	if err := a.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Replicas(t, store.Postgres, 2)
+	a, b := st[0], st[1]
 	nodeWorld(t, a, 1)
 	srvA := liveServer(t, a, livefeed.New(a, livefeed.Limits{Recheck: time.Hour}))
 	srvB := liveServer(t, b, nil)

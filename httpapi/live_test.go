@@ -344,19 +344,8 @@ func atoi(t *testing.T, s string) int64 {
 // Two servers on one PostgreSQL, each with its own store and listener: a
 // transition committed through one reaches a subscriber of the other.
 func TestLiveAcrossReplicas(t *testing.T) {
-	url := storetest.URL(t, store.Postgres)
-	open := func() *store.Store {
-		st, err := store.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
-	a, b := open(), open()
-	if err := a.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Replicas(t, store.Postgres, 2)
+	a, b := st[0], st[1]
 	liveWorld(t, a, 2)
 	srvA, srvB := liveServer(t, a, nil), liveServer(t, b, nil)
 	s := subscribe(t, srvA, "acme-reader", nil)

@@ -330,8 +330,7 @@ func TestHeartbeat(t *testing.T) {
 func TestConcurrentRegistration(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {
-			url := storetest.URL(t, d)
-			replicas := openReplicas(t, url, 4)
+			replicas := storetest.Replicas(t, d, 4)
 			var gpus []store.InventoryGPU
 			for i := range 8 {
 				gpus = append(gpus, h100(i, fmt.Sprintf("GPU-%d", i)))
@@ -364,22 +363,4 @@ func TestConcurrentRegistration(t *testing.T) {
 			}
 		})
 	}
-}
-
-// openReplicas opens n stores on one database, as n server replicas do.
-func openReplicas(t *testing.T, url string, n int) []*store.Store {
-	t.Helper()
-	var out []*store.Store
-	for range n {
-		st, err := store.Open(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		out = append(out, st)
-	}
-	if err := out[0].Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -183,7 +183,7 @@ func TestSweep(t *testing.T) {
 func TestSweepReplicas(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {
-			replicas := openReplicas(t, storetest.URL(t, d), 6)
+			replicas := storetest.Replicas(t, d, 6)
 			load(t, replicas[0], sweepFixture())
 			results := make([]store.SweepResult, len(replicas))
 			var wg sync.WaitGroup
@@ -215,7 +215,7 @@ func TestSweepReplicas(t *testing.T) {
 func TestSweepRacesHeartbeat(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {
-			replicas := openReplicas(t, storetest.URL(t, d), 3)
+			replicas := storetest.Replicas(t, d, 3)
 			st := replicas[0]
 			load(t, st, sweepFixture())
 			for i := range 20 {

@@ -96,3 +96,24 @@ func randomSuffix() string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// Replicas opens n stores on one fresh, migrated database of engine d, each
+// with its own connection pool (and, on PostgreSQL, its own listener): the
+// servers of a several-replica test.
+func Replicas(t testing.TB, d store.Dialect, n int) []*store.Store {
+	t.Helper()
+	raw := URL(t, d)
+	out := make([]*store.Store, n)
+	for i := range out {
+		st, err := store.Open(raw)
+		if err != nil {
+			t.Fatalf("open %s: %v", d, err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		out[i] = st
+	}
+	if err := out[0].Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate %s: %v", d, err)
+	}
+	return out
+}
