@@ -253,7 +253,9 @@ func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours
 	}
 	proc, e := start("gpugraph", filepath.Join(tmp, "gpugraph.log"), tmp, nil, cfg.Server,
 		"--database-url", withApp(dbURL, "peer-gpugraph"), "--addr", "127.0.0.1:"+strconv.Itoa(pOurs),
-		"--demo=false", "--heartbeat-grace", "10000h")
+		"--demo=false", "--heartbeat-grace", "10000h",
+		// PostGraphile has no rate limits; one load client is one key.
+		"--rate-limit", "0")
 	if e != nil {
 		return nil, nil, e
 	}
