@@ -23,18 +23,11 @@ import (
 // and key, and both event logs empty.
 func nodeWorld(t *testing.T, st *store.Store, n int) {
 	t.Helper()
-	f := newWorld()
-	for i := range n {
-		addVM(f, vmSpec{id: fmt.Sprintf("vm-%d", i), node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
-	}
-	addVM(f, vmSpec{id: "vm-g", org: "org-globex", node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
+	f := liveFixture(n)
 	f.Organizations = append(f.Organizations, models.Organization{ID: "org-platform", Name: "Platform", TenantID: 9000})
 	f.APIKeys = append(f.APIKeys,
 		dataset.APIKey{Token: "acme-agent", OrganizationID: "org-acme", Permissions: []string{"nodes.report"}},
 		dataset.APIKey{Token: "platform-admin", OrganizationID: "org-platform", Permissions: []string{"nodes.admin", "compute.read"}})
-	if err := st.DB.Exec("DELETE FROM node_events").Error; err != nil {
-		t.Fatal(err)
-	}
 	resetOps(t, st, f)
 }
 

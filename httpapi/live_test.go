@@ -19,6 +19,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/dataset"
 	"gpugraph/httpapi"
 	livefeed "gpugraph/live"
 	"gpugraph/store"
@@ -29,12 +30,17 @@ import (
 // Acme (vm-0 …) and one of Globex (vm-g), and an empty event log.
 func liveWorld(t *testing.T, st *store.Store, n int) {
 	t.Helper()
+	resetOps(t, st, liveFixture(n))
+}
+
+// liveFixture is liveWorld's data set, for worlds built on it.
+func liveFixture(n int) *dataset.File {
 	f := newWorld()
 	for i := range n {
 		addVM(f, vmSpec{id: fmt.Sprintf("vm-%d", i), node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
 	}
 	addVM(f, vmSpec{id: "vm-g", org: "org-globex", node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
-	resetOps(t, st, f)
+	return f
 }
 
 // liveServer serves st as the command does (no answer-checking recorder,

@@ -15,10 +15,10 @@ import (
 // the restart tests' world.
 
 // resetOps loads f after emptying what the lifecycle writes besides the
-// world's tables: the event log and the idempotency keys.
+// world's tables: both event logs and the idempotency keys.
 func resetOps(t testing.TB, st *store.Store, f *dataset.File) {
 	t.Helper()
-	for _, table := range []string{"vm_events", "idempotency_keys"} {
+	for _, table := range []string{"vm_events", "node_events", "idempotency_keys"} {
 		if err := st.DB.Exec("DELETE FROM " + table).Error; err != nil {
 			t.Fatalf("empty %s: %v", table, err)
 		}

@@ -304,15 +304,7 @@ func latency(ctx context.Context, cfg Config, db *bench.DB, rep *Report, ours, p
 	for r := -cfg.Warmup; r < cfg.Runs; r++ {
 		procs := map[*server][]int{ours: backends(ctx, db, ours.app), peer: backends(ctx, db, peer.app)}
 		for _, res := range rep.Results {
-			order := []struct {
-				s    *server
-				q    string
-				side *Side
-			}{{ours, res.Query.Ours, res.Ours}, {peer, res.Query.Peer, res.Peer}}
-			if r%2 != 0 {
-				order[0], order[1] = order[1], order[0]
-			}
-			for _, o := range order {
+			for _, o := range interleaved(r, ours, peer, res) {
 				c0, d0 := cpuOf([]int{o.s.proc.pid()}), cpuOf(procs[o.s])
 				t := time.Now()
 				if _, e := o.s.post(ctx, o.q); e != nil {
@@ -339,21 +331,31 @@ func latency(ctx context.Context, cfg Config, db *bench.DB, rep *Report, ours, p
 	return nil
 }
 
+// turn is one server's run of one query in a round.
+type turn struct {
+	s    *server
+	q    string
+	side *Side
+}
+
+// interleaved is round r's order of the two servers on res: gpugraph first
+// in even rounds, PostGraphile first in odd ones, so neither always runs on
+// a cache the other warmed.
+func interleaved(r int, ours, peer *server, res *Result) []turn {
+	order := []turn{{ours, res.Query.Ours, res.Ours}, {peer, res.Query.Peer, res.Peer}}
+	if r%2 != 0 {
+		order[0], order[1] = order[1], order[0]
+	}
+	return order
+}
+
 // throughput runs closed loops of each client count for RoundTime, per
 // query, the servers alternating; the median round is the figure.
 func throughput(ctx context.Context, cfg Config, rep *Report, ours, peer *server, logf func(string, ...any)) error {
 	for _, c := range cfg.Clients {
 		for r := 0; r < cfg.Rounds; r++ {
 			for _, res := range rep.Results {
-				order := []struct {
-					s    *server
-					q    string
-					side *Side
-				}{{ours, res.Query.Ours, res.Ours}, {peer, res.Query.Peer, res.Peer}}
-				if r%2 != 0 {
-					order[0], order[1] = order[1], order[0]
-				}
-				for _, o := range order {
+				for _, o := range interleaved(r, ours, peer, res) {
 					rps, failed, first := drive(ctx, c, cfg.RoundTime, func(ctx context.Context) error {
 						_, e := o.s.post(ctx, o.q)
 						return e

@@ -42,22 +42,14 @@ type series struct {
 	hist   bool
 }
 
-// fixtureSeries reads the demo's series, each with the key that may push it.
+// fixtureSeries reads the demo's series, each with the key that may push it
+// (its tenant's metrics.write key, from demo.Keys).
 var fixtureSeries = sync.OnceValues(func() ([]series, error) {
 	b, err := demo.JSON(anchorTime())
 	if err != nil {
 		return nil, err
 	}
 	var f struct {
-		Organizations []struct {
-			ID       string `json:"id"`
-			TenantID int    `json:"tenantId"`
-		} `json:"organizations"`
-		APIKeys []struct {
-			Token          string   `json:"token"`
-			OrganizationID string   `json:"organizationId"`
-			Permissions    []string `json:"permissions"`
-		} `json:"apiKeys"`
 		Pods []struct {
 			ID       string `json:"id"`
 			TenantID int    `json:"tenantId"`
@@ -81,14 +73,9 @@ var fixtureSeries = sync.OnceValues(func() ([]series, error) {
 		return nil, err
 	}
 	keyOfTenant := map[int]string{}
-	for _, k := range f.APIKeys {
-		if !slices.Contains(k.Permissions, "metrics.write") {
-			continue
-		}
-		for _, o := range f.Organizations {
-			if o.ID == k.OrganizationID {
-				keyOfTenant[o.TenantID] = k.Token
-			}
+	for _, k := range demo.Keys() {
+		if slices.Contains(k.Permissions, "metrics.write") {
+			keyOfTenant[k.TenantID] = k.Token
 		}
 	}
 	keyOfPod := map[string]string{}
