@@ -49,6 +49,9 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Se
 		MaxMutationFields: cfg.MutationFieldLimit,
 	})
 	srv.Use(restartBudget{rl: rl})
+	if !cfg.DisablePlanner {
+		srv.Use(resolvers.NewPlanner(es.Schema(), cfg.PlanCheck))
+	}
 	srv.Use(responseCap{max: cfg.ResponseLimit})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {

@@ -33,6 +33,12 @@ type Config struct {
 	Store *store.Store
 	// DisableIntrospection turns GraphQL introspection off (the playground needs it on).
 	DisableIntrospection bool
+	// DisablePlanner answers every GraphQL field through gqlgen, none
+	// through a plan (resolvers/plan): the tests compare both ways.
+	DisablePlanner bool
+	// PlanCheck, when set, has gqlgen marshal every planned answer as well
+	// and is called with both (plan.Config.Check): the tests' comparison.
+	PlanCheck func(ctx context.Context, root string, planned, gqlgen []byte)
 	// The GraphQL limits (README "Limits"); zero means the default.
 	ComplexityLimit    int
 	DepthLimit         int

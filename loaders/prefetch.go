@@ -30,6 +30,7 @@ import (
 type Source[K comparable, V any] struct {
 	prime func(*Loaders, context.Context, []K) ([]*V, error)
 	key   func(*V) K
+	load  func(*Loaders, context.Context, K) (any, error)
 }
 
 // Prime reads keys in one statement with the loader's fetch and primes the
@@ -42,19 +43,34 @@ func (s *Source[K, V]) Prime(ctx context.Context, keys []K) ([]*V, error) {
 // the key of the list it belongs to).
 func (s *Source[K, V]) Key(row *V) K { return s.key(row) }
 
+// Load answers the request loader's value for key, as a resolver loading
+// it would: a *V, or a []*V for a loader of lists. After a prime it is the
+// loader's cache, read without a statement.
+func (s *Source[K, V]) Load(ctx context.Context, key K) (any, error) {
+	return s.load(For(ctx), ctx, key)
+}
+
 // The prefetchable loaders.
 var (
-	NodeByID     = &Source[string, models.Node]{(*Loaders).primeNodes, nodeID}
-	NodeByName   = &Source[store.NodeKey, models.Node]{(*Loaders).primeNodesByName, nodeKey}
-	GPUsByNode   = &Source[string, models.Gpu]{(*Loaders).primeGPUsByNode, gpuNode}
-	GPUsByVM     = &Source[string, models.Gpu]{(*Loaders).primeGPUsByVM, gpuHolder}
-	ModelByID    = &Source[string, models.GpuModel]{(*Loaders).primeModels, modelID}
-	VMByID       = &Source[string, models.VM]{(*Loaders).primeVMs, vmID}
-	VMsByNode    = &Source[string, models.VM]{(*Loaders).primeVMsByNode, vmNode}
-	WorkloadByID = &Source[string, models.Workload]{(*Loaders).primeWorkloads, workloadID}
-	ProjectByID  = &Source[string, models.Project]{(*Loaders).primeProjects, projectID}
-	EventsByVM   = &Source[string, models.VMEvent]{(*Loaders).primeEvents, eventVM}
+	NodeByID     = &Source[string, models.Node]{(*Loaders).primeNodes, nodeID, load(func(l *Loaders) *dataloader.Loader[string, *models.Node] { return l.NodeByID })}
+	NodeByName   = &Source[store.NodeKey, models.Node]{(*Loaders).primeNodesByName, nodeKey, load(func(l *Loaders) *dataloader.Loader[store.NodeKey, *models.Node] { return l.NodeByName })}
+	GPUsByNode   = &Source[string, models.Gpu]{(*Loaders).primeGPUsByNode, gpuNode, load(func(l *Loaders) *dataloader.Loader[string, []*models.Gpu] { return l.GPUsByNode })}
+	GPUsByVM     = &Source[string, models.Gpu]{(*Loaders).primeGPUsByVM, gpuHolder, load(func(l *Loaders) *dataloader.Loader[string, []*models.Gpu] { return l.GPUsByVM })}
+	ModelByID    = &Source[string, models.GpuModel]{(*Loaders).primeModels, modelID, load(func(l *Loaders) *dataloader.Loader[string, *models.GpuModel] { return l.ModelByID })}
+	VMByID       = &Source[string, models.VM]{(*Loaders).primeVMs, vmID, load(func(l *Loaders) *dataloader.Loader[string, *models.VM] { return l.VMByID })}
+	VMsByNode    = &Source[string, models.VM]{(*Loaders).primeVMsByNode, vmNode, load(func(l *Loaders) *dataloader.Loader[string, []*models.VM] { return l.VMsByNode })}
+	WorkloadByID = &Source[string, models.Workload]{(*Loaders).primeWorkloads, workloadID, load(func(l *Loaders) *dataloader.Loader[string, *models.Workload] { return l.WorkloadByID })}
+	ProjectByID  = &Source[string, models.Project]{(*Loaders).primeProjects, projectID, load(func(l *Loaders) *dataloader.Loader[string, *models.Project] { return l.ProjectByID })}
+	EventsByVM   = &Source[string, models.VMEvent]{(*Loaders).primeEvents, eventVM, load(func(l *Loaders) *dataloader.Loader[string, []*models.VMEvent] { return l.EventsByVM })}
 )
+
+// load reads one key from the loader of a request that of picks.
+func load[K comparable, T any](of func(*Loaders) *dataloader.Loader[K, T]) func(*Loaders, context.Context, K) (any, error) {
+	return func(l *Loaders, ctx context.Context, k K) (any, error) {
+		v, err := of(l).Load(ctx, k)()
+		return v, err
+	}
+}
 
 func (l *Loaders) primeNodes(ctx context.Context, ids []string) ([]*models.Node, error) {
 	return primeOne(ctx, l.NodeByID, l.fetch.nodesByID, nodeID, ids)

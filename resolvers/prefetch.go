@@ -18,28 +18,28 @@ import (
 // Load call. The walk is package prefetch; adding a field is its package
 // doc's recipe.
 var prefetchFields = []prefetch.Field{
-	prefetch.Load("VM", "node", loaders.NodeByID, vmNodeID),
-	prefetch.Load("VM", "gpus", loaders.GPUsByVM, vmID),
+	prefetch.Load("VM", "node", loaders.NodeByID, vmNodeID, prefetch.Plain),
+	prefetch.Load("VM", "gpus", loaders.GPUsByVM, vmID, prefetch.Plain),
 	prefetch.Load("VM", "gpuIds", loaders.GPUsByVM, vmID),
-	prefetch.Load("VM", "gpuModel", loaders.ModelByID, vmModelID),
+	prefetch.Load("VM", "gpuModel", loaders.ModelByID, vmModelID, prefetch.Plain),
 	prefetch.Load("VM", "gpuManufacturer", loaders.ModelByID, vmModelID),
 	prefetch.Load("VM", "gpuModelName", loaders.ModelByID, vmModelID),
 	prefetch.Load("VM", "events", loaders.EventsByVM, vmID),
 
-	prefetch.Load("Node", "gpus", loaders.GPUsByNode, nodeID),
-	prefetch.Load("Node", "vms", loaders.VMsByNode, nodeID),
+	prefetch.Load("Node", "gpus", loaders.GPUsByNode, nodeID, prefetch.Plain),
+	prefetch.Load("Node", "vms", loaders.VMsByNode, nodeID, prefetch.Plain),
 
-	prefetch.Load("Gpu", "model", loaders.ModelByID, func(g *models.Gpu) string { return g.ModelID }),
-	prefetch.Load("Gpu", "vm", loaders.VMByID, func(g *models.Gpu) string { return deref(g.HolderVMID) }),
-	prefetch.Load("Gpu", "node", loaders.NodeByID, func(g *models.Gpu) string { return g.NodeID }),
+	prefetch.Load("Gpu", "model", loaders.ModelByID, func(g *models.Gpu) string { return g.ModelID }, prefetch.Plain),
+	prefetch.Load("Gpu", "vm", loaders.VMByID, func(g *models.Gpu) string { return deref(g.HolderVMID) }, prefetch.Plain),
+	prefetch.Load("Gpu", "node", loaders.NodeByID, func(g *models.Gpu) string { return g.NodeID }, prefetch.Plain),
 
-	prefetch.Load("Pod", "node", loaders.NodeByName, podNodeKey),
-	prefetch.Load("Pod", "workload", loaders.WorkloadByID, func(p *models.Pod) string { return p.WorkloadID }),
+	prefetch.Load("Pod", "node", loaders.NodeByName, podNodeKey, prefetch.Plain),
+	prefetch.Load("Pod", "workload", loaders.WorkloadByID, func(p *models.Pod) string { return p.WorkloadID }, prefetch.Plain),
 	// A page that selects both a pod's project and its workload's project
 	// reads the projects in one statement.
-	prefetch.Load("Pod", "project", loaders.ProjectByID, func(p *models.Pod) string { return deref(p.ProjectID) }, prefetch.NextLevel),
+	prefetch.Load("Pod", "project", loaders.ProjectByID, func(p *models.Pod) string { return deref(p.ProjectID) }, prefetch.NextLevel, prefetch.Plain),
 
-	prefetch.Load("Workload", "project", loaders.ProjectByID, func(w *models.Workload) string { return w.ProjectID }),
+	prefetch.Load("Workload", "project", loaders.ProjectByID, func(w *models.Workload) string { return w.ProjectID }, prefetch.Plain),
 
 	// A subscription's event is one object, never a list; declared for the
 	// registry's completeness (live.go).

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ type Env struct {
 	Store *store.Store
 	Srv   *httptest.Server
 	stmts *sqlcount.Counter
+	plans *atomic.Int64
 }
 
 // New loads fixture (a JSON document; "" for none) into st and starts a server on it.
@@ -57,10 +59,38 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
 	}
+	plans := new(atomic.Int64)
+	if cfg.PlanCheck == nil {
+		cfg.PlanCheck = CheckPlans(t, plans)
+	}
 	srv := httptest.NewServer(Checked(t, httpapi.New(cfg)))
 	t.Cleanup(srv.Close)
-	return &Env{T: t, Store: st, Srv: srv, stmts: c}
+	return &Env{T: t, Store: st, Srv: srv, stmts: c, plans: plans}
 }
+
+// CheckPlans is the check every Env's server runs: each planned answer
+// (resolvers/plan) is compared byte for byte with what gqlgen marshals
+// from the same rows, so every GraphQL query of every test runs both ways.
+// n counts the answers compared.
+func CheckPlans(t testing.TB, n *atomic.Int64) func(ctx context.Context, root string, planned, gqlgen []byte) {
+	return func(_ context.Context, root string, planned, gqlgen []byte) {
+		n.Add(1)
+		if !bytes.Equal(planned, gqlgen) {
+			t.Errorf("servertest: the plan of %s answered\n%s\nwhere gqlgen answers\n%s", root, clip(planned), clip(gqlgen))
+		}
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "…"
+	}
+	return string(b)
+}
+
+// PlansChecked is how many planned answers the server compared with
+// gqlgen's (CheckPlans).
+func (e *Env) PlansChecked() int64 { return e.plans.Load() }
 
 // Checked serves h and checks every exchange before the client sees
 // the answer (so a failure lands while the test waits) against the

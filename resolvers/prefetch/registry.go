@@ -15,6 +15,9 @@ type Source[K comparable, V any] interface {
 	Prime(ctx context.Context, keys []K) ([]*V, error)
 	// Key is the loader key a row answers to.
 	Key(row *V) K
+	// Load answers the request loader's value for key: a *V, or a []*V for
+	// a loader of lists.
+	Load(ctx context.Context, key K) (any, error)
 }
 
 // A Field declares how to prefetch one nested field: made by Load.
@@ -26,7 +29,9 @@ type Field struct {
 	key           func(any) (any, bool)
 	prime         func(context.Context, []any) ([]any, error)
 	rowKey        func(any) any
+	load          func(context.Context, any) (any, error)
 	nextLevel     bool
+	plain         bool
 }
 
 // An Option changes how a Field is read.
@@ -37,6 +42,12 @@ type Option func(*Field)
 // fills the loader too. The field's own nested levels follow one level
 // later as well.
 func NextLevel(f *Field) { f.nextLevel = true }
+
+// Plain declares that the field's resolver answers exactly what its loader
+// holds for the parent's key, and null for a zero key: nothing derived, no
+// arguments. A plan (resolvers/plan) then writes the field from the
+// loader's cache without calling the resolver.
+func Plain(f *Field) { f.plain = true }
 
 // Load declares that field name of GraphQL object type typ, whose objects
 // are *P, loads from src by key(parent); a zero key loads nothing. Fields
@@ -67,6 +78,14 @@ func Load[P any, K comparable, V any](typ, name string, src Source[K, V], key fu
 			return out, err
 		},
 		rowKey: func(row any) any { return src.Key(row.(*V)) },
+		load: func(ctx context.Context, parent any) (any, error) {
+			var zero K
+			k := key(parent.(*P))
+			if k == zero {
+				return nil, nil
+			}
+			return src.Load(ctx, k)
+		},
 	}
 	for _, o := range opts {
 		o(&f)
@@ -111,6 +130,17 @@ func New(fields ...Field) *Registry {
 
 // Has reports whether field name of type typ is prefetched.
 func (r *Registry) Has(typ, name string) bool { return r.fields[fieldKey{typ, name}] != nil }
+
+// Follow answers how to read field name of type typ as its resolver would,
+// when it is declared Plain: get answers the parent's rows (a *V, a []*V,
+// or nil for a zero key) and rows is *V's type.
+func (r *Registry) Follow(typ, name string) (get func(ctx context.Context, parent any) (any, error), rows reflect.Type, ok bool) {
+	f := r.fields[fieldKey{typ, name}]
+	if f == nil || !f.plain {
+		return nil, nil, false
+	}
+	return f.load, f.child, true
+}
 
 // Check reports the first declaration that does not match schema: a field
 // the schema lacks, a type that is not an object type, or rows of a Go

@@ -60,6 +60,9 @@ func (s *source[K, V]) Prime(_ context.Context, keys []K) ([]*V, error) {
 
 func (s *source[K, V]) Key(r *V) K { return s.key(r) }
 
+// Load is not walked: the walk primes, a plan loads.
+func (s *source[K, V]) Load(context.Context, K) (any, error) { return nil, nil }
+
 type library struct {
 	log        []string
 	shelves    []*Shelf

@@ -1,0 +1,197 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// CacheSize is how many root fields' plans a Planner keeps: as many as
+// gqlgen's query cache keeps documents.
+const CacheSize = 1000
+
+// A Planner is the gqlgen extension that writes planned root fields.
+type Planner struct {
+	cfg      Config
+	resolved map[string]map[string]bool // type → lower-cased field names
+	plans    *lru.Cache[*ast.Field, *value]
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.RootFieldInterceptor
+	graphql.FieldInterceptor
+} = (*Planner)(nil)
+
+// New makes a Planner.
+func New(cfg Config) *Planner {
+	p := &Planner{cfg: cfg, resolved: map[string]map[string]bool{}}
+	for typ, fields := range cfg.Resolved {
+		m := map[string]bool{}
+		for _, f := range fields {
+			m[strings.ToLower(f)] = true
+		}
+		p.resolved[typ] = m
+	}
+	p.plans, _ = lru.New[*ast.Field, *value](CacheSize)
+	return p
+}
+
+func (*Planner) ExtensionName() string                   { return "Planner" }
+func (*Planner) Validate(graphql.ExecutableSchema) error { return nil }
+
+type offKey struct{}
+
+// Off answers ctx in which no root field is planned: gqlgen answers all.
+func Off(ctx context.Context) context.Context { return context.WithValue(ctx, offKey{}, true) }
+
+// capture is where the field interceptor leaves a planned root field's
+// answer.
+type capture struct {
+	field  *ast.Field
+	answer any
+	ok     bool
+	replay bool // answer is given, not taken: gqlgen marshals it
+}
+
+type captureKey struct{}
+
+// InterceptRootField writes a planned root field, or lets gqlgen.
+func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	rc := graphql.GetRootFieldContext(ctx)
+	if rc == nil || p.cfg.Roots[rc.Field.Name] == nil || ctx.Value(offKey{}) != nil {
+		return next(ctx)
+	}
+	op := graphql.GetOperationContext(ctx)
+	if op.Operation == nil || op.Operation.Operation != ast.Query {
+		return next(ctx)
+	}
+	pl := p.plan(op, rc.Field)
+	if pl == nil {
+		return next(ctx)
+	}
+	c := &capture{field: rc.Field.Field}
+	m := next(context.WithValue(ctx, captureKey{}, c))
+	if !c.ok {
+		return m // an error or null: gqlgen's answer
+	}
+	w := &writer{ctx: ctx}
+	if err := w.value(pl, reflect.ValueOf(c.answer)); err != nil {
+		// Run it again through gqlgen, which reports what the plan cannot.
+		return next(ctx)
+	}
+	if p.cfg.Check != nil {
+		var b bytes.Buffer
+		next(context.WithValue(ctx, captureKey{}, &capture{field: c.field, answer: c.answer, replay: true})).MarshalGQL(&b)
+		p.cfg.Check(ctx, rc.Field.Name, w.buf.Bytes(), b.Bytes())
+	}
+	return raw(w.buf.Bytes())
+}
+
+// InterceptField takes a planned root field's answer from its resolver and
+// gives gqlgen an empty one to marshal.
+func (p *Planner) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	c, _ := ctx.Value(captureKey{}).(*capture)
+	if c == nil || c.ok {
+		return next(ctx)
+	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Field.Field != c.field {
+		return next(ctx)
+	}
+	if c.replay {
+		return c.answer, nil
+	}
+	res, err := next(ctx)
+	if err != nil {
+		return res, err
+	}
+	empty, ok := emptyLike(res)
+	if !ok {
+		return res, err
+	}
+	c.answer, c.ok = res, true
+	return empty, nil
+}
+
+// emptyLike is an empty answer of res's type: an empty slice, or a pointer
+// to a zero struct; false for nil and anything else.
+func emptyLike(res any) (any, bool) {
+	v := reflect.ValueOf(res)
+	switch {
+	case !v.IsValid():
+		return nil, false
+	case v.Kind() == reflect.Slice && !v.IsNil():
+		return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
+	case v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct:
+		return reflect.New(v.Type().Elem()).Interface(), true
+	}
+	return nil, false
+}
+
+// plan is root field f's plan, or nil when gqlgen answers it. A plan
+// depends on the document only, unless a directive (@skip, @include) in
+// the selection reads variables: such a plan is made for each request.
+func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *value {
+	if pl, ok := p.plans.Get(f.Field); ok {
+		return pl
+	}
+	pl := p.compile(op, f)
+	if !directives(op, f.Selections, map[string]bool{}) {
+		p.plans.Add(f.Field, pl)
+	}
+	return pl
+}
+
+// compile plans root field f, or answers nil.
+func (p *Planner) compile(op *graphql.OperationContext, f graphql.CollectedField) *value {
+	if f.Definition == nil || len(f.Directives) > 0 {
+		return nil
+	}
+	c := compiler{p: p, op: op}
+	v, ok := c.compileValue(f.Definition.Type, p.cfg.Roots[f.Name], f.Selections)
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// directives reports whether sel, or a fragment it spreads, carries a
+// directive.
+func directives(op *graphql.OperationContext, sel ast.SelectionSet, seen map[string]bool) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if len(s.Directives) > 0 || directives(op, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if len(s.Directives) > 0 || directives(op, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if len(s.Directives) > 0 {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if fr := op.Doc.Fragments.ForName(s.Name); fr == nil || len(fr.Directives) > 0 || directives(op, fr.SelectionSet, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// raw is JSON already written.
+type raw []byte
+
+func (r raw) MarshalGQL(w io.Writer) { _, _ = w.Write(r) }
