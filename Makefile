@@ -18,11 +18,12 @@ build:
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path, REST parameters, filterBy, credential expiry, cursors, Accept-Encoding)
+## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path, REST parameters, filterBy, credential expiry, cursors, Accept-Encoding, the GraphQL answer's writing)
 FUZZTIME ?= 1000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./web/
 	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./filterby/ || exit 1; done

@@ -144,7 +144,7 @@ func (r *runner) run(ctx context.Context) {
 	fl := &fleetRun{runner: r}
 	for _, f := range []figure{
 		{7, []string{rowLoad}, fl.loadFleet},
-		{1, []string{rowFlat, rowNested, rowRatio, rowObjects}, fl.nestedVsFlat},
+		{1, []string{rowFlat, rowNested, rowObjects, rowPerFlat, rowPerNested}, fl.nestedVsFlat},
 		{2, []string{rowStmts50, rowStmts500}, fl.statements},
 		{4, []string{rowRPSNested, rowRPSRest}, fl.throughput},
 		{6, []string{rowMetrics}, fl.metricsRead},

@@ -16,8 +16,9 @@ const (
 	rowLoad      = "fixture load, 30,000 pods and 12,000 GPUs"
 	rowFlat      = "flat pods(limit: 500) { pods { id name } }, median"
 	rowNested    = "nested pods(limit: 500) { pods { node { gpus { model } } workload { name } } }, median"
-	rowRatio     = "nested / flat"
-	rowObjects   = "objects answered, flat / nested; µs per object, flat / nested"
+	rowObjects   = "JSON objects answered, flat / nested"
+	rowPerFlat   = "flat: µs per object answered"
+	rowPerNested = "nested: µs per object answered"
 	rowStmts50   = "SQL statements per nested request, limit 50"
 	rowStmts500  = "SQL statements per nested request, limit 500"
 	rowRPSNested = "requests/s at 16 clients, typical nested query"
@@ -125,10 +126,8 @@ func (f *fleetRun) nestedVsFlat(ctx context.Context) error {
 	flat, nested = min(flat, flat2), min(nested, nested2)
 	f.rep.Set(1, rowFlat, f.engine, ms(flat))
 	f.rep.Set(1, rowNested, f.engine, ms(nested))
-	r := ratio(nested, flat)
-	f.rep.Check(1, rowRatio, "≤ 1.5", f.engine, fmt.Sprintf("%.2f", r), r <= 1.5)
-	// The two answers differ in size: say by how much, and what each
-	// object costs, so the ratio reads for what it is.
+	// The two answers differ 17× in size, so their latencies do not compare:
+	// what compares is the cost of each object answered.
 	of, err := f.objects(ctx, flatQuery)
 	if err != nil {
 		return err
@@ -138,7 +137,9 @@ func (f *fleetRun) nestedVsFlat(ctx context.Context) error {
 		return err
 	}
 	perObject := func(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
-	f.rep.Set(1, rowObjects, f.engine, fmt.Sprintf("%d / %d; %.1f / %.1f", of, on, perObject(flat, of), perObject(nested, on)))
+	f.rep.Set(1, rowObjects, f.engine, fmt.Sprintf("%d / %d", of, on))
+	f.rep.Set(1, rowPerFlat, f.engine, fmt.Sprintf("%.2f", perObject(flat, of)))
+	f.rep.Set(1, rowPerNested, f.engine, fmt.Sprintf("%.2f", perObject(nested, on)))
 	return nil
 }
 

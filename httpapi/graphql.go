@@ -32,7 +32,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Se
 	addLive(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(postJSON{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})

@@ -61,6 +61,11 @@ func TestPlansAnswerAsGqlgen(t *testing.T) {
 		{"fleet-000", `{ nodes ` + node + ` }`, 1},
 		{"fleet-000", `{ nodeList(limit: 7) { total next nodes ` + node + ` } }`, 1},
 		{"fleet-reader", `{ vms { vms ` + vm + ` } nodes ` + node + ` }`, 2},
+		{"fleet-000", `{ podsConnection(first: 30) ` + everything(schema, "PodConnection", 4) + ` }`, 1},
+		{"fleet-000", `{ vmsConnection(first: 30) ` + everything(schema, "VmConnection", 3) + ` }`, 1},
+		{"fleet-000", `{ nodesConnection(first: 5) ` + everything(schema, "NodeConnection", 3) + ` }`, 1},
+		{"fleet-reader", `{ gpus(first: 40) ` + everything(schema, "GpuConnection", 3) + ` }`, 1},
+		{"fleet-000", `{ workloads(limit: 20) ` + everything(schema, "Workload", 2) + ` projects ` + everything(schema, "Project", 2) + ` gpuModels ` + everything(schema, "GpuModel", 2) + ` }`, 3},
 		// Aliases, fragments, one field selected twice, a directive read
 		// from a variable.
 		{"fleet-000", `query($no: Boolean!) { p: pods(limit: 30, sortBy: NAME, sortOrder: DESC) { pods { ...F id: name n2: node { name } node { status gpus { ... on Gpu { idx: index } } } } } }

@@ -13,9 +13,14 @@ import (
 )
 
 // plannedRoots are the Query fields whose answers a plan writes (package
-// plan): the lists and offset pages a console reads in bulk. Each answers
-// a list or a page whose empty value gqlgen marshals without a resolver.
-var plannedRoots = []string{"pods", "workloadPods", "revisionPods", "vms", "nodes", "nodeList"}
+// plan): the lists and pages a console reads in bulk. Each answers a list
+// or a page whose empty value gqlgen marshals without a resolver.
+var plannedRoots = []string{
+	"pods", "workloadPods", "revisionPods", "podsConnection",
+	"vms", "vmsConnection",
+	"nodes", "nodeList", "nodesConnection", "gpus",
+	"workloads", "projects", "gpuModels",
+}
 
 // NewPlanner makes the planner of schema: the planned roots with the Go
 // types their resolvers answer, the fields gqlgen answers through a

@@ -39,9 +39,8 @@ func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*mod
 
 // NodesByIDs reads the nodes with these ids.
 func (s *Store) NodesByIDs(ctx context.Context, ids []string) ([]*models.Node, error) {
-	var out []*models.Node
 	cond, arg := s.in("id", ids)
-	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
+	return rowsOf(ctx, s, scanNode, `SELECT `+nodeColumns+` FROM nodes WHERE `+cond, arg)
 }
 
 // NodeKey names a node as a pod does: by cluster and name.
@@ -55,45 +54,39 @@ func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey) ([]*mod
 	for _, k := range keys {
 		names = append(names, k.Name)
 	}
-	var out []*models.Node
 	cond, arg := s.in("name", names)
-	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
+	return rowsOf(ctx, s, scanNode, `SELECT `+nodeColumns+` FROM nodes WHERE `+cond, arg)
 }
 
 // GPUsByNodeIDs reads the GPUs of these nodes, by node and index.
 func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
-	var out []*models.Gpu
 	cond, arg := s.in("node_id", nodeIDs)
-	return out, s.WithContext(ctx).Where(cond, arg).Order("node_id, idx").Find(&out).Error
+	return rowsOf(ctx, s, scanGpu, `SELECT `+gpuColumns+` FROM gpus WHERE `+cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GPUsByHolders reads the GPUs held by these VMs, by index.
 func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
-	var out []*models.Gpu
 	cond, arg := s.in("holder_vm_id", vmIDs)
-	return out, s.WithContext(ctx).Where(cond, arg).Order("node_id, idx").Find(&out).Error
+	return rowsOf(ctx, s, scanGpu, `SELECT `+gpuColumns+` FROM gpus WHERE `+cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GpuModelsByIDs reads these catalog entries.
 func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
-	var out []*models.GpuModel
 	cond, arg := s.in("id", ids)
-	return out, s.WithContext(ctx).Where(cond, arg).Find(&out).Error
+	return rowsOf(ctx, s, scanGpuModel, `SELECT `+gpuModelColumns+` FROM gpu_models WHERE `+cond, arg)
 }
 
 // VMsByIDs reads the organization's VMs with these ids; others' do not exist.
 func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string) ([]*models.VM, error) {
-	var out []*models.VM
 	cond, arg := s.in("id", ids)
-	return out, s.WithContext(ctx).Where("organization_id = ? AND deleted_at IS NULL", orgID).Where(cond, arg).Find(&out).Error
+	return rowsOf(ctx, s, scanVM, `SELECT `+vmColumns+` FROM vms WHERE organization_id = ? AND deleted_at IS NULL AND `+cond, orgID, arg)
 }
 
 // VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
 func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string) ([]*models.VM, error) {
-	var out []*models.VM
 	cond, arg := s.in("node_id", nodeIDs)
-	return out, s.WithContext(ctx).Where("organization_id = ? AND deleted_at IS NULL", orgID).Where(cond, arg).
-		Order("created_at, id").Find(&out).Error
+	return rowsOf(ctx, s, scanVM, `SELECT `+vmColumns+` FROM vms WHERE organization_id = ? AND deleted_at IS NULL AND `+cond+
+		` ORDER BY created_at, id`, orgID, arg)
 }
 
 // VMPage lists the organization's VMs, newest first, with the total count.
@@ -115,8 +108,8 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 	if !count {
 		read = limit + 1
 	}
-	var out []*models.VM
-	err := q.Order("(created_at IS NULL), created_at DESC, id DESC").Offset(offset).Limit(read).Find(&out).Error
+	rows, err := q.Select(vmColumns).Order("created_at DESC NULLS LAST, id DESC").Offset(offset).Limit(read).Rows()
+	out, err := scanned(rows, err, scanVM)
 	if err != nil || count {
 		return out, total, err
 	}
@@ -129,18 +122,15 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 
 // WorkloadsByIDs reads the tenant's workloads with these ids.
 func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
-	var out []*models.Workload
 	cond, arg := s.in("id", ids)
-	return out, s.WithContext(ctx).
-		Where(cond, arg).Where("project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", tenantID).
-		Find(&out).Error
+	return rowsOf(ctx, s, scanWorkload, `SELECT `+workloadColumns+` FROM workloads WHERE `+cond+
+		` AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)`, arg, tenantID)
 }
 
 // ProjectsByIDs reads the tenant's projects with these ids.
 func (s *Store) ProjectsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Project, error) {
-	var out []*models.Project
 	cond, arg := s.in("id", ids)
-	return out, s.WithContext(ctx).Where("tenant_id = ?", tenantID).Where(cond, arg).Find(&out).Error
+	return rowsOf(ctx, s, scanProject, `SELECT `+projectColumns+` FROM projects WHERE tenant_id = ? AND `+cond, tenantID, arg)
 }
 
 // Empty reports whether the database holds no organization and no node yet.

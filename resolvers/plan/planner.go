@@ -121,7 +121,8 @@ func (p *Planner) InterceptField(ctx context.Context, next graphql.Resolver) (an
 }
 
 // emptyLike is an empty answer of res's type: an empty slice, or a pointer
-// to a zero struct; false for nil and anything else.
+// to a zero struct whose struct pointers point to zero structs; false for
+// nil and anything else.
 func emptyLike(res any) (any, bool) {
 	v := reflect.ValueOf(res)
 	switch {
@@ -130,7 +131,14 @@ func emptyLike(res any) (any, bool) {
 	case v.Kind() == reflect.Slice && !v.IsNil():
 		return reflect.MakeSlice(v.Type(), 0, 0).Interface(), true
 	case v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct:
-		return reflect.New(v.Type().Elem()).Interface(), true
+		empty := reflect.New(v.Type().Elem())
+		// A connection's pageInfo is non-null: a zero one, not nil.
+		for i := 0; i < empty.Elem().NumField(); i++ {
+			if f := empty.Elem().Field(i); f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct && f.CanSet() {
+				f.Set(reflect.New(f.Type().Elem()))
+			}
+		}
+		return empty.Interface(), true
 	}
 	return nil, false
 }

@@ -1,0 +1,61 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// responseOf is an answer carrying s everywhere a string goes: in data (as
+// gqlgen writes a string), an error, a label, a path and extensions.
+func responseOf(s string, withErrors bool) *graphql.Response {
+	var data bytes.Buffer
+	data.WriteString(`{"pods":[{"name":`)
+	graphql.MarshalString(s).MarshalGQL(&data)
+	data.WriteString(`,"n":1.5e-7}]}`)
+	next := true
+	r := &graphql.Response{Data: data.Bytes(), Label: s, Path: ast.Path{ast.PathName(s), ast.PathIndex(2)}, HasNext: &next,
+		Extensions: map[string]any{"requestId": s}}
+	if withErrors {
+		r.Errors = gqlerror.List{{Message: s, Path: ast.Path{ast.PathName("pods")}, Extensions: map[string]any{"code": s}}}
+	}
+	return r
+}
+
+func checkWritten(t *testing.T, resp *graphql.Response) {
+	t.Helper()
+	want, err := json.Marshal(resp)
+	if err != nil {
+		t.Skip("json.Marshal refuses it too")
+	}
+	var got bytes.Buffer
+	writeResponse(&got, resp)
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("writeResponse wrote\n%s\njson.Marshal writes\n%s", got.Bytes(), want)
+	}
+}
+
+// The answer is written exactly as gqlgen's json.Marshal writes it.
+func TestWriteResponseIsJSONMarshal(t *testing.T) {
+	for _, s := range []string{"", "plain", `<script>&"quote"\`, "line\u2028para\u2029", "tab\tnl\n\x00", "é日本", "\xff\xfe broken", strings.Repeat("<>&", 100)} {
+		checkWritten(t, responseOf(s, true))
+		checkWritten(t, responseOf(s, false))
+	}
+	checkWritten(t, &graphql.Response{})
+	checkWritten(t, &graphql.Response{Errors: gqlerror.List{{Message: "refused"}}})
+	checkWritten(t, &graphql.Response{Data: []byte("null")})
+}
+
+func FuzzWriteResponse(f *testing.F) {
+	for _, s := range []string{"", "a<b>c&d", "\u2028", "\xe2\x80", "\"\\", "日本"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, withErrors bool) {
+		checkWritten(t, responseOf(s, withErrors))
+	})
+}
