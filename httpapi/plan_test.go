@@ -117,7 +117,13 @@ func TestPlanFallsBackPerRootField(t *testing.T) {
 			t.Fatal(r.Errors)
 		}
 		var got struct {
-			Derived, Planned struct{ Vms []struct{ ID string; GpuIds []string; Gpus []struct{ ID string } } }
+			Derived, Planned struct {
+				Vms []struct {
+					ID     string
+					GpuIds []string
+					Gpus   []struct{ ID string }
+				}
+			}
 		}
 		env.Decode(r, &got)
 		if n := env.PlansChecked() - before; n != 1 {
