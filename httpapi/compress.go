@@ -2,13 +2,14 @@ package httpapi
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"mime"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
 
 	"gpugraph/web"
 )
@@ -27,8 +28,13 @@ func compressible(contentType string) bool {
 	return mt == "application/json" || mt == "text/csv" || strings.HasSuffix(mt, "+json")
 }
 
+// The answers are compressed at the fastest level of klauspost/compress's
+// gzip, the package Prometheus's handler already brings into the build: on
+// the API's JSON it is about five times faster than compress/gzip's default
+// level, for answers at most 15% larger (a page of 500 nested pods: 49 µs
+// for 2.5 KB against 310 µs for 2.2 KB; 500 pod names: as small).
 var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
 	return w
 }}
 

@@ -133,6 +133,11 @@ func writeJSON(b *bytes.Buffer, v any) {
 // appendHTMLSafe appends JSON text src with <, >, & and the line and
 // paragraph separators escaped, as json.Marshal escapes a RawMessage.
 func appendHTMLSafe(b *bytes.Buffer, src []byte) {
+	// Most answers hold none of them: four vectorised scans say so.
+	if bytes.IndexByte(src, '<') < 0 && bytes.IndexByte(src, '>') < 0 && bytes.IndexByte(src, '&') < 0 && bytes.IndexByte(src, 0xE2) < 0 {
+		b.Write(src)
+		return
+	}
 	start := 0
 	for i := 0; i < len(src); {
 		c := src[i]

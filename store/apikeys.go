@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"gpugraph/models"
-
-	"gorm.io/gorm"
 )
 
 // KeyHolder is what a stored API key grants: its organization, that
@@ -28,14 +25,20 @@ type KeyHolder struct {
 // APIKeyByHash reads the key stored under hash with its organization's
 // facts, or ok=false when no key has that hash.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (k KeyHolder, ok bool, err error) {
-	err = s.DB.WithContext(ctx).Raw(`SELECT k.token_hash, k.key_id, k.organization_id, o.state AS org_state, k.permissions,
+	// Every request reads it: scanned directly, not through gorm's reflection.
+	rows, err := s.DB.WithContext(ctx).Raw(`SELECT k.token_hash, COALESCE(k.key_id, ''), k.organization_id, COALESCE(o.state, ''), k.permissions,
 		o.tenant_id, o.infiniband_enabled, k.expires_at, k.revoked_at
 		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
-		WHERE k.token_hash = ?`, hash).Take(&k).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return KeyHolder{}, false, nil
-	}
+		WHERE k.token_hash = ?`, hash).Rows()
 	if err != nil {
+		return KeyHolder{}, false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return KeyHolder{}, false, rows.Err()
+	}
+	if err := rows.Scan(&k.TokenHash, &k.KeyID, &k.OrganizationID, &k.OrgState, &k.Permissions,
+		&k.TenantID, &k.InfinibandEnabled, &k.ExpiresAt, &k.RevokedAt); err != nil {
 		return KeyHolder{}, false, err
 	}
 	k.ExpiresAt, k.RevokedAt = utcPtr(k.ExpiresAt), utcPtr(k.RevokedAt)
