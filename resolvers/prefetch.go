@@ -16,18 +16,19 @@ import (
 // loads is declared here once, beside its resolver in inventory.go: the
 // loader it loads from and the key it loads by, the same as the resolver's
 // Load call. The walk is package prefetch; adding a field is its package
-// doc's recipe.
+// doc's recipe. A field keyed by its parent's own id (SameKeyAs the loader
+// that reads parents by id) is read beside its parents, not after them.
 var prefetchFields = []prefetch.Field{
 	prefetch.Load("VM", "node", loaders.NodeByID, vmNodeID, prefetch.Plain),
-	prefetch.Load("VM", "gpus", loaders.GPUsByVM, vmID, prefetch.Plain),
-	prefetch.Load("VM", "gpuIds", loaders.GPUsByVM, vmID),
+	prefetch.Load("VM", "gpus", loaders.GPUsByVM, vmID, prefetch.Plain, prefetch.SameKeyAs(loaders.VMByID)),
+	prefetch.Load("VM", "gpuIds", loaders.GPUsByVM, vmID, prefetch.SameKeyAs(loaders.VMByID)),
 	prefetch.Load("VM", "gpuModel", loaders.ModelByID, vmModelID, prefetch.Plain),
 	prefetch.Load("VM", "gpuManufacturer", loaders.ModelByID, vmModelID),
 	prefetch.Load("VM", "gpuModelName", loaders.ModelByID, vmModelID),
-	prefetch.Load("VM", "events", loaders.EventsByVM, vmID),
+	prefetch.Load("VM", "events", loaders.EventsByVM, vmID, prefetch.SameKeyAs(loaders.VMByID)),
 
-	prefetch.Load("Node", "gpus", loaders.GPUsByNode, nodeID, prefetch.Plain),
-	prefetch.Load("Node", "vms", loaders.VMsByNode, nodeID, prefetch.Plain),
+	prefetch.Load("Node", "gpus", loaders.GPUsByNode, nodeID, prefetch.Plain, prefetch.SameKeyAs(loaders.NodeByID)),
+	prefetch.Load("Node", "vms", loaders.VMsByNode, nodeID, prefetch.Plain, prefetch.SameKeyAs(loaders.NodeByID)),
 
 	prefetch.Load("Gpu", "model", loaders.ModelByID, func(g *models.Gpu) string { return g.ModelID }, prefetch.Plain),
 	prefetch.Load("Gpu", "vm", loaders.VMByID, func(g *models.Gpu) string { return deref(g.HolderVMID) }, prefetch.Plain),

@@ -32,6 +32,7 @@ type Field struct {
 	load          func(context.Context, any) (any, error)
 	nextLevel     bool
 	plain         bool
+	sameKey       any // the source whose row key this field's key is
 }
 
 // An Option changes how a Field is read.
@@ -42,6 +43,13 @@ type Option func(*Field)
 // fills the loader too. The field's own nested levels follow one level
 // later as well.
 func NextLevel(f *Field) { f.nextLevel = true }
+
+// SameKeyAs declares that the field's key of a parent row is the key the
+// row answers to in src (Node.gpus is keyed by the node's id, the key of
+// NodeByID's rows). Where the parents are read from src, the field is then
+// read beside them, by the same keys, instead of one level later: a
+// round trip less, the same statement.
+func SameKeyAs(src any) Option { return func(f *Field) { f.sameKey = src } }
 
 // Plain declares that the field's resolver answers exactly what its loader
 // holds for the parent's key, and null for a zero key: nothing derived, no

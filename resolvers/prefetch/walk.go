@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -42,6 +43,9 @@ type level struct {
 	typ     string
 	objects []any
 	sel     ast.SelectionSet
+	// early are rows already read for fields of these objects (SameKeyAs):
+	// read with the objects themselves, by the keys the objects were read by.
+	early map[*Field][]any
 }
 
 // A want is one selected registered field over one level's parents: the
@@ -59,6 +63,10 @@ type read struct {
 	keys  []any
 	seen  map[any]bool
 	wants []*want
+	rows  []any
+	// early are the reads of the rows' own fields declared SameKeyAs this
+	// read's loader: their keys are this read's, so they run beside it.
+	early []*read
 }
 
 type walker struct {
@@ -73,6 +81,7 @@ func (w *walker) run(ctx context.Context, first level) error {
 	var carried []*want // NextLevel fields of the previous level
 	for len(levels) > 0 || len(carried) > 0 {
 		var reads []*read
+		var next []level // levels whose rows were read early
 		bySource := map[any]*read{}
 		add := func(wt *want) {
 			rd := bySource[wt.field.source]
@@ -95,23 +104,87 @@ func (w *walker) run(ctx context.Context, first level) error {
 		carried = nil
 		for _, lv := range levels {
 			for _, wt := range w.wants(lv) {
-				if wt.field.nextLevel {
+				switch rows, early := lv.early[wt.field]; {
+				case early:
+					next = append(next, (&read{field: wt.field, wants: []*want{wt}}).next(rows)...)
+				case wt.field.nextLevel:
 					carried = append(carried, wt)
-				} else {
+				default:
 					add(wt)
 				}
 			}
 		}
-		levels = nil
 		for _, rd := range reads {
-			if len(rd.keys) == 0 {
+			rd.early = w.early(rd)
+		}
+		levels = next
+		if err := readAll(ctx, reads); err != nil {
+			return err
+		}
+		for _, rd := range reads {
+			levels = append(levels, rd.next(rd.rows)...)
+		}
+	}
+	return nil
+}
+
+// early are the reads that can run beside rd: fields its rows' selections
+// select that are declared SameKeyAs rd's loader, read by rd's keys.
+func (w *walker) early(rd *read) []*read {
+	var out []*read
+	seen := map[*Field]bool{}
+	for _, wt := range rd.wants {
+		if len(wt.sel) == 0 {
+			continue
+		}
+		for _, f := range graphql.CollectFields(w.op, wt.sel, []string{wt.typ}) {
+			field := w.reg.fields[fieldKey{wt.typ, f.Name}]
+			if field == nil || field.sameKey == nil || field.sameKey != rd.field.source || field.nextLevel || seen[field] {
 				continue
 			}
-			rows, err := rd.field.prime(ctx, rd.keys)
-			if err != nil {
-				return fmt.Errorf("prefetch %s.%s: %w", rd.field.Type, rd.field.Name, err)
+			seen[field] = true
+			out = append(out, &read{field: field, keys: rd.keys})
+		}
+	}
+	return out
+}
+
+// readAll runs a level's reads, each its own statement, and the reads that
+// run beside them (early), all at once: they do not depend on one another,
+// so a level waits for its slowest read, not for the sum of them. Each
+// read keeps its rows; the first error, in the reads' order, is answered.
+func readAll(ctx context.Context, reads []*read) error {
+	var all []*read
+	for _, rd := range reads {
+		all = append(all, rd)
+		all = append(all, rd.early...)
+	}
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, rd := range all {
+		if len(rd.keys) == 0 {
+			continue
+		}
+		run := func() {
+			rd.rows, errs[i] = rd.field.prime(ctx, rd.keys)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("prefetch %s.%s: %w", rd.field.Type, rd.field.Name, errs[i])
 			}
-			levels = append(levels, rd.next(rows)...)
+		}
+		if i == len(all)-1 {
+			run() // the last one on this goroutine
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -165,7 +238,14 @@ func (rd *read) next(rows []any) []level {
 			objects = append(objects, byKey[k]...)
 		}
 		if len(objects) > 0 {
-			out = append(out, level{typ: wt.typ, objects: objects, sel: wt.sel})
+			lv := level{typ: wt.typ, objects: objects, sel: wt.sel}
+			for _, e := range rd.early {
+				if lv.early == nil {
+					lv.early = map[*Field][]any{}
+				}
+				lv.early[e.field] = e.rows
+			}
+			out = append(out, lv)
 		}
 	}
 	return out

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
@@ -20,7 +23,7 @@ type Query { page: ShelfPage!  shelves: [Shelf!]! }
 type ShelfPage { shelves: [Shelf!]! total: Int! }
 type Shelf { id: ID! books: [Book!]! curator: Author }
 type Book { id: ID! author: Author }
-type Author { id: ID! name: String! publisher: Publisher }
+type Author { id: ID! name: String! publisher: Publisher books: [Book!]! }
 type Publisher { id: ID! name: String! }
 `})
 
@@ -38,10 +41,28 @@ type source[K comparable, V any] struct {
 	key  func(*V) K
 	log  *[]string
 	fail error
+	// meet, when set, holds each read until as many reads as it counts
+	// have started: they must run at once.
+	meet *sync.WaitGroup
 }
 
+// logMu guards the sources' log: one level's reads run at once.
+var logMu sync.Mutex
+
 func (s *source[K, V]) Prime(_ context.Context, keys []K) ([]*V, error) {
+	logMu.Lock()
 	*s.log = append(*s.log, fmt.Sprintf("%s %v", s.name, keys))
+	logMu.Unlock()
+	if s.meet != nil {
+		s.meet.Done()
+		met := make(chan struct{})
+		go func() { s.meet.Wait(); close(met) }()
+		select {
+		case <-met:
+		case <-time.After(5 * time.Second):
+			return nil, fmt.Errorf("%s read alone: the reads of its level did not run at once", s.name)
+		}
+	}
 	if s.fail != nil {
 		return nil, s.fail
 	}
@@ -119,9 +140,13 @@ func (l *library) below(t *testing.T, r *prefetch.Registry, query string) error 
 	return prefetch.Below(resolving(t, query), r, l.shelves)
 }
 
+// expect compares the reads made with reads, in any order: a level's reads
+// run at once (the levels' order is the data's: a level reads the keys of
+// the rows before it).
 func (l *library) expect(t *testing.T, reads ...string) {
 	t.Helper()
-	if !reflect.DeepEqual(l.log, reads) && !(len(l.log) == 0 && len(reads) == 0) {
+	got, want := slices.Sorted(slices.Values(l.log)), slices.Sorted(slices.Values(reads))
+	if !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 		t.Errorf("reads\n%q\nwant\n%q", l.log, reads)
 	}
 }
@@ -166,6 +191,42 @@ func TestNextLevelSharesTheDeeperRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.expect(t, "authors [a3]")
+}
+
+// The reads of one level run at once: a level waits for its slowest read,
+// not for their sum.
+func TestALevelsReadsRunAtOnce(t *testing.T) {
+	l := newLibrary()
+	var meet sync.WaitGroup
+	meet.Add(2)
+	l.books.meet, l.authors.meet = &meet, &meet
+	if err := l.below(t, prefetch.New(l.fields()...), `{ shelves { curator { id } books { id } } }`); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "authors [a3]", "books [s1 s2 s3]")
+}
+
+// A field keyed by its parents' own key (SameKeyAs the loader they are
+// read from) is read beside them, by the keys they are read by: the same
+// reads, a round trip fewer.
+func TestSameKeyReadsBesideItsParents(t *testing.T) {
+	l := newLibrary()
+	byAuthor := &source[string, Book]{name: "booksByAuthor", log: &l.log, key: func(b *Book) string { return b.Author }, rows: l.books.rows}
+	var meet sync.WaitGroup
+	meet.Add(2)
+	l.authors.meet, byAuthor.meet = &meet, &meet
+	books := prefetch.Load("Author", "books", byAuthor, func(a *Author) string { return a.ID }, prefetch.SameKeyAs(l.authors))
+	if err := l.below(t, prefetch.New(append(l.fields(), books)...), `{ shelves { books { author { books { id } } } } }`); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "books [s1 s2 s3]", "authors [a1 a2]", "booksByAuthor [a1 a2]")
+
+	// Below the rows read early the walk goes on as before.
+	l.authors.meet, byAuthor.meet = nil, nil
+	if err := l.below(t, prefetch.New(append(l.fields(), books)...), `{ shelves { books { author { books { author { id } } } } } }`); err != nil {
+		t.Fatal(err)
+	}
+	l.expect(t, "books [s1 s2 s3]", "authors [a1 a2]", "booksByAuthor [a1 a2]", "authors [a1 a2]")
 }
 
 // A read that fails stops the walk and answers its error.
