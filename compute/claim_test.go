@@ -46,7 +46,7 @@ func TestClaimRefusesWhatTheRowsRefuse(t *testing.T) {
 			}
 		}
 		holder := func(id string) string {
-			gpus, err := st.GPUsByNodeIDs(ctx, []string{"n1"})
+			gpus, err := st.GPUsByNodeIDs(ctx, []string{"n1"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

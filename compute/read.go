@@ -95,7 +95,7 @@ func (s *Service) Details(ctx context.Context, vms []*models.VM) ([]*Result, err
 	if len(vms) == 0 {
 		return out, nil
 	}
-	gpus, err := s.store.GPUsByHolders(ctx, ids)
+	gpus, err := s.store.GPUsByHolders(ctx, ids, nil)
 	if err != nil {
 		return nil, err
 	}

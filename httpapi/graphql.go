@@ -49,6 +49,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Se
 		MaxMutationFields: cfg.MutationFieldLimit,
 	})
 	srv.Use(restartBudget{rl: rl})
+	srv.Use(resolvers.NarrowLoaders())
 	if !cfg.DisablePlanner {
 		srv.Use(resolvers.NewPlanner(es.Schema(), cfg.PlanCheck))
 	}

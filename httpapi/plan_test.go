@@ -17,6 +17,7 @@ import (
 	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
+	"gpugraph/store/sqlcount"
 	"gpugraph/store/storetest"
 )
 
@@ -169,4 +170,40 @@ func clipped(b []byte) string {
 		return fmt.Sprintf("%s… (%d bytes)", b[:3000], len(b))
 	}
 	return string(b)
+}
+
+// A query's loaders read the node and GPU columns its selection answers
+// from, the keys always: nothing more.
+func TestLoadersReadSelectedColumns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.New(t, st, fleet(3))
+		rec, err := sqlcount.Register(st.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r *servertest.Response
+		stmts := rec.Record(func() {
+			r = env.GraphQL("fleet-reader", `{ vms { vms { node { status gpus { address ...G } } } } } fragment G on Gpu { model { name } }`, nil)
+		})
+		if len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"address":"0000:10:00.0"`) || !strings.Contains(string(r.Data), `"status":"ONLINE"`) {
+			t.Fatalf("%+v %s", r.Errors, r.Data)
+		}
+		want := map[string]string{
+			"FROM nodes": "SELECT id, name, cluster_id, status FROM nodes",
+			"FROM gpus":  "SELECT id, node_id, idx, address, model_id, holder_vm_id FROM gpus",
+		}
+		for _, s := range stmts {
+			for from, prefix := range want {
+				if strings.Contains(s.SQL, from) {
+					if !strings.HasPrefix(s.SQL, prefix) {
+						t.Errorf("read %s, want %s …", s.SQL, prefix)
+					}
+					delete(want, from)
+				}
+			}
+		}
+		if len(want) > 0 {
+			t.Errorf("no read of %v in %+v", want, stmts)
+		}
+	})
 }

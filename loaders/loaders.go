@@ -8,6 +8,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -38,6 +39,25 @@ type Loaders struct {
 
 	fetch fetchers
 	mu    sync.Mutex // guards what FillGPUModels writes into shared rows
+	// columns are what the loaders read of nodes and GPUs (Narrow).
+	columns atomic.Pointer[Columns]
+}
+
+// Columns are the columns of nodes and GPUs a request's loaders read; nil
+// reads every column.
+type Columns struct{ Nodes, GPUs store.Columns }
+
+// Narrow makes the loaders read only cols of nodes and GPUs from now on:
+// the GraphQL face calls it, before a query runs, with the columns its
+// selection needs, so a page of 500 pods' nodes and GPUs does not carry
+// every column of 2,400 rows it does not answer.
+func (l *Loaders) Narrow(cols Columns) { l.columns.Store(&cols) }
+
+func (l *Loaders) narrowed() Columns {
+	if c := l.columns.Load(); c != nil {
+		return *c
+	}
+	return Columns{}
 }
 
 // fetchers are the batch reads behind the loaders, already scoped to the
@@ -89,12 +109,21 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 	if c != nil {
 		org, tenant = c.OrganizationID, c.TenantID
 	}
+	l := &Loaders{}
 	f := fetchers{
-		nodesByID:   st.NodesByIDs,
-		nodesByName: st.NodesByClusterNames,
-		gpusByNode:  st.GPUsByNodeIDs,
-		gpusByVM:    st.GPUsByHolders,
-		models:      st.GpuModelsByIDs,
+		nodesByID: func(ctx context.Context, ids []string) ([]*models.Node, error) {
+			return st.NodesByIDs(ctx, ids, l.narrowed().Nodes)
+		},
+		nodesByName: func(ctx context.Context, keys []store.NodeKey) ([]*models.Node, error) {
+			return st.NodesByClusterNames(ctx, keys, l.narrowed().Nodes)
+		},
+		gpusByNode: func(ctx context.Context, ids []string) ([]*models.Gpu, error) {
+			return st.GPUsByNodeIDs(ctx, ids, l.narrowed().GPUs)
+		},
+		gpusByVM: func(ctx context.Context, ids []string) ([]*models.Gpu, error) {
+			return st.GPUsByHolders(ctx, ids, l.narrowed().GPUs)
+		},
+		models: st.GpuModelsByIDs,
 		vms: func(ctx context.Context, ids []string) ([]*models.VM, error) {
 			return st.VMsByIDs(ctx, org, ids)
 		},
@@ -111,19 +140,18 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 			return st.EventsOfVMs(ctx, org, ids)
 		},
 	}
-	return &Loaders{
-		NodeByID:     one(wait, f.nodesByID, nodeID),
-		NodeByName:   one(wait, f.nodesByName, nodeKey),
-		GPUsByNode:   many(wait, f.gpusByNode, gpuNode),
-		GPUsByVM:     many(wait, f.gpusByVM, gpuHolder),
-		ModelByID:    one(wait, f.models, modelID),
-		VMByID:       one(wait, f.vms, vmID),
-		VMsByNode:    many(wait, f.vmsByNode, vmNode),
-		WorkloadByID: one(wait, f.workloads, workloadID),
-		ProjectByID:  one(wait, f.projects, projectID),
-		EventsByVM:   many(wait, f.events, eventVM),
-		fetch:        f,
-	}
+	l.NodeByID = one(wait, f.nodesByID, nodeID)
+	l.NodeByName = one(wait, f.nodesByName, nodeKey)
+	l.GPUsByNode = many(wait, f.gpusByNode, gpuNode)
+	l.GPUsByVM = many(wait, f.gpusByVM, gpuHolder)
+	l.ModelByID = one(wait, f.models, modelID)
+	l.VMByID = one(wait, f.vms, vmID)
+	l.VMsByNode = many(wait, f.vmsByNode, vmNode)
+	l.WorkloadByID = one(wait, f.workloads, workloadID)
+	l.ProjectByID = one(wait, f.projects, projectID)
+	l.EventsByVM = many(wait, f.events, eventVM)
+	l.fetch = f
+	return l
 }
 
 // one makes a loader of at most one row per key; a key without a row

@@ -37,10 +37,11 @@ func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*mod
 	return out, q.Find(&out).Error
 }
 
-// NodesByIDs reads the nodes with these ids.
-func (s *Store) NodesByIDs(ctx context.Context, ids []string) ([]*models.Node, error) {
+// NodesByIDs reads the nodes with these ids: of their columns, cols (nil:
+// all; the id, name and cluster always).
+func (s *Store) NodesByIDs(ctx context.Context, ids []string, cols Columns) ([]*models.Node, error) {
 	cond, arg := s.in("id", ids)
-	return rowsOf(ctx, s, scanNode, `SELECT `+nodeColumns+` FROM nodes WHERE `+cond, arg)
+	return nodes.read(ctx, s, cols, cond, arg)
 }
 
 // NodeKey names a node as a pod does: by cluster and name.
@@ -49,25 +50,26 @@ type NodeKey struct{ ClusterID, Name string }
 // NodesByClusterNames reads the nodes named by these keys. Node names are
 // unique across clusters, so it reads by name; the caller matches the
 // cluster (a pod naming a node of another cluster finds none).
-func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey) ([]*models.Node, error) {
+func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey, cols Columns) ([]*models.Node, error) {
 	names := make([]string, 0, len(keys))
 	for _, k := range keys {
 		names = append(names, k.Name)
 	}
 	cond, arg := s.in("name", names)
-	return rowsOf(ctx, s, scanNode, `SELECT `+nodeColumns+` FROM nodes WHERE `+cond, arg)
+	return nodes.read(ctx, s, cols, cond, arg)
 }
 
-// GPUsByNodeIDs reads the GPUs of these nodes, by node and index.
-func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
+// GPUsByNodeIDs reads the GPUs of these nodes, by node and index: of their
+// columns, cols (nil: all; ids, node, index, model and holder always).
+func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string, cols Columns) ([]*models.Gpu, error) {
 	cond, arg := s.in("node_id", nodeIDs)
-	return rowsOf(ctx, s, scanGpu, `SELECT `+gpuColumns+` FROM gpus WHERE `+cond+` ORDER BY node_id, idx`, arg)
+	return gpus.read(ctx, s, cols, cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GPUsByHolders reads the GPUs held by these VMs, by index.
-func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
+func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string, cols Columns) ([]*models.Gpu, error) {
 	cond, arg := s.in("holder_vm_id", vmIDs)
-	return rowsOf(ctx, s, scanGpu, `SELECT `+gpuColumns+` FROM gpus WHERE `+cond+` ORDER BY node_id, idx`, arg)
+	return gpus.read(ctx, s, cols, cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GpuModelsByIDs reads these catalog entries.

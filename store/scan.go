@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"gpugraph/models"
 )
@@ -19,16 +20,91 @@ func rowsOf[T any](ctx context.Context, s *Store, scan func(*sql.Rows, *T) error
 	return scanned(rows, err, scan)
 }
 
-const nodeColumns = `id, name, cluster_id, node_pool, status, agent_version, fabric_id, cpu_cores, ram_gb, disk_gb, leaving_at, last_heartbeat_at`
-
-func scanNode(r *sql.Rows, n *models.Node) error {
-	return r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.NodePool, &n.Status, &n.AgentVersion, &n.FabricID, &n.CPUCores, &n.RAMGb, &n.DiskGb, &n.LeavingAt, &n.LastHeartbeatAt)
+// A table lists the columns a read may fill, each with the field it
+// scans into, and the columns every read fills (keys: what rows are found,
+// grouped and ordered by).
+type table[T any] struct {
+	name    string
+	columns []column[T]
+	always  map[string]bool
 }
 
-const gpuColumns = `id, node_id, idx, uuid, address, model_id, health, failed_reason, holder_vm_id, utilization, memory_used_bytes, sampled_at`
+type column[T any] struct {
+	name string
+	into func(*T) any
+}
 
-func scanGpu(r *sql.Rows, g *models.Gpu) error {
-	return r.Scan(&g.ID, &g.NodeID, &g.Index, &g.UUID, &g.Address, &g.ModelID, &g.Health, &g.FailedReason, &g.HolderVMID, &g.Utilization, &g.MemoryUsedBytes, &g.SampledAt)
+// Columns names the columns of a table a read fills, its others left zero;
+// nil fills every column. Names the table does not list are no column.
+type Columns []string
+
+// pick is the select list of cols (the table's own names, in its order,
+// never input) and the fields they scan into.
+func (t *table[T]) pick(cols Columns) (string, []func(*T) any) {
+	want := map[string]bool{}
+	for _, c := range cols {
+		want[c] = true
+	}
+	var names []string
+	var into []func(*T) any
+	for _, c := range t.columns {
+		if cols == nil || want[c.name] || t.always[c.name] {
+			names = append(names, c.name)
+			into = append(into, c.into)
+		}
+	}
+	return strings.Join(names, ", "), into
+}
+
+// read runs SELECT cols FROM t WHERE where (a condition of constant text
+// with its arguments) and scans each row into the fields of cols.
+func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, where string, args ...any) ([]*T, error) {
+	list, into := t.pick(cols)
+	dest := make([]any, len(into))
+	return rowsOf(ctx, s, func(r *sql.Rows, v *T) error {
+		for i, f := range into {
+			dest[i] = f(v)
+		}
+		return r.Scan(dest...)
+	}, `SELECT `+list+` FROM `+t.name+` WHERE `+where, args...)
+}
+
+var nodes = &table[models.Node]{name: "nodes", always: set("id", "name", "cluster_id"), columns: []column[models.Node]{
+	{"id", func(n *models.Node) any { return &n.ID }},
+	{"name", func(n *models.Node) any { return &n.Name }},
+	{"cluster_id", func(n *models.Node) any { return &n.ClusterID }},
+	{"node_pool", func(n *models.Node) any { return &n.NodePool }},
+	{"status", func(n *models.Node) any { return &n.Status }},
+	{"agent_version", func(n *models.Node) any { return &n.AgentVersion }},
+	{"fabric_id", func(n *models.Node) any { return &n.FabricID }},
+	{"cpu_cores", func(n *models.Node) any { return &n.CPUCores }},
+	{"ram_gb", func(n *models.Node) any { return &n.RAMGb }},
+	{"disk_gb", func(n *models.Node) any { return &n.DiskGb }},
+	{"leaving_at", func(n *models.Node) any { return &n.LeavingAt }},
+	{"last_heartbeat_at", func(n *models.Node) any { return &n.LastHeartbeatAt }},
+}}
+
+var gpus = &table[models.Gpu]{name: "gpus", always: set("id", "node_id", "idx", "model_id", "holder_vm_id"), columns: []column[models.Gpu]{
+	{"id", func(g *models.Gpu) any { return &g.ID }},
+	{"node_id", func(g *models.Gpu) any { return &g.NodeID }},
+	{"idx", func(g *models.Gpu) any { return &g.Index }},
+	{"uuid", func(g *models.Gpu) any { return &g.UUID }},
+	{"address", func(g *models.Gpu) any { return &g.Address }},
+	{"model_id", func(g *models.Gpu) any { return &g.ModelID }},
+	{"health", func(g *models.Gpu) any { return &g.Health }},
+	{"failed_reason", func(g *models.Gpu) any { return &g.FailedReason }},
+	{"holder_vm_id", func(g *models.Gpu) any { return &g.HolderVMID }},
+	{"utilization", func(g *models.Gpu) any { return &g.Utilization }},
+	{"memory_used_bytes", func(g *models.Gpu) any { return &g.MemoryUsedBytes }},
+	{"sampled_at", func(g *models.Gpu) any { return &g.SampledAt }},
+}}
+
+func set(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 const gpuModelColumns = `id, name, manufacturer, memory_gb`

@@ -26,7 +26,7 @@ func TestStatementsCountsAndRecords(t *testing.T) {
 				var c int64
 				st.DB.Raw("SELECT count(*) FROM gpu_models").Scan(&c)
 				st.DB.Exec("UPDATE gpu_models SET memory_gb = ?", 80)
-				_, _ = st.NodesByIDs(ctx, []string{"a"})
+				_, _ = st.NodesByIDs(ctx, []string{"a"}, nil)
 			})
 		})
 		if n != 5 || len(got) != 5 {

@@ -1,0 +1,95 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"gpugraph/loaders"
+	"gpugraph/store"
+)
+
+// The columns each field of Node and Gpu is answered from, for the
+// loaders' reads (loaders.Narrow). An object field needs its key only,
+// which every read fills (store's always-read columns); a field missing
+// here reads every column.
+var (
+	nodeFieldColumns = map[string][]string{
+		"id": nil, "name": nil, "clusterId": nil, "nodePool": {"node_pool"}, "status": {"status"},
+		"agentVersion": {"agent_version"}, "fabricId": {"fabric_id"}, "cpuCores": {"cpu_cores"}, "ramGb": {"ram_gb"},
+		"diskGb": {"disk_gb"}, "leavingAt": {"leaving_at"}, "lastHeartbeatAt": {"last_heartbeat_at"},
+		"gpus": nil, "vms": nil, "__typename": nil,
+	}
+	gpuFieldColumns = map[string][]string{
+		"id": nil, "nodeId": nil, "index": nil, "uuid": {"uuid"}, "address": {"address"}, "modelId": nil,
+		"health": {"health"}, "failedReason": {"failed_reason"}, "utilization": {"utilization"},
+		"memoryUsedBytes": {"memory_used_bytes"}, "model": nil, "vm": nil, "node": nil, "__typename": nil,
+	}
+)
+
+// narrowLoaders is the extension that, before a query runs, narrows its
+// loaders' reads of nodes and GPUs to the columns of the fields it selects
+// of them anywhere (every fragment, whatever @skip or @include say: a
+// superset). Mutations and subscriptions read whole rows.
+type narrowLoaders struct{}
+
+// NarrowLoaders is the extension narrowing each query's loaders.
+func NarrowLoaders() graphql.HandlerExtension { return narrowLoaders{} }
+
+func (narrowLoaders) ExtensionName() string                   { return "NarrowLoaders" }
+func (narrowLoaders) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (narrowLoaders) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	op := graphql.GetOperationContext(ctx)
+	if l := loaders.For(ctx); l != nil && op.Operation != nil && op.Operation.Operation == ast.Query {
+		l.Narrow(selectedColumns(op))
+	}
+	return next(ctx)
+}
+
+// selectedColumns are the node and GPU columns op's selections need; nil
+// (every column) for a type one of whose selected fields has no entry.
+func selectedColumns(op *graphql.OperationContext) loaders.Columns {
+	nodes, gpus := store.Columns{}, store.Columns{}
+	nodesAll, gpusAll := false, false
+	seenFragments := map[string]bool{}
+	var walk func(sel ast.SelectionSet)
+	walk = func(sel ast.SelectionSet) {
+		for _, s := range sel {
+			switch s := s.(type) {
+			case *ast.Field:
+				if s.ObjectDefinition != nil {
+					switch s.ObjectDefinition.Name {
+					case "Node":
+						cols, ok := nodeFieldColumns[s.Name]
+						nodesAll = nodesAll || !ok
+						nodes = append(nodes, cols...)
+					case "Gpu":
+						cols, ok := gpuFieldColumns[s.Name]
+						gpusAll = gpusAll || !ok
+						gpus = append(gpus, cols...)
+					}
+				}
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			case *ast.FragmentSpread:
+				if !seenFragments[s.Name] {
+					seenFragments[s.Name] = true
+					if fr := op.Doc.Fragments.ForName(s.Name); fr != nil {
+						walk(fr.SelectionSet)
+					}
+				}
+			}
+		}
+	}
+	walk(op.Operation.SelectionSet)
+	if nodesAll {
+		nodes = nil
+	}
+	if gpusAll {
+		gpus = nil
+	}
+	return loaders.Columns{Nodes: nodes, GPUs: gpus}
+}
