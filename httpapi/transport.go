@@ -90,6 +90,7 @@ func responseContentType(r *http.Request) string {
 // only what json.Marshal would change in it, the HTML-safe escapes.
 func writeResponse(w io.Writer, resp *graphql.Response) {
 	var b bytes.Buffer
+	b.Grow(len(resp.Data) + 256)
 	b.WriteByte('{')
 	if len(resp.Errors) > 0 {
 		b.WriteString(`"errors":`)

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"database/sql/driver"
-	"strings"
-)
+import "github.com/jackc/pgx/v5/pgtype"
 
 // in is the condition "col is one of keys" with its one argument: on
 // PostgreSQL `col = ANY(?)` over one text[] value, so a batch of 400 keys is
@@ -18,24 +15,10 @@ func (s *Store) in(col string, keys []string) (string, any) {
 	return col + " IN ?", keys
 }
 
-// textArray is a text[] parameter, sent as PostgreSQL's array literal.
-// Being a driver.Valuer, gorm binds it as one value instead of expanding
-// the slice into a list.
-type textArray []string
-
-var arrayEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-
-func (a textArray) Value() (driver.Value, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, s := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		b.WriteString(arrayEscaper.Replace(s))
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String(), nil
+// textArray is a text[] parameter, bound as an array value: pgx encodes it
+// directly (an array literal would be written here and parsed back by the
+// driver). Not being a slice, gorm binds it as one value instead of
+// expanding it into a list.
+func textArray(keys []string) pgtype.Array[string] {
+	return pgtype.Array[string]{Elements: keys, Dims: []pgtype.ArrayDimension{{Length: int32(len(keys)), LowerBound: 1}}, Valid: true}
 }

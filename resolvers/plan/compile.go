@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -12,10 +15,11 @@ import (
 	"gpugraph/models"
 )
 
-// Follow answers how a nested field is read as its resolver reads it: get
-// answers a parent's rows (a *V, a []*V, or nil), rows is *V's type; ok is
-// false for a field that is not read that way (prefetch.Registry.Follow).
-type Follow func(typ, field string) (get func(ctx context.Context, parent any) (any, error), rows reflect.Type, ok bool)
+// Follow answers how a nested field is read as its resolver reads it: key
+// is a parent's key (false: none, the field is null), load the key's rows
+// (a *V or a []*V), rows *V's type; ok is false for a field that is not
+// read that way (prefetch.Registry.Follow).
+type Follow func(typ, field string) (key func(parent any) (any, bool), load func(ctx context.Context, key any) (any, error), rows reflect.Type, ok bool)
 
 // Config is what a Planner knows of the schema beyond the schema itself.
 type Config struct {
@@ -55,10 +59,11 @@ type object struct {
 }
 
 type field struct {
-	key      []byte // `"responseKey":`
+	prefix   []byte // `"responseKey":`
 	typename string // set for __typename
 	index    []int  // the struct field, when read from the row
-	get      func(ctx context.Context, parent any) (any, error)
+	key      func(parent any) (any, bool)
+	load     func(ctx context.Context, key any) (any, error)
 	val      *value
 }
 
@@ -113,7 +118,7 @@ func (c *compiler) compileObject(def *ast.Definition, gt reflect.Type, sel ast.S
 		if len(f.Deferrables) > 0 {
 			return nil, false
 		}
-		fl := field{key: responseKey(f.Alias, i > 0)}
+		fl := field{prefix: responseKey(f.Alias, i > 0)}
 		if f.Name == "__typename" {
 			fl.typename = def.Name
 			obj.fields = append(obj.fields, fl)
@@ -124,8 +129,8 @@ func (c *compiler) compileObject(def *ast.Definition, gt reflect.Type, sel ast.S
 			return nil, false
 		}
 		var rows reflect.Type
-		if get, rt, ok := c.p.cfg.Follow(def.Name, f.Name); ok {
-			fl.get, rows = get, rt
+		if key, load, rt, ok := c.p.cfg.Follow(def.Name, f.Name); ok {
+			fl.key, fl.load, rows = key, load, rt
 			if fd.Type.Elem != nil {
 				rows = reflect.SliceOf(rt)
 			}
@@ -194,7 +199,7 @@ var (
 func leafOf(def *ast.Definition, gt reflect.Type) leafFunc {
 	if def.Kind == ast.Enum {
 		if gt.Implements(marshalerType) && gt.Kind() == reflect.String {
-			return func(v reflect.Value) graphql.Marshaler { return v.Interface().(graphql.Marshaler) }
+			return (&enumWriter{}).leaf
 		}
 		return nil
 	}
@@ -221,4 +226,29 @@ func leafOf(def *ast.Definition, gt reflect.Type) leafFunc {
 		}
 	}
 	return nil
+}
+
+// enumWriter writes an enum through its own MarshalGQL once per value and
+// keeps the bytes: a GPU's health or a node's status is one of a few
+// values, written thousands of times a page.
+type enumWriter struct {
+	written sync.Map // value → raw
+	n       atomic.Int32
+}
+
+// enumValues bounds what an enumWriter keeps: more distinct values than an
+// enum has are not its values, and are written each time.
+const enumValues = 64
+
+func (e *enumWriter) leaf(v reflect.Value) graphql.Marshaler {
+	s := v.String()
+	if b, ok := e.written.Load(s); ok {
+		return b.(raw)
+	}
+	var buf bytes.Buffer
+	v.Interface().(graphql.Marshaler).MarshalGQL(&buf)
+	if e.n.Add(1) <= enumValues {
+		e.written.Store(s, raw(buf.Bytes()))
+	}
+	return raw(buf.Bytes())
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -20,8 +21,18 @@ const CacheSize = 1000
 type Planner struct {
 	cfg      Config
 	resolved map[string]map[string]bool // type → lower-cased field names
-	plans    *lru.Cache[*ast.Field, *value]
+	plans    *lru.Cache[*ast.Field, *compiled]
 }
+
+// compiled is one root field's plan (nil: gqlgen answers it) and the size
+// of its last answer, which the next one's buffer starts at.
+type compiled struct {
+	root *value
+	size atomic.Int64
+}
+
+// maxPresize bounds the buffer a plan starts with.
+const maxPresize = 8 << 20
 
 var _ interface {
 	graphql.HandlerExtension
@@ -39,7 +50,7 @@ func New(cfg Config) *Planner {
 		}
 		p.resolved[typ] = m
 	}
-	p.plans, _ = lru.New[*ast.Field, *value](CacheSize)
+	p.plans, _ = lru.New[*ast.Field, *compiled](CacheSize)
 	return p
 }
 
@@ -73,7 +84,7 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		return next(ctx)
 	}
 	pl := p.plan(op, rc.Field)
-	if pl == nil {
+	if pl.root == nil {
 		return next(ctx)
 	}
 	c := &capture{field: rc.Field.Field}
@@ -82,7 +93,8 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		return m // an error or null: gqlgen's answer
 	}
 	w := &writer{ctx: ctx}
-	if err := w.value(pl, reflect.ValueOf(c.answer)); err != nil {
+	w.buf.Grow(int(pl.size.Load()))
+	if err := w.value(pl.root, reflect.ValueOf(c.answer)); err != nil {
 		// Run it again through gqlgen, which reports what the plan cannot.
 		return next(ctx)
 	}
@@ -91,6 +103,7 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		next(context.WithValue(ctx, captureKey{}, &capture{field: c.field, answer: c.answer, replay: true})).MarshalGQL(&b)
 		p.cfg.Check(ctx, rc.Field.Name, w.buf.Bytes(), b.Bytes())
 	}
+	pl.size.Store(int64(min(w.buf.Len(), maxPresize)))
 	return raw(w.buf.Bytes())
 }
 
@@ -146,11 +159,11 @@ func emptyLike(res any) (any, bool) {
 // plan is root field f's plan, or nil when gqlgen answers it. A plan
 // depends on the document only, unless a directive (@skip, @include) in
 // the selection reads variables: such a plan is made for each request.
-func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *value {
+func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *compiled {
 	if pl, ok := p.plans.Get(f.Field); ok {
 		return pl
 	}
-	pl := p.compile(op, f)
+	pl := &compiled{root: p.compile(op, f)}
 	if !directives(op, f.Selections, map[string]bool{}) {
 		p.plans.Add(f.Field, pl)
 	}

@@ -15,6 +15,28 @@ var errGqlgen = errors.New("plan: answered by gqlgen")
 type writer struct {
 	ctx context.Context
 	buf bytes.Buffer
+	// loaded are the rows each loader field answered per key: 4,000 GPUs
+	// of one page name a handful of catalog entries.
+	loaded map[*field]map[any]any
+}
+
+// load answers f's rows for key, from the loader once per key.
+func (w *writer) load(f *field, key any) (any, error) {
+	if v, ok := w.loaded[f][key]; ok {
+		return v, nil
+	}
+	v, err := f.load(w.ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if w.loaded == nil {
+		w.loaded = map[*field]map[any]any{}
+	}
+	if w.loaded[f] == nil {
+		w.loaded[f] = map[any]any{}
+	}
+	w.loaded[f][key] = v
+	return v, nil
 }
 
 var null = []byte("null")
@@ -90,16 +112,19 @@ func (w *writer) object(o *object, row reflect.Value) error {
 	w.buf.WriteByte('{')
 	for i := range o.fields {
 		f := &o.fields[i]
-		w.buf.Write(f.key)
+		w.buf.Write(f.prefix)
 		switch {
 		case f.typename != "":
 			w.buf.WriteByte('"')
 			w.buf.WriteString(f.typename)
 			w.buf.WriteByte('"')
-		case f.get != nil:
-			got, err := f.get(w.ctx, row.Interface())
-			if err != nil {
-				return errGqlgen
+		case f.load != nil:
+			var got any
+			if key, ok := f.key(row.Interface()); ok {
+				var err error
+				if got, err = w.load(f, key); err != nil {
+					return errGqlgen
+				}
 			}
 			if err := w.value(f.val, reflect.ValueOf(got)); err != nil {
 				return err

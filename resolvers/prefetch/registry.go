@@ -29,7 +29,7 @@ type Field struct {
 	key           func(any) (any, bool)
 	prime         func(context.Context, []any) ([]any, error)
 	rowKey        func(any) any
-	load          func(context.Context, any) (any, error)
+	load          func(ctx context.Context, key any) (any, error)
 	nextLevel     bool
 	plain         bool
 	sameKey       any // the source whose row key this field's key is
@@ -86,14 +86,7 @@ func Load[P any, K comparable, V any](typ, name string, src Source[K, V], key fu
 			return out, err
 		},
 		rowKey: func(row any) any { return src.Key(row.(*V)) },
-		load: func(ctx context.Context, parent any) (any, error) {
-			var zero K
-			k := key(parent.(*P))
-			if k == zero {
-				return nil, nil
-			}
-			return src.Load(ctx, k)
-		},
+		load: func(ctx context.Context, k any) (any, error) { return src.Load(ctx, k.(K)) },
 	}
 	for _, o := range opts {
 		o(&f)
@@ -140,14 +133,15 @@ func New(fields ...Field) *Registry {
 func (r *Registry) Has(typ, name string) bool { return r.fields[fieldKey{typ, name}] != nil }
 
 // Follow answers how to read field name of type typ as its resolver would,
-// when it is declared Plain: get answers the parent's rows (a *V, a []*V,
-// or nil for a zero key) and rows is *V's type.
-func (r *Registry) Follow(typ, name string) (get func(ctx context.Context, parent any) (any, error), rows reflect.Type, ok bool) {
+// when it is declared Plain: key is a parent's key (false: it has none, the
+// field is null), load answers the key's rows (a *V, or a []*V for a list)
+// from the request's loader, and rows is *V's type.
+func (r *Registry) Follow(typ, name string) (key func(parent any) (any, bool), load func(ctx context.Context, key any) (any, error), rows reflect.Type, ok bool) {
 	f := r.fields[fieldKey{typ, name}]
 	if f == nil || !f.plain {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	return f.load, f.child, true
+	return f.key, f.load, f.child, true
 }
 
 // Check reports the first declaration that does not match schema: a field
