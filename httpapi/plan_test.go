@@ -189,8 +189,8 @@ func TestLoadersReadSelectedColumns(t *testing.T) {
 			t.Fatalf("%+v %s", r.Errors, r.Data)
 		}
 		want := map[string]string{
-			"FROM nodes": "SELECT id, name, cluster_id, status FROM nodes",
-			"FROM gpus":  "SELECT id, node_id, idx, address, model_id, holder_vm_id FROM gpus",
+			"FROM nodes": "SELECT id, status FROM nodes",
+			"FROM gpus":  "SELECT node_id, address, model_id FROM gpus",
 		}
 		for _, s := range stmts {
 			for from, prefix := range want {

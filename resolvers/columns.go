@@ -11,21 +11,22 @@ import (
 )
 
 // The columns each field of Node and Gpu is answered from, for the
-// loaders' reads (loaders.Narrow). An object field needs its key only,
-// which every read fills (store's always-read columns); a field missing
-// here reads every column.
+// loaders' reads (loaders.Narrow); the store adds what a read is keyed and
+// grouped by. A field missing here reads every column.
 var (
 	nodeFieldColumns = map[string][]string{
-		"id": nil, "name": nil, "clusterId": nil, "nodePool": {"node_pool"}, "status": {"status"},
+		"id": nil, "name": {"name"}, "clusterId": {"cluster_id"}, "nodePool": {"node_pool"}, "status": {"status"},
 		"agentVersion": {"agent_version"}, "fabricId": {"fabric_id"}, "cpuCores": {"cpu_cores"}, "ramGb": {"ram_gb"},
 		"diskGb": {"disk_gb"}, "leavingAt": {"leaving_at"}, "lastHeartbeatAt": {"last_heartbeat_at"},
 		"gpus": nil, "vms": nil, "__typename": nil,
 	}
 	gpuFieldColumns = map[string][]string{
-		"id": nil, "nodeId": nil, "index": nil, "uuid": {"uuid"}, "address": {"address"}, "modelId": nil,
+		"id": {"id"}, "nodeId": {"node_id"}, "index": {"idx"}, "uuid": {"uuid"}, "address": {"address"}, "modelId": nil,
 		"health": {"health"}, "failedReason": {"failed_reason"}, "utilization": {"utilization"},
-		"memoryUsedBytes": {"memory_used_bytes"}, "model": nil, "vm": nil, "node": nil, "__typename": nil,
+		"memoryUsedBytes": {"memory_used_bytes"}, "model": nil, "vm": {"holder_vm_id"}, "node": {"node_id"}, "__typename": nil,
 	}
+	// vmFieldGPUColumns are what fields of VM need of the GPUs they load.
+	vmFieldGPUColumns = map[string][]string{"gpuIds": {"id"}}
 )
 
 // narrowLoaders is the extension that, before a query runs, narrows its
@@ -69,6 +70,8 @@ func selectedColumns(op *graphql.OperationContext) loaders.Columns {
 						cols, ok := gpuFieldColumns[s.Name]
 						gpusAll = gpusAll || !ok
 						gpus = append(gpus, cols...)
+					case "VM":
+						gpus = append(gpus, vmFieldGPUColumns[s.Name]...)
 					}
 				}
 				walk(s.SelectionSet)

@@ -38,10 +38,10 @@ func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*mod
 }
 
 // NodesByIDs reads the nodes with these ids: of their columns, cols (nil:
-// all; the id, name and cluster always).
+// all; the id always).
 func (s *Store) NodesByIDs(ctx context.Context, ids []string, cols Columns) ([]*models.Node, error) {
 	cond, arg := s.in("id", ids)
-	return nodes.read(ctx, s, cols, cond, arg)
+	return nodes.read(ctx, s, cols, nil, cond, arg)
 }
 
 // NodeKey names a node as a pod does: by cluster and name.
@@ -56,20 +56,20 @@ func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey, cols Co
 		names = append(names, k.Name)
 	}
 	cond, arg := s.in("name", names)
-	return nodes.read(ctx, s, cols, cond, arg)
+	return nodes.read(ctx, s, cols, []string{"name", "cluster_id"}, cond, arg)
 }
 
 // GPUsByNodeIDs reads the GPUs of these nodes, by node and index: of their
-// columns, cols (nil: all; ids, node, index, model and holder always).
+// columns, cols (nil: all; the node and the model always).
 func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string, cols Columns) ([]*models.Gpu, error) {
 	cond, arg := s.in("node_id", nodeIDs)
-	return gpus.read(ctx, s, cols, cond+` ORDER BY node_id, idx`, arg)
+	return gpus.read(ctx, s, cols, []string{"node_id"}, cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GPUsByHolders reads the GPUs held by these VMs, by index.
 func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string, cols Columns) ([]*models.Gpu, error) {
 	cond, arg := s.in("holder_vm_id", vmIDs)
-	return gpus.read(ctx, s, cols, cond+` ORDER BY node_id, idx`, arg)
+	return gpus.read(ctx, s, cols, []string{"holder_vm_id"}, cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GpuModelsByIDs reads these catalog entries.

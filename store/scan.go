@@ -57,8 +57,12 @@ func (t *table[T]) pick(cols Columns) (string, []func(*T) any) {
 }
 
 // read runs SELECT cols FROM t WHERE where (a condition of constant text
-// with its arguments) and scans each row into the fields of cols.
-func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, where string, args ...any) ([]*T, error) {
+// with its arguments) and scans each row into the fields of cols; a narrowed
+// read fills the columns keyed by as well (the rows' loader key and order).
+func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, keyedBy []string, where string, args ...any) ([]*T, error) {
+	if cols != nil {
+		cols = append(append(Columns{}, cols...), keyedBy...)
+	}
 	list, into := t.pick(cols)
 	dest := make([]any, len(into))
 	return rowsOf(ctx, s, func(r *sql.Rows, v *T) error {
@@ -69,7 +73,7 @@ func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, where strin
 	}, `SELECT `+list+` FROM `+t.name+` WHERE `+where, args...)
 }
 
-var nodes = &table[models.Node]{name: "nodes", always: set("id", "name", "cluster_id"), columns: []column[models.Node]{
+var nodes = &table[models.Node]{name: "nodes", always: set("id"), columns: []column[models.Node]{
 	{"id", func(n *models.Node) any { return &n.ID }},
 	{"name", func(n *models.Node) any { return &n.Name }},
 	{"cluster_id", func(n *models.Node) any { return &n.ClusterID }},
@@ -84,7 +88,7 @@ var nodes = &table[models.Node]{name: "nodes", always: set("id", "name", "cluste
 	{"last_heartbeat_at", func(n *models.Node) any { return &n.LastHeartbeatAt }},
 }}
 
-var gpus = &table[models.Gpu]{name: "gpus", always: set("id", "node_id", "idx", "model_id", "holder_vm_id"), columns: []column[models.Gpu]{
+var gpus = &table[models.Gpu]{name: "gpus", always: set("model_id"), columns: []column[models.Gpu]{
 	{"id", func(g *models.Gpu) any { return &g.ID }},
 	{"node_id", func(g *models.Gpu) any { return &g.NodeID }},
 	{"idx", func(g *models.Gpu) any { return &g.Index }},
