@@ -9,6 +9,7 @@ import (
 	"gpugraph/auth"
 	"gpugraph/models"
 	"gpugraph/paging"
+	"gpugraph/store"
 )
 
 // The reads of VMs and pods for both faces: the caller's organization's
@@ -22,6 +23,8 @@ type ListQuery struct {
 	// Count asks for the total; without it the total answered only says
 	// whether a next page follows (Page.Next reads it right either way).
 	Count bool
+	// Columns are the columns the page's rows need (nil: every column).
+	Columns store.Columns
 }
 
 // ParseStatuses reads status words as a REST client sends them, repeated or
@@ -56,7 +59,7 @@ func (s *Service) List(ctx context.Context, caller *auth.Caller, q ListQuery) ([
 	if err := canRead(caller); err != nil {
 		return nil, 0, err
 	}
-	return s.store.VMPage(ctx, caller.OrganizationID, q.Statuses, q.Page.Offset, q.Page.Limit, q.Count)
+	return s.store.VMPage(ctx, caller.OrganizationID, q.Statuses, q.Page.Offset, q.Page.Limit, q.Count, q.Columns)
 }
 
 // Get reads the caller's VM or pod id with its GPUs and model, as a
@@ -66,7 +69,7 @@ func (s *Service) Get(ctx context.Context, caller *auth.Caller, id string) (*Res
 	if err := canRead(caller); err != nil {
 		return nil, err
 	}
-	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id})
+	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +162,7 @@ func (s *Service) EventPage(ctx context.Context, caller *auth.Caller, id string,
 	if err := canRead(caller); err != nil {
 		return nil, false, err
 	}
-	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id})
+	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id}, nil)
 	if err != nil {
 		return nil, false, err
 	}

@@ -315,7 +315,7 @@ func TestAbuse(t *testing.T) {
 		// pool's next dial can take a /healthz past 100 ms on a busy host.)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, _, err := st.VMPage(ctx, "acme", nil, 0, 10, true); !errors.Is(err, context.Canceled) {
+		if _, _, err := st.VMPage(ctx, "acme", nil, 0, 10, true, nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("store call with a cancelled context: %v", err)
 		}
 	})

@@ -43,17 +43,18 @@ type Loaders struct {
 	columns atomic.Pointer[Columns]
 }
 
-// Columns are the columns of nodes and GPUs a request's loaders read; nil
-// reads every column.
-type Columns struct{ Nodes, GPUs store.Columns }
+// Columns are the columns of nodes, GPUs and VMs a request's loaders read
+// (and its page of VMs); nil reads every column.
+type Columns struct{ Nodes, GPUs, VMs store.Columns }
 
-// Narrow makes the loaders read only cols of nodes and GPUs from now on:
+// Narrow makes the loaders read only cols of nodes, GPUs and VMs from now on:
 // the GraphQL face calls it, before a query runs, with the columns its
 // selection needs, so a page of 500 pods' nodes and GPUs does not carry
 // every column of 2,400 rows it does not answer.
 func (l *Loaders) Narrow(cols Columns) { l.columns.Store(&cols) }
 
-func (l *Loaders) narrowed() Columns {
+// Narrowed are the columns Narrow set (none: every column).
+func (l *Loaders) Narrowed() Columns {
 	if c := l.columns.Load(); c != nil {
 		return *c
 	}
@@ -112,23 +113,23 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 	l := &Loaders{}
 	f := fetchers{
 		nodesByID: func(ctx context.Context, ids []string) ([]*models.Node, error) {
-			return st.NodesByIDs(ctx, ids, l.narrowed().Nodes)
+			return st.NodesByIDs(ctx, ids, l.Narrowed().Nodes)
 		},
 		nodesByName: func(ctx context.Context, keys []store.NodeKey) ([]*models.Node, error) {
-			return st.NodesByClusterNames(ctx, keys, l.narrowed().Nodes)
+			return st.NodesByClusterNames(ctx, keys, l.Narrowed().Nodes)
 		},
 		gpusByNode: func(ctx context.Context, ids []string) ([]*models.Gpu, error) {
-			return st.GPUsByNodeIDs(ctx, ids, l.narrowed().GPUs)
+			return st.GPUsByNodeIDs(ctx, ids, l.Narrowed().GPUs)
 		},
 		gpusByVM: func(ctx context.Context, ids []string) ([]*models.Gpu, error) {
-			return st.GPUsByHolders(ctx, ids, l.narrowed().GPUs)
+			return st.GPUsByHolders(ctx, ids, l.Narrowed().GPUs)
 		},
 		models: st.GpuModelsByIDs,
 		vms: func(ctx context.Context, ids []string) ([]*models.VM, error) {
-			return st.VMsByIDs(ctx, org, ids)
+			return st.VMsByIDs(ctx, org, ids, l.Narrowed().VMs)
 		},
 		vmsByNode: func(ctx context.Context, ids []string) ([]*models.VM, error) {
-			return st.VMsByNodeIDs(ctx, org, ids)
+			return st.VMsByNodeIDs(ctx, org, ids, l.Narrowed().VMs)
 		},
 		workloads: func(ctx context.Context, ids []string) ([]*models.Workload, error) {
 			return st.WorkloadsByIDs(ctx, tenant, ids)

@@ -10,7 +10,7 @@ import (
 	"gpugraph/store"
 )
 
-// The columns each field of Node and Gpu is answered from, for the
+// The columns each field of Node, Gpu and VM is answered from, for the
 // loaders' reads (loaders.Narrow); the store adds what a read is keyed and
 // grouped by. A field missing here reads every column.
 var (
@@ -27,10 +27,22 @@ var (
 	}
 	// vmFieldGPUColumns are what fields of VM need of the GPUs they load.
 	vmFieldGPUColumns = map[string][]string{"gpuIds": {"id"}}
+	vmFieldColumns    = map[string][]string{
+		"id": nil, "name": {"name"}, "organizationId": {"organization_id"}, "status": {"status"},
+		"statusReason": {"status_reason"}, "capabilityTier": {"capability_tier"}, "computeClass": {"compute_class"},
+		"createdAt": {"created_at"}, "diskSizeGb": {"disk_size_gb"}, "endpointUrl": {"endpoint_url"},
+		"gpuCount": {"gpu_count"}, "gpuManufacturer": {"gpu_model_id"}, "gpuModelId": {"gpu_model_id"},
+		"gpuModelName": {"gpu_model_id"}, "imageUrl": {"image_url"}, "managedBy": {"managed_by"},
+		"pricePerHourCents": {"price_per_hour_cents"}, "provisioningStage": {"provisioning_stage"},
+		"public": {"public"}, "resourceSize": {"resource_size"}, "serviceType": {"service_type"}, "tier": {"tier"},
+		"volumeGb": {"volume_gb"}, "nodeId": {"node_id"}, "gpuIds": nil, "cpuCores": {"cpu_cores"}, "ramGb": {"ram_gb"},
+		"tearingDown": {"tearing_down"}, "interruptedAt": {"interrupted_at"}, "node": {"node_id"}, "gpus": nil,
+		"gpuModel": {"gpu_model_id"}, "events": nil, "__typename": nil,
+	}
 )
 
 // narrowLoaders is the extension that, before a query runs, narrows its
-// loaders' reads of nodes and GPUs to the columns of the fields it selects
+// loaders' reads of nodes, GPUs and VMs (and its vms page) to the columns of the fields it selects
 // of them anywhere (every fragment, whatever @skip or @include say: a
 // superset). Mutations and subscriptions read whole rows.
 type narrowLoaders struct{}
@@ -49,11 +61,11 @@ func (narrowLoaders) InterceptOperation(ctx context.Context, next graphql.Operat
 	return next(ctx)
 }
 
-// selectedColumns are the node and GPU columns op's selections need; nil
-// (every column) for a type one of whose selected fields has no entry.
+// selectedColumns are the node, GPU and VM columns op's selections need;
+// nil (every column) for a type one of whose selected fields has no entry.
 func selectedColumns(op *graphql.OperationContext) loaders.Columns {
-	nodes, gpus := store.Columns{}, store.Columns{}
-	nodesAll, gpusAll := false, false
+	nodes, gpus, vms := store.Columns{}, store.Columns{}, store.Columns{}
+	nodesAll, gpusAll, vmsAll := false, false, false
 	seenFragments := map[string]bool{}
 	var walk func(sel ast.SelectionSet)
 	walk = func(sel ast.SelectionSet) {
@@ -71,6 +83,9 @@ func selectedColumns(op *graphql.OperationContext) loaders.Columns {
 						gpusAll = gpusAll || !ok
 						gpus = append(gpus, cols...)
 					case "VM":
+						cols, ok := vmFieldColumns[s.Name]
+						vmsAll = vmsAll || !ok
+						vms = append(vms, cols...)
 						gpus = append(gpus, vmFieldGPUColumns[s.Name]...)
 					}
 				}
@@ -94,5 +109,8 @@ func selectedColumns(op *graphql.OperationContext) loaders.Columns {
 	if gpusAll {
 		gpus = nil
 	}
-	return loaders.Columns{Nodes: nodes, GPUs: gpus}
+	if vmsAll {
+		vms = nil
+	}
+	return loaders.Columns{Nodes: nodes, GPUs: gpus, VMs: vms}
 }

@@ -27,7 +27,7 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	if err != nil {
 		return nil, err
 	}
-	vms, total, err := compute.New(r.Store).List(ctx, c, compute.ListQuery{Statuses: status, Page: page, Count: selects(ctx, "total")})
+	vms, total, err := compute.New(r.Store).List(ctx, c, compute.ListQuery{Statuses: status, Page: page, Count: selects(ctx, "total"), Columns: loaders.For(ctx).Narrowed().VMs})
 	if err != nil {
 		return nil, err
 	}

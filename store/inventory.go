@@ -79,23 +79,22 @@ func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.Gpu
 }
 
 // VMsByIDs reads the organization's VMs with these ids; others' do not exist.
-func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string) ([]*models.VM, error) {
+func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string, cols Columns) ([]*models.VM, error) {
 	cond, arg := s.in("id", ids)
-	return rowsOf(ctx, s, scanVM, `SELECT `+vmColumns+` FROM vms WHERE organization_id = ? AND deleted_at IS NULL AND `+cond, orgID, arg)
+	return vms.read(ctx, s, cols, nil, `organization_id = ? AND deleted_at IS NULL AND `+cond, orgID, arg)
 }
 
 // VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
-func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string) ([]*models.VM, error) {
+func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string, cols Columns) ([]*models.VM, error) {
 	cond, arg := s.in("node_id", nodeIDs)
-	return rowsOf(ctx, s, scanVM, `SELECT `+vmColumns+` FROM vms WHERE organization_id = ? AND deleted_at IS NULL AND `+cond+
-		` ORDER BY created_at, id`, orgID, arg)
+	return vms.read(ctx, s, cols, []string{"node_id"}, `organization_id = ? AND deleted_at IS NULL AND `+cond+` ORDER BY created_at, id`, orgID, arg)
 }
 
 // VMPage lists the organization's VMs, newest first, with the total count.
 // Without count it runs no count(*): it reads one row past the page
 // instead and answers a total that says only whether more follow (offset
 // plus the rows read), which is all the page's next offset needs.
-func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int, count bool) ([]*models.VM, int64, error) {
+func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMStatus, offset, limit int, count bool, cols Columns) ([]*models.VM, int64, error) {
 	q := s.WithContext(ctx).Model(&models.VM{}).Where("organization_id = ? AND deleted_at IS NULL", orgID)
 	if len(statuses) > 0 {
 		q = q.Where("status IN ?", statuses)
@@ -110,8 +109,9 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 	if !count {
 		read = limit + 1
 	}
-	rows, err := q.Select(vmColumns).Order("created_at DESC NULLS LAST, id DESC").Offset(offset).Limit(read).Rows()
-	out, err := scanned(rows, err, scanVM)
+	list, into := vms.pick(cols)
+	rows, err := q.Select(list).Order("created_at DESC NULLS LAST, id DESC").Offset(offset).Limit(read).Rows()
+	out, err := scanned(rows, err, scanInto(into))
 	if err != nil || count {
 		return out, total, err
 	}

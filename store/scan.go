@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"time"
 
 	"gpugraph/models"
 )
@@ -64,13 +65,18 @@ func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, keyedBy []s
 		cols = append(append(Columns{}, cols...), keyedBy...)
 	}
 	list, into := t.pick(cols)
+	return rowsOf(ctx, s, scanInto(into), `SELECT `+list+` FROM `+t.name+` WHERE `+where, args...)
+}
+
+// scanInto scans a row into the fields into points at, in order.
+func scanInto[T any](into []func(*T) any) func(*sql.Rows, *T) error {
 	dest := make([]any, len(into))
-	return rowsOf(ctx, s, func(r *sql.Rows, v *T) error {
+	return func(r *sql.Rows, v *T) error {
 		for i, f := range into {
 			dest[i] = f(v)
 		}
 		return r.Scan(dest...)
-	}, `SELECT `+list+` FROM `+t.name+` WHERE `+where, args...)
+	}
 }
 
 var nodes = &table[models.Node]{name: "nodes", always: set("id"), columns: []column[models.Node]{
@@ -129,19 +135,50 @@ func scanProject(r *sql.Rows, p *models.Project) error {
 	return r.Scan(&p.ID, &p.Name, &p.TenantID)
 }
 
-const vmColumns = `id, name, organization_id, status, status_reason, capability_tier, compute_class, created_at, disk_size_gb,
-	endpoint_url, gpu_count, gpu_model_id, image_url, managed_by, price_per_hour_cents, provisioning_stage, public,
-	resource_size, service_type, tier, volume_gb, node_id, cpu_cores, ram_gb, tearing_down, interrupted_at, updated_at,
-	generation, status_changed_at, deleted_at`
+var vms = &table[models.VM]{name: "vms", always: set("id"), columns: []column[models.VM]{
+	{"id", func(v *models.VM) any { return &v.ID }},
+	{"name", func(v *models.VM) any { return &v.Name }},
+	{"organization_id", func(v *models.VM) any { return &v.OrganizationID }},
+	{"status", func(v *models.VM) any { return &v.Status }},
+	{"status_reason", func(v *models.VM) any { return &v.StatusReason }},
+	{"capability_tier", func(v *models.VM) any { return &v.CapabilityTier }},
+	{"compute_class", func(v *models.VM) any { return &v.ComputeClass }},
+	{"created_at", func(v *models.VM) any { return &v.CreatedAt }},
+	{"disk_size_gb", func(v *models.VM) any { return &v.DiskSizeGb }},
+	{"endpoint_url", func(v *models.VM) any { return &v.EndpointURL }},
+	{"gpu_count", func(v *models.VM) any { return &v.GpuCount }},
+	{"gpu_model_id", func(v *models.VM) any { return &v.GpuModelID }},
+	{"image_url", func(v *models.VM) any { return &v.ImageURL }},
+	{"managed_by", func(v *models.VM) any { return &v.ManagedBy }},
+	{"price_per_hour_cents", func(v *models.VM) any { return &v.PricePerHourCents }},
+	{"provisioning_stage", func(v *models.VM) any { return &v.ProvisioningStage }},
+	{"public", func(v *models.VM) any { return &v.Public }},
+	{"resource_size", func(v *models.VM) any { return &v.ResourceSize }},
+	{"service_type", func(v *models.VM) any { return &v.ServiceType }},
+	{"tier", func(v *models.VM) any { return &v.Tier }},
+	{"volume_gb", func(v *models.VM) any { return &v.VolumeGb }},
+	{"node_id", func(v *models.VM) any { return &v.NodeID }},
+	{"cpu_cores", func(v *models.VM) any { return &v.CPUCores }},
+	{"ram_gb", func(v *models.VM) any { return &v.RAMGb }},
+	{"tearing_down", func(v *models.VM) any { return &v.TearingDown }},
+	{"interrupted_at", func(v *models.VM) any { return &v.InterruptedAt }},
+	// Nullable in the table, a plain time in the row.
+	{"updated_at", func(v *models.VM) any { return zeroIfNull{&v.UpdatedAt} }},
+	{"generation", func(v *models.VM) any { return &v.Generation }},
+	{"status_changed_at", func(v *models.VM) any { return &v.StatusChangedAt }},
+	{"deleted_at", func(v *models.VM) any { return &v.DeletedAt }},
+}}
 
-func scanVM(r *sql.Rows, v *models.VM) error {
-	var updated sql.NullTime // nullable in the table, a plain time in the row
-	err := r.Scan(&v.ID, &v.Name, &v.OrganizationID, &v.Status, &v.StatusReason, &v.CapabilityTier, &v.ComputeClass, &v.CreatedAt, &v.DiskSizeGb,
-		&v.EndpointURL, &v.GpuCount, &v.GpuModelID, &v.ImageURL, &v.ManagedBy, &v.PricePerHourCents, &v.ProvisioningStage, &v.Public,
-		&v.ResourceSize, &v.ServiceType, &v.Tier, &v.VolumeGb, &v.NodeID, &v.CPUCores, &v.RAMGb, &v.TearingDown, &v.InterruptedAt, &updated,
-		&v.Generation, &v.StatusChangedAt, &v.DeletedAt)
-	v.UpdatedAt = updated.Time
-	return err
+// zeroIfNull scans a nullable time into a plain one, NULL as the zero time.
+type zeroIfNull struct{ t *time.Time }
+
+func (z zeroIfNull) Scan(src any) error {
+	var n sql.NullTime
+	if err := n.Scan(src); err != nil {
+		return err
+	}
+	*z.t = n.Time
+	return nil
 }
 
 // scanned makes one *T per row of rows with scan.
