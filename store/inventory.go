@@ -110,8 +110,7 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 		read = limit + 1
 	}
 	list, into := vms.pick(cols)
-	rows, err := q.Select(list).Order("created_at DESC NULLS LAST, id DESC").Offset(offset).Limit(read).Rows()
-	out, err := scanned(rows, err, scanInto(into))
+	out, err := vms.readQuery(ctx, s, q.Select(list).Order("created_at DESC NULLS LAST, id DESC").Offset(offset).Limit(read), into)
 	if err != nil || count {
 		return out, total, err
 	}

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/stdlib"
+	"gorm.io/gorm"
+
 	"gpugraph/models"
 )
 
@@ -16,9 +19,55 @@ import (
 // each column list and its scan are side by side, in the same order.
 
 // rowsOf runs query and makes one *T per row with scan.
-func rowsOf[T any](ctx context.Context, s *Store, scan func(*sql.Rows, *T) error, query string, args ...any) ([]*T, error) {
-	rows, err := s.WithContext(ctx).Raw(query, args...).Rows()
+func rowsOf[T any](ctx context.Context, s *Store, scan func(rowScanner, *T) error, query string, args ...any) ([]*T, error) {
+	db := s.WithContext(ctx).Raw(query, args...)
+	if s.Dialect == Postgres {
+		return pgxRows(ctx, s, db, scan)
+	}
+	rows, err := db.Rows()
 	return scanned(rows, err, scan)
+}
+
+// A rowScanner is a row being read: *sql.Rows or pgx.Rows.
+type rowScanner interface{ Scan(dest ...any) error }
+
+// pgxRows runs the statement q would run (gorm builds it, and gorm's
+// callbacks see it as they see every statement, without running it) on a
+// connection of the pool through pgx itself, and makes one *T per row with
+// scan: pgx scans each column straight into its field, where database/sql
+// would make an interface value of it first and convert that.
+func pgxRows[T any](ctx context.Context, s *Store, q *gorm.DB, scan func(rowScanner, *T) error) ([]*T, error) {
+	dry := q.Session(&gorm.Session{DryRun: true}).Find(&[]T{})
+	if dry.Error != nil {
+		return nil, dry.Error
+	}
+	query, args := dry.Statement.SQL.String(), dry.Statement.Vars
+	sqlDB, err := s.DB.DB()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var out []*T
+	err = conn.Raw(func(dc any) error {
+		rows, err := dc.(*stdlib.Conn).Conn().Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v := new(T)
+			if err := scan(rows, v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // A table lists the columns a read may fill, each with the field it
@@ -68,10 +117,19 @@ func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, keyedBy []s
 	return rowsOf(ctx, s, scanInto(into), `SELECT `+list+` FROM `+t.name+` WHERE `+where, args...)
 }
 
+// readQuery is read for a query gorm builds (q selects cols of t).
+func (t *table[T]) readQuery(ctx context.Context, s *Store, q *gorm.DB, into []func(*T) any) ([]*T, error) {
+	if s.Dialect == Postgres {
+		return pgxRows(ctx, s, q, scanInto(into))
+	}
+	rows, err := q.Rows()
+	return scanned(rows, err, scanInto(into))
+}
+
 // scanInto scans a row into the fields into points at, in order.
-func scanInto[T any](into []func(*T) any) func(*sql.Rows, *T) error {
+func scanInto[T any](into []func(*T) any) func(rowScanner, *T) error {
 	dest := make([]any, len(into))
-	return func(r *sql.Rows, v *T) error {
+	return func(r rowScanner, v *T) error {
 		for i, f := range into {
 			dest[i] = f(v)
 		}
@@ -119,19 +177,19 @@ func set(names ...string) map[string]bool {
 
 const gpuModelColumns = `id, name, manufacturer, memory_gb`
 
-func scanGpuModel(r *sql.Rows, m *models.GpuModel) error {
+func scanGpuModel(r rowScanner, m *models.GpuModel) error {
 	return r.Scan(&m.ID, &m.Name, &m.Manufacturer, &m.MemoryGb)
 }
 
 const workloadColumns = `id, name, project_id, cluster_id`
 
-func scanWorkload(r *sql.Rows, w *models.Workload) error {
+func scanWorkload(r rowScanner, w *models.Workload) error {
 	return r.Scan(&w.ID, &w.Name, &w.ProjectID, &w.ClusterID)
 }
 
 const projectColumns = `id, name, tenant_id`
 
-func scanProject(r *sql.Rows, p *models.Project) error {
+func scanProject(r rowScanner, p *models.Project) error {
 	return r.Scan(&p.ID, &p.Name, &p.TenantID)
 }
 
@@ -182,7 +240,7 @@ func (z zeroIfNull) Scan(src any) error {
 }
 
 // scanned makes one *T per row of rows with scan.
-func scanned[T any](rows *sql.Rows, err error, scan func(*sql.Rows, *T) error) ([]*T, error) {
+func scanned[T any](rows *sql.Rows, err error, scan func(rowScanner, *T) error) ([]*T, error) {
 	if err != nil {
 		return nil, err
 	}
