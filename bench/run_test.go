@@ -26,7 +26,7 @@ func TestRunSmall(t *testing.T) {
 	cfg.LoadRequests, cfg.LatencyRuns = 64, 3
 	cfg.LiveSubscribers, cfg.LiveEvents = 50, 20
 	rep := Run(context.Background(), cfg)
-	if len(rep.Rows()) != 21 {
+	if len(rep.Rows()) != 22 {
 		t.Fatalf("%d rows", len(rep.Rows()))
 	}
 	for _, r := range rep.Rows() {
