@@ -53,8 +53,11 @@ type Columns struct{ Nodes, GPUs, VMs store.Columns }
 // every column of 2,400 rows it does not answer.
 func (l *Loaders) Narrow(cols Columns) { l.columns.Store(&cols) }
 
-// Narrowed are the columns Narrow set (none: every column).
+// Narrowed are the columns Narrow set (none, or no loaders: every column).
 func (l *Loaders) Narrowed() Columns {
+	if l == nil {
+		return Columns{}
+	}
 	if c := l.columns.Load(); c != nil {
 		return *c
 	}

@@ -57,11 +57,6 @@ func New(cfg Config) *Planner {
 func (*Planner) ExtensionName() string                   { return "Planner" }
 func (*Planner) Validate(graphql.ExecutableSchema) error { return nil }
 
-type offKey struct{}
-
-// Off answers ctx in which no root field is planned: gqlgen answers all.
-func Off(ctx context.Context) context.Context { return context.WithValue(ctx, offKey{}, true) }
-
 // capture is where the field interceptor leaves a planned root field's
 // answer.
 type capture struct {
@@ -76,7 +71,7 @@ type captureKey struct{}
 // InterceptRootField writes a planned root field, or lets gqlgen.
 func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rc := graphql.GetRootFieldContext(ctx)
-	if rc == nil || p.cfg.Roots[rc.Field.Name] == nil || ctx.Value(offKey{}) != nil {
+	if rc == nil || p.cfg.Roots[rc.Field.Name] == nil {
 		return next(ctx)
 	}
 	op := graphql.GetOperationContext(ctx)

@@ -86,7 +86,7 @@ func Load[P any, K comparable, V any](typ, name string, src Source[K, V], key fu
 			return out, err
 		},
 		rowKey: func(row any) any { return src.Key(row.(*V)) },
-		load: func(ctx context.Context, k any) (any, error) { return src.Load(ctx, k.(K)) },
+		load:   func(ctx context.Context, k any) (any, error) { return src.Load(ctx, k.(K)) },
 	}
 	for _, o := range opts {
 		o(&f)
