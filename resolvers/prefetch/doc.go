@@ -40,6 +40,16 @@
 // shares the statement of a deeper field that fills the same loader (a
 // pod's project and its workload's project).
 //
+// A level's reads run at once, each its own statement: a level waits for
+// its slowest read, not for their sum. A field declared SameKeyAs(src) is
+// keyed by its parents' own key in src (Node.gpus by the node's id, the key
+// of NodeByID's rows); where its parents are read from src it is read
+// beside them, by the same keys, instead of one level later.
+//
+// A field declared Plain is one whose resolver answers exactly what its
+// loader holds for the key (null for a zero key): package plan writes it
+// from the loader's cache without calling the resolver (Registry.Follow).
+//
 // Only object types are walked: a field of an interface or union type
 // would need each row's concrete type, and the schema has none.
 package prefetch
