@@ -57,6 +57,9 @@ type Caller struct {
 	// notified after it may not be in what was read.
 	LookedUpAt time.Time
 	perms      map[string]bool
+	// authn is the authenticator that admitted the caller, which rechecks
+	// it (Recheck): the one that reads access tokens as well as keys.
+	authn *Authenticator
 	// bearer is the credential as sent, kept so a long-lived stream can
 	// ask again whether it still stands (Authenticator.Recheck).
 	bearer string
@@ -119,10 +122,20 @@ func Require(ctx context.Context, perm string) (*Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !c.Can(perm) {
-		return nil, apierr.MissingPermission(perm)
+	return c, c.Require(perm)
+}
+
+// Require answers nil when c holds perm: otherwise the 403 naming it, or
+// the 401 of a missing key when there is no caller (services handed a nil
+// caller by a face).
+func (c *Caller) Require(perm string) error {
+	if c == nil {
+		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 	}
-	return c, nil
+	if !c.Can(perm) {
+		return apierr.MissingPermission(perm)
+	}
+	return nil
 }
 
 // Authenticator resolves API keys and access tokens against the store. No
@@ -142,7 +155,7 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 	if err != nil {
 		return nil, err
 	}
-	c.LookedUpAt, c.bearer = start, token
+	c.LookedUpAt, c.bearer, c.authn = start, token, a
 	return c, nil
 }
 
@@ -151,12 +164,17 @@ func (a *Authenticator) Lookup(ctx context.Context, token string) (*Caller, erro
 // expired (an access token too, when it expires), the 403 of
 // OrganizationRefused when its organization was suspended or deleted since.
 // Open streams call it when credentials change and on a timer.
-func (a *Authenticator) Recheck(ctx context.Context, c *Caller) (*Caller, error) {
-	if c == nil || c.bearer == "" {
+// It asks the authenticator that admitted c.
+func Recheck(ctx context.Context, c *Caller) (*Caller, error) {
+	if c == nil || c.bearer == "" || c.authn == nil {
 		return nil, apierr.Unauthorized("unknown API key")
 	}
-	return a.Lookup(ctx, c.bearer)
+	return c.authn.Lookup(ctx, c.bearer)
 }
+
+// CredentialKey names the credential c was admitted with (a hash of it):
+// streams of one credential are rechecked once for all.
+func (c *Caller) CredentialKey() string { return HashToken(c.bearer) }
 
 func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, error) {
 	if token == "" {
@@ -173,7 +191,7 @@ func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, erro
 		return nil, apierr.Unauthorized("unknown API key")
 	}
 	now := store.Now()
-	if err := usable("API key", row.RevokedAt, row.ExpiresAt, now); err != nil {
+	if err := Usable("API key", row.RevokedAt, row.ExpiresAt, now); err != nil {
 		return nil, err
 	}
 	if err := OrganizationRefused(row.OrganizationID, row.OrgState); err != nil {
@@ -204,7 +222,7 @@ func (a *Authenticator) lookupAccessToken(ctx context.Context, token string) (*C
 		return nil, apierr.Unauthorized("the access token's application no longer exists")
 	}
 	now := store.Now()
-	if err := usable("application "+app.ID, app.RevokedAt, app.ExpiresAt, now); err != nil {
+	if err := Usable("application "+app.ID, app.RevokedAt, app.ExpiresAt, now); err != nil {
 		return nil, err
 	}
 	state := models.OrgState(app.OrgState)
@@ -218,8 +236,9 @@ func (a *Authenticator) lookupAccessToken(ctx context.Context, token string) (*C
 	return c, nil
 }
 
-// usable is the 401 of a revoked or expired credential, saying which.
-func usable(what string, revokedAt, expiresAt *time.Time, now time.Time) error {
+// Usable is the 401 of a revoked or expired credential, saying which (what
+// names it: "API key", "application app-…"); nil for one that stands.
+func Usable(what string, revokedAt, expiresAt *time.Time, now time.Time) error {
 	if revokedAt != nil {
 		return apierr.Unauthorized(what + " revoked at " + models.FormatTime(*revokedAt))
 	}

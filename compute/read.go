@@ -179,12 +179,4 @@ func (s *Service) EventPage(ctx context.Context, caller *auth.Caller, id string,
 	return events, false, nil
 }
 
-func canRead(caller *auth.Caller) error {
-	if caller == nil {
-		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
-	}
-	if !caller.Can(auth.ComputeRead) {
-		return apierr.MissingPermission(auth.ComputeRead)
-	}
-	return nil
-}
+func canRead(caller *auth.Caller) error { return caller.Require(auth.ComputeRead) }

@@ -61,11 +61,8 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*AccessToken, er
 		return nil, apierr.Unauthorized("invalid client credentials")
 	}
 	now := store.Now()
-	if app.RevokedAt != nil {
-		return nil, apierr.Unauthorized("application " + app.ID + " revoked at " + models.FormatTime(*app.RevokedAt))
-	}
-	if app.ExpiresAt != nil && !now.Before(*app.ExpiresAt) {
-		return nil, apierr.Unauthorized("application " + app.ID + " expired at " + models.FormatTime(*app.ExpiresAt))
+	if err := auth.Usable("application "+app.ID, app.RevokedAt, app.ExpiresAt, now); err != nil {
+		return nil, err
 	}
 	if err := auth.OrganizationRefused(app.OrganizationID, models.OrgState(app.OrgState)); err != nil {
 		return nil, err

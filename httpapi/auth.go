@@ -31,11 +31,6 @@ func requireCaller(next http.Handler) http.Handler {
 	})
 }
 
-// writeGraphQLError answers one error in GraphQL's shape with status.
-func writeGraphQLError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	writeGraphQLAPIError(w, r, apierr.New(status, code, "%s", msg))
-}
-
 // writeGraphQLAPIError answers e alone in GraphQL's shape, with e's status,
 // Retry-After and the request's id, as presentError renders errors inside
 // an operation.

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -33,7 +32,7 @@ func limitBodies(next http.Handler) http.Handler {
 			// /graphql answers an announced oversize body at once; the REST
 			// handlers answer the MaxBytesReader's error in their own words.
 			if r.URL.Path == "/graphql" && r.ContentLength > max {
-				writeGraphQLError(w, r, http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, fmt.Sprintf("the request body is larger than the limit of %d bytes", max))
+				writeGraphQLAPIError(w, r, apierr.New(http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, "the request body is larger than the limit of %d bytes", max))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, max)

@@ -129,8 +129,8 @@ func (c *compressWriter) decide(big bool) error {
 // Flush sends what is held: a handler that flushes wants its bytes out now
 // (compressed ones too, as far as gzip can).
 func (c *compressWriter) Flush() {
-	if !c.decided {
-		_ = c.decide(len(c.buf) >= minCompress)
+	if !c.decided { // under minCompress held: Write decides at once above it
+		_ = c.decide(false)
 	}
 	if c.gz != nil {
 		_ = c.gz.Flush()
@@ -155,8 +155,8 @@ func (c *compressWriter) close() {
 
 func (c *compressWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// Hijack is only reached by a request compress let through as a stream;
-// it is here so the type never hides the connection's own.
+// Hijack is here so the type never hides the connection's own; compress
+// lets streams (WebSocket upgrades) through unwrapped, so none reaches it.
 func (c *compressWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if h, ok := c.ResponseWriter.(http.Hijacker); ok {
 		return h.Hijack()

@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -175,4 +177,35 @@ func TestLiveSuspendAcrossReplicas(t *testing.T) {
 	if code, reason := s.closedWith(); code != livefeed.CloseRevoked || !strings.HasPrefix(reason, auth.CodeOrganizationSuspended) {
 		t.Fatalf("close %d %q on A, want 4403 ORGANIZATION_SUSPENDED", code, reason)
 	}
+}
+
+// A stream opened with an access token (POST /api/v1/token) is rechecked
+// by the authenticator that admitted it, which reads access tokens: it
+// stays open across rechecks and receives what follows.
+func TestLiveAccessTokenStreamOutlivesRechecks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		nodeWorld(t, st, 1)
+		srv := liveServer(t, st, livefeed.New(st, livefeed.Limits{Recheck: 100 * time.Millisecond}))
+		app, err := credentials.New(st, nil).CreateApplication(context.Background(), auth.SystemCaller(),
+			credentials.Spec{OrganizationID: "org-acme", Name: "console", Permissions: []string{auth.ComputeRead}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]string{"grantType": "client_credentials", "clientId": app.ID, "clientSecret": app.Secret})
+		resp, err := http.Post(srv.URL+"/api/v1/token", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tok struct{ AccessToken string }
+		if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("token: %d %v", resp.StatusCode, err)
+		}
+		resp.Body.Close()
+		s := subscribe(t, srv, tok.AccessToken, nil)
+		time.Sleep(500 * time.Millisecond) // several rechecks
+		act(t, srv, "acme-operator", "stopVm", "vm-0")
+		if got := s.events(1); ids(got) != "vm-0:stopped" {
+			t.Fatalf("events %s", ids(got))
+		}
+	})
 }

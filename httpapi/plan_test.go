@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -149,18 +148,9 @@ func TestPlanFallsBackPerRootField(t *testing.T) {
 func rawGraphQL(t *testing.T, e *servertest.Env, token, query string, vars map[string]any) []byte {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, e.Srv.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Request-Id", "plan-test")
-	resp, err := e.Srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%d %s", resp.StatusCode, b)
+	status, b := e.Do(http.MethodPost, "/graphql", token, body, nil)
+	if status != http.StatusOK {
+		t.Fatalf("%d %s", status, b)
 	}
 	return b
 }

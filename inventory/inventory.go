@@ -119,15 +119,7 @@ func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GpuMode
 	return s.store.GpuModels(ctx)
 }
 
-func canRead(c *auth.Caller) error {
-	if c == nil {
-		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
-	}
-	if !c.Can(auth.ComputeRead) {
-		return apierr.MissingPermission(auth.ComputeRead)
-	}
-	return nil
-}
+func canRead(c *auth.Caller) error { return c.Require(auth.ComputeRead) }
 
 func deref(s *string) string {
 	if s == nil {

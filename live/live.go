@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"gpugraph/apierr"
-	"gpugraph/auth"
 	"gpugraph/store"
 )
 
@@ -78,7 +77,6 @@ const (
 // Feed serves every subscription of one process.
 type Feed struct {
 	store  *store.Store
-	authn  *auth.Authenticator
 	limits Limits
 
 	mu      sync.Mutex
@@ -115,7 +113,7 @@ func New(st *store.Store, l Limits) *Feed {
 	if l.Recheck <= 0 {
 		l.Recheck = DefaultRecheck
 	}
-	return &Feed{store: st, authn: &auth.Authenticator{Store: st}, limits: l,
+	return &Feed{store: st, limits: l,
 		perKey: map[string]int{}, streams: map[*stream]struct{}{}, closing: make(chan struct{}), recheckNow: make(chan struct{}, 1),
 		NotifyLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "gpugraph_subscription_notify_lag_seconds",

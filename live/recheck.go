@@ -76,11 +76,11 @@ func (f *Feed) recheck() {
 	byKey := map[string][]*stream{}
 	f.mu.Lock()
 	for s := range f.streams {
-		byKey[s.caller.KeyID] = append(byKey[s.caller.KeyID], s)
+		byKey[s.caller.CredentialKey()] = append(byKey[s.caller.CredentialKey()], s)
 	}
 	f.mu.Unlock()
 	for _, ss := range byKey {
-		c, err := f.authn.Recheck(ctx, ss[0].caller)
+		c, err := auth.Recheck(ctx, ss[0].caller)
 		for _, s := range ss {
 			e := refusal(c, err, s.perm)
 			if e == nil {

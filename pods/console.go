@@ -52,9 +52,6 @@ func Connection(ctx context.Context, st *store.Store, c *auth.Caller, q CursorQu
 		return nil, err
 	}
 	sq.Sort = q.Sort
-	if sq.Sort.Field == "" {
-		sq.Sort.Field = filterby.DefaultSortField
-	}
 	list := cursorList(sq.Sort)
 	page, err := paging.ParseCursor(list, 1, q.First, q.After)
 	if err != nil {

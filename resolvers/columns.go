@@ -13,21 +13,19 @@ import (
 // The columns each field of Node, Gpu and VM is answered from, for the
 // loaders' reads (loaders.Narrow); the store adds what a read is keyed and
 // grouped by. A field missing here reads every column.
-var (
-	nodeFieldColumns = map[string][]string{
+var fieldColumns = map[string]map[string][]string{
+	"Node": {
 		"id": nil, "name": {"name"}, "clusterId": {"cluster_id"}, "nodePool": {"node_pool"}, "status": {"status"},
 		"agentVersion": {"agent_version"}, "fabricId": {"fabric_id"}, "cpuCores": {"cpu_cores"}, "ramGb": {"ram_gb"},
 		"diskGb": {"disk_gb"}, "leavingAt": {"leaving_at"}, "lastHeartbeatAt": {"last_heartbeat_at"},
 		"gpus": nil, "vms": nil, "__typename": nil,
-	}
-	gpuFieldColumns = map[string][]string{
+	},
+	"Gpu": {
 		"id": {"id"}, "nodeId": {"node_id"}, "index": {"idx"}, "uuid": {"uuid"}, "address": {"address"}, "modelId": nil,
 		"health": {"health"}, "failedReason": {"failed_reason"}, "utilization": {"utilization"},
 		"memoryUsedBytes": {"memory_used_bytes"}, "model": nil, "vm": {"holder_vm_id"}, "node": {"node_id"}, "__typename": nil,
-	}
-	// vmFieldGPUColumns are what fields of VM need of the GPUs they load.
-	vmFieldGPUColumns = map[string][]string{"gpuIds": {"id"}}
-	vmFieldColumns    = map[string][]string{
+	},
+	"VM": {
 		"id": nil, "name": {"name"}, "organizationId": {"organization_id"}, "status": {"status"},
 		"statusReason": {"status_reason"}, "capabilityTier": {"capability_tier"}, "computeClass": {"compute_class"},
 		"createdAt": {"created_at"}, "diskSizeGb": {"disk_size_gb"}, "endpointUrl": {"endpoint_url"},
@@ -38,13 +36,19 @@ var (
 		"volumeGb": {"volume_gb"}, "nodeId": {"node_id"}, "gpuIds": nil, "cpuCores": {"cpu_cores"}, "ramGb": {"ram_gb"},
 		"tearingDown": {"tearing_down"}, "interruptedAt": {"interrupted_at"}, "node": {"node_id"}, "gpus": nil,
 		"gpuModel": {"gpu_model_id"}, "events": nil, "__typename": nil,
-	}
-)
+	},
+}
+
+// otherColumns are what a field needs of the rows of another type it
+// loads: VM.gpuIds answers its GPUs' ids.
+var otherColumns = map[string]map[string]map[string][]string{
+	"VM": {"gpuIds": {"Gpu": {"id"}}},
+}
 
 // narrowLoaders is the extension that, before a query runs, narrows its
-// loaders' reads of nodes, GPUs and VMs (and its vms page) to the columns of the fields it selects
-// of them anywhere (every fragment, whatever @skip or @include say: a
-// superset). Mutations and subscriptions read whole rows.
+// loaders' reads of nodes, GPUs and VMs (and its vms page) to the columns
+// of the fields it selects of them anywhere (every fragment, whatever @skip
+// or @include say: a superset). Mutations and subscriptions read whole rows.
 type narrowLoaders struct{}
 
 // NarrowLoaders is the extension narrowing each query's loaders.
@@ -64,8 +68,15 @@ func (narrowLoaders) InterceptOperation(ctx context.Context, next graphql.Operat
 // selectedColumns are the node, GPU and VM columns op's selections need;
 // nil (every column) for a type one of whose selected fields has no entry.
 func selectedColumns(op *graphql.OperationContext) loaders.Columns {
-	nodes, gpus, vms := store.Columns{}, store.Columns{}, store.Columns{}
-	nodesAll, gpusAll, vmsAll := false, false, false
+	cols := map[string]store.Columns{}
+	for typ := range fieldColumns {
+		cols[typ] = store.Columns{}
+	}
+	need := func(typ string, c []string) {
+		if cols[typ] != nil { // nil: every column already
+			cols[typ] = append(cols[typ], c...)
+		}
+	}
 	seenFragments := map[string]bool{}
 	var walk func(sel ast.SelectionSet)
 	walk = func(sel ast.SelectionSet) {
@@ -73,20 +84,16 @@ func selectedColumns(op *graphql.OperationContext) loaders.Columns {
 			switch s := s.(type) {
 			case *ast.Field:
 				if s.ObjectDefinition != nil {
-					switch s.ObjectDefinition.Name {
-					case "Node":
-						cols, ok := nodeFieldColumns[s.Name]
-						nodesAll = nodesAll || !ok
-						nodes = append(nodes, cols...)
-					case "Gpu":
-						cols, ok := gpuFieldColumns[s.Name]
-						gpusAll = gpusAll || !ok
-						gpus = append(gpus, cols...)
-					case "VM":
-						cols, ok := vmFieldColumns[s.Name]
-						vmsAll = vmsAll || !ok
-						vms = append(vms, cols...)
-						gpus = append(gpus, vmFieldGPUColumns[s.Name]...)
+					typ := s.ObjectDefinition.Name
+					if byField, narrowed := fieldColumns[typ]; narrowed {
+						if c, ok := byField[s.Name]; ok {
+							need(typ, c)
+						} else {
+							cols[typ] = nil
+						}
+					}
+					for other, c := range otherColumns[typ][s.Name] {
+						need(other, c)
 					}
 				}
 				walk(s.SelectionSet)
@@ -103,14 +110,5 @@ func selectedColumns(op *graphql.OperationContext) loaders.Columns {
 		}
 	}
 	walk(op.Operation.SelectionSet)
-	if nodesAll {
-		nodes = nil
-	}
-	if gpusAll {
-		gpus = nil
-	}
-	if vmsAll {
-		vms = nil
-	}
-	return loaders.Columns{Nodes: nodes, GPUs: gpus, VMs: vms}
+	return loaders.Columns{Nodes: cols["Node"], GPUs: cols["Gpu"], VMs: cols["VM"]}
 }

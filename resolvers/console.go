@@ -3,9 +3,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
-
 	"gpugraph/auth"
 	"gpugraph/compute"
 	"gpugraph/filterby"
@@ -65,10 +62,8 @@ func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, mode
 	if err := prefetchBelow(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
-	if len(conn.Rows) > 0 && connectionSelectsGpuModel(ctx) {
-		if err := loaders.For(ctx).FillGPUModels(ctx, conn.Rows); err != nil {
-			return nil, err
-		}
+	if err := fillModels(ctx, conn.Rows); err != nil {
+		return nil, err
 	}
 	out := &model.GpuConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GpuEdge, len(conn.Rows))}
 	for i, g := range conn.Rows {
@@ -173,39 +168,4 @@ func pageInfo[T any](c *paging.Connection[T]) *model.PageInfo {
 		pi.StartCursor, pi.EndCursor = &c.Cursors[0], &c.Cursors[n-1]
 	}
 	return pi
-}
-
-// connectionSelectsGpuModel reports whether the GpuConnection being
-// resolved selects Gpu.model, through nodes or edges.node: it is a plain
-// field, filled here (loaders.FillGPUModels) rather than by a resolver per
-// GPU.
-func connectionSelectsGpuModel(ctx context.Context) bool {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !graphql.HasOperationContext(ctx) {
-		return false
-	}
-	op := graphql.GetOperationContext(ctx)
-	hasModel := func(sel ast.SelectionSet) bool {
-		for _, f := range graphql.CollectFields(op, sel, []string{"Gpu"}) {
-			if f.Name == "model" {
-				return true
-			}
-		}
-		return false
-	}
-	for _, f := range graphql.CollectFields(op, fc.Field.Selections, []string{"GpuConnection"}) {
-		switch f.Name {
-		case "nodes":
-			if hasModel(f.Selections) {
-				return true
-			}
-		case "edges":
-			for _, e := range graphql.CollectFields(op, f.Selections, []string{"GpuEdge"}) {
-				if e.Name == "node" && hasModel(e.Selections) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

@@ -3,12 +3,15 @@ package resolvers
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"gpugraph/auth"
 	"gpugraph/compute"
 	"gpugraph/graph/model"
 	"gpugraph/loaders"
 	"gpugraph/models"
 	"gpugraph/paging"
+	"gpugraph/resolvers/prefetch"
 )
 
 func (r *queryResolver) VM(ctx context.Context, id string) (*models.VM, error) {
@@ -70,12 +73,28 @@ func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.Gpu,
 }
 
 // fillModels sets the GPUs' Model when the field being resolved selects
-// Gpu.model, which answers it as a plain field.
+// Gpu.model of them (as a list, or through a connection's nodes or
+// edges.node), which answers it as a plain field.
 func fillModels(ctx context.Context, gpus []*models.Gpu) error {
-	if len(gpus) == 0 || !selectsOf(ctx, "Gpu", "model") {
+	if len(gpus) == 0 || !selectsModel(ctx) {
 		return nil
 	}
 	return loaders.For(ctx).FillGPUModels(ctx, gpus)
+}
+
+// selectsModel reports whether the field being resolved selects Gpu.model
+// of the GPUs it answers, found as prefetch finds a selection.
+func selectsModel(ctx context.Context) bool {
+	sel, ok := prefetch.Selection(ctx, "Gpu")
+	if !ok {
+		return false
+	}
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), sel, []string{"Gpu"}) {
+		if f.Name == "model" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *nodeResolver) Vms(ctx context.Context, n *models.Node) ([]*models.VM, error) {

@@ -26,21 +26,17 @@ type KeyHolder struct {
 // facts, or ok=false when no key has that hash.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (k KeyHolder, ok bool, err error) {
 	// Every request reads it: scanned directly, not through gorm's reflection.
-	rows, err := s.DB.WithContext(ctx).Raw(`SELECT k.token_hash, COALESCE(k.key_id, ''), k.organization_id, COALESCE(o.state, ''), k.permissions,
+	rows, err := rowsOf(ctx, s, func(r rowScanner, k *KeyHolder) error {
+		return r.Scan(&k.TokenHash, &k.KeyID, &k.OrganizationID, &k.OrgState, &k.Permissions,
+			&k.TenantID, &k.InfinibandEnabled, &k.ExpiresAt, &k.RevokedAt)
+	}, `SELECT k.token_hash, COALESCE(k.key_id, ''), k.organization_id, COALESCE(o.state, ''), k.permissions,
 		o.tenant_id, o.infiniband_enabled, k.expires_at, k.revoked_at
 		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
-		WHERE k.token_hash = ?`, hash).Rows()
-	if err != nil {
+		WHERE k.token_hash = ?`, hash)
+	if err != nil || len(rows) == 0 {
 		return KeyHolder{}, false, err
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		return KeyHolder{}, false, rows.Err()
-	}
-	if err := rows.Scan(&k.TokenHash, &k.KeyID, &k.OrganizationID, &k.OrgState, &k.Permissions,
-		&k.TenantID, &k.InfinibandEnabled, &k.ExpiresAt, &k.RevokedAt); err != nil {
-		return KeyHolder{}, false, err
-	}
+	k = *rows[0]
 	k.ExpiresAt, k.RevokedAt = utcPtr(k.ExpiresAt), utcPtr(k.RevokedAt)
 	return k, true, nil
 }

@@ -90,12 +90,20 @@ func (s *Store) CredentialByID(ctx context.Context, kind CredentialKind, id stri
 	return c, true, nil
 }
 
-// RevokeCredential marks id of kind revoked at now unless it is already;
-// a revocation is never moved.
-func (s *Store) RevokeCredential(ctx context.Context, kind CredentialKind, id string, now time.Time) error {
-	return s.DB.WithContext(ctx).Table(string(kind)).
-		Where(kind.idColumn()+" = ? AND revoked_at IS NULL", id).
-		Update("revoked_at", now).Error
+// RevokeCredential marks id of kind revoked at now unless it is already (a
+// revocation is never moved), and answers whether it did. A revocation
+// notifies every process's open streams in its transaction, so they check
+// their credentials again at once (they also re-check on a timer).
+func (s *Store) RevokeCredential(ctx context.Context, kind CredentialKind, id string, now time.Time) (revoked bool, err error) {
+	err = s.tx(ctx, func(tx *gorm.DB) error {
+		res := tx.Table(string(kind)).Where(kind.idColumn()+" = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		revoked = true
+		return s.note(tx, TopicCredentials, 0)
+	})
+	return revoked, err
 }
 
 // TouchCredential records that id of kind was used at now, unless a use

@@ -29,12 +29,8 @@ func (s *Store) NodeByID(ctx context.Context, id string) (*models.Node, error) {
 
 // Nodes lists nodes by name, optionally only those in the given statuses.
 func (s *Store) Nodes(ctx context.Context, statuses []models.NodeStatus) ([]*models.Node, error) {
-	q := s.WithContext(ctx).Order("name, id")
-	if len(statuses) > 0 {
-		q = q.Where("status IN ?", statuses)
-	}
 	var out []*models.Node
-	return out, q.Find(&out).Error
+	return out, s.nodeScope(ctx, statuses).Order("name, id").Find(&out).Error
 }
 
 // NodesByIDs reads the nodes with these ids: of their columns, cols (nil:
@@ -75,7 +71,7 @@ func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string, cols Columns)
 // GpuModelsByIDs reads these catalog entries.
 func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
 	cond, arg := s.in("id", ids)
-	return rowsOf(ctx, s, scanGpuModel, `SELECT `+gpuModelColumns+` FROM gpu_models WHERE `+cond, arg)
+	return gpuModels.read(ctx, s, nil, nil, cond, arg)
 }
 
 // VMsByIDs reads the organization's VMs with these ids; others' do not exist.
@@ -124,14 +120,13 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 // WorkloadsByIDs reads the tenant's workloads with these ids.
 func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
 	cond, arg := s.in("id", ids)
-	return rowsOf(ctx, s, scanWorkload, `SELECT `+workloadColumns+` FROM workloads WHERE `+cond+
-		` AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)`, arg, tenantID)
+	return workloads.read(ctx, s, nil, nil, cond+` AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)`, arg, tenantID)
 }
 
 // ProjectsByIDs reads the tenant's projects with these ids.
 func (s *Store) ProjectsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Project, error) {
 	cond, arg := s.in("id", ids)
-	return rowsOf(ctx, s, scanProject, `SELECT `+projectColumns+` FROM projects WHERE tenant_id = ? AND `+cond, tenantID, arg)
+	return projects.read(ctx, s, nil, nil, `tenant_id = ? AND `+cond, tenantID, arg)
 }
 
 // Empty reports whether the database holds no organization and no node yet.

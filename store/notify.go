@@ -193,17 +193,3 @@ func (s *Store) note(db *gorm.DB, topic Topic, lastID int64) error {
 	}
 	return nil
 }
-
-// NotifyCredentialsChanged tells every process's open streams to check
-// their API key and organization again. Call it after revoking a key (or
-// any change auth.Authenticator would now answer differently) done
-// outside SetOrganizationState, which notifies in its own transaction.
-// Streams also re-check on a timer, so a change made without it still
-// closes them, later.
-func (s *Store) NotifyCredentialsChanged(ctx context.Context) error {
-	if s.Dialect == Postgres {
-		return s.DB.WithContext(ctx).Exec("SELECT pg_notify(?, '')", TopicCredentials.channel()).Error
-	}
-	s.Notifications().broadcast(TopicCredentials)
-	return nil
-}

@@ -15,21 +15,50 @@ import (
 // The loaders' batch reads answer thousands of rows a request (500 pods'
 // nodes, their GPUs, workloads): scanned by gorm, reflection over every
 // column of every row cost more CPU than the statements themselves. These
-// reads name their columns and scan each row into its fields directly;
-// each column list and its scan are side by side, in the same order.
+// reads name their columns and scan each row into its fields directly: a
+// table lists each column beside the field it scans into.
 
 // rowsOf runs query and makes one *T per row with scan.
 func rowsOf[T any](ctx context.Context, s *Store, scan func(rowScanner, *T) error, query string, args ...any) ([]*T, error) {
-	db := s.WithContext(ctx).Raw(query, args...)
-	if s.Dialect == Postgres {
-		return pgxRows(ctx, s, db, scan)
-	}
-	rows, err := db.Rows()
-	return scanned(rows, err, scan)
+	return readRows(ctx, s, s.WithContext(ctx).Raw(query, args...), scan)
 }
 
-// A rowScanner is a row being read: *sql.Rows or pgx.Rows.
+// readRows runs the statement q builds and makes one *T per row with scan:
+// on PostgreSQL through pgx itself (pgxRows), on SQLite through gorm.
+func readRows[T any](ctx context.Context, s *Store, q *gorm.DB, scan func(rowScanner, *T) error) ([]*T, error) {
+	if s.Dialect == Postgres {
+		return pgxRows(ctx, s, q, scan)
+	}
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return collect(rows, scan)
+}
+
+// rowScanner is a row being read: *sql.Rows or pgx.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
+
+// rowIter is what collect reads: *sql.Rows or pgx.Rows.
+type rowIter interface {
+	rowScanner
+	Next() bool
+	Err() error
+}
+
+// collect makes one *T per row of rows with scan.
+func collect[T any](rows rowIter, scan func(rowScanner, *T) error) ([]*T, error) {
+	var out []*T
+	for rows.Next() {
+		v := new(T)
+		if err := scan(rows, v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
 
 // pgxRows runs the statement q would run (gorm builds it, and gorm's
 // callbacks see it as they see every statement, without running it) on a
@@ -58,14 +87,8 @@ func pgxRows[T any](ctx context.Context, s *Store, q *gorm.DB, scan func(rowScan
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			v := new(T)
-			if err := scan(rows, v); err != nil {
-				return err
-			}
-			out = append(out, v)
-		}
-		return rows.Err()
+		out, err = collect(rows, scan)
+		return err
 	})
 	return out, err
 }
@@ -119,11 +142,7 @@ func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, keyedBy []s
 
 // readQuery is read for a query gorm builds (q selects cols of t).
 func (t *table[T]) readQuery(ctx context.Context, s *Store, q *gorm.DB, into []func(*T) any) ([]*T, error) {
-	if s.Dialect == Postgres {
-		return pgxRows(ctx, s, q, scanInto(into))
-	}
-	rows, err := q.Rows()
-	return scanned(rows, err, scanInto(into))
+	return readRows(ctx, s, q, scanInto(into))
 }
 
 // scanInto scans a row into the fields into points at, in order.
@@ -175,23 +194,25 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-const gpuModelColumns = `id, name, manufacturer, memory_gb`
+var gpuModels = &table[models.GpuModel]{name: "gpu_models", columns: []column[models.GpuModel]{
+	{"id", func(m *models.GpuModel) any { return &m.ID }},
+	{"name", func(m *models.GpuModel) any { return &m.Name }},
+	{"manufacturer", func(m *models.GpuModel) any { return &m.Manufacturer }},
+	{"memory_gb", func(m *models.GpuModel) any { return &m.MemoryGb }},
+}}
 
-func scanGpuModel(r rowScanner, m *models.GpuModel) error {
-	return r.Scan(&m.ID, &m.Name, &m.Manufacturer, &m.MemoryGb)
-}
+var workloads = &table[models.Workload]{name: "workloads", columns: []column[models.Workload]{
+	{"id", func(w *models.Workload) any { return &w.ID }},
+	{"name", func(w *models.Workload) any { return &w.Name }},
+	{"project_id", func(w *models.Workload) any { return &w.ProjectID }},
+	{"cluster_id", func(w *models.Workload) any { return &w.ClusterID }},
+}}
 
-const workloadColumns = `id, name, project_id, cluster_id`
-
-func scanWorkload(r rowScanner, w *models.Workload) error {
-	return r.Scan(&w.ID, &w.Name, &w.ProjectID, &w.ClusterID)
-}
-
-const projectColumns = `id, name, tenant_id`
-
-func scanProject(r rowScanner, p *models.Project) error {
-	return r.Scan(&p.ID, &p.Name, &p.TenantID)
-}
+var projects = &table[models.Project]{name: "projects", columns: []column[models.Project]{
+	{"id", func(p *models.Project) any { return &p.ID }},
+	{"name", func(p *models.Project) any { return &p.Name }},
+	{"tenant_id", func(p *models.Project) any { return &p.TenantID }},
+}}
 
 var vms = &table[models.VM]{name: "vms", always: set("id"), columns: []column[models.VM]{
 	{"id", func(v *models.VM) any { return &v.ID }},
@@ -237,21 +258,4 @@ func (z zeroIfNull) Scan(src any) error {
 	}
 	*z.t = n.Time
 	return nil
-}
-
-// scanned makes one *T per row of rows with scan.
-func scanned[T any](rows *sql.Rows, err error, scan func(rowScanner, *T) error) ([]*T, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*T
-	for rows.Next() {
-		v := new(T)
-		if err := scan(rows, v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }

@@ -26,8 +26,9 @@ func Negotiate(acceptEncoding []string, haveBr, haveGzip bool) string {
 			if name == "x-gzip" { // RFC 9110 §8.4.1.3: the same coding
 				name = "gzip"
 			}
-			if v, seen := q[name]; !seen || qValue(params) > v {
-				q[name] = qValue(params)
+			w := qValue(params)
+			if v, seen := q[name]; !seen || w > v {
+				q[name] = w
 			}
 		}
 	}

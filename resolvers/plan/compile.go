@@ -42,19 +42,15 @@ type Config struct {
 // A value is how one GraphQL value is written from a Go value.
 type value struct {
 	nonNull bool
-	list    *value       // the element, for a list
-	obj     *object      // for an object
-	leaf    leafFunc     // for a scalar or an enum
-	ptr     bool         // the Go value is a pointer: nil is null
-	goType  reflect.Type // the Go type, a pointer removed
-	kind    reflect.Kind // goType's kind
+	list    *value   // the element, for a list
+	obj     *object  // for an object
+	leaf    leafFunc // for a scalar or an enum
 }
 
 type leafFunc func(reflect.Value) graphql.Marshaler
 
 // An object is the fields a selection writes of an object type.
 type object struct {
-	typ    string
 	fields []field
 }
 
@@ -75,12 +71,12 @@ type compiler struct {
 // compileValue plans the GraphQL type t over Go type gt, or answers false.
 func (c *compiler) compileValue(t *ast.Type, gt reflect.Type, sel ast.SelectionSet) (*value, bool) {
 	v := &value{nonNull: t.NonNull}
-	if gt.Kind() == reflect.Pointer {
-		v.ptr, gt = true, gt.Elem()
+	ptr := gt.Kind() == reflect.Pointer
+	if ptr {
+		gt = gt.Elem()
 	}
-	v.goType, v.kind = gt, gt.Kind()
 	if t.Elem != nil {
-		if v.ptr || gt.Kind() != reflect.Slice {
+		if ptr || gt.Kind() != reflect.Slice {
 			return nil, false
 		}
 		el, ok := c.compileValue(t.Elem, gt.Elem(), sel)
@@ -112,7 +108,7 @@ func (c *compiler) compileValue(t *ast.Type, gt reflect.Type, sel ast.SelectionS
 // compileObject plans sel over objects of type def whose rows are gt (a
 // pointer to a struct).
 func (c *compiler) compileObject(def *ast.Definition, gt reflect.Type, sel ast.SelectionSet) (*object, bool) {
-	obj := &object{typ: def.Name}
+	obj := &object{}
 	resolved := c.p.resolved[def.Name]
 	for i, f := range graphql.CollectFields(c.op, sel, []string{def.Name}) {
 		if len(f.Deferrables) > 0 {
