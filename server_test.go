@@ -165,10 +165,16 @@ func TestTrickledBodyIsCut(t *testing.T) {
 // done yields what run returned.
 func startServing(t *testing.T, flags ...string) (addr string, cancel context.CancelFunc, done chan error) {
 	t.Helper()
+	return startServingOn(t, "sqlite:"+filepath.Join(t.TempDir(), "x.db"), flags...)
+}
+
+// startServingOn is startServing on the database dbURL.
+func startServingOn(t *testing.T, dbURL string, flags ...string) (addr string, cancel context.CancelFunc, done chan error) {
+	t.Helper()
 	addr = freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done = make(chan error, 1)
-	args := append([]string{"--addr", addr, "--database-url", "sqlite:" + filepath.Join(t.TempDir(), "x.db"),
+	args := append([]string{"--addr", addr, "--database-url", dbURL,
 		"--fixtures", writeFixture(t), "--demo=false"}, flags...)
 	go func() { done <- run(ctx, args) }()
 	for i := 0; ; i++ {

@@ -229,11 +229,26 @@ func (a *Authenticator) lookupAccessToken(ctx context.Context, token string) (*C
 	if err := OrganizationRefused(app.OrganizationID, state); err != nil {
 		return nil, err
 	}
-	c := newCaller(app.OrganizationID, app.TenantID, app.InfinibandEnabled, cl.Permissions)
+	c := newCaller(app.OrganizationID, app.TenantID, app.InfinibandEnabled, held(cl.Permissions, strings.Fields(app.Permissions)))
 	c.KeyID = "app:" + app.ID
 	c.OrganizationState = state
 	a.usage.touch(a.Store, store.KindApplication, app.ID, now)
 	return c, nil
+}
+
+// held answers the claimed permissions the application holds now (a
+// permission it implies counts): a token never carries more than its
+// application, even when its claims say so (a leaked signing key, or
+// permissions narrowed since the token was issued).
+func held(claimed, app []string) []string {
+	holds := newCaller("", 0, false, app)
+	var out []string
+	for _, p := range claimed {
+		if holds.Can(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Usable is the 401 of a revoked or expired credential, saying which (what

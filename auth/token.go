@@ -37,9 +37,13 @@ type Tokens struct {
 	key   []byte
 }
 
-// NewTokens signs with key, or with the database's shared key when key is empty.
+// NewTokens signs with key, or with the database's shared key when key is
+// empty (nil or not: an unset flag is an empty string, never a key).
 func NewTokens(st *store.Store, key []byte) (*Tokens, error) {
-	if len(key) > 0 && len(key) < MinSigningKeyLen {
+	if len(key) == 0 {
+		return &Tokens{store: st}, nil
+	}
+	if len(key) < MinSigningKeyLen {
 		return nil, fmt.Errorf("the token signing key has %d bytes; it needs at least %d", len(key), MinSigningKeyLen)
 	}
 	return &Tokens{store: st, key: key}, nil
@@ -49,7 +53,7 @@ func NewTokens(st *store.Store, key []byte) (*Tokens, error) {
 func (t *Tokens) signingKey(ctx context.Context) ([]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.key != nil {
+	if len(t.key) > 0 {
 		return t.key, nil
 	}
 	b := make([]byte, 32)
