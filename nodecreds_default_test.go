@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -61,16 +60,7 @@ func captureLog(t *testing.T) *lockedBuffer {
 func reportAs(t *testing.T, addr, token string) (int, string) {
 	t.Helper()
 	body, _ := json.Marshal(agentapi.HeartbeatRequest{NodeName: "gpu-node-1", AgentVersion: "2.6.1"})
-	req, _ := http.NewRequest("POST", "http://"+addr+agentapi.HeartbeatPath, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return requestAs(t, "POST", addr, token, agentapi.HeartbeatPath, body)
 }
 
 // Started as main starts it, with --node-credentials-required unset, the
@@ -163,10 +153,23 @@ func TestDemoAgentsReportWithNodeCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The server listens once migrations and the demo load are done.
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i == 1200 {
+			stop()
+			t.Fatalf("the demo server never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	st, err := store.Open(db)
 	if err != nil {
 		stop()
-		t.Fatal(err)
+		t.Fatalf("open %s: %v", db, err)
 	}
 	defer st.Close()
 	// The demo lists ten nodes online; each gets a credential, then

@@ -87,8 +87,10 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 			after func(t *testing.T)
 		}{
 			{"fail a GPU another organization's VM holds", agentapi.HeartbeatPath, failGPU, func(t *testing.T) {
-				if g := gpuRow(t, st, "s0"); g.Health != models.GpuHealthy {
-					t.Errorf("GPU s0 is %s (%v)", g.Health, g.FailedReason)
+				var health []string
+				st.DB.Table("gpus").Where("id = ?", "s0").Pluck("health", &health)
+				if len(health) != 1 || health[0] != string(models.GpuHealthy) {
+					t.Errorf("GPU s0 is %v", health)
 				}
 				if s, b := restart("vm-a-run"); s != 200 {
 					t.Errorf("restarting vm-a-run after the attack: %d %s", s, b)
@@ -137,15 +139,6 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 			t.Errorf("dgx-shared after the attacks: %+v", n)
 		}
 	})
-}
-
-func gpuRow(t *testing.T, st *store.Store, id string) models.Gpu {
-	t.Helper()
-	var g models.Gpu
-	if err := st.DB.Where("id = ?", id).Take(&g).Error; err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 // With two organizations' workloads on one node, what the agent paths
