@@ -249,3 +249,33 @@ func TestWebSocketOperationsTimeoutAndBudget(t *testing.T) {
 		}
 	})
 }
+
+// A query or mutation sent over SSE keeps the request timeout as well
+// (it skipped it, and the budget, as a stream).
+func TestSSEOperationTimeout(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.NewWithConfig(t, st, servertest.Base, httpapi.Config{RequestTimeout: 500 * time.Millisecond})
+		release := holdWrites(t, st)
+		start := time.Now()
+		answer := make(chan string, 1)
+		go func() {
+			body := `{"query":"mutation { restartVm(id: \"vm-acme-2\") { id } }"}`
+			resp := env.Request(http.MethodPost, "/graphql", "acme-operator", []byte(body), http.Header{"Accept": {"text/event-stream"}})
+			answer <- readAll(t, resp)
+		}()
+		// See the SQLite note of TestWebSocketOperationsTimeoutAndBudget.
+		time.Sleep(700 * time.Millisecond)
+		release()
+		select {
+		case got := <-answer:
+			if !strings.Contains(got, `"code":"TIMEOUT"`) || !strings.Contains(got, `"status":504`) {
+				t.Errorf("a mutation over SSE past the request timeout: %s", got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a mutation over SSE never answered")
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("answered after %v", d)
+		}
+	})
+}
