@@ -62,6 +62,7 @@ type options struct {
 	writeTimeout            time.Duration
 	bodyTimeout             time.Duration
 	maxConns, maxConnsPerIP int
+	websocketsPerIP         int
 	eventRetention          time.Duration
 	streamRecheck           time.Duration
 	metrics                 metricsOptions
@@ -121,6 +122,8 @@ func parseFlags(args []string) (options, error) {
 		"connections held open at once, 0 for no cap; one more is closed as it is accepted")
 	fs.IntVar(&o.maxConnsPerIP, "max-connections-per-address", 512,
 		"connections held open at once from one client address, 0 for no cap (behind a proxy every client has the proxy's address: raise it or set 0)")
+	fs.IntVar(&o.websocketsPerIP, "websockets-per-address", 64,
+		"WebSockets open at once from one client address, 0 for no cap (behind a proxy every client has the proxy's address: raise it or set 0)")
 	fs.StringVar(&o.metrics.source, "metrics-source", envOr("GPUGRAPH_METRICS_SOURCE", "store"),
 		"where pod metrics are read: store, or prometheus:<base URL> of any Prometheus HTTP API (env GPUGRAPH_METRICS_SOURCE)")
 	fs.StringVar(&o.metrics.mapping, "metrics-mapping", os.Getenv("GPUGRAPH_METRICS_MAPPING"),
@@ -184,8 +187,11 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("%s %v: must be positive", d.name, d.v)
 		}
 	}
-	if o.maxConns < 0 || o.maxConnsPerIP < 0 {
-		return o, errors.New("--max-connections and --max-connections-per-address must be 0 (no cap) or positive")
+	if o.maxConns < 0 || o.maxConnsPerIP < 0 || o.websocketsPerIP < 0 {
+		return o, errors.New("--max-connections, --max-connections-per-address and --websockets-per-address must be 0 (no cap) or positive")
+	}
+	if o.websocketsPerIP == 0 {
+		o.websocketsPerIP = -1 // httpapi.Config: no cap
 	}
 	return o, nil
 }
@@ -306,7 +312,7 @@ func run(ctx context.Context, args []string) error {
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
 			NodeCredentialsRequired: o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(),
-			BodyTimeout: min(o.bodyTimeout, o.readTimeout)}),
+			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP}),
 		// Headers within --read-header-timeout (slowloris), at most
 		// maxHeaderBytes of them (431 past that).
 		ReadHeaderTimeout: o.readHeaderTimeout,

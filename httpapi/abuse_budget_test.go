@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -190,6 +191,10 @@ func TestSlowBodiesHoldNoSlot(t *testing.T) {
 			if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), want) || !strings.Contains(string(b), "did not arrive within 600ms") {
 				t.Errorf("a slow %s body: %d %s", s.face, resp.StatusCode, b)
 			}
+			// …and its connection is closed, not drained byte by byte.
+			if n, err := s.conn.Read(make([]byte, 1)); err == nil || isTimeoutErr(err) {
+				t.Errorf("a slow %s body's connection after the 408: %d more bytes, %v", s.face, n, err)
+			}
 		}
 		if d := time.Since(start); d > bodyTimeout+3*time.Second {
 			t.Errorf("the slow bodies answered after %v, past the %v body deadline", d, bodyTimeout)
@@ -197,6 +202,11 @@ func TestSlowBodiesHoldNoSlot(t *testing.T) {
 		close(stop)
 		trickle.Wait()
 	})
+}
+
+func isTimeoutErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // Finding 5: one credential holds at most its share of the budget: its

@@ -87,17 +87,19 @@ func (b *bodies) read(w http.ResponseWriter, r *http.Request, key string, limit 
 		n, readErr = src.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 	}
-	// From here the request's own timeout bounds it, not the read deadline
-	// (net/http lifts it when a body ends; one cut short would leave it
-	// set, and the connection's read ending there cancels the request).
-	_ = rc.SetReadDeadline(time.Time{})
 	if errors.Is(readErr, os.ErrDeadlineExceeded) {
+		// The deadline stays passed: net/http's drain of the rest of the
+		// body after the answer fails at once, and the connection closes.
 		release()
 		e := apierr.New(http.StatusRequestTimeout, RequestTimeoutCode,
 			"the request body did not arrive within %s; send it at once", b.timeout)
 		w.Header().Set("Connection", "close")
 		return func() {}, e
 	}
+	// From here the request's own timeout bounds it, not the read deadline
+	// (net/http lifts it when a body ends; one cut short would leave it
+	// set, and the connection's read ending there cancels the request).
+	_ = rc.SetReadDeadline(time.Time{})
 	if readErr == io.EOF {
 		readErr = nil
 	}

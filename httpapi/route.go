@@ -63,7 +63,13 @@ const (
 	refusedWSInitTimeout = "websocket_init_timeout"
 )
 
+// noCap is a count no connection cap reaches.
+const noCap = 1 << 62
+
 func newGate(cfg Config, authn *auth.Authenticator, rl *rateLimits, reg *prometheus.Registry) *gate {
+	if cfg.WebSocketsPerAddress < 0 {
+		cfg.WebSocketsPerAddress = noCap
+	}
 	g := &gate{
 		timeout:   cfg.RequestTimeout,
 		queueWait: cfg.QueueWait,
@@ -74,8 +80,8 @@ func newGate(cfg Config, authn *auth.Authenticator, rl *rateLimits, reg *prometh
 		rl:            rl,
 		st:            cfg.Store,
 		loaderWait:    cfg.LoaderWait,
-		wsAddrs:       newBudget(1<<62, int64(cfg.WebSocketsPerAddress)),
-		wsCreds:       newBudget(1<<62, int64(cfg.WebSocketsPerCredential)),
+		wsAddrs:       newBudget(noCap, int64(cfg.WebSocketsPerAddress)),
+		wsCreds:       newBudget(noCap, int64(cfg.WebSocketsPerCredential)),
 		wsInitTimeout: cfg.WebSocketInitTimeout,
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gpugraph_requests_refused_total",

@@ -66,8 +66,8 @@ type Config struct {
 	// WebSocketInitTimeout is how long an upgraded WebSocket may take to
 	// send connection_init (closed with 4408 after). WebSocketsPerAddress
 	// and WebSocketsPerCredential cap the connections open at once from one
-	// client address (429 on the upgrade) and of one credential (4429 at
-	// connection_init).
+	// client address (429 on the upgrade; negative: no cap) and of one
+	// credential (4429 at connection_init).
 	WebSocketInitTimeout    time.Duration
 	WebSocketsPerAddress    int
 	WebSocketsPerCredential int
