@@ -156,3 +156,21 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition never held")
 }
+
+// BenchmarkBudget: one acquire and release of a slot, by many goroutines
+// of a few keys at once (the price every public request pays).
+func BenchmarkBudget(b *testing.B) {
+	bud := newBudget(64, 16)
+	keys := []string{"cred:a", "cred:b", "cred:c", "cred:d", "cred:e"}
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		key := keys[int(n.Add(1))%len(keys)]
+		for pb.Next() {
+			if err := bud.acquire(context.Background(), key, 1, time.Second); err != nil {
+				b.Error(err)
+				return
+			}
+			bud.release(key, 1)
+		}
+	})
+}
