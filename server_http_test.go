@@ -2,19 +2,13 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"gpugraph/httpapi/servertest"
-	"gpugraph/store/storetest"
 )
 
 // The http.Server as main configures it: headers bounded in size (431)
@@ -23,38 +17,18 @@ import (
 // read deadline nor by --write-timeout (past it, the stream's next write
 // used to fail).
 func TestServerHTTPHardening(t *testing.T) {
-	fixture := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(fixture, []byte(servertest.Base), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--addr", addr, "--database-url", storetest.URL(t, storetest.Engines()[0]), "--fixtures", fixture,
-			"--demo=false", "--read-header-timeout", "300ms", "--read-timeout", "1s", "--write-timeout", "1s", "--max-connections-per-address", "3"})
-	}()
+	addr, cancel, done := startServing(t, "--read-header-timeout", "300ms", "--read-timeout", "1s", "--write-timeout", "1s",
+		"--max-connections-per-address", "3")
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("run: %v", err)
 		}
 	}()
-	// A client of its own, no keep-alive: nothing stays open to count
-	// against the cap.
+	// Nothing may stay open to count against the cap: startServing's
+	// client's connection goes, and this test's client keeps none.
+	http.DefaultClient.CloseIdleConnections()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	var err error
-	for i := 0; i < 200; i++ {
-		var resp *http.Response
-		if resp, err = client.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("server never answered: %v", err)
-	}
 
 	t.Run("header over 64 KiB", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/healthz", nil)
@@ -97,27 +71,36 @@ func TestServerHTTPHardening(t *testing.T) {
 	})
 
 	t.Run("SSE outlives the read and write timeouts; connections per address", func(t *testing.T) {
+		// (The earlier tests' connections free their places as the server
+		// closes them, up to half a second after their FIN: each connection
+		// below is retried until it has one.)
 		streams := make([]*bufio.Reader, 2)
 		for i := range streams {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/graphql",
-				strings.NewReader(`{"query":"subscription { vmEvents(ids: [\"vm-acme-2\"]) { vmId to } }"}`))
-			req.Header.Set("Authorization", "Bearer acme-operator")
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "text/event-stream")
-			resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("SSE stream %d: %v %v", i, err, resp)
+			for try := 0; ; try++ {
+				req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/graphql",
+					strings.NewReader(`{"query":"subscription { vmEvents(ids: [\"vm-acme-2\"]) { vmId to } }"}`))
+				req.Header.Set("Authorization", "Bearer acme-operator")
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "text/event-stream")
+				resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req)
+				if err == nil && resp.StatusCode == 200 {
+					defer resp.Body.Close()
+					streams[i] = bufio.NewReader(resp.Body)
+					break
+				}
+				if try == 100 {
+					t.Fatalf("SSE stream %d: %v %v", i, err, resp)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
-			defer resp.Body.Close()
-			streams[i] = bufio.NewReader(resp.Body)
 		}
-		// Two connections are streams; a third is a keep-alive client's.
-		// (The earlier tests' connections free their places as the server
-		// closes them.)
+		// Two connections are streams; a third is a keep-alive client's
+		// (its answer read whole, or the client closes the connection).
 		third := &http.Client{Transport: &http.Transport{}}
 		for i := 0; ; i++ {
 			resp, err := third.Get("http://" + addr + "/healthz")
 			if err == nil && resp.StatusCode == 200 {
+				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				break
 			}
@@ -133,6 +116,7 @@ func TestServerHTTPHardening(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond) // past --read-timeout and --write-timeout
 		// The third's place comes back as the server sees its close.
 		var resp *http.Response
+		var err error
 		for i := 0; i < 100; i++ {
 			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/vms/vm-acme-2/restart", nil)
 			req.Header.Set("Authorization", "Bearer acme-operator")
