@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"gpugraph/auth"
+	"gpugraph/connlimit"
 	"gpugraph/dataset"
 	"gpugraph/demo"
 	"gpugraph/demo/agents"
@@ -32,6 +33,11 @@ import (
 	"gpugraph/reqid"
 	"gpugraph/store"
 )
+
+// maxHeaderBytes bounds a request's headers (net/http answers 431 past
+// it, plus the 4 KiB it allows over): a bearer token and the usual headers
+// take a few KiB; net/http's default is 1 MiB.
+const maxHeaderBytes = 64 << 10
 
 func main() {
 	if err := run(context.Background(), os.Args[1:]); err != nil {
@@ -54,6 +60,11 @@ type options struct {
 	provisionTimeout        time.Duration
 	shutdownTimeout         time.Duration
 	readTimeout             time.Duration
+	readHeaderTimeout       time.Duration
+	writeTimeout            time.Duration
+	bodyTimeout             time.Duration
+	maxConns, maxConnsPerIP int
+	websocketsPerIP         int
 	eventRetention          time.Duration
 	streamRecheck           time.Duration
 	metrics                 metricsOptions
@@ -105,6 +116,18 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 60*time.Second,
 		"how long a client may take to send a whole request, headers and body (a body trickled byte by byte is cut there)")
+	fs.DurationVar(&o.readHeaderTimeout, "read-header-timeout", 10*time.Second,
+		"how long a client may take to send a request's headers (a connection trickling them is closed there)")
+	fs.DurationVar(&o.writeTimeout, "write-timeout", 90*time.Second,
+		"how long a request may take to be answered, writing included (the 30 s request timeout plus the answer); subscription streams are not cut by it")
+	fs.DurationVar(&o.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout,
+		"how long a request's body may take to arrive once its headers are in (408 after); it is read before the request takes a slot of the server, and never longer than --read-timeout")
+	fs.IntVar(&o.maxConns, "max-connections", 10000,
+		"connections held open at once, 0 for no cap; one more is closed as it is accepted")
+	fs.IntVar(&o.maxConnsPerIP, "max-connections-per-address", 512,
+		"connections held open at once from one client address, 0 for no cap (behind a proxy every client has the proxy's address: raise it or set 0)")
+	fs.IntVar(&o.websocketsPerIP, "websockets-per-address", 64,
+		"WebSockets open at once from one client address, 0 for no cap (behind a proxy every client has the proxy's address: raise it or set 0)")
 	fs.StringVar(&o.metrics.source, "metrics-source", envOr("GPUGRAPH_METRICS_SOURCE", "store"),
 		"where pod metrics are read: store, or prometheus:<base URL> of any Prometheus HTTP API (env GPUGRAPH_METRICS_SOURCE)")
 	fs.StringVar(&o.metrics.mapping, "metrics-mapping", os.Getenv("GPUGRAPH_METRICS_MAPPING"),
@@ -171,6 +194,21 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.provisionTimeout <= 0 {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--read-timeout", o.readTimeout}, {"--read-header-timeout", o.readHeaderTimeout},
+		{"--write-timeout", o.writeTimeout}, {"--body-timeout", o.bodyTimeout}} {
+		if d.v <= 0 {
+			return o, fmt.Errorf("%s %v: must be positive", d.name, d.v)
+		}
+	}
+	if o.maxConns < 0 || o.maxConnsPerIP < 0 || o.websocketsPerIP < 0 {
+		return o, errors.New("--max-connections, --max-connections-per-address and --websockets-per-address must be 0 (no cap) or positive")
+	}
+	if o.websocketsPerIP == 0 {
+		o.websocketsPerIP = -1 // httpapi.Config: no cap
 	}
 	return o, nil
 }
@@ -303,19 +341,30 @@ func run(ctx context.Context, args []string) error {
 	srv := &http.Server{
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
-			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits()}),
-		ReadHeaderTimeout: 10 * time.Second,
-		// A whole request (headers and body, up to the 32 MiB sample batch)
-		// within --read-timeout: a body trickled byte by byte is cut there.
+			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(),
+			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP}),
+		// Headers within --read-header-timeout (slowloris), at most
+		// maxHeaderBytes of them (431 past that).
+		ReadHeaderTimeout: o.readHeaderTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		// A whole request (headers and body) within --read-timeout: the
+		// backstop of paths that read no body ahead. The API routes read
+		// theirs under --body-timeout, then lift the read deadline, so that
+		// their own request timeout (and a stream's life) is what bounds
+		// them from there.
 		ReadTimeout:  o.readTimeout,
-		WriteTimeout: 90 * time.Second, // the 30 s request timeout plus writing the answer
-		IdleTimeout:  120 * time.Second,
-		BaseContext:  func(net.Listener) context.Context { return base },
+		WriteTimeout: o.writeTimeout, // streams lift it: an SSE stream would fail its first write past it
+		// Longer than the 60 s idle timeout of the common load balancers,
+		// which must close an idle connection before the server does (or
+		// one request in a race is lost).
+		IdleTimeout: 120 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	tcp, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
+	ln := connlimit.New(tcp, o.maxConns, o.maxConnsPerIP)
 	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
 		ProvisionTimeout: o.provisionTimeout})
 	go httpapi.RunEventRetention(ctx, st, o.eventRetention, 10*time.Minute)

@@ -21,6 +21,8 @@ const (
 	PayloadTooLarge = "PAYLOAD_TOO_LARGE"
 	// Unavailable answers a dependency that did not answer in time (503).
 	Unavailable = "UNAVAILABLE"
+	// TimeoutCode answers a request that ran out of its own time (504).
+	TimeoutCode = "TIMEOUT"
 )
 
 // Error is an answer that is not a success.
@@ -46,6 +48,13 @@ func New(status int, code, format string, args ...any) *Error {
 
 // DefaultRetryAfter is what a 503 asks a client to wait, in seconds.
 const DefaultRetryAfter = 30
+
+// Timeout is the answer to a request that ran out of time: every face's
+// 504, whichever step (the key lookup, a wait for the budget, a statement)
+// saw the deadline.
+func Timeout() *Error {
+	return New(http.StatusGatewayTimeout, TimeoutCode, "the request ran out of time")
+}
 
 // BadRequest is a 400 naming what was wrong.
 func BadRequest(format string, args ...any) *Error {

@@ -23,7 +23,16 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			ctx = WithCaller(ctx, c)
 		default:
 			var e *apierr.Error
-			if !errors.As(err, &e) {
+			switch {
+			case errors.As(err, &e):
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				// The request's own time ran out during the lookup: a
+				// timeout like any other (504), not the key store's fault.
+				e = apierr.Timeout()
+			case ctx.Err() != nil:
+				// The client went away: no one reads the answer.
+				e = apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "the request was abandoned")
+			default:
 				slog.ErrorContext(ctx, "api key lookup", "err", err)
 				e = apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "the key store did not answer; try again")
 			}

@@ -57,7 +57,9 @@ func (r *runner) liveFigure(ctx context.Context) error {
 	}
 	feed := live.New(db.Store, live.Limits{PerKey: n, Buffer: 1024})
 	defer feed.Shutdown()
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: c.LoaderWait, Live: feed}))
+	// One key, one address: its connection caps raised as the feed's.
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: c.LoaderWait, Live: feed,
+		WebSocketsPerAddress: -1, WebSocketsPerCredential: n}))
 	defer srv.Close()
 	client := &Client{Base: srv.URL, Token: fleet.Token(0), HTTP: NewHTTPClient(4)}
 

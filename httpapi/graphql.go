@@ -25,7 +25,7 @@ import (
 
 // newGraphQL builds the GraphQL executor with the transports gpugraph
 // speaks and the limits that keep one query from taking the server down.
-func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Server {
+func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate) *handler.Server {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
 	specDirectiveLocations(es.Schema())
 	srv := handler.New(es)
@@ -33,6 +33,8 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Se
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(postJSON{})
+	// First: a stream's operation is charged before anything else runs.
+	srv.Use(streamBudget{g: g})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
@@ -48,7 +50,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits) *handler.Se
 		MaxRootFields:     cfg.RootFieldLimit,
 		MaxMutationFields: cfg.MutationFieldLimit,
 	})
-	srv.Use(restartBudget{rl: rl})
+	srv.Use(restartBudget{rl: g.rl})
 	srv.Use(resolvers.NarrowLoaders())
 	if !cfg.DisablePlanner {
 		srv.Use(resolvers.NewPlanner(es.Schema(), cfg.PlanCheck))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,10 +22,16 @@ import (
 	"gpugraph/store"
 )
 
-// WebSocket close codes of graphql-transport-ws for a refused connection_init.
+// WebSocket close codes of graphql-transport-ws: a refused
+// connection_init, one that did not come in time, and a credential over
+// its connection cap.
 const (
-	closeUnauthorized = 4401
-	closeForbidden    = 4403
+	closeUnauthorized   = 4401
+	closeForbidden      = 4403
+	closeInitTimeout    = 4408
+	closeTooManyConns   = 4429
+	initTimeoutReason   = "connection initialisation timeout"
+	tooManyConnsMessage = "this credential holds %d WebSocket connections already, the most one credential may hold"
 )
 
 // addLive adds the subscription transports, graphql-transport-ws (and the
@@ -42,17 +47,31 @@ func addLive(srv *handler.Server, cfg Config) {
 		KeepAlivePingInterval: 15 * time.Second,
 		PingPongInterval:      15 * time.Second,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			c, err := wsCaller(ctx, authn, p)
+			h, _ := ctx.Value(connKey{}).(*connHolder)
+			if h != nil && !h.initialized() {
+				// The init deadline passed while the message was read: the
+				// connection is being closed with 4408 already.
+				return transport.WithWebsocketCloseCode(ctx, closeInitTimeout), nil, errors.New(initTimeoutReason)
+			}
+			// The key's lookup is a request's work: it gets a request's time.
+			lctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+			c, err := wsCaller(lctx, authn, p)
+			cancel()
+			if err == nil && h != nil {
+				err = h.admit(c)
+			}
 			if err != nil {
 				code := closeUnauthorized
 				if e, ok := apierr.As(err); ok && e.Status == http.StatusForbidden {
 					code = closeForbidden
+				} else if ok && e.Code == TooManyConnectionsCode {
+					code = closeTooManyConns
 				}
 				ctx = transport.WithWebsocketCloseCode(ctx, code)
 				return transport.AppendCloseReason(ctx, err.Error()), nil, err
 			}
 			ctx = auth.WithCaller(ctx, c)
-			if h, ok := ctx.Value(connKey{}).(*connHolder); ok {
+			if h != nil {
 				ctx = live.WithCloser(ctx, h.close)
 			}
 			return ctx, nil, nil
@@ -78,12 +97,16 @@ func bearer(h string) string {
 }
 
 // isWebsocket reports whether r asks for a WebSocket (which authenticates
-// in connection_init, not in the upgrade's headers).
-func isWebsocket(r *http.Request) bool { return r.Header.Get("Upgrade") != "" }
+// in connection_init, not in the upgrade's headers): what gqlgen's
+// WebSocket transport takes.
+func isWebsocket(r *http.Request) bool { return transport.Websocket{}.Supports(r) }
 
-// isStream reports whether r opens a subscription's stream (WebSocket or SSE).
+// isStream reports whether r opens a subscription's stream: exactly the
+// requests gqlgen's WebSocket and SSE transports take, so a plain GET or
+// POST cannot pass for one (and skip the request timeout and the budget)
+// by its headers alone.
 func isStream(r *http.Request) bool {
-	return isWebsocket(r) || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return isWebsocket(r) || transport.SSE{}.Supports(r)
 }
 
 // freshLoadersPerEvent gives every event of a subscription its own
@@ -102,9 +125,73 @@ func freshLoadersPerEvent(st *store.Store, wait time.Duration) graphql.ResponseM
 // transport accepted, so a stream can close it with its own code.
 type connKey struct{}
 
+// connHolder is one WebSocket's state besides gqlgen's: the accepted
+// connection, the deadline of its connection_init, and its place in its
+// credential's connection cap (taken at init, given back by done).
 type connHolder struct {
-	mu   sync.Mutex
-	conn transport.WebsocketConn
+	initTimeout time.Duration
+	creds       *budget
+	refused     *prometheus.CounterVec
+
+	mu        sync.Mutex
+	conn      transport.WebsocketConn
+	initTimer *time.Timer
+	timedOut  bool
+	credKey   string
+}
+
+// accepted keeps conn and starts its connection_init deadline: a client
+// that upgrades and says nothing is closed with 4408, as
+// graphql-transport-ws says.
+func (h *connHolder) accepted(conn transport.WebsocketConn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.conn = conn
+	if h.initTimeout > 0 {
+		h.initTimer = time.AfterFunc(h.initTimeout, func() {
+			h.mu.Lock()
+			h.timedOut = true
+			h.mu.Unlock()
+			h.refused.WithLabelValues(refusedWSInitTimeout).Inc()
+			h.close(closeInitTimeout, initTimeoutReason, nil)
+		})
+	}
+}
+
+// initialized stops the init deadline; false when it had passed already.
+func (h *connHolder) initialized() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.initTimer != nil {
+		h.initTimer.Stop()
+	}
+	return !h.timedOut
+}
+
+// admit counts the connection against c's credential's cap.
+func (h *connHolder) admit(c *auth.Caller) error {
+	key := "cred:" + c.CredentialKey()
+	if err := h.creds.acquire(context.Background(), key, 1, 0); err != nil {
+		h.refused.WithLabelValues(refusedWSCredential).Inc()
+		return apierr.New(http.StatusTooManyRequests, TooManyConnectionsCode, tooManyConnsMessage, h.creds.share)
+	}
+	h.mu.Lock()
+	h.credKey = key
+	h.mu.Unlock()
+	return nil
+}
+
+// done ends the connection's accounting once its handler has returned.
+func (h *connHolder) done() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.initTimer != nil {
+		h.initTimer.Stop()
+	}
+	if h.credKey != "" {
+		h.creds.release(h.credKey, 1)
+		h.credKey = ""
+	}
 }
 
 func (h *connHolder) close(code int, reason string, _ *apierr.Error) {
@@ -117,14 +204,12 @@ func (h *connHolder) close(code int, reason string, _ *apierr.Error) {
 	}
 }
 
-// withStreamEnd prepares a stream's request so that the stream can end it
-// with its own reason: an upgrade for closableWebsocket, an SSE response
-// for sseEnd.
+// withStreamEnd prepares an SSE request so that its stream can end it with
+// its own reason (sseEnd); an upgrade has its connHolder from the gate.
 func withStreamEnd(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case isWebsocket(r):
-			r = r.WithContext(context.WithValue(r.Context(), connKey{}, &connHolder{}))
 		case isStream(r):
 			sw := &sseEnd{ResponseWriter: w}
 			// The stream may end after the handler has returned (its
@@ -201,9 +286,7 @@ func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o transp
 	if !ok {
 		return nil, errors.New("websocket upgrade without its connection holder")
 	}
-	h.mu.Lock()
-	h.conn = conn
-	h.mu.Unlock()
+	h.accepted(conn)
 	return conn, nil
 }
 

@@ -76,35 +76,27 @@ func rateLimitedError(class ratelimit.Class, retryAfter int) *apierr.Error {
 	return e
 }
 
-// classOf is the class a REST request spends besides api, "" for none.
-func classOf(r *http.Request) ratelimit.Class {
-	if r.Method != http.MethodPost {
-		return ""
+// limit refuses a request whose credential is over its budget (the api
+// class, and the class p names besides), after the key is known (an
+// unknown key answers 401, not 429) and before any work. The agents'
+// reports are infrastructure with their own budget, not a tenant's
+// traffic: they are not limited here. A stream's operations are charged
+// one by one (streamBudget), not its upgrade.
+func (rl *rateLimits) limit(p rest.Policy, next http.Handler) http.Handler {
+	if p.Infrastructure {
+		return next
 	}
-	switch {
-	case r.URL.Path == "/api/v1/metrics/samples":
-		return ratelimit.Ingest
-	case strings.HasPrefix(r.URL.Path, "/v1/vms/") && strings.HasSuffix(r.URL.Path, "/restart"):
-		return ratelimit.Restart
+	classes := []ratelimit.Class{ratelimit.API}
+	if p.Rate != "" {
+		classes = []ratelimit.Class{p.Rate, ratelimit.API}
 	}
-	return ""
-}
-
-// wrap refuses a request whose credential is over its budget, after the
-// key is known (an unknown key answers 401, not 429) and before any work.
-// The agent's reports are infrastructure with their own budget, not a
-// tenant's traffic: they are not limited here.
-func (rl *rateLimits) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := auth.FromContext(r.Context())
-		if c == nil || isAgentPath(r.URL.Path) || isWebsocket(r) {
+		if c == nil || onStream(r.Context()) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		for _, class := range []ratelimit.Class{classOf(r), ratelimit.API} {
-			if class == "" {
-				continue
-			}
+		for _, class := range classes {
 			if ok, after := rl.lim.Allow(limitKey(c), class, 1); !ok {
 				rl.refuse(w, r, rateLimitedError(class, after), class)
 				return
@@ -115,9 +107,14 @@ func (rl *rateLimits) wrap(next http.Handler) http.Handler {
 }
 
 func (rl *rateLimits) refuse(w http.ResponseWriter, r *http.Request, e *apierr.Error, class ratelimit.Class) {
-	face := faceOf(r.URL.Path)
-	rl.refused.WithLabelValues(string(class), face).Inc()
-	switch face {
+	rl.refused.WithLabelValues(string(class), faceOf(r.URL.Path)).Inc()
+	writeAPIError(w, r, e)
+}
+
+// writeAPIError answers e alone in the shape of the API r's path falls
+// under: GraphQL's, Run:ai's under /api/, OpenRelay's elsewhere.
+func writeAPIError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
+	switch faceOf(r.URL.Path) {
 	case "graphql":
 		writeGraphQLAPIError(w, r, e)
 	case "runai":
@@ -162,14 +159,24 @@ func (b restartBudget) MutateOperationContext(ctx context.Context, oc *graphql.O
 		return nil
 	}
 	b.rl.refused.WithLabelValues(string(ratelimit.Restart), "graphql").Inc()
-	e := rateLimitedError(ratelimit.Restart, after)
+	return operationError(ctx, rateLimitedError(ratelimit.Restart, after))
+}
+
+// operationError is e refusing a whole operation, rendered as presentError
+// renders it (code, status, retryAfter, requestId): gqlgen hands an
+// extension's refusal to the transport as it is. Over HTTP the answer's
+// status (and Retry-After) says it too.
+func operationError(ctx context.Context, e *apierr.Error) *gqlerror.Error {
 	err := gqlerror.Errorf("%s", e.Message)
-	err.Extensions = map[string]any{"code": e.Code, "status": e.Status, "retryAfter": e.RetryAfter}
+	err.Extensions = map[string]any{"code": e.Code, "status": e.Status}
+	if e.RetryAfter > 0 {
+		err.Extensions["retryAfter"] = e.RetryAfter
+	}
 	if id := reqid.From(ctx); id != "" {
 		err.Extensions["requestId"] = id
 	}
-	if st := gqlRequestOf(ctx); st != nil {
-		st.retryAfter.Store(int32(after))
+	if st := gqlRequestOf(ctx); st != nil && e.RetryAfter > 0 {
+		st.retryAfter.Store(int32(e.RetryAfter))
 	}
 	return err
 }

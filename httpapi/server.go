@@ -13,11 +13,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
 	"gpugraph/credentials"
 	"gpugraph/live"
-	"gpugraph/loaders"
 	"gpugraph/podmetrics"
 	"gpugraph/ratelimit"
 	"gpugraph/reqid"
@@ -48,11 +48,29 @@ type Config struct {
 	MutationFieldLimit int
 	ResponseLimit      int // bytes of an answer's data
 	RequestTimeout     time.Duration
-	// PublicConcurrency is how many /graphql and public REST requests run at
-	// once; more wait up to QueueWait, then answer 503. /healthz, /metrics
-	// and the agent's reports are outside this budget.
-	PublicConcurrency int
-	QueueWait         time.Duration
+	// PublicConcurrency is how many /graphql and public REST requests (and
+	// queries and mutations over a stream) run at once, CredentialConcurrency
+	// how many of them one credential may run (default max(4, a quarter));
+	// more wait up to QueueWait, then answer 503 (429 for a credential at its
+	// share). /healthz, /metrics and the agent's reports are outside this
+	// budget.
+	PublicConcurrency     int
+	CredentialConcurrency int
+	QueueWait             time.Duration
+	// BodyTimeout is how long a request's body may take to arrive once its
+	// headers are in (408 after); it is read before the request takes a
+	// slot. BodyMemory bounds the bytes of bodies held at once (a quarter of
+	// it per credential).
+	BodyTimeout time.Duration
+	BodyMemory  int64
+	// WebSocketInitTimeout is how long an upgraded WebSocket may take to
+	// send connection_init (closed with 4408 after). WebSocketsPerAddress
+	// and WebSocketsPerCredential cap the connections open at once from one
+	// client address (429 on the upgrade; negative: no cap) and of one
+	// credential (4429 at connection_init).
+	WebSocketInitTimeout    time.Duration
+	WebSocketsPerAddress    int
+	WebSocketsPerCredential int
 	// OperationNames are the GraphQL operation names /metrics labels by;
 	// any other is "other".
 	OperationNames []string
@@ -105,11 +123,33 @@ func (cfg Config) withDefaults() Config {
 	if cfg.PublicConcurrency == 0 {
 		cfg.PublicConcurrency = 64
 	}
+	if cfg.CredentialConcurrency == 0 {
+		cfg.CredentialConcurrency = max(4, cfg.PublicConcurrency/4)
+	}
 	if cfg.QueueWait == 0 {
 		cfg.QueueWait = 2 * time.Second
 	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.BodyMemory == 0 {
+		cfg.BodyMemory = 256 << 20
+	}
+	if cfg.WebSocketInitTimeout == 0 {
+		cfg.WebSocketInitTimeout = 5 * time.Second
+	}
+	if cfg.WebSocketsPerAddress == 0 {
+		cfg.WebSocketsPerAddress = 64
+	}
+	if cfg.WebSocketsPerCredential == 0 {
+		cfg.WebSocketsPerCredential = 32
+	}
 	return cfg
 }
+
+// DefaultBodyTimeout is Config.BodyTimeout's default (--body-timeout): a
+// 32 MiB sample batch arrives within it at 3.2 MB/s.
+const DefaultBodyTimeout = 10 * time.Second
 
 // New builds the whole HTTP handler.
 func New(cfg Config) http.Handler {
@@ -138,37 +178,38 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	metrics := newMetrics(prometheus.NewRegistry())
 	registerLiveMetrics(metrics.registry, cfg.Live)
 
-	public := newBudget(cfg.PublicConcurrency, cfg.QueueWait)
 	rl := newRateLimits(metrics.registry, cfg.RateLimits)
-	api := func(h http.Handler) http.Handler {
-		return authn.Middleware(rl.wrap(loaders.Middleware(st, cfg.LoaderWait, h)))
-	}
-	// The agent's reports keep their own path around the public budget, so
-	// abuse of /graphql or the pods API cannot starve heartbeats.
-	restWrap := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if isAgentPath(r.URL.Path) {
-				api(h).ServeHTTP(w, r)
-				return
-			}
-			public.wrap(api(h), writeBusyREST).ServeHTTP(w, r)
-		})
-	}
+	g := newGate(cfg, authn, rl, metrics.registry)
 
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
-	gql := newGraphQL(cfg, res, rl)
+	gql := newGraphQL(cfg, res, g)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
-	mux.Handle("/graphql", public.wrap(graphQLStatus(withStreamEnd(api(requireCaller(gql)))), writeBusyGraphQL))
+	graphQLRoute := route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, streams: true}
+	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.route(graphQLRoute, graphQLStatus(withStreamEnd(requireCaller(gql))))))
 	mux.Handle("GET /healthz", healthz(st))
 	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
-		NodeReportKeys: cfg.NodeReportKeys, Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
+		NodeReportKeys: cfg.NodeReportKeys, Credentials: credentials.New(st, cfg.Tokens)},
+		func(p rest.Policy, h http.Handler) http.Handler { return g.route(route{Policy: p}, h) })
 
-	return reqid.Middleware(compress(limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(jsonMisses(mux.ServeMux)))))), mux
+	return reqid.Middleware(compress(metrics.instrument(jsonMisses(mux.ServeMux)))), mux
+}
+
+// refuseAnnouncedOversize answers a GraphQL request whose announced body
+// is over max at once (413 in GraphQL's shape), before it is read; the
+// REST handlers answer theirs in their own words.
+func refuseAnnouncedOversize(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			writeGraphQLAPIError(w, r, apierr.New(http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, "the request body is larger than the limit of %d bytes", max))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // routeMux is a ServeMux that keeps the patterns registered on it.
@@ -184,18 +225,4 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 
 func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
 	m.Handle(pattern, http.HandlerFunc(h))
-}
-
-// withTimeout bounds every request but a stream's (a subscription lives
-// as long as its client wants); handlers see it through their context.
-func withTimeout(d time.Duration, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isStream(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
 }

@@ -22,11 +22,15 @@ import (
 // maxReportBytes bounds a report body; a full inventory of 8 GPUs is ~2 KiB.
 const maxReportBytes = 1 << 20
 
+// infrastructure is the agents' paths' policy: reports keep their own
+// path around the public budget and the tenants' rate limits.
+var infrastructure = Policy{MaxBody: maxReportBytes, Infrastructure: true}
+
 func (api *API) agentRoutes() []route {
 	return []route{
-		{"POST /v1/agent/inventory", api.reporting(api.agentInventory)},
-		{"POST /v1/agent/heartbeat", api.reporting(api.agentHeartbeat)},
-		{"POST " + agentapi.RegisterPath, http.HandlerFunc(api.agentRegister)},
+		{"POST /v1/agent/inventory", Costs(infrastructure, api.reporting(api.agentInventory))},
+		{"POST /v1/agent/heartbeat", Costs(infrastructure, api.reporting(api.agentHeartbeat))},
+		{"POST " + agentapi.RegisterPath, Costs(infrastructure, http.HandlerFunc(api.agentRegister))},
 	}
 }
 

@@ -20,12 +20,13 @@ import (
 	"gpugraph/models"
 	"gpugraph/podmetrics"
 	"gpugraph/promql"
+	"gpugraph/ratelimit"
 )
 
 func (api *API) metricsRoutes() []route {
 	return []route{
 		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", runai(auth.WorkloadsRead, api.podMetrics)},
-		{"POST /api/v1/metrics/samples", runai(auth.MetricsWrite, api.ingestSamples)},
+		{"POST /api/v1/metrics/samples", Costs(Policy{MaxBody: maxSamplesBody, Rate: ratelimit.Ingest}, runai(auth.MetricsWrite, api.ingestSamples))},
 	}
 }
 

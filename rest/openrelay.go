@@ -4,11 +4,12 @@ import (
 	"net/http"
 
 	"gpugraph/auth"
+	"gpugraph/ratelimit"
 )
 
 func (api *API) openRelayRoutes() []route {
 	return []route{
-		{"POST /v1/vms/{id}/restart", openRelay(auth.ComputeOperate, api.idempotent(api.restartVM))},
+		{"POST /v1/vms/{id}/restart", Costs(Policy{Rate: ratelimit.Restart}, openRelay(auth.ComputeOperate, api.idempotent(api.restartVM)))},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"gpugraph/credentials"
 	"gpugraph/edge"
 	"gpugraph/podmetrics"
+	"gpugraph/ratelimit"
 	"gpugraph/reqid"
 	"gpugraph/store"
 )
@@ -44,11 +45,47 @@ type Mux interface {
 	Handle(pattern string, handler http.Handler)
 }
 
-// Register mounts every REST path on mux; wrap adds authentication.
-func Register(mux Mux, api *API, wrap func(http.Handler) http.Handler) {
+// Register mounts every REST path on mux; wrap adds what every route
+// needs around it (authentication, the budget, the rate limit) as the
+// route's Policy says.
+func Register(mux Mux, api *API, wrap func(Policy, http.Handler) http.Handler) {
 	for _, r := range api.routes() {
-		mux.Handle(r.pattern, wrap(r.handler))
+		mux.Handle(r.pattern, wrap(PolicyOf(r.handler), r.handler))
 	}
+}
+
+// Policy is what a route may cost, declared with the route (Costs) and
+// read by the server's wiring: how large its body may be, which rate class
+// it spends, whether it is public traffic. The zero Policy is a public API
+// route whose body is at most MaxBody bytes and that spends one api token.
+type Policy struct {
+	// MaxBody bounds the request body in bytes (MaxBody when 0).
+	MaxBody int64
+	// Rate is the class the route spends besides api ("" for none).
+	Rate ratelimit.Class
+	// Infrastructure marks the node agents' reports: outside the public
+	// budget and the per-credential rate limits, so abuse of the public API
+	// cannot starve heartbeats.
+	Infrastructure bool
+}
+
+// MaxBody bounds the body of a route that declares no other bound.
+const MaxBody = 1 << 20
+
+// Costs declares h's Policy where its route is listed.
+func Costs(p Policy, h http.Handler) http.Handler { return costed{Handler: h, policy: p} }
+
+// PolicyOf answers the Policy h was declared with (the zero one if none).
+func PolicyOf(h http.Handler) Policy {
+	if c, ok := h.(costed); ok {
+		return c.policy
+	}
+	return Policy{}
+}
+
+type costed struct {
+	http.Handler
+	policy Policy
 }
 
 type route struct {
@@ -133,9 +170,7 @@ func CheckParams(r *http.Request) error {
 
 // TimeoutError is what a request that ran out of time answers, in each
 // API's error shape.
-func TimeoutError() *apierr.Error {
-	return apierr.New(http.StatusGatewayTimeout, "TIMEOUT", "the request ran out of time")
-}
+func TimeoutError() *apierr.Error { return apierr.Timeout() }
 
 // setErrorHeaders sets what an error's status asks for besides its body:
 // Retry-After, and on a 401 the challenge of RFC 6750.

@@ -112,7 +112,7 @@ func Checked(t testing.TB, h http.Handler) http.Handler {
 		reqBody := &teeBody{ReadCloser: r.Body}
 		r.Body = reqBody
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
+		h.ServeHTTP(recorder{ResponseRecorder: rec, conn: w}, r)
 		body := rec.Body.Bytes()
 		if err := openapitest.CheckExchange(openapitest.Exchange{Request: r, RequestBody: reqBody.read.Bytes(),
 			Status: rec.Code, Header: rec.Header(), Body: body}); err != nil {
@@ -125,6 +125,16 @@ func Checked(t testing.TB, h http.Handler) http.Handler {
 		_, _ = w.Write(body)
 	})
 }
+
+// recorder records the answer and lets the handler reach the
+// connection's own controls (http.ResponseController's read and write
+// deadlines), as it would without the recorder.
+type recorder struct {
+	*httptest.ResponseRecorder
+	conn http.ResponseWriter
+}
+
+func (r recorder) Unwrap() http.ResponseWriter { return r.conn }
 
 // teeBody keeps what was read of a request body.
 type teeBody struct {
