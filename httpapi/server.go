@@ -22,6 +22,7 @@ import (
 	"gpugraph/ratelimit"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
+	"gpugraph/resolvers/plan"
 	"gpugraph/rest"
 	"gpugraph/rest/openapi"
 	"gpugraph/store"
@@ -47,7 +48,16 @@ type Config struct {
 	RootFieldLimit     int
 	MutationFieldLimit int
 	ResponseLimit      int // bytes of an answer's data
+	DocumentLimit      int // bytes of a query's text
+	SelectionLimit     int // fields landing on one object of the answer
+	RepeatLimit        int // of those, how many may share a response name
+	FieldLimit         int // fields of a document, fragments expanded
+	DirectiveLimit     int // directives of a document
 	RequestTimeout     time.Duration
+	// The bytes the query, APQ and plan caches may hold (README "Limits").
+	QueryCacheBytes int64
+	APQCacheBytes   int64
+	PlanCacheBytes  int64
 	// PublicConcurrency is how many /graphql and public REST requests run at
 	// once; more wait up to QueueWait, then answer 503. /healthz, /metrics
 	// and the agent's reports are outside this budget.
@@ -96,6 +106,30 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.ResponseLimit == 0 {
 		cfg.ResponseLimit = 16 << 20
+	}
+	if cfg.DocumentLimit == 0 {
+		cfg.DocumentLimit = 256 << 10
+	}
+	if cfg.SelectionLimit == 0 {
+		cfg.SelectionLimit = 100
+	}
+	if cfg.RepeatLimit == 0 {
+		cfg.RepeatLimit = 20
+	}
+	if cfg.FieldLimit == 0 {
+		cfg.FieldLimit = 2000
+	}
+	if cfg.DirectiveLimit == 0 {
+		cfg.DirectiveLimit = 50
+	}
+	if cfg.QueryCacheBytes == 0 {
+		cfg.QueryCacheBytes = 64 << 20
+	}
+	if cfg.APQCacheBytes == 0 {
+		cfg.APQCacheBytes = 16 << 20
+	}
+	if cfg.PlanCacheBytes == 0 {
+		cfg.PlanCacheBytes = plan.CacheBytes
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = 30 * time.Second
@@ -156,7 +190,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
-	gql := newGraphQL(cfg, res, rl)
+	gql := newGraphQL(cfg, res, rl, metrics.registry)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
 	mux.Handle("/graphql", public.wrap(graphQLStatus(withStreamEnd(api(requireCaller(gql)))), writeBusyGraphQL))
 	mux.Handle("GET /healthz", healthz(st))
