@@ -75,7 +75,7 @@ func BenchmarkRefuseValidationBombs(b *testing.B) {
 		"18 sets of 500 fields":   "{ nodes {" + strings.Repeat(" gpus { "+words("id", 500)+" }", 18) + " } }",
 		"1,900 fields in one set": "{ nodes { " + words("id", 1900) + " } }",
 		"a fragment cycle":        "{ nodes { ...F } } fragment F on Node { id gpus { node { ...F } } }",
-		"1,000 aliases":           "{ nodes {" + func() string {
+		"1,000 aliases": "{ nodes {" + func() string {
 			var s strings.Builder
 			for i := range 1000 {
 				fmt.Fprintf(&s, " a%d: id", i)
@@ -394,6 +394,11 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 			"variables must be a JSON object, got an array"},
 		{"GET: truncated variables", "GET", "/graphql?query=%7B+vms+%7B+total+%7D+%7D&variables=%7B", "", nil, 400, "BAD_REQUEST",
 			"variables is not valid JSON: it ends before its value does"},
+		{"a text/plain POST", "POST", "/graphql", `{"query": "{ vms { total } }"}`, http.Header{"Content-Type": {"text/plain"}}, 415, "UNSUPPORTED_MEDIA_TYPE",
+			"/graphql takes a POST body of Content-Type application/json, got text/plain"},
+		{"a form POST", "POST", "/graphql", `query=%7B+vms+%7B+total+%7D+%7D`, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, 415, "UNSUPPORTED_MEDIA_TYPE",
+			"/graphql takes a POST body of Content-Type application/json, got application/x-www-form-urlencoded"},
+		{"PUT", "PUT", "/graphql", `{"query": "{ vms { total } }"}`, nil, 405, "METHOD_NOT_ALLOWED", "/graphql does not take PUT; it takes GET and POST"},
 		{"GET: the query twice", "GET", "/graphql?query=%7B+vms+%7B+total+%7D+%7D&query=%7B+nodes+%7B+id+%7D+%7D", "", nil, 400, "BAD_REQUEST",
 			"query is given 2 times; give it once"},
 	} {
@@ -403,6 +408,9 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 		}
 		rec := serve(h, tc.method, tc.path, body, tc.header)
 		checkGraphQLError(t, tc.name, rec, tc.status, tc.code, tc.want)
+		if len(tc.body) > 20 && strings.Contains(rec.Body.String(), tc.body[2:20]) {
+			t.Errorf("%s: the answer echoes the request: %.300s", tc.name, rec.Body)
+		}
 	}
 
 	// 10 MB, chunked (no Content-Length) and announced.
@@ -482,4 +490,43 @@ func FuzzGraphQLBody(f *testing.F) {
 			t.Fatalf("%q: %d without extensions.code: %s", body, rec.Code, rec.Body)
 		}
 	})
+}
+
+// TestValidationErrorsBounded: the OWASP cheat sheet's error verbosity.
+// An answer lists at most 100 validation errors (a document of 120
+// unknown fields within the limits), and with introspection off they
+// carry no "Did you mean" suggestion, which would spell out the schema.
+func TestValidationErrorsBounded(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	on := servertest.New(t, st, servertest.Base)
+	q := "{ a: nodes { " + words("nope", 1) + " } b: nodes { x } }"
+	var many strings.Builder
+	many.WriteString("{")
+	for _, root := range []string{"a", "b"} {
+		fmt.Fprintf(&many, " %s: nodes {", root)
+		for i := range 60 {
+			fmt.Fprintf(&many, " %s%d", root, i)
+		}
+		many.WriteString(" }")
+	}
+	many.WriteString(" }")
+	r := on.GraphQL("acme-reader", many.String(), nil)
+	if r.Status != 400 || len(r.Errors) != 101 || r.Errors[100].Message != "too many validation errors: the first 100 are listed" || r.Code() != "BAD_REQUEST" {
+		t.Errorf("120 unknown fields: %d, %d errors, last %+v", r.Status, len(r.Errors), r.Errors[len(r.Errors)-1])
+	}
+	if r := on.GraphQL("acme-reader", `{ nodes { nam } }`, nil); len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Message, `Did you mean "name"?`) {
+		t.Errorf("introspection on: %+v, want a suggestion", r.Errors)
+	}
+	off := servertest.NewWithConfig(t, st, "", httpapi.Config{DisableIntrospection: true})
+	for _, q := range []string{`{ nodes { nam } }`, `{ nodes { gpus } }`, q} {
+		r := off.GraphQL("acme-reader", q, nil)
+		for _, e := range r.Errors {
+			if strings.Contains(e.Message, "Did you mean") || strings.Contains(e.Message, "name") && !strings.Contains(q, "name") {
+				t.Errorf("introspection off, %s: %q names the schema", q, e.Message)
+			}
+		}
+		if r.Status != 400 || len(r.Errors) == 0 {
+			t.Errorf("introspection off, %s: %d %+v", q, r.Status, r.Errors)
+		}
+	}
 }

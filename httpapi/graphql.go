@@ -58,6 +58,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits, reg prometh
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(getQuery{})
 	srv.AddTransport(postJSON{})
+	srv.AddTransport(unsupported{})
 	srv.SetQueryCache(queryCache{docs})
 	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.SetDisableSuggestion(cfg.DisableIntrospection)

@@ -118,6 +118,35 @@ func checkGETParams(r *http.Request) *apierr.Error {
 	return nil
 }
 
+// unsupported answers, last, what no transport takes, as gqlgen's
+// "transport not supported" did with a bare 400: another method 405 (with
+// Allow), a POST body of another type 415. A form or text/plain POST, the
+// kind a cross-site page can send without asking, is thus refused.
+type unsupported struct{}
+
+func (unsupported) Supports(*http.Request) bool { return true }
+
+func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	switch r.Method {
+	case http.MethodGet, http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
+		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			"/graphql does not take %s; it takes GET and POST", r.Method))
+		return
+	}
+	if r.Method == http.MethodPost {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		writeGraphQLAPIError(w, r, apierr.New(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+			"/graphql takes a POST body of Content-Type application/json, got %s", ct))
+		return
+	}
+	writeGraphQLAPIError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
+}
+
 // maxBodyDepth is how deep a GraphQL request body may nest: the deepest
 // input of the schema (a PodFilter's StringFilter inside variables) is
 // four levels down, a list of them five.
