@@ -435,18 +435,12 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 
 func checkGraphQLError(t *testing.T, name string, rec *httptest.ResponseRecorder, status int, code, want string) {
 	t.Helper()
-	var r struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []struct {
-			Message    string         `json:"message"`
-			Extensions map[string]any `json:"extensions"`
-		} `json:"errors"`
-	}
+	var r servertest.Response
 	err := json.Unmarshal(rec.Body.Bytes(), &r)
 	switch {
 	case err != nil:
 		t.Errorf("%s: %d, not JSON: %.300s", name, rec.Code, rec.Body)
-	case rec.Code != status || len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != code ||
+	case rec.Code != status || len(r.Errors) != 1 || r.Code() != code ||
 		r.Errors[0].Extensions["status"] != float64(status) || !strings.HasPrefix(r.Errors[0].Message, want):
 		t.Errorf("%s: %d %.300s, want %d %s %q", name, rec.Code, rec.Body, status, code, want)
 	case !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json"):
@@ -478,15 +472,11 @@ func FuzzGraphQLBody(f *testing.F) {
 		if rec.Code >= 500 && rec.Code != 503 && rec.Code != 504 {
 			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
 		}
-		var r struct {
-			Errors []struct {
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
-		}
+		var r servertest.Response
 		if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
 			t.Fatalf("%q: %d, not JSON: %s", body, rec.Code, rec.Body)
 		}
-		if rec.Code >= 400 && (len(r.Errors) == 0 || r.Errors[0].Extensions["code"] == nil) {
+		if rec.Code >= 400 && r.Code() == "" {
 			t.Fatalf("%q: %d without extensions.code: %s", body, rec.Code, rec.Body)
 		}
 	})

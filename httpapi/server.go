@@ -86,61 +86,33 @@ type Config struct {
 
 // Defaults fills what cfg leaves zero.
 func (cfg Config) withDefaults() Config {
-	if cfg.ComplexityLimit == 0 {
-		cfg.ComplexityLimit = 200000
-	}
-	if cfg.DepthLimit == 0 {
-		cfg.DepthLimit = 15
-	}
-	if cfg.TokenLimit == 0 {
-		cfg.TokenLimit = 10000
-	}
-	if cfg.AliasLimit == 0 {
-		cfg.AliasLimit = 100
-	}
-	if cfg.RootFieldLimit == 0 {
-		cfg.RootFieldLimit = 20
-	}
-	if cfg.MutationFieldLimit == 0 {
-		cfg.MutationFieldLimit = 10
-	}
-	if cfg.ResponseLimit == 0 {
-		cfg.ResponseLimit = 16 << 20
-	}
-	if cfg.DocumentLimit == 0 {
-		cfg.DocumentLimit = 256 << 10
-	}
-	if cfg.SelectionLimit == 0 {
-		cfg.SelectionLimit = 100
-	}
-	if cfg.RepeatLimit == 0 {
-		cfg.RepeatLimit = 20
-	}
-	if cfg.FieldLimit == 0 {
-		cfg.FieldLimit = 2000
-	}
-	if cfg.DirectiveLimit == 0 {
-		cfg.DirectiveLimit = 50
-	}
-	if cfg.QueryCacheBytes == 0 {
-		cfg.QueryCacheBytes = 64 << 20
-	}
-	if cfg.APQCacheBytes == 0 {
-		cfg.APQCacheBytes = 16 << 20
-	}
-	if cfg.PlanCacheBytes == 0 {
-		cfg.PlanCacheBytes = plan.CacheBytes
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = 30 * time.Second
-	}
-	if cfg.PublicConcurrency == 0 {
-		cfg.PublicConcurrency = 64
-	}
-	if cfg.QueueWait == 0 {
-		cfg.QueueWait = 2 * time.Second
-	}
+	orDefault(&cfg.ComplexityLimit, 200000)
+	orDefault(&cfg.DepthLimit, 15)
+	orDefault(&cfg.TokenLimit, 10000)
+	orDefault(&cfg.AliasLimit, 100)
+	orDefault(&cfg.RootFieldLimit, 20)
+	orDefault(&cfg.MutationFieldLimit, 10)
+	orDefault(&cfg.ResponseLimit, 16<<20)
+	orDefault(&cfg.DocumentLimit, 256<<10)
+	orDefault(&cfg.SelectionLimit, 100)
+	orDefault(&cfg.RepeatLimit, 20)
+	orDefault(&cfg.FieldLimit, 2000)
+	orDefault(&cfg.DirectiveLimit, 50)
+	orDefault(&cfg.QueryCacheBytes, 64<<20)
+	orDefault(&cfg.APQCacheBytes, 16<<20)
+	orDefault(&cfg.PlanCacheBytes, plan.CacheBytes)
+	orDefault(&cfg.RequestTimeout, 30*time.Second)
+	orDefault(&cfg.PublicConcurrency, 64)
+	orDefault(&cfg.QueueWait, 2*time.Second)
 	return cfg
+}
+
+// orDefault sets *v to def when it is zero.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 // New builds the whole HTTP handler.

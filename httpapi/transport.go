@@ -189,28 +189,20 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 	}
 	params := &graphql.RawParams{}
 	for _, f := range []struct {
-		name string
-		into *string
-	}{{"query", &params.Query}, {"operationName", &params.OperationName}} {
+		name, kind, want string
+		into             any
+	}{
+		{"query", "a string", "a string", &params.Query},
+		{"operationName", "a string", "a string", &params.OperationName},
+		{"variables", "an object", "a JSON object", &params.Variables},
+		{"extensions", "an object", "a JSON object", &params.Extensions},
+	} {
 		raw, ok := top[f.name]
 		if !ok || jsonKind(raw) == "null" {
 			continue
 		}
-		if k := jsonKind(raw); k != "a string" {
-			return nil, apierr.BadRequest("%s must be a string, got %s", f.name, k)
-		}
-		_ = json.Unmarshal(raw, f.into) // a checked string
-	}
-	for _, f := range []struct {
-		name string
-		into *map[string]any
-	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
-		raw, ok := top[f.name]
-		if !ok || jsonKind(raw) == "null" {
-			continue
-		}
-		if k := jsonKind(raw); k != "an object" {
-			return nil, apierr.BadRequest("%s must be a JSON object, got %s", f.name, k)
+		if k := jsonKind(raw); k != f.kind {
+			return nil, apierr.BadRequest("%s must be %s, got %s", f.name, f.want, k)
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber() // as gqlgen decodes: Int arguments keep all 64 bits
