@@ -19,11 +19,11 @@ import (
 )
 
 // documents is the front of the GraphQL pipeline, in gqlgen's
-// CreateOperationContext, where every document the server has not seen
-// yet is parsed (within the token limit), held to the document limits
-// (precheck.go) and to the operation limits (Limits, and the introspection
-// switch) before it is validated; validation then runs against the
-// request's deadline. gqlgen parses and validates in its own step, which
+// CreateOperationContext, where every document the server has not cached
+// has its fields counted off its tokens, is parsed (within the token
+// limit), and is held to the document limits (precheck.go) and to the
+// operation limits (Limits, and the introspection switch) before it is
+// validated; validation then runs against the request's deadline. gqlgen parses and validates in its own step, which
 // no limit runs before and nothing bounds: documents hands it the document
 // it has validated through the query cache, so gqlgen's own parse and
 // validation never run.

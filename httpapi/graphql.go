@@ -60,6 +60,9 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, rl *rateLimits, reg prometh
 	srv.AddTransport(postJSON{})
 	srv.AddTransport(unsupported{})
 	srv.SetQueryCache(queryCache{docs})
+	// gqlgen's own parse and validation do not run (documents hands it
+	// the document); should they, they keep the same token limit and
+	// suggestions.
 	srv.SetParserTokenLimit(cfg.TokenLimit)
 	srv.SetDisableSuggestion(cfg.DisableIntrospection)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: apqCache{docs}})
