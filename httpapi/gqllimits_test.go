@@ -399,6 +399,8 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 		{"a form POST", "POST", "/graphql", `query=%7B+vms+%7B+total+%7D+%7D`, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, 415, "UNSUPPORTED_MEDIA_TYPE",
 			"/graphql takes a POST body of Content-Type application/json, got application/x-www-form-urlencoded"},
 		{"PUT", "PUT", "/graphql", `{"query": "{ vms { total } }"}`, nil, 405, "METHOD_NOT_ALLOWED", "/graphql does not take PUT; it takes GET and POST"},
+		{"GET: a mutation", "GET", "/graphql?query=mutation+%7B+restartVm%28id%3A+%22vm-acme-2%22%29+%7B+id+%7D+%7D", "", nil, 405, "METHOD_NOT_ALLOWED",
+			"a GET runs queries only; send a mutation as a POST"},
 		{"GET: the query twice", "GET", "/graphql?query=%7B+vms+%7B+total+%7D+%7D&query=%7B+nodes+%7B+id+%7D+%7D", "", nil, 400, "BAD_REQUEST",
 			"query is given 2 times; give it once"},
 	} {
@@ -411,6 +413,11 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 		if len(tc.body) > 20 && strings.Contains(rec.Body.String(), tc.body[2:20]) {
 			t.Errorf("%s: the answer echoes the request: %.300s", tc.name, rec.Body)
 		}
+	}
+
+	// A GET query runs.
+	if rec := serve(h, http.MethodGet, "/graphql?query=%7B+vms+%7B+total+%7D+%7D&variables=%7B%7D", nil, nil); rec.Code != 200 || rec.Body.String() != `{"data":{"vms":{"total":3}}}` {
+		t.Errorf("GET query: %d %s", rec.Code, rec.Body)
 	}
 
 	// 10 MB, chunked (no Content-Length) and announced.

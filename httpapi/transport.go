@@ -15,12 +15,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"gpugraph/apierr"
 )
 
 // postJSON is gqlgen's POST transport (transport.POST) with two changes.
-// The body is read strictly (readGraphQLBody): gqlgen's decoder takes the
+// The body is read strictly (decodeGraphQLBody): gqlgen's decoder takes the
 // first JSON value and ignores what follows, lets a repeated key win by
 // order, and answered a malformed body by dispatching an error with no
 // operation, which panicked the response interceptors and answered
@@ -32,23 +33,35 @@ import (
 // transport.POST's.
 type postJSON struct{ transport.POST }
 
-func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ctx := r.Context()
+func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	serveOperation(w, r, exec, readPOST, false)
+}
+
+// readPOST reads a POST's body as its parameters.
+func readPOST(r *http.Request) (*graphql.RawParams, *apierr.Error) {
+	body, e := readBody(r)
+	if e != nil {
+		return nil, e
+	}
+	return decodeGraphQLBody(body)
+}
+
+// serveOperation runs the operation read reads off r and writes the
+// answer; queriesOnly refuses any other operation (a GET: 405, as the
+// GraphQL-over-HTTP draft answers).
+func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
+	read func(*http.Request) (*graphql.RawParams, *apierr.Error), queriesOnly bool) {
 	contentType := responseContentType(r)
 	w.Header().Add("Content-Type", contentType)
 	start := graphql.Now()
-	body, e := readBody(r)
+	params, e := read(r)
 	if e != nil {
 		writeGraphQLAPIError(w, r, e)
 		return
 	}
-	params, e := decodeGraphQLBody(body)
-	if e != nil {
-		writeGraphQLAPIError(w, r, e)
-		return
-	}
-	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	ctx := r.Context()
+	params.Headers = r.Header
 	rc, opErr := exec.CreateOperationContext(ctx, params)
 	if opErr != nil {
 		status := http.StatusOK
@@ -62,12 +75,18 @@ func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
 		return
 	}
+	if queriesOnly && rc.Operation.Operation != ast.Query {
+		w.Header().Set("Allow", "POST")
+		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			"a GET runs queries only; send a %s as a POST", rc.Operation.Operation))
+		return
+	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx))
 }
 
 // sseJSON is gqlgen's SSE transport (a subscription over POST with
-// Accept: text/event-stream), its body held to readGraphQLBody first.
+// Accept: text/event-stream), its body held to decodeGraphQLBody first.
 type sseJSON struct{ transport.SSE }
 
 func (t sseJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
@@ -83,39 +102,48 @@ func (t sseJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	t.SSE.Do(w, r, exec)
 }
 
-// getQuery is gqlgen's GET transport, its parameters read as strictly as
-// a POST body: each at most once, variables and extensions JSON objects.
+// getQuery is gqlgen's GET transport with its parameters read as
+// strictly as a POST body (each at most once; variables and extensions
+// JSON objects), and a mutation refused with a 405 in GraphQL's error
+// shape (gqlgen's was a 406 without a code).
 type getQuery struct{ transport.GET }
 
-func (t getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if e := checkGETParams(r); e != nil {
-		writeGraphQLAPIError(w, r, e)
-		return
-	}
-	t.GET.Do(w, r, exec)
+func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	serveOperation(w, r, exec, getParams, true)
 }
 
-func checkGETParams(r *http.Request) *apierr.Error {
+func getParams(r *http.Request) (*graphql.RawParams, *apierr.Error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return apierr.BadRequest("the query string is malformed: %v", err)
+		return nil, apierr.BadRequest("the query string is malformed: %v", err)
 	}
 	for _, name := range []string{"query", "operationName", "variables", "extensions"} {
 		if n := len(q[name]); n > 1 {
-			return apierr.BadRequest("%s is given %d times; give it once", name, n)
+			return nil, apierr.BadRequest("%s is given %d times; give it once", name, n)
 		}
 	}
-	for _, name := range []string{"variables", "extensions"} {
-		if v := q.Get(name); v != "" {
-			if e := checkJSON(name, []byte(v)); e != nil {
-				return e
-			}
-			if k := jsonKind(json.RawMessage(v)); k != "an object" {
-				return apierr.BadRequest("%s must be a JSON object, got %s", name, k)
-			}
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	for _, f := range []struct {
+		name string
+		into *map[string]any
+	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		if e := checkJSON(f.name, []byte(v)); e != nil {
+			return nil, e
+		}
+		if k := jsonKind([]byte(v)); k != "an object" {
+			return nil, apierr.BadRequest("%s must be a JSON object, got %s", f.name, k)
+		}
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(f.into); err != nil {
+			return nil, apierr.BadRequest("%s could not be decoded", f.name)
 		}
 	}
-	return nil
+	return params, nil
 }
 
 // unsupported answers, last, what no transport takes, as gqlgen's
