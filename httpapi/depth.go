@@ -119,8 +119,9 @@ func costString(c float64) string {
 }
 
 // cost is what a selection set costs: work (saturating float), the deepest
-// path in fields, and the aliases it uses (each counted as many times as the
-// set is spread, as the executor resolves them that many times).
+// path in fields, and the aliases it uses (each counted as many times as its
+// fragment is spread, as written out; not multiplied by the lists above
+// it, whose work the cost weighs: { nodes { a: id } } is one alias).
 type cost struct {
 	cost    float64
 	depth   int
@@ -295,7 +296,7 @@ func (w *costWalker) field(f *ast.Field) cost {
 	c := cost{
 		cost:    satAdd(1, children.cost*mult),
 		depth:   1 + children.depth,
-		aliases: children.aliases * mult,
+		aliases: children.aliases, // not by the list: complexity weighs that
 	}
 	if f.Alias != "" && f.Alias != f.Name {
 		c.aliases = satAdd(c.aliases, 1)

@@ -65,6 +65,27 @@ func TestValidationBombsRefusedBeforeValidation(t *testing.T) {
 	}
 }
 
+// TestAliasesInsideLists: an alias inside a list counts once, not once per
+// element the list may hold (complexity weighs the list): { nodes { a: id } }
+// had counted 200 aliases and was refused.
+func TestAliasesInsideLists(t *testing.T) {
+	env := servertest.New(t, storetest.Open(t, store.SQLite), servertest.Base)
+	if r := env.GraphQL("acme-reader", `{ nodes { a: id b: name gpus { i: index } } }`, nil); r.Status != 200 || len(r.Errors) > 0 ||
+		!strings.HasPrefix(string(r.Data), `{"nodes":[{"a":"n1","b":`) {
+		t.Errorf("aliases in a list: %d %s %+v", r.Status, r.Data, r.Errors)
+	}
+	q := "{ nodes { ...A gpus { node { ...A } } } } fragment A on Node { " + func() string {
+		var s strings.Builder
+		for i := range 51 {
+			fmt.Fprintf(&s, " a%d: id", i)
+		}
+		return s.String()
+	}() + " }"
+	if r := env.GraphQL("acme-reader", q, nil); r.Status != 400 || len(r.Errors) != 1 || r.Errors[0].Message != "the operation uses 102 aliases, more than the limit of 100" {
+		t.Errorf("51 aliases spread twice: %d %+v", r.Status, r.Errors)
+	}
+}
+
 // BenchmarkRefuseValidationBombs: what a refusal of finding 3's documents
 // costs the server, through the whole handler (key lookup included).
 func BenchmarkRefuseValidationBombs(b *testing.B) {
