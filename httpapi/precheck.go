@@ -13,8 +13,9 @@ import (
 // rule compares every pair of fields that land on one spot of the answer,
 // so one selection set of 9,000 copies of a field was seconds of CPU.
 // These bounds are checked in one linear walk, without the schema, so a
-// document they refuse costs its parse and that walk; what they let
-// through validates in a few milliseconds (BenchmarkValidateWorstAccepted).
+// document they refuse costs its parse and that walk (one of too many
+// fields only its lexing); what they let through validates in
+// milliseconds (BenchmarkValidateWorstAccepted).
 type docLimits struct {
 	// MaxFieldsPerSet bounds the fields that land on one object of the
 	// answer: those of a selection set, its inline fragments and the
@@ -32,8 +33,8 @@ type docLimits struct {
 	MaxFields int
 	// MaxDirectives bounds the directives of the whole document.
 	MaxDirectives int
-	// The operation limits Limits holds too (after validation, with list
-	// multipliers), here counted without the schema.
+	// The operation limits, which Limits holds again with the schema, the
+	// variables and complexity's list multipliers; here counted without.
 	MaxDepth          int
 	MaxAliases        int
 	MaxRootFields     int
@@ -115,17 +116,18 @@ func countFields(src *ast.Source, max, tokens int) int {
 	}
 }
 
-// check holds doc to l: directives, aliases (as written), fragment
-// cycles, then each operation's expansion (root fields, fields per
-// selection set, repeated fields, fields, depth, aliases as executed). It also answers how many bytes of heap the parsed
-// document of source bytes holds (see docSize).
+// check holds doc to l: directives, aliases (as written, each once),
+// fragment cycles, then each operation's expansion (root fields, fields
+// per selection set, repeated fields, fields, depth, aliases with a
+// fragment's counted at each spread). It also answers how many bytes of
+// heap the parsed document of source bytes holds (see docSize).
 func (l docLimits) check(doc *ast.QueryDocument, source int) (int64, *gqlerror.Error) {
 	s := scanDocument(doc)
 	if l.MaxDirectives > 0 && s.directives > l.MaxDirectives {
 		return 0, limitError("the query uses %d directives, more than the limit of %d", s.directives, l.MaxDirectives)
 	}
 	if l.MaxAliases > 0 && s.aliases > l.MaxAliases {
-		return 0, limitError("the operation uses %d aliases, more than the limit of %d", s.aliases, l.MaxAliases)
+		return 0, limitError("the query uses %d aliases, more than the limit of %d", s.aliases, l.MaxAliases)
 	}
 	if err := s.cycle(); err != nil {
 		return 0, err

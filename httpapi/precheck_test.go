@@ -79,7 +79,7 @@ func TestDocLimits(t *testing.T) {
 		{"depth", "{ nodes { " + strings.Repeat("gpus { node { ", 7) + "id" + strings.Repeat(" } }", 7) + " } }",
 			"query is nested 16 levels deep, more than the limit of 15"},
 		{"aliases as written", "{ nodes {" + aliased(101, "gpus", "id") + " } }",
-			"the operation uses 101 aliases, more than the limit of 100"},
+			"the query uses 101 aliases, more than the limit of 100"},
 		{"aliases as executed", "{ nodes { ...A ...A gpus { node { ...A gpus { node { ...A gpus { node { ...A } } } } } } } } fragment A on Node { " + aliased(30, "gpus", "id") + " }",
 			"the operation uses 120 aliases, more than the limit of 100"},
 		{"directives", "{ nodes { " + repeated("id @include(if: true)", 20) + " " + repeated("name @skip(if: false) @include(if: true)", 16) + " } }",
