@@ -18,10 +18,12 @@ build:
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path, REST parameters, filterBy, credential expiry, cursors, Accept-Encoding, the GraphQL answer's writing)
+## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, filterBy, credential expiry, cursors, Accept-Encoding, the GraphQL answer's writing)
 FUZZTIME ?= 1000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzGraphQLBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzCountFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./web/

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -30,6 +31,9 @@ import (
 // multiplier: the `limit` (or `first`) argument of a paginated list (its default when
 // absent), listEstimates for the lists that have none, 1 for other fields.
 type Limits struct {
+	// Schema is where input object types are looked up, to hold the lists
+	// inside them to their caps (lists.go).
+	Schema            *ast.Schema
 	MaxDepth          int
 	MaxComplexity     int
 	MaxAliases        int
@@ -72,20 +76,29 @@ func (l Limits) MutateOperationContext(ctx context.Context, oc *graphql.Operatio
 	if oc.Operation == nil {
 		return nil
 	}
-	w := &costWalker{vars: oc.Variables, frags: map[string]*fragCost{}}
+	return l.check(oc.Operation, oc.Variables)
+}
+
+// check holds op, with variables vars, to the limits. It runs after
+// validation on every request (vars coerced), and before validation on a
+// document the server has not cached (vars as sent, defaults filled in:
+// documents.MutateOperationParameters), once gqlparser's walker has bound
+// the fields to their definitions.
+func (l Limits) check(op *ast.OperationDefinition, vars map[string]any) *gqlerror.Error {
+	w := &costWalker{vars: vars, frags: map[string]*fragCost{}, schema: l.Schema}
 	maxRoots := l.MaxRootFields
-	if oc.Operation.Operation == ast.Mutation && l.MaxMutationFields > 0 {
+	if op.Operation == ast.Mutation && l.MaxMutationFields > 0 {
 		maxRoots = l.MaxMutationFields
 	}
 	// Root fields counted through fragments too ({ ...F } with F holding 300 fields).
-	roots := w.rootCount(oc.Operation.SelectionSet)
+	roots := w.rootCount(op.SelectionSet)
 	if maxRoots > 0 && roots > maxRoots {
 		return limitError("the operation asks %d root fields, more than the limit of %d", roots, maxRoots)
 	}
-	if err := w.checkArgs(oc.Operation.SelectionSet); err != nil {
+	if err := w.checkArgs(op.SelectionSet); err != nil {
 		return err
 	}
-	c := w.set(oc.Operation.SelectionSet)
+	c := w.set(op.SelectionSet)
 	if l.MaxDepth > 0 && c.depth > l.MaxDepth {
 		return limitError("query is nested %d levels deep, more than the limit of %d", c.depth, l.MaxDepth)
 	}
@@ -106,8 +119,9 @@ func costString(c float64) string {
 }
 
 // cost is what a selection set costs: work (saturating float), the deepest
-// path in fields, and the aliases it uses (each counted as many times as the
-// set is spread, as the executor resolves them that many times).
+// path in fields, and the aliases it uses (each counted as many times as its
+// fragment is spread, as written out; not multiplied by the lists above
+// it, whose work the cost weighs: { nodes { a: id } } is one alias).
 type cost struct {
 	cost    float64
 	depth   int
@@ -120,15 +134,17 @@ type fragCost struct {
 }
 
 type costWalker struct {
-	vars  map[string]any
-	frags map[string]*fragCost
+	vars   map[string]any
+	frags  map[string]*fragCost
+	schema *ast.Schema
 }
 
-// checkArgs holds the string arguments of the root fields (only they take
-// arguments) to the edge's bounds, as the REST face holds its parameters.
+// checkArgs holds every argument of the operation to the edge's bounds,
+// as the REST face holds its parameters: strings in length, lists in how
+// many values they hold (listCaps).
 func (w *costWalker) checkArgs(set ast.SelectionSet) *gqlerror.Error {
 	var bad *gqlerror.Error
-	w.eachRoot(set, func(f *ast.Field) {
+	w.eachField(set, func(f *ast.Field) {
 		for _, a := range f.Arguments {
 			if bad != nil || a.Value == nil {
 				return
@@ -141,17 +157,18 @@ func (w *costWalker) checkArgs(set ast.SelectionSet) *gqlerror.Error {
 			switch {
 			case a.Name == "search":
 				max = edge.MaxSearch
-			case a.Name == "filterBy":
-				if l, ok := v.([]any); ok && len(l) > edge.MaxFilters {
-					bad = limitError("argument filterBy of %s: %d filters, more than %d", f.Name, len(l), edge.MaxFilters)
-					return
-				}
 			case strings.HasSuffix(a.Name, "id") || strings.HasSuffix(a.Name, "Id"):
 				max = edge.MaxID
 			}
 			if err := checkStrings(v, func(s string) error { return edge.Text(fmt.Sprintf("argument %s of %s", a.Name, f.Name), s, max) }); err != nil {
 				e, _ := apierr.As(err)
 				bad = limitError("%s", e.Message)
+				return
+			}
+			if f.Definition != nil {
+				if def := f.Definition.Arguments.ForName(a.Name); def != nil {
+					bad = w.checkList(argumentCoordinate(f, a.Name), a.Name, f.Name, def.Type, v)
+				}
 			}
 		}
 	})
@@ -178,7 +195,18 @@ func checkStrings(v any, check func(string) error) error {
 	return nil
 }
 
+// eachField calls fn on every field of set and below, walking each
+// fragment once: a fragment's arguments are the same wherever it is spread.
+func (w *costWalker) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
+	walkFields(set, true, fn)
+}
+
+// eachRoot calls fn on the root fields of set, through fragments.
 func (w *costWalker) eachRoot(set ast.SelectionSet, fn func(*ast.Field)) {
+	walkFields(set, false, fn)
+}
+
+func walkFields(set ast.SelectionSet, deep bool, fn func(*ast.Field)) {
 	seen := map[string]bool{}
 	var walk func(ast.SelectionSet)
 	walk = func(set ast.SelectionSet) {
@@ -186,6 +214,9 @@ func (w *costWalker) eachRoot(set ast.SelectionSet, fn func(*ast.Field)) {
 			switch s := sel.(type) {
 			case *ast.Field:
 				fn(s)
+				if deep {
+					walk(s.SelectionSet)
+				}
 			case *ast.InlineFragment:
 				walk(s.SelectionSet)
 			case *ast.FragmentSpread:
@@ -265,7 +296,7 @@ func (w *costWalker) field(f *ast.Field) cost {
 	c := cost{
 		cost:    satAdd(1, children.cost*mult),
 		depth:   1 + children.depth,
-		aliases: children.aliases * mult,
+		aliases: children.aliases, // not by the list: complexity weighs that
 	}
 	if f.Alias != "" && f.Alias != f.Name {
 		c.aliases = satAdd(c.aliases, 1)
@@ -318,6 +349,11 @@ func (w *costWalker) limitOf(f *ast.Field) int {
 	}
 	var n int64
 	switch x := v.(type) {
+	case json.Number: // a variable as sent, before validation coerced it
+		var err error
+		if n, err = x.Int64(); err != nil {
+			return paging.MaxLimit
+		}
 	case int64:
 		n = x
 	case int:

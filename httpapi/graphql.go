@@ -12,8 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -21,40 +21,70 @@ import (
 	"gpugraph/graph"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
+	"gpugraph/resolvers/plan"
 )
 
 // newGraphQL builds the GraphQL executor with the transports gpugraph
-// speaks and the limits that keep one query from taking the server down.
-func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate) *handler.Server {
+// speaks and the limits that keep one query from taking the server down;
+// its caches' sizes are registered on reg.
+func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Registerer) *handler.Server {
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: res})
 	specDirectiveLocations(es.Schema())
-	srv := handler.New(es)
-	addLive(srv, cfg)
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(postJSON{})
-	// First: a stream's operation is charged before anything else runs.
-	srv.Use(streamBudget{g: g})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetParserTokenLimit(cfg.TokenLimit)
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
-	if cfg.DisableIntrospection {
-		srv.Use(noIntrospection{})
-	} else {
-		srv.Use(extension.Introspection{})
-	}
-	srv.Use(Limits{
+	limits := Limits{
+		Schema:            es.Schema(),
 		MaxDepth:          cfg.DepthLimit,
 		MaxComplexity:     cfg.ComplexityLimit,
 		MaxAliases:        cfg.AliasLimit,
 		MaxRootFields:     cfg.RootFieldLimit,
 		MaxMutationFields: cfg.MutationFieldLimit,
-	})
-	srv.Use(restartBudget{rl: g.rl})
-	srv.Use(resolvers.NarrowLoaders())
-	if !cfg.DisablePlanner {
-		srv.Use(resolvers.NewPlanner(es.Schema(), cfg.PlanCheck))
 	}
+	checks := []func(*ast.OperationDefinition, map[string]any) *gqlerror.Error{limits.check}
+	if cfg.DisableIntrospection {
+		checks = append(checks, noIntrospection{}.check)
+	}
+	docs := newDocuments(es.Schema(), cfg, docLimits{
+		MaxFieldsPerSet:   cfg.SelectionLimit,
+		MaxRepeats:        cfg.RepeatLimit,
+		MaxFields:         cfg.FieldLimit,
+		MaxDirectives:     cfg.DirectiveLimit,
+		MaxDepth:          cfg.DepthLimit,
+		MaxAliases:        cfg.AliasLimit,
+		MaxRootFields:     cfg.RootFieldLimit,
+		MaxMutationFields: cfg.MutationFieldLimit,
+	}, checks...)
+
+	srv := handler.New(es)
+	addLive(srv, cfg)
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(getQuery{})
+	srv.AddTransport(postJSON{})
+	srv.AddTransport(unsupported{})
+	// First: a stream's operation is charged before anything else runs.
+	srv.Use(streamBudget{g: g})
+	srv.SetQueryCache(queryCache{docs})
+	// gqlgen's own parse and validation do not run (documents hands it
+	// the document); should they, they keep the same token limit and
+	// suggestions.
+	srv.SetParserTokenLimit(cfg.TokenLimit)
+	srv.SetDisableSuggestion(cfg.DisableIntrospection)
+	srv.Use(extension.AutomaticPersistedQuery{Cache: apqCache{docs}})
+	srv.Use(docs)
+	if cfg.DisableIntrospection {
+		srv.Use(noIntrospection{})
+	} else {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(limits)
+	srv.Use(admitDocuments{docs})
+	srv.Use(restartBudget{rl: g.rl})
+	srv.Use(distinctLists{})
+	srv.Use(resolvers.NarrowLoaders())
+	var planner *plan.Planner
+	if !cfg.DisablePlanner {
+		planner = resolvers.NewPlanner(es.Schema(), cfg.PlanCheck, cfg.PlanCacheBytes)
+		srv.Use(planner)
+	}
+	registerCacheMetrics(reg, docs, planner)
 	srv.Use(responseCap{max: cfg.ResponseLimit})
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
@@ -62,6 +92,36 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate) *handler.Server {
 		return errors.New("panic")
 	})
 	return srv
+}
+
+// registerCacheMetrics exposes how many entries and bytes the query, APQ
+// and plan caches hold (gpugraph_graphql_cache_entries and _bytes).
+func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *plan.Planner) {
+	stats := func(cache string) (int64, int64) {
+		if cache == "plan" {
+			if planner == nil {
+				return 0, 0
+			}
+			n, b := planner.CacheStats()
+			return int64(n), b
+		}
+		s := docs.cacheStats()[cache]
+		return s[0], s[1]
+	}
+	for _, cache := range []string{"query", "apq", "plan"} {
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "gpugraph_graphql_cache_entries",
+				Help:        "Entries the GraphQL query, APQ and plan caches hold.",
+				ConstLabels: prometheus.Labels{"cache": cache},
+			}, func() float64 { n, _ := stats(cache); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "gpugraph_graphql_cache_bytes",
+				Help:        "Estimated bytes of heap the GraphQL query, APQ and plan caches hold.",
+				ConstLabels: prometheus.Labels{"cache": cache},
+			}, func() float64 { _, b := stats(cache); return float64(b) }),
+		)
+	}
 }
 
 // gqlRequest is what one GraphQL request's errors share: whether it ran out

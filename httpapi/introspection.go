@@ -26,8 +26,17 @@ var _ interface {
 func (noIntrospection) ExtensionName() string                   { return "NoIntrospection" }
 func (noIntrospection) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Operation == nil || !asksIntrospection(oc.Operation.SelectionSet, map[string]bool{}) {
+func (n noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	return n.check(oc.Operation, nil)
+}
+
+// check refuses op when it asks for introspection (documents runs it
+// before validation too).
+func (noIntrospection) check(op *ast.OperationDefinition, _ map[string]any) *gqlerror.Error {
+	if !asksIntrospection(op.SelectionSet, map[string]bool{}) {
 		return nil
 	}
 	err := gqlerror.Errorf("introspection is disabled on this server")

@@ -41,7 +41,7 @@ const (
 func addLive(srv *handler.Server, cfg Config) {
 	authn := &auth.Authenticator{Store: cfg.Store, Tokens: cfg.Tokens}
 	srv.AroundResponses(freshLoadersPerEvent(cfg.Store, cfg.LoaderWait))
-	srv.AddTransport(transport.SSE{})
+	srv.AddTransport(sseJSON{})
 	srv.AddTransport(transport.Websocket{
 		Implementation:        closableWebsocket{},
 		KeepAlivePingInterval: 15 * time.Second,
@@ -114,7 +114,10 @@ func isStream(r *http.Request) bool {
 // event. They are scoped to the caller, as every request's are.
 func freshLoadersPerEvent(st *store.Store, wait time.Duration) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		if !graphql.HasOperationContext(ctx) {
+			return next(ctx) // an error answered before any operation
+		}
+		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
 			ctx = loaders.With(ctx, loaders.New(st, auth.FromContext(ctx), wait))
 		}
 		return next(ctx)

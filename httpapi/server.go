@@ -22,6 +22,7 @@ import (
 	"gpugraph/ratelimit"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
+	"gpugraph/resolvers/plan"
 	"gpugraph/rest"
 	"gpugraph/rest/openapi"
 	"gpugraph/store"
@@ -47,7 +48,16 @@ type Config struct {
 	RootFieldLimit     int
 	MutationFieldLimit int
 	ResponseLimit      int // bytes of an answer's data
+	DocumentLimit      int // bytes of a query's text
+	SelectionLimit     int // fields landing on one object of the answer
+	RepeatLimit        int // of those, how many may share a response name
+	FieldLimit         int // fields of a document, fragments expanded
+	DirectiveLimit     int // directives of a document
 	RequestTimeout     time.Duration
+	// The bytes the query, APQ and plan caches may hold (README "Limits").
+	QueryCacheBytes int64
+	APQCacheBytes   int64
+	PlanCacheBytes  int64
 	// PublicConcurrency is how many /graphql and public REST requests (and
 	// queries and mutations over a stream) run at once, CredentialConcurrency
 	// how many of them one credential may run (default max(4, a quarter));
@@ -96,60 +106,44 @@ type Config struct {
 
 // Defaults fills what cfg leaves zero.
 func (cfg Config) withDefaults() Config {
-	if cfg.ComplexityLimit == 0 {
-		cfg.ComplexityLimit = 200000
-	}
-	if cfg.DepthLimit == 0 {
-		cfg.DepthLimit = 15
-	}
-	if cfg.TokenLimit == 0 {
-		cfg.TokenLimit = 10000
-	}
-	if cfg.AliasLimit == 0 {
-		cfg.AliasLimit = 100
-	}
-	if cfg.RootFieldLimit == 0 {
-		cfg.RootFieldLimit = 20
-	}
-	if cfg.MutationFieldLimit == 0 {
-		cfg.MutationFieldLimit = 10
-	}
-	if cfg.ResponseLimit == 0 {
-		cfg.ResponseLimit = 16 << 20
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = 30 * time.Second
-	}
-	if cfg.PublicConcurrency == 0 {
-		cfg.PublicConcurrency = 64
-	}
-	if cfg.CredentialConcurrency == 0 {
-		cfg.CredentialConcurrency = max(4, cfg.PublicConcurrency/4)
-	}
-	if cfg.QueueWait == 0 {
-		cfg.QueueWait = 2 * time.Second
-	}
-	if cfg.BodyTimeout == 0 {
-		cfg.BodyTimeout = DefaultBodyTimeout
-	}
-	if cfg.BodyMemory == 0 {
-		cfg.BodyMemory = 256 << 20
-	}
-	if cfg.WebSocketInitTimeout == 0 {
-		cfg.WebSocketInitTimeout = 5 * time.Second
-	}
-	if cfg.WebSocketsPerAddress == 0 {
-		cfg.WebSocketsPerAddress = 64
-	}
-	if cfg.WebSocketsPerCredential == 0 {
-		cfg.WebSocketsPerCredential = 32
-	}
+	orDefault(&cfg.ComplexityLimit, 200000)
+	orDefault(&cfg.DepthLimit, 15)
+	orDefault(&cfg.TokenLimit, 10000)
+	orDefault(&cfg.AliasLimit, 100)
+	orDefault(&cfg.RootFieldLimit, 20)
+	orDefault(&cfg.MutationFieldLimit, 10)
+	orDefault(&cfg.ResponseLimit, 16<<20)
+	orDefault(&cfg.DocumentLimit, 256<<10)
+	orDefault(&cfg.SelectionLimit, 100)
+	orDefault(&cfg.RepeatLimit, 20)
+	orDefault(&cfg.FieldLimit, 2000)
+	orDefault(&cfg.DirectiveLimit, 50)
+	orDefault(&cfg.QueryCacheBytes, 64<<20)
+	orDefault(&cfg.APQCacheBytes, 16<<20)
+	orDefault(&cfg.PlanCacheBytes, plan.CacheBytes)
+	orDefault(&cfg.RequestTimeout, 30*time.Second)
+	orDefault(&cfg.PublicConcurrency, 64)
+	orDefault(&cfg.CredentialConcurrency, max(4, cfg.PublicConcurrency/4))
+	orDefault(&cfg.QueueWait, 2*time.Second)
+	orDefault(&cfg.BodyTimeout, DefaultBodyTimeout)
+	orDefault(&cfg.BodyMemory, 256<<20)
+	orDefault(&cfg.WebSocketInitTimeout, 5*time.Second)
+	orDefault(&cfg.WebSocketsPerAddress, 64)
+	orDefault(&cfg.WebSocketsPerCredential, 32)
 	return cfg
 }
 
 // DefaultBodyTimeout is Config.BodyTimeout's default (--body-timeout): a
 // 32 MiB sample batch arrives within it at 3.2 MB/s.
 const DefaultBodyTimeout = 10 * time.Second
+
+// orDefault sets *v to def when it is zero.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
 
 // New builds the whole HTTP handler.
 func New(cfg Config) http.Handler {
@@ -184,7 +178,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
-	gql := newGraphQL(cfg, res, g)
+	gql := newGraphQL(cfg, res, g, metrics.registry)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
 	graphQLRoute := route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, streams: true}
 	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.route(graphQLRoute, graphQLStatus(withStreamEnd(requireCaller(gql))))))

@@ -3,48 +3,66 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"gpugraph/apierr"
 )
 
-// postJSON is gqlgen's POST transport (transport.POST) with one change:
-// how the answer is written. gqlgen writes it with json.Marshal, which
-// re-parses the data it has just written (json.RawMessage is compacted
-// and checked byte by byte): on a page of 500 nested pods that is a tenth
-// of the request's CPU. writeResponse writes the same bytes without the
-// second parse. Everything else (content type, request decoding, statuses,
-// error texts) is transport.POST's.
+// postJSON is gqlgen's POST transport (transport.POST) with two changes.
+// The body is read strictly (decodeGraphQLBody): gqlgen's decoder takes the
+// first JSON value and ignores what follows, lets a repeated key win by
+// order, and answered a malformed body by dispatching an error with no
+// operation, which panicked the response interceptors and answered
+// INTERNAL. And the answer is written without a second parse: gqlgen
+// writes it with json.Marshal, which re-parses the data it has just
+// written (json.RawMessage is compacted and checked byte by byte); on a
+// page of 500 nested pods that is a tenth of the request's CPU.
+// writeResponse writes the same bytes. Content type and statuses are
+// transport.POST's.
 type postJSON struct{ transport.POST }
 
-func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ctx := r.Context()
+func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	serveOperation(w, r, exec, readPOST, false)
+}
+
+// readPOST reads a POST's body as its parameters.
+func readPOST(r *http.Request) (*graphql.RawParams, *apierr.Error) {
+	body, e := readRequestBody(r)
+	if e != nil {
+		return nil, e
+	}
+	return decodeGraphQLBody(body)
+}
+
+// serveOperation runs the operation read reads off r and writes the
+// answer; queriesOnly refuses any other operation (a GET: 405, as the
+// GraphQL-over-HTTP draft answers).
+func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
+	read func(*http.Request) (*graphql.RawParams, *apierr.Error), queriesOnly bool) {
 	contentType := responseContentType(r)
 	w.Header().Add("Content-Type", contentType)
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
+	params, e := read(r)
+	if e != nil {
+		writeGraphQLAPIError(w, r, e)
 		return
 	}
-	var params graphql.RawParams
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&params); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, string(body))}))
-		return
-	}
-	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	rc, opErr := exec.CreateOperationContext(ctx, &params)
+	ctx := r.Context()
+	params.Headers = r.Header
+	rc, opErr := exec.CreateOperationContext(ctx, params)
 	if opErr != nil {
 		status := http.StatusOK
 		if errcode.GetErrorKind(opErr) == errcode.KindProtocol {
@@ -57,8 +75,250 @@ func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
 		return
 	}
+	if queriesOnly && rc.Operation.Operation != ast.Query {
+		w.Header().Set("Allow", "POST")
+		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			"a GET runs queries only; send a %s as a POST", rc.Operation.Operation))
+		return
+	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx))
+}
+
+// sseJSON is gqlgen's SSE transport (a subscription over POST with
+// Accept: text/event-stream), its body held to decodeGraphQLBody first.
+type sseJSON struct{ transport.SSE }
+
+func (t sseJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	body, e := readRequestBody(r)
+	if e == nil {
+		_, e = decodeGraphQLBody(body)
+	}
+	if e != nil {
+		writeGraphQLAPIError(w, r, e)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	t.SSE.Do(w, r, exec)
+}
+
+// getQuery is gqlgen's GET transport with its parameters read as
+// strictly as a POST body (each at most once; variables and extensions
+// JSON objects), and a mutation refused with a 405 in GraphQL's error
+// shape (gqlgen's was a 406 without a code).
+type getQuery struct{ transport.GET }
+
+func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	serveOperation(w, r, exec, getParams, true)
+}
+
+func getParams(r *http.Request) (*graphql.RawParams, *apierr.Error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, apierr.BadRequest("the query string is malformed: %v", err)
+	}
+	for _, name := range []string{"query", "operationName", "variables", "extensions"} {
+		if n := len(q[name]); n > 1 {
+			return nil, apierr.BadRequest("%s is given %d times; give it once", name, n)
+		}
+	}
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}
+	for _, f := range []struct {
+		name string
+		into *map[string]any
+	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		if e := checkJSON(f.name, []byte(v)); e != nil {
+			return nil, e
+		}
+		if k := jsonKind([]byte(v)); k != "an object" {
+			return nil, apierr.BadRequest("%s must be a JSON object, got %s", f.name, k)
+		}
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.UseNumber()
+		if err := dec.Decode(f.into); err != nil {
+			return nil, apierr.BadRequest("%s could not be decoded", f.name)
+		}
+	}
+	return params, nil
+}
+
+// unsupported answers, last, what no transport takes, as gqlgen's
+// "transport not supported" did with a bare 400: another method 405 (with
+// Allow), a POST body of another type 415. A form or text/plain POST, the
+// kind a cross-site page can send without asking, is thus refused.
+type unsupported struct{}
+
+func (unsupported) Supports(*http.Request) bool { return true }
+
+func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	switch r.Method {
+	case http.MethodGet, http.MethodPost:
+	default:
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
+		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			"/graphql does not take %s; it takes GET and POST", r.Method))
+		return
+	}
+	if r.Method == http.MethodPost {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		writeGraphQLAPIError(w, r, apierr.New(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+			"/graphql takes a POST body of Content-Type application/json, got %s", ct))
+		return
+	}
+	writeGraphQLAPIError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
+}
+
+// maxBodyDepth is how deep a GraphQL request body may nest: the deepest
+// input of the schema (a PodFilter's StringFilter inside variables) is
+// four levels down, a list of them five.
+const maxBodyDepth = 32
+
+// readRequestBody reads a request body to its end: 413 over the body limit.
+func readRequestBody(r *http.Request) ([]byte, *apierr.Error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, apierr.New(http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge,
+				"the request body is larger than the limit of %d bytes", tooLarge.Limit)
+		}
+		return nil, apierr.BadRequest("the request body could not be read to its end")
+	}
+	return body, nil
+}
+
+// decodeGraphQLBody reads a GraphQL-over-HTTP request: exactly one JSON
+// object, nothing after it, no key twice in any object, valid UTF-8, at
+// most maxBodyDepth deep; query and operationName strings (or null),
+// variables and extensions objects (or null). Other keys are ignored, as
+// the GraphQL-over-HTTP draft lets servers do. A batch (a JSON array of
+// operations) is not served. Each refusal names what is wrong.
+func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
+	if e := checkJSON("the request body", body); e != nil {
+		return nil, e
+	}
+	switch k := jsonKind(body); k {
+	case "an object":
+	case "an array":
+		return nil, apierr.BadRequest("the request body is a JSON array (a batch of operations): send one operation as a JSON object {\"query\": …}")
+	default:
+		return nil, apierr.BadRequest("the request body must be a JSON object {\"query\": …}, got %s", k)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, apierr.BadRequest("the request body is not valid JSON")
+	}
+	params := &graphql.RawParams{}
+	for _, f := range []struct {
+		name, kind, want string
+		into             any
+	}{
+		{"query", "a string", "a string", &params.Query},
+		{"operationName", "a string", "a string", &params.OperationName},
+		{"variables", "an object", "a JSON object", &params.Variables},
+		{"extensions", "an object", "a JSON object", &params.Extensions},
+	} {
+		raw, ok := top[f.name]
+		if !ok || jsonKind(raw) == "null" {
+			continue
+		}
+		if k := jsonKind(raw); k != f.kind {
+			return nil, apierr.BadRequest("%s must be %s, got %s", f.name, f.want, k)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber() // as gqlgen decodes: Int arguments keep all 64 bits
+		if err := dec.Decode(f.into); err != nil {
+			return nil, apierr.BadRequest("%s could not be decoded", f.name)
+		}
+	}
+	return params, nil
+}
+
+// checkJSON holds b (what names it) to one JSON value as RFC 8259 reads
+// it and I-JSON (RFC 7493) restricts it: no object key twice, valid
+// UTF-8; at most maxBodyDepth deep; nothing but white space after it.
+func checkJSON(what string, b []byte) *apierr.Error {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	started, end := false, -1 // end: where the first value ends, once it has
+	for {
+		_, err := dec.ReadToken()
+		if err == io.EOF {
+			if !started {
+				return apierr.BadRequest("%s is empty: send a JSON object {\"query\": …}", what)
+			}
+			return nil
+		}
+		if end >= 0 {
+			// A second value, or anything else, after the first.
+			for end < len(b) && strings.IndexByte(" \t\r\n", b[end]) >= 0 {
+				end++
+			}
+			return apierr.BadRequest("%s has data after its JSON value, from byte %d", what, end)
+		}
+		if err != nil {
+			return jsonError(what, b, err)
+		}
+		started = true
+		if dec.StackDepth() > maxBodyDepth {
+			return apierr.BadRequest("%s nests more than %d levels deep", what, maxBodyDepth)
+		}
+		if dec.StackDepth() == 0 {
+			end = int(dec.InputOffset())
+		}
+	}
+}
+
+// jsonError names what is wrong with JSON text b.
+func jsonError(what string, b []byte, err error) *apierr.Error {
+	var syn *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return apierr.BadRequest("%s names %q twice in one object (at %s): name each key once",
+			what, syn.JSONPointer.LastToken(), pointerOrTop(syn.JSONPointer.Parent()))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apierr.BadRequest("%s is not valid JSON: it ends before its value does (%d bytes)", what, len(b))
+	case errors.As(err, &syn):
+		return apierr.BadRequest("%s is not valid JSON: %s, at byte %d", what, strings.TrimPrefix(syn.Err.Error(), "jsontext: "), syn.ByteOffset)
+	}
+	return apierr.BadRequest("%s is not valid JSON", what)
+}
+
+// pointerOrTop names the object a JSON pointer points to.
+func pointerOrTop(p jsontext.Pointer) string {
+	if p == "" {
+		return "the top level"
+	}
+	return string(p)
+}
+
+// jsonKind names the kind of the JSON value b holds: an object, an
+// array, a string, a number, a boolean or null.
+func jsonKind(b []byte) string {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return "an object"
+		case '[':
+			return "an array"
+		case '"':
+			return "a string"
+		case 't', 'f':
+			return "a boolean"
+		case 'n':
+			return "null"
+		}
+		return "a number"
+	}
+	return "nothing"
 }
 
 const graphqlResponseJSON = "application/graphql-response+json"

@@ -67,6 +67,10 @@ type Limits struct {
 // DefaultRecheck is Limits.Recheck's default (--stream-recheck).
 const DefaultRecheck = 30 * time.Second
 
+// MaxIDs is how many ids one subscription may follow (the GraphQL face
+// refuses a longer list before the operation runs).
+const MaxIDs = maxIDs
+
 const (
 	defaultBuffer = 256
 	defaultPerKey = 100

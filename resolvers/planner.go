@@ -26,8 +26,9 @@ var plannedRoots = []string{
 // types their resolvers answer, the fields gqlgen answers through a
 // resolver method (read off the generated resolver interfaces), and the
 // nested fields a plan reads from the loaders, the Plain ones of the
-// prefetch registry. check, when not nil, is plan.Config.Check.
-func NewPlanner(schema *ast.Schema, check func(ctx context.Context, root string, planned, gqlgen []byte)) *plan.Planner {
+// prefetch registry. check, when not nil, is plan.Config.Check;
+// cacheBytes is plan.Config.CacheBytes.
+func NewPlanner(schema *ast.Schema, check func(ctx context.Context, root string, planned, gqlgen []byte), cacheBytes int64) *plan.Planner {
 	roots := map[string]reflect.Type{}
 	query := reflect.TypeFor[graph.QueryResolver]()
 	for _, name := range plannedRoots {
@@ -52,7 +53,7 @@ func NewPlanner(schema *ast.Schema, check func(ctx context.Context, root string,
 			resolved[typ] = append(resolved[typ], iface.Method(j).Name)
 		}
 	}
-	return plan.New(plan.Config{Schema: schema, Roots: roots, Resolved: resolved, Follow: prefetchRegistry.Follow, Check: check})
+	return plan.New(plan.Config{Schema: schema, Roots: roots, Resolved: resolved, Follow: prefetchRegistry.Follow, Check: check, CacheBytes: cacheBytes})
 }
 
 // methodFold is iface's method named name, case aside.

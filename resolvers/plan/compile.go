@@ -37,6 +37,8 @@ type Config struct {
 	// same rows, and is called with both: the tests' proof that the two
 	// paths answer byte for byte the same. It doubles the writing work.
 	Check func(ctx context.Context, root string, planned, gqlgen []byte)
+	// CacheBytes bounds the bytes the plan cache holds (CacheBytes when 0).
+	CacheBytes int64
 }
 
 // A value is how one GraphQL value is written from a Go value.
@@ -64,8 +66,9 @@ type field struct {
 }
 
 type compiler struct {
-	p  *Planner
-	op *graphql.OperationContext
+	p      *Planner
+	op     *graphql.OperationContext
+	fields int // planned so far
 }
 
 // compileValue plans the GraphQL type t over Go type gt, or answers false.
@@ -114,6 +117,7 @@ func (c *compiler) compileObject(def *ast.Definition, gt reflect.Type, sel ast.S
 		if len(f.Deferrables) > 0 {
 			return nil, false
 		}
+		c.fields++
 		fl := field{prefix: responseKey(f.Alias, i > 0)}
 		if f.Name == "__typename" {
 			fl.typename = def.Name

@@ -9,26 +9,42 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"gpugraph/sizedlru"
 )
 
-// CacheSize is how many root fields' plans a Planner keeps: as many as
-// gqlgen's query cache keeps documents.
-const CacheSize = 1000
+// CacheSize is how many root fields' plans a Planner keeps, and CacheBytes
+// how many bytes they may hold by default (a plan is about fieldBytes a
+// field, and it keeps its document's text: see planKey).
+const (
+	CacheSize  = 1000
+	CacheBytes = 16 << 20
+	fieldBytes = 256
+)
 
 // A Planner is the gqlgen extension that writes planned root fields.
 type Planner struct {
 	cfg      Config
 	resolved map[string]map[string]bool // type → lower-cased field names
-	plans    *lru.Cache[*ast.Field, *compiled]
+	plans    *sizedlru.Cache[planKey, *compiled]
+}
+
+// planKey names a root field of one parsed document: its source and where
+// the field starts in it. Keyed so, a plan keeps its document's text alive
+// but not its syntax tree (ten to thirty times larger), which the query
+// cache may have let go.
+type planKey struct {
+	src    *ast.Source
+	offset int
 }
 
 // compiled is one root field's plan (nil: gqlgen answers it) and the size
 // of its last answer, which the next one's buffer starts at.
 type compiled struct {
-	root *value
-	size atomic.Int64
+	root   *value
+	size   atomic.Int64
+	fields int // planned, for the cache's estimate
 }
 
 // maxPresize bounds the buffer a plan starts with.
@@ -50,7 +66,11 @@ func New(cfg Config) *Planner {
 		}
 		p.resolved[typ] = m
 	}
-	p.plans, _ = lru.New[*ast.Field, *compiled](CacheSize)
+	maxBytes := cfg.CacheBytes
+	if maxBytes == 0 {
+		maxBytes = CacheBytes
+	}
+	p.plans = sizedlru.New[planKey, *compiled](CacheSize, maxBytes)
 	return p
 }
 
@@ -155,27 +175,36 @@ func emptyLike(res any) (any, bool) {
 // depends on the document only, unless a directive (@skip, @include) in
 // the selection reads variables: such a plan is made for each request.
 func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *compiled {
-	if pl, ok := p.plans.Get(f.Field); ok {
-		return pl
+	var key planKey
+	if pos := f.Field.Position; pos != nil && pos.Src != nil {
+		key = planKey{src: pos.Src, offset: pos.Start}
+		if pl, ok := p.plans.Get(key); ok {
+			return pl
+		}
 	}
-	pl := &compiled{root: p.compile(op, f)}
-	if !directives(op, f.Selections, map[string]bool{}) {
-		p.plans.Add(f.Field, pl)
+	pl := p.compile(op, f)
+	if key.src != nil && !directives(op, f.Selections, map[string]bool{}) {
+		p.plans.Add(key, pl, int64(len(key.src.Input)+fieldBytes*(1+pl.fields)))
 	}
 	return pl
 }
 
-// compile plans root field f, or answers nil.
-func (p *Planner) compile(op *graphql.OperationContext, f graphql.CollectedField) *value {
+// CacheStats is how many plans the planner keeps and the bytes they hold.
+func (p *Planner) CacheStats() (entries int, bytes int64) {
+	return p.plans.Len(), p.plans.Bytes()
+}
+
+// compile plans root field f (a nil root: gqlgen answers it).
+func (p *Planner) compile(op *graphql.OperationContext, f graphql.CollectedField) *compiled {
 	if f.Definition == nil || len(f.Directives) > 0 {
-		return nil
+		return &compiled{}
 	}
 	c := compiler{p: p, op: op}
 	v, ok := c.compileValue(f.Definition.Type, p.cfg.Roots[f.Name], f.Selections)
 	if !ok {
-		return nil
+		return &compiled{fields: c.fields}
 	}
-	return v
+	return &compiled{root: v, fields: c.fields}
 }
 
 // directives reports whether sel, or a fragment it spreads, carries a
