@@ -57,3 +57,37 @@ func TestOpenRejectsUnknownURL(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A database where two organizations share a Run:ai tenant (made before
+// tenants were unique) is refused at the migration that makes them
+// unique, naming the organizations, and keeps its data; fixed, it migrates.
+func TestMigrateRefusesSharedTenants(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		db := st.DB
+		for _, stmt := range []string{
+			"DROP INDEX organizations_tenant_unique",
+			"DELETE FROM schema_migrations WHERE version = '0011_organizations_tenant.sql'",
+			"INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-a', 'A', 7, false), ('org-b', 'B', 7, false), ('org-c', 'C', 7, false), ('org-d', 'D', 8, false), ('org-e', 'E', 8, false), ('org-f', 'F', 9, false)",
+		} {
+			if err := db.Exec(stmt).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := st.Migrate(context.Background())
+		const want = "migrate: 0011_organizations_tenant.sql: organizations share a Run:ai tenant (tenant 7: org-a, org-b, org-c; tenant 8: org-d, org-e): each tenant's pods are read by one organization's keys, so give all but one of them their own tenant id, then start again"
+		if err == nil || err.Error() != want {
+			t.Fatalf("got %v\nwant %s", err, want)
+		}
+		for tenant, id := range map[int]string{11: "org-b", 12: "org-c", 13: "org-e"} {
+			if err := db.Exec("UPDATE organizations SET tenant_id = ? WHERE id = ?", tenant, id).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-g', 'G', 9, false)").Error; !store.IsUniqueViolation(err) {
+			t.Fatalf("a second organization of tenant 9: %v", err)
+		}
+	})
+}
