@@ -58,7 +58,9 @@ func TestMetricsLabelsAreClosed(t *testing.T) {
 		func(i int) { env.Do(fmt.Sprintf("INVENTED%d", i), fmt.Sprintf("/nowhere/%d", i), "", nil, nil) },
 		func(i int) { env.Do(http.MethodGet, fmt.Sprintf("/nowhere/%d", i), "", nil, nil) },
 		func(i int) { env.Do(http.MethodGet, fmt.Sprintf("/v1/vms/vm-%d", i), "acme-reader", nil, nil) },
-		func(i int) { env.Do(http.MethodGet, fmt.Sprintf("/api/v1/workloads/w-%d/pods", i), "acme-workloads", nil, nil) },
+		func(i int) {
+			env.Do(http.MethodGet, fmt.Sprintf("/api/v1/workloads/w-%d/pods", i), "acme-workloads", nil, nil)
+		},
 		func(i int) { env.GraphQL("acme-reader", fmt.Sprintf("query Op%d { vms(limit: 1) { total } }", i), nil) },
 		func(i int) { persisted(fmt.Sprintf("Persisted%d", i)) },
 	}
