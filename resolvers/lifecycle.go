@@ -71,15 +71,17 @@ func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, li
 	}
 	out := []*models.VMEvent{}
 	for _, e := range all {
-		if e.ID > q.After && len(out) < q.Limit {
+		if e.Seq > q.After && len(out) < q.Limit {
 			out = append(out, e)
 		}
 	}
 	return out, nil
 }
 
+// ID is the event's number in its organization's log (never the log's
+// global row id, which would show others' activity between two events).
 func (r *vmEventResolver) ID(ctx context.Context, e *models.VMEvent) (string, error) {
-	return strconv.FormatInt(e.ID, 10), nil
+	return strconv.FormatInt(e.Seq, 10), nil
 }
 
 func (r *vmEventResolver) Transition(ctx context.Context, e *models.VMEvent) (string, error) {

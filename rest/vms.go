@@ -128,7 +128,7 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func encodeEvent(e *models.VMEvent) eventJSON {
-	return eventJSON{ID: strconv.FormatInt(e.ID, 10), VMID: e.VMID, From: string(e.From), To: string(e.To),
+	return eventJSON{ID: strconv.FormatInt(e.Seq, 10), VMID: e.VMID, From: string(e.From), To: string(e.To),
 		Reason: e.Reason, Transition: string(e.Transition), Actor: e.Actor().String(), At: models.FormatTime(e.At)}
 }
 

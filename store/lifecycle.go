@@ -61,6 +61,9 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if err := s.lockEventLog(tx.db); err != nil {
 		return nil, err
 	}
+	if err := drawSeqs(tx.db, []*models.VMEvent{ev}); err != nil {
+		return nil, err
+	}
 	if err := tx.db.Create(ev).Error; err != nil {
 		return nil, err
 	}
@@ -141,6 +144,9 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	if err := s.lockEventLog(db); err != nil {
 		return 0, err
 	}
+	if err := drawSeqs(db, events); err != nil {
+		return 0, err
+	}
 	if err := db.CreateInBatches(events, 200).Error; err != nil {
 		return 0, err
 	}
@@ -178,6 +184,26 @@ func eventOf(t models.Transition, ch Change, vm *models.VM, now time.Time) *mode
 	}
 	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.To,
 		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now}
+}
+
+// drawSeqs numbers events within their organizations: each takes its
+// organization's last seq + 1, in order. The caller holds the log's lock
+// (lockEventLog on PostgreSQL; SQLite's transactions write one at a time),
+// so no other transaction draws from the same organization until this one
+// commits, and seqs commit in order as ids do.
+func drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
+	next := map[string]int64{}
+	for _, ev := range events {
+		n, ok := next[ev.OrganizationID]
+		if !ok {
+			if err := db.Raw("SELECT COALESCE(MAX(seq), 0) FROM vm_events WHERE organization_id = ?", ev.OrganizationID).Scan(&n).Error; err != nil {
+				return err
+			}
+		}
+		n++
+		ev.Seq, next[ev.OrganizationID] = n, n
+	}
+	return nil
 }
 
 func releaseGPUs(db *gorm.DB, vmIDs []string) error {
