@@ -7,6 +7,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/edge"
 	"gpugraph/graph"
 	"gpugraph/loaders"
 	"gpugraph/models"
@@ -55,8 +56,8 @@ func (r *mutationResolver) end(ctx context.Context, id string,
 func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, limit *int) ([]*models.VMEvent, error) {
 	var from *int64
 	if after != nil {
-		n, err := strconv.ParseInt(*after, 10, 64)
-		if err != nil {
+		n, ok := edge.ParseInt(*after)
+		if !ok {
 			return nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
 		}
 		from = &n

@@ -7,6 +7,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/edge"
 	"gpugraph/models"
 	"gpugraph/paging"
 )
@@ -98,8 +99,8 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	var after *int64
 	if s := v.Get("after"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
+		n, ok := edge.ParseInt(s)
+		if !ok {
 			return apierr.BadRequest("after must be an event id (a whole number), got %q", s)
 		}
 		after = &n
