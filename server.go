@@ -275,7 +275,7 @@ func run(ctx context.Context, args []string) error {
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
 			NodeCredentialsRequired: o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits()}),
 		ReadHeaderTimeout: 10 * time.Second,
-		// A whole request (headers and body, up to the 32 MiB sample batch)
+		// A whole request (headers and body, up to the 8 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.
 		ReadTimeout:  o.readTimeout,
 		WriteTimeout: 90 * time.Second, // the 30 s request timeout plus writing the answer

@@ -13,9 +13,9 @@ import (
 // through http.MaxBytesReader; the handlers that read bodies answer 413 in
 // their API's shape when one is larger.
 const (
-	MaxGraphQLBody = 1 << 20  // a GraphQL request (query, variables, extensions)
-	MaxSamplesBody = 32 << 20 // POST /api/v1/metrics/samples (rest.maxSamplesBody)
-	MaxOtherBody   = 1 << 20  // every other body (agent reports, restart)
+	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)
+	MaxSamplesBody = rest.MaxSamplesBody // POST /api/v1/metrics/samples
+	MaxOtherBody   = 1 << 20             // every other body (agent reports, restart)
 )
 
 // limitBodies puts a MaxBytesReader on every request body.

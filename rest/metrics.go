@@ -245,12 +245,12 @@ func prefersCSV(accept string) bool {
 	return csvQ > jsonQ || (csvQ == jsonQ && csvAt < jsonAt)
 }
 
-// maxSamplesBody bounds an ingestion body: podmetrics.MaxBatchSamples
-// samples of about 40 bytes each (["2025-02-01T10:00:00.000Z","85.5"],
-// plus a share of their entry), with room for histograms' buckets and
-// for labels. The body is read as a stream, entry by entry, so this
-// bounds the read, not what is held.
-const maxSamplesBody = 16 << 20
+// MaxSamplesBody bounds an ingestion body: podmetrics.MaxBatchSamples
+// samples are 400 KB as [timestamp, value] pairs, and about 5 MB as NIM
+// histograms of 30 buckets each; 8 MiB leaves room for labels and
+// spacing. The body is read as a stream, entry by entry, so this bounds
+// the read (and what one entry may hold), not what is kept.
+const MaxSamplesBody = 8 << 20
 
 // ingestSamples stores a batch of samples (permission metrics.write). The
 // caller and the metrics source are checked before the body is read.
@@ -259,7 +259,7 @@ func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) error {
 	if err := podmetrics.CanIngest(c, api.Metrics); err != nil {
 		return err
 	}
-	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, maxSamplesBody))
+	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, MaxSamplesBody))
 	if err != nil {
 		return err
 	}
