@@ -480,7 +480,10 @@ var bigBatchStart = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 
 // bigBatch is series CPU_USAGE_CORES series of train1 (label s = 0…) of
 // samples each, one a second from bigBatchStart, valued by their index.
-func bigBatch(series, samples int) []byte {
+func bigBatch(series, samples int) []byte { return bigBatchAt(series, samples, bigBatchStart) }
+
+// bigBatchAt is bigBatch starting at start.
+func bigBatchAt(series, samples int, start time.Time) []byte {
 	var b strings.Builder
 	b.WriteString(`{"podMetrics":[`)
 	for s := range series {
@@ -492,7 +495,7 @@ func bigBatch(series, samples int) []byte {
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, `["%s","%d"]`, bigBatchStart.Add(time.Duration(i)*time.Second).Format(time.RFC3339), i)
+			fmt.Fprintf(&b, `["%s","%d"]`, start.Add(time.Duration(i)*time.Second).Format(time.RFC3339), i)
 		}
 		b.WriteString("]}")
 	}
