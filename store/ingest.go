@@ -111,55 +111,62 @@ func ingestPG(ctx context.Context, conn *pgx.Conn, tenantID int, podIDs []string
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	found := make(map[string]bool, len(podIDs))
 	rows, err := tx.Query(ctx, "SELECT id FROM pods WHERE tenant_id = $1 AND id = ANY($2)", tenantID, podIDs)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		found[id] = true
-	}
+	found := make(map[string]bool, len(podIDs))
+	err = readIDs(rows, found)
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return err
 	}
 	if err := check(found); err != nil {
 		return err
 	}
 	if len(metrics) > 0 {
-		if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+stagedMetrics+" (LIKE metric_samples) ON COMMIT DROP"); err != nil {
-			return err
-		}
-		row := make([]any, len(metricColumns))
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{stagedMetrics}, metricColumns, &rowSource[models.MetricSample]{rows: metrics, row: row,
+		src := &rowSource[models.MetricSample]{rows: metrics, row: make([]any, len(metricColumns)),
 			fill: func(m *models.MetricSample, r []any) {
 				r[0], r[1], r[2], r[3], r[4] = m.PodID, m.Type, m.Labels, m.TS, m.Value
-			}}); err != nil {
-			return fmt.Errorf("podMetrics: %w", err)
-		}
-		if _, err := tx.Exec(ctx, publishMetrics); err != nil {
+			}}
+		if err := copyAndPublish(ctx, tx, "metric_samples", stagedMetrics, metricColumns, src, publishMetrics); err != nil {
 			return fmt.Errorf("podMetrics: %w", err)
 		}
 	}
 	if len(histograms) > 0 {
-		if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+stagedHistograms+" (LIKE histogram_samples) ON COMMIT DROP"); err != nil {
-			return err
-		}
-		row := make([]any, len(histogramColumns))
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{stagedHistograms}, histogramColumns, &rowSource[models.HistogramSample]{rows: histograms, row: row,
-			fill: func(h *models.HistogramSample, r []any) { r[0], r[1], r[2], r[3] = h.PodID, h.Type, h.TS, h.Buckets }}); err != nil {
-			return fmt.Errorf("podHistograms: %w", err)
-		}
-		if _, err := tx.Exec(ctx, publishHistograms); err != nil {
+		src := &rowSource[models.HistogramSample]{rows: histograms, row: make([]any, len(histogramColumns)),
+			fill: func(h *models.HistogramSample, r []any) { r[0], r[1], r[2], r[3] = h.PodID, h.Type, h.TS, h.Buckets }}
+		if err := copyAndPublish(ctx, tx, "histogram_samples", stagedHistograms, histogramColumns, src, publishHistograms); err != nil {
 			return fmt.Errorf("podHistograms: %w", err)
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// copyAndPublish stages rows in a temporary table like table, dropped at
+// commit, with COPY, and publishes them into table.
+func copyAndPublish(ctx context.Context, tx pgx.Tx, table, staged string, cols []string, rows pgx.CopyFromSource, publish string) error {
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+staged+" (LIKE "+table+") ON COMMIT DROP"); err != nil {
+		return err
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{staged}, cols, rows); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, publish)
+	return err
+}
+
+// readIDs adds the one text column of every row to found; the caller
+// closes rows.
+func readIDs(rows rowIter, found map[string]bool) error {
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		found[id] = true
+	}
+	return rows.Err()
 }
 
 // rowSource feeds CopyFrom one row at a time from a slice, through one
@@ -239,16 +246,9 @@ func ingestSQLite(ctx context.Context, conn *sql.Conn, tenantID int, podIDs []st
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				found[id] = true
-			}
+			err = readIDs(rows, found)
 			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err != nil {
 				return err
 			}
 		}
