@@ -33,6 +33,7 @@ func TestRESTRefusesAmbiguity(t *testing.T) {
 			{"GET", "/api/v1/workloads/pods?offset=05", "acme-workloads", "", 400, `"message":"offset must be an integer, got \"05\""`},
 			{"GET", "/v1/vms/vm-acme-1/events?after=%2B1", "acme-reader", "", 400, `"message":"after must be an event id (a whole number), got \"+1\""`},
 			{"GET", "/v1/vms//vm-acme-1", "acme-reader", "", 404, `{"error":{"code":"NOT_FOUND","message":"no such path: GET /v1/vms//vm-acme-1 (a path has no empty, \".\" or \"..\" segment)"`},
+			{"GET", "/v1/vms//restart", "acme-reader", "", 404, `"message":"no such path: GET /v1/vms//restart (a path has no empty, \".\" or \"..\" segment)"`},
 			{"POST", "/v1/vms//restart", "acme-operator", "", 404, `"message":"no such path: POST /v1/vms//restart (a path has no empty, \".\" or \"..\" segment)"`},
 			{"GET", "/v1/vms/x/../vm-acme-1", "acme-reader", "", 404, `"code":"NOT_FOUND"`},
 			{"GET", "/api/v1/workloads//pods", "acme-workloads", "", 404, `{"code":404,"message":"no such path: GET /api/v1/workloads//pods (a path has no empty, \".\" or \"..\" segment)"`},
