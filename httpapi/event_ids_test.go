@@ -1,13 +1,16 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -111,4 +114,30 @@ func TestVMEventIDsAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An organization's ids keep growing when retention has emptied its log:
+// a client resuming with the last id it read gets what came after, not
+// events numbered from 1 again.
+func TestVMEventIDsSurviveRetention(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		liveWorld(t, st, 2)
+		srv := liveServer(t, st, nil)
+		act(t, srv, "acme-operator", "stopVm", "vm-0")
+		act(t, srv, "acme-operator", "stopVm", "vm-1")
+		if err := st.DB.Exec("UPDATE vm_events SET at = ?", store.Now().Add(-30*24*time.Hour)).Error; err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		httpapi.RunEventRetention(ctx, st, httpapi.DefaultEventRetention, time.Hour)
+		if left := eventsOfOrg(t, st, "org-acme"); len(left) != 0 {
+			t.Fatalf("retention kept %v", left)
+		}
+		s := subscribe(t, srv, "acme-reader", map[string]any{"after": "2"})
+		act(t, srv, "acme-operator", "terminateVm", "vm-0")
+		if got := s.events(1); len(got) != 1 || got[0].ID != "3" {
+			t.Fatalf("after retention emptied the log, the next event is %+v, want id 3", got)
+		}
+	})
 }

@@ -186,22 +186,36 @@ func eventOf(t models.Transition, ch Change, vm *models.VM, now time.Time) *mode
 		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now}
 }
 
-// drawSeqs numbers events within their organizations: each takes its
-// organization's last seq + 1, in order. The caller holds the log's lock
-// (lockEventLog on PostgreSQL; SQLite's transactions write one at a time),
-// so no other transaction draws from the same organization until this one
-// commits, and seqs commit in order as ids do.
+// drawSeqs numbers events within their organizations: each takes the
+// next of its organization's counter (vm_event_seqs, which never goes
+// back, whatever retention deletes). The caller holds the log's lock
+// (lockEventLog on PostgreSQL; SQLite's transactions write one at a
+// time), and only holders of it touch the counters, so seqs commit in
+// order as ids do, and the counters' rows take no part in any other
+// lock order.
 func drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
-	next := map[string]int64{}
+	count := map[string]int64{}
+	var orgs []string
 	for _, ev := range events {
-		n, ok := next[ev.OrganizationID]
-		if !ok {
-			if err := db.Raw("SELECT COALESCE(MAX(seq), 0) FROM vm_events WHERE organization_id = ?", ev.OrganizationID).Scan(&n).Error; err != nil {
-				return err
-			}
+		if count[ev.OrganizationID] == 0 {
+			orgs = append(orgs, ev.OrganizationID)
 		}
-		n++
-		ev.Seq, next[ev.OrganizationID] = n, n
+		count[ev.OrganizationID]++
+	}
+	next := make(map[string]int64, len(orgs))
+	for _, org := range orgs {
+		var last int64
+		err := db.Raw(`INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
+			ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last`,
+			org, count[org]).Scan(&last).Error
+		if err != nil {
+			return err
+		}
+		next[org] = last - count[org]
+	}
+	for _, ev := range events {
+		next[ev.OrganizationID]++
+		ev.Seq = next[ev.OrganizationID]
 	}
 	return nil
 }

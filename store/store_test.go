@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -88,6 +90,58 @@ func TestMigrateRefusesSharedTenants(t *testing.T) {
 		}
 		if err := db.Exec("INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-g', 'G', 9, false)").Error; !store.IsUniqueViolation(err) {
 			t.Fatalf("a second organization of tenant 9: %v", err)
+		}
+	})
+}
+
+// Upgrading a database whose log holds events (ids drawn from one global
+// sequence, some purged): migration 0011_vm_events_seq keeps each kept
+// event's id as its seq and starts every organization's counter at the
+// last id ever drawn, so ids a client holds from before still resume.
+func TestMigrateKeepsEventIDs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		db := st.DB
+		name := "0011_vm_events_seq." + string(st.Dialect) + ".sql"
+		for _, stmt := range []string{
+			"DROP INDEX vm_events_org_seq",
+			"ALTER TABLE vm_events DROP COLUMN seq",
+			"DROP TABLE vm_event_seqs",
+			"CREATE INDEX vm_events_org ON vm_events (organization_id, id)",
+			"DELETE FROM schema_migrations WHERE version = '" + name + "'",
+			"INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-a', 'A', 1, false), ('org-b', 'B', 2, false)",
+		} {
+			if err := db.Exec(stmt).Error; err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		// Ids 1–5 drawn; 1, 2 and the last, 5, purged since.
+		for i, org := range []string{"org-a", "org-b", "org-a", "org-b", "org-a"} {
+			if err := db.Exec(`INSERT INTO vm_events (vm_id, organization_id, from_status, to_status, transition, actor_kind, at)
+				VALUES ('v', ?, 'running', 'stopped', 'user-stop', 'user', ?)`, org, store.Now().Add(time.Duration(i)*time.Second)).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Exec("DELETE FROM vm_events WHERE id <= 2 OR id = 5").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var kept []struct {
+			ID, Seq        int64
+			OrganizationID string
+		}
+		db.Raw("SELECT id, seq, organization_id FROM vm_events ORDER BY id").Scan(&kept)
+		if fmt.Sprint(kept) != "[{3 3 org-a} {4 4 org-b}]" {
+			t.Errorf("kept events %v", kept)
+		}
+		var counters []struct {
+			OrganizationID string
+			Last           int64
+		}
+		db.Raw("SELECT organization_id, last FROM vm_event_seqs ORDER BY organization_id").Scan(&counters)
+		if fmt.Sprint(counters) != "[{org-a 5} {org-b 5}]" {
+			t.Errorf("counters %v, want every organization at 5, the last id drawn", counters)
 		}
 	})
 }
