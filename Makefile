@@ -18,7 +18,7 @@ build:
 test:
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
-## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, filterBy, credential expiry, cursors, Accept-Encoding, the GraphQL answer's writing)
+## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, REST JSON bodies, filterBy, credential expiry, cursors, Accept-Encoding, the GraphQL answer's writing)
 FUZZTIME ?= 1000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
@@ -30,6 +30,7 @@ fuzz:
 	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./filterby/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParseExpires$$' -fuzztime $(FUZZTIME) -parallel 2 ./credentials/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./edge/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./paging/
 
 ## generate: regenerate graph/ from schema.graphqls (gqlgen)

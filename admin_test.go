@@ -105,6 +105,8 @@ func TestAdminCommands(t *testing.T) {
 				{[]string{"keys", "create", "--org", "org-a", "--permissions", "root"}, `permission "root" is not one of compute.read, compute.operate, workloads.read, metrics.write, nodes.report, nodes.admin, admin`},
 				{[]string{"keys", "revoke", "nope"}, "API key nope not found"},
 				{[]string{"orgs", "create", "--id", "org-a", "--name", "Acme", "--tenant-id", "1001"}, "organization org-a exists already"},
+				{[]string{"orgs", "create", "--id", "org-b", "--name", "Evil", "--tenant-id", "1001"},
+					"Run:ai tenant 1001 is held by organization org-a (Acme): a tenant's pods are read by one organization's keys; give org-b a tenant of its own"},
 			} {
 				if _, _, err := runAdmin(t, url, c.args...); err == nil || err.Error() != c.want {
 					t.Errorf("gpugraph %s: %v, want %q", strings.Join(c.args, " "), err, c.want)

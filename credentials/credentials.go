@@ -32,6 +32,7 @@ const (
 	CodeApplicationNotFound  = "APPLICATION_NOT_FOUND"
 	CodeOrganizationNotFound = "ORGANIZATION_NOT_FOUND"
 	CodeOrganizationExists   = "ORGANIZATION_EXISTS"
+	CodeTenantTaken          = "TENANT_ID_TAKEN"
 	CodePermissionNotHeld    = "PERMISSION_NOT_HELD"
 )
 
@@ -218,6 +219,14 @@ func (s *Service) CreateOrganization(ctx context.Context, caller *auth.Caller, o
 	err := s.store.CreateOrganization(ctx, o.ID, o.Name, o.TenantID, o.InfinibandEnabled)
 	if errors.Is(err, store.ErrDuplicate) {
 		return nil, apierr.Conflict(CodeOrganizationExists, "organization %s exists already", o.ID)
+	}
+	// Only the platform operator creates organizations, so naming the
+	// holder tells no tenant anything it may not know.
+	var taken *store.TenantTakenError
+	if errors.As(err, &taken) {
+		return nil, apierr.Conflict(CodeTenantTaken,
+			"Run:ai tenant %d is held by organization %s (%s): a tenant's pods are read by one organization's keys; give %s a tenant of its own",
+			o.TenantID, taken.Holder.ID, taken.Holder.Name, o.ID)
 	}
 	if err != nil {
 		return nil, err

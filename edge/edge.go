@@ -7,6 +7,8 @@ package edge
 
 import (
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -46,4 +48,19 @@ func Int32(field string, n int64) error {
 		return apierr.BadRequest("%s must be between 0 and %d, got %d", field, math.MaxInt32, n)
 	}
 	return nil
+}
+
+// integer is an integer as JSON writes one: no "+", no leading zeros, no
+// spaces, no underscores (strconv.Atoi takes "+5" and "007").
+var integer = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// ParseInt reads a whole number of a query parameter or an id argument
+// written as JSON writes it, and only so: "+5", "05", " 5" and "5.0" are
+// refused, as an ambiguous spelling is anywhere at the edge.
+func ParseInt(s string) (int64, bool) {
+	if !integer.MatchString(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }

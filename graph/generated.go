@@ -3213,7 +3213,7 @@ extend type VM {
 
 "One status change of a VM or pod, as the event log keeps it."
 type VmEvent {
-  "Grows with every event; pass the last one read as after to read on."
+  "Counts the organization's own events (1, 2, 3 … in commit order; others' leave no gap); pass the last one read as after to read on."
   id: ID!
   "The VM or pod that changed."
   vmId: ID!
@@ -3440,7 +3440,7 @@ extend type Mutation {
     id: ID!
     "Its display name."
     name: String!
-    "Its Run:ai tenant id, unique among organizations."
+    "Its Run:ai tenant id, unique among organizations (one another organization holds answers 409 TENANT_ID_TAKEN naming it)."
     tenantId: Int!
     "Whether its workloads may use InfiniBand fabrics (default false)."
     infinibandEnabled: Boolean

@@ -188,9 +188,13 @@ func TestAgentReportValidation(t *testing.T) {
 			want string
 		}{
 			{agentapi.InventoryPath, []byte(``), "the request body is empty; send a JSON object"},
-			{agentapi.InventoryPath, []byte(`{"nodeName": "a"} {}`), "the request body holds more than one JSON value"},
+			{agentapi.InventoryPath, []byte(`{"nodeName": "a"} {}`), "the request body holds data after its JSON value, which ends at byte 17"},
 			{agentapi.InventoryPath, []byte(`{"nodeName": 7}`), "nodeName: want a string, got number"},
-			{agentapi.InventoryPath, []byte(`{"gpus": [{"memoryBytes": -1}]}`), "gpus.memoryBytes: want a non-negative whole number, got number -1"},
+			{agentapi.InventoryPath, []byte(`{"gpus": [{"memoryBytes": -1}]}`), "gpus[0].memoryBytes: want a non-negative whole number, got number -1"},
+			// Issue 23, finding 12: a name given twice, a brace too many.
+			{agentapi.InventoryPath, []byte(`{"nodeName": "a", "nodeName": "b"}`), "nodeName is given twice: a name appears at most once in an object"},
+			{agentapi.InventoryPath, []byte(`{"gpus": [{"uuid": "a", "uuid": "b"}]}`), "gpus[0].uuid is given twice: a name appears at most once in an object"},
+			{agentapi.InventoryPath, []byte(`{"nodeName": "a"}}`), "the request body holds data after its JSON value, which ends at byte 17"},
 			{agentapi.InventoryPath, inv(func(m map[string]any) { delete(m, "nodeName") }), "nodeName is missing"},
 			{agentapi.InventoryPath, inv(func(m map[string]any) { m["nodeName"] = "a b" }), `nodeName "a b" must be at most 253 bytes of printable text without spaces`},
 			{agentapi.InventoryPath, inv(func(m map[string]any) { delete(m, "agentVersion") }), "agentVersion is missing"},
@@ -214,7 +218,7 @@ func TestAgentReportValidation(t *testing.T) {
 		}
 		big := []byte(`{"nodeName": "` + strings.Repeat("x", 1<<20) + `"}`)
 		if status, body := post(t, env, agentapi.InventoryPath, cred, big); status != 413 ||
-			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the report is larger than 1048576 bytes","requestId":"servertest"}}` {
+			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the request body is larger than 1048576 bytes","requestId":"servertest"}}` {
 			t.Errorf("large body: %d %s", status, body)
 		}
 		var nodes int64

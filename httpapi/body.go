@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"gpugraph/apierr"
+	"gpugraph/rest"
 )
 
 // Body limits, in bytes (README "Limits"), besides the REST routes' own
 // (rest.Policy): every request body is read through http.MaxBytesReader.
 const (
-	MaxGraphQLBody = 1 << 20 // a GraphQL request (query, variables, extensions)
+	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)
+	MaxSamplesBody = rest.MaxSamplesBody // POST /api/v1/metrics/samples
 )
 
 // RequestTimeoutCode is the code of a request whose body did not arrive

@@ -29,7 +29,8 @@ import (
 //
 // Cost: every field costs 1 plus its children's cost times its list
 // multiplier: the `limit` (or `first`) argument of a paginated list (its default when
-// absent), listEstimates for the lists that have none, 1 for other fields.
+// absent), listEstimates for the lists that have none, 1 for other fields;
+// podMetrics adds the samples it would read (weight, podmetrics_cost.go).
 type Limits struct {
 	// Schema is where input object types are looked up, to hold the lists
 	// inside them to their caps (lists.go).
@@ -294,7 +295,7 @@ func (w *costWalker) field(f *ast.Field) cost {
 	children := w.set(f.SelectionSet)
 	mult := w.multiplier(f)
 	c := cost{
-		cost:    satAdd(1, children.cost*mult),
+		cost:    satAdd(satAdd(1, children.cost*mult), w.weight(f)),
 		depth:   1 + children.depth,
 		aliases: children.aliases, // not by the list: complexity weighs that
 	}

@@ -12,7 +12,7 @@ import (
 
 func TestHealthMetricsPlayground(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		// Operation names are labels only from the allowlist (or persisted queries).
+		// Operation names are labels only from the allowlist.
 		env := servertest.NewWithConfig(t, st, servertest.Base, httpapi.Config{OperationNames: []string{"Fleet"}})
 		if status, body := env.Do("GET", "/healthz", "", nil, nil); status != 200 || string(body) != "ok\n" {
 			t.Errorf("healthz = %d %q", status, body)

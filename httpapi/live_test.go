@@ -333,7 +333,7 @@ func TestLiveReplayDuringWrites(t *testing.T) {
 
 func eventsOfOrg(t *testing.T, st *store.Store, org string) []int64 {
 	var out []int64
-	if err := st.DB.Table("vm_events").Where("organization_id = ?", org).Order("id").Pluck("id", &out).Error; err != nil {
+	if err := st.DB.Table("vm_events").Where("organization_id = ?", org).Order("seq").Pluck("seq", &out).Error; err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -462,7 +462,7 @@ func TestLiveRetention(t *testing.T) {
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
 		log := eventsOfOrg(t, st, "org-acme")
 		old := store.Now().Add(-8 * 24 * time.Hour)
-		if err := st.DB.Exec("UPDATE vm_events SET at = ? WHERE id IN ?", old, log[:2]).Error; err != nil {
+		if err := st.DB.Exec("UPDATE vm_events SET at = ? WHERE organization_id = 'org-acme' AND seq IN ?", old, log[:2]).Error; err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)

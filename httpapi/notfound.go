@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"path"
 	"strings"
 
 	"gpugraph/apierr"
@@ -13,8 +14,19 @@ import (
 // place of ServeMux's plain-text 404 and 405: Run:ai's under /api/,
 // OpenRelay's under /v1/ and elsewhere. A 405 keeps the Allow header the
 // mux computes.
+//
+// A path that is not in its clean form (an empty segment, "." or "..":
+// GET /v1/vms//restart) is a 404 too, rather than the mux's 307 to the
+// cleaned path with an HTML body: a client that built it has a bug (an
+// empty id), and following the redirect would act on another path than
+// the one it named.
 func jsonMisses(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(p) != p {
+			writeMiss(w, r, apierr.NotFound(apierr.NotFoundCode,
+				"no such path: %s %s (a path has no empty, \".\" or \"..\" segment)", r.Method, r.URL.Path))
+			return
+		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			mux.ServeHTTP(w, r)
@@ -35,12 +47,33 @@ func jsonMisses(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(w, r)
 			return
 		}
-		if strings.HasPrefix(r.URL.Path, "/api/") {
-			rest.WriteRunaiError(w, r, e)
-			return
-		}
-		rest.WriteOpenRelayError(w, r, e)
+		writeMiss(w, r, e)
 	})
+}
+
+// writeMiss answers e in the shape of the API the path falls under.
+func writeMiss(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		rest.WriteRunaiError(w, r, e)
+		return
+	}
+	rest.WriteOpenRelayError(w, r, e)
+}
+
+// cleanPath is p as ServeMux cleans it before matching: rooted, without
+// empty, "." or ".." segments, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // headerProbe records what the mux's own 404/405 handler would answer and

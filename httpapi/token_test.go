@@ -141,7 +141,13 @@ func TestTokenRequestShapes(t *testing.T) {
 				`grantType "password" is not supported: use client_credentials (with clientId and clientSecret) or app_token`},
 			{`{"clientId":"x","clientSecret":"y"}`, 400, "grantType is required: client_credentials (with clientId and clientSecret) or app_token"},
 			{`{"grantType":"client_credentials"}`, 400, "clientId and clientSecret are required (AppId and AppSecret are read too)"},
-			{`not json`, 400, "the request body is not a JSON object: invalid character 'o' in literal null (expecting 'u')"},
+			{`not json`, 400, "the request body is not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 1)"},
+			// Names match in any case here (Run:ai's clients spell them in
+			// several), so two spellings of one are a name given twice.
+			{`{"grantType":"client_credentials","clientId":"a","clientID":"b","clientSecret":"c"}`, 400,
+				"clientID is given twice: a name appears at most once in an object"},
+			{`{"grantType":"client_credentials","clientId":"a","clientSecret":"c"} {}`, 400,
+				"the request body holds data after its JSON value, which ends at byte 68"},
 		} {
 			body := call(t, env, "POST", "/api/v1/token", "", c.body, c.status, nil)
 			var e struct {

@@ -11,8 +11,8 @@ import (
 )
 
 // VMEvents streams the events of the caller's organization (of the VMs
-// ids only, when given) after the event id after, or from now when after
-// is nil. The channel closes when ctx ends or the stream does; end, when
+// ids only, when given) after the event id after (the organization's own
+// numbering, models.VMEvent.Seq), or from now when after is nil. The channel closes when ctx ends or the stream does; end, when
 // not nil, is called first with the reason of an end that is not ctx's.
 func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.VMEvent, error) {
 	if !c.Can(auth.ComputeRead) {
@@ -23,12 +23,15 @@ func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after
 	}
 	org := c.OrganizationID
 	return open(f, ctx, c, auth.ComputeRead, source[*models.VMEvent]{
-		topic:  store.TopicVMEvents,
-		bounds: f.store.EventLogBounds,
+		topic: store.TopicVMEvents,
+		bounds: func(ctx context.Context) (int64, int64, error) {
+			return f.store.EventLogBounds(ctx, org)
+		},
 		read: func(ctx context.Context, after int64, limit int) ([]*models.VMEvent, error) {
 			return f.store.EventsAfter(ctx, org, ids, after, limit)
 		},
-		id: func(e *models.VMEvent) int64 { return e.ID },
+		// The organization's own numbering: another's events leave no gap.
+		id: func(e *models.VMEvent) int64 { return e.Seq },
 		at: func(e *models.VMEvent) time.Time { return e.At },
 	}, after, end)
 }

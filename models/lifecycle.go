@@ -328,7 +328,13 @@ type Actor struct {
 
 // VMEvent is one transition of one VM or pod, as the event log keeps it.
 type VMEvent struct {
-	ID             int64          `gorm:"primaryKey;autoIncrement" json:"id"`
+	// ID is the row's place in the whole log, never shown: it would tell
+	// one organization how many events the others had between its own.
+	ID int64 `gorm:"primaryKey;autoIncrement" json:"-"`
+	// Seq is the event's id as its organization sees it (vmEvents' and
+	// VM.events' id and after, REST's events): its own events counted, in
+	// commit order.
+	Seq            int64          `gorm:"column:seq" json:"id"`
 	VMID           string         `gorm:"column:vm_id" json:"vmId"`
 	OrganizationID string         `json:"organizationId"`
 	From           VMStatus       `gorm:"column:from_status" json:"from"`

@@ -3,18 +3,64 @@ package podmetrics
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/dataset"
+	"gpugraph/podfield"
 	"gpugraph/store"
 )
 
-// Batch is what a metrics.write key pushes: podMetrics and podHistograms
-// entries in the data set file's shape.
+// MaxBatchSamples bounds the samples (and histogram samples) of one
+// ingestion batch. It is set from store's BenchmarkIngestBatch (README
+// "Limits" has the figures): a batch this size publishes on SQLite in
+// tens of milliseconds, the time another tenant's restart may wait for
+// the database's one writer (100,000 held it 1.4 s), and writes on
+// PostgreSQL in under a second, far inside the 30 s request timeout, on a
+// host running other loads. A client with more sends more batches, as
+// Prometheus's remote write sends 2,000 samples a request.
+const MaxBatchSamples = 10_000
+
+// TooManySamplesCode answers a batch over MaxBatchSamples (HTTP 413).
+const TooManySamplesCode = "PAYLOAD_TOO_LARGE"
+
+// Batch is a batch of samples as it is read: podMetrics and podHistograms
+// entries in the data set file's shape, each checked as it is added
+// (dataset.SampleChecker: the loader's checks, so a sample the loader
+// takes is taken here too) and kept only as the rows it becomes.
 type Batch struct {
-	PodMetrics    []dataset.MetricSeries
-	PodHistograms []dataset.HistogramSeries
+	c *dataset.SampleChecker
+}
+
+// NewBatch starts a batch.
+func NewBatch() *Batch { return &Batch{c: dataset.NewSampleChecker()} }
+
+// AddMetric checks the next podMetrics entry: a bad one is a 400 naming
+// it, one past MaxBatchSamples a 413.
+func (b *Batch) AddMetric(s dataset.MetricSeries) error {
+	s.PodID = podfield.CanonicalUUID(s.PodID)
+	if err := b.room(len(s.Samples)); err != nil {
+		return err
+	}
+	return badEntry(b.c.Metric(s))
+}
+
+// AddHistogram checks the next podHistograms entry as AddMetric does.
+func (b *Batch) AddHistogram(h dataset.HistogramSeries) error {
+	h.PodID = podfield.CanonicalUUID(h.PodID)
+	if err := b.room(len(h.Samples)); err != nil {
+		return err
+	}
+	return badEntry(b.c.Histogram(h))
+}
+
+func (b *Batch) room(n int) error {
+	if b.c.Len()+n > MaxBatchSamples {
+		return apierr.New(http.StatusRequestEntityTooLarge, TooManySamplesCode,
+			"the batch holds more than %d samples, the most one request may write: send the rest in further batches", MaxBatchSamples)
+	}
+	return nil
 }
 
 // Ingested counts what a batch stored.
@@ -23,43 +69,43 @@ type Ingested struct {
 	HistogramSamples int
 }
 
-// Ingest stores a batch for a caller holding metrics.write, in one
-// transaction, or nothing: the first bad entry refuses the batch with a
-// 400 naming it. The checks are the data set loader's
-// (dataset.CheckSamples), so a sample the loader takes is taken here too.
-// A key writes only its own tenant's pods; another tenant's pod answers
-// exactly as a missing one, as a bad entry of the batch. With a metrics
-// source src that ingestion does not write (nil is the store), it answers
-// 409 after the permission check, saying where metrics come from.
-func Ingest(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b Batch) (Ingested, error) {
+// CanIngest refuses, before a batch is read, a caller without
+// metrics.write, and every caller when the server reads metrics from a
+// source src that ingestion does not write (nil is the store): a 409
+// saying where metrics come from.
+func CanIngest(c *auth.Caller, src Source) error {
 	if !c.Can(auth.MetricsWrite) {
-		return Ingested{}, apierr.MissingPermission(auth.MetricsWrite)
+		return apierr.MissingPermission(auth.MetricsWrite)
 	}
 	if src != nil && !src.Ingests() {
-		return Ingested{}, refuseIngest(src)
+		return refuseIngest(src)
 	}
-	if len(b.PodMetrics)+len(b.PodHistograms) == 0 {
+	return nil
+}
+
+// Ingest stores a batch for a caller holding metrics.write, whole or not
+// at all (store.IngestSamples). A key writes only its own tenant's pods;
+// another tenant's pod answers exactly as a missing one, as a bad entry
+// of the batch, checked in the transaction that writes.
+func Ingest(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b *Batch) (Ingested, error) {
+	if err := CanIngest(c, src); err != nil {
+		return Ingested{}, err
+	}
+	s := b.c.Samples()
+	if len(s.Metrics)+len(s.Histograms) == 0 {
 		return Ingested{}, apierr.BadRequest("the batch is empty: send podMetrics and/or podHistograms entries")
-	}
-	s, err := dataset.CheckSamples(b.PodMetrics, b.PodHistograms)
-	if err != nil {
-		return Ingested{}, badEntry(err)
 	}
 	ids := make([]string, len(s.Pods))
 	for i, p := range s.Pods {
 		ids[i] = p.ID
 	}
-	err = st.InTx(ctx, func(tx *store.Txn) error {
-		found, err := st.TenantPodIDs(tx, c.TenantID, ids)
-		if err != nil {
-			return err
-		}
+	err := st.IngestSamples(ctx, c.TenantID, ids, s.Metrics, s.Histograms, func(found map[string]bool) error {
 		for _, p := range s.Pods {
 			if !found[p.ID] {
 				return apierr.BadRequest("%s: podId %q names no pod of this key's tenant", p.Row, p.ID)
 			}
 		}
-		return st.WriteSamples(tx, s.Metrics, s.Histograms)
+		return nil
 	})
 	if err != nil {
 		return Ingested{}, err

@@ -21,6 +21,17 @@ const DefaultNumberOfSamples = 20
 // answer in one request, so one call cannot pull a pod's whole history.
 const MaxRawPoints = 100_000
 
+// MaxSeriesSteps bounds what a sampled request (numberOfSamples > 0) may
+// read: the series its types read (a per-GPU type one per GPU, an
+// aggregate computed from them as many) times its samples. A step costs
+// about four stored samples read raw (an index probe against a row of a
+// range scan: httpapi's BenchmarkPodMetricsPoints), so either bound is
+// about the same work: on a loaded 2-core host about a second of CPU on
+// SQLite, whose engine runs in the process. A Run:ai console's ask (a few
+// types, tens of samples) is far below; 8 GPUs × 3 per-GPU types × 1,000
+// samples is just under it.
+const MaxSeriesSteps = 25_000
+
 // Request asks for some metric types of one pod over a time range.
 type Request struct {
 	WorkloadID, PodID string
@@ -171,4 +182,54 @@ func checkRequest(req Request) (query, error) {
 	}
 	q.steps = promql.Steps(q.start, q.end, q.n)
 	return q, nil
+}
+
+// StepCost is what one series × step costs against MaxRawPoints' unit,
+// one stored sample read raw; see MaxSeriesSteps.
+const StepCost = MaxRawPoints / MaxSeriesSteps
+
+// estimatedSeries is how many series a type reads when nothing is known
+// of the pod: a per-GPU type (or an aggregate computed from one) one per
+// GPU of a DGX node, any other one.
+func estimatedSeries(metricType string) int {
+	if _, agg := aggregates[metricType]; agg || strings.HasSuffix(metricType, "_PER_GPU") {
+		return 8
+	}
+	return 1
+}
+
+// AssumedInterval is the stored samples' spacing an estimate assumes:
+// every 10 s, a DCGM exporter's and the node agent's usual interval.
+const AssumedInterval = 10 * time.Second
+
+// EstimateCost is what a request may cost before anything is read, in
+// stored samples read raw (MaxRawPoints' unit): at n steps, the types'
+// estimated series × n × StepCost; every stored sample (n = 0), their
+// series × the range at AssumedInterval, at most MaxRawPoints. The
+// GraphQL face charges it to an operation's complexity, so twenty
+// aliased podMetrics over long ranges are refused before any runs; the
+// read itself holds the exact series to MaxSeriesSteps and MaxRawPoints.
+// Types are counted once each; an unknown one counts as a per-GPU type.
+func EstimateCost(types []string, n int, start, end time.Time) float64 {
+	series := 0
+	seen := map[string]bool{}
+	for _, t := range types {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if models.IsMetricType(t) {
+			series += estimatedSeries(t)
+		} else {
+			series += 8
+		}
+	}
+	if n > 0 {
+		return float64(series) * float64(n) * StepCost
+	}
+	per := float64(MaxRawPoints)
+	if end.After(start) {
+		per = min(per, float64(end.Sub(start)/AssumedInterval)+1)
+	}
+	return min(float64(series)*per, MaxRawPoints)
 }

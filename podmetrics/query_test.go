@@ -16,7 +16,7 @@ func TestCallsNeedTheirPermission(t *testing.T) {
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Forbidden || !strings.Contains(e.Message, "workloads.read") {
 		t.Errorf("Query: got %v, want a 403 naming workloads.read", err)
 	}
-	_, err = Ingest(context.Background(), nil, nil, nil, Batch{})
+	_, err = Ingest(context.Background(), nil, nil, nil, NewBatch())
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Forbidden || !strings.Contains(e.Message, "metrics.write") {
 		t.Errorf("Ingest: got %v, want a 403 naming metrics.write", err)
 	}

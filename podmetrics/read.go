@@ -23,6 +23,7 @@ type reader struct {
 	q          query
 	rawLeft    int // points numberOfSamples=0 may still answer
 	histograms map[string][]store.HistogramPoint
+	labels     map[string][]string // each type's stored label sets, read once
 }
 
 func (m *reader) read(ctx context.Context) (Result, error) {
@@ -37,11 +38,18 @@ func (m *reader) read(ctx context.Context) (Result, error) {
 			break
 		}
 	}
+	var asked []string
 	for _, t := range m.q.types {
 		if models.IsNIM(t) && !servesNIM {
 			out.Omitted = append(out.Omitted, t)
 			continue
 		}
+		asked = append(asked, t)
+	}
+	if err := m.bound(ctx, asked); err != nil {
+		return Result{}, err
+	}
+	for _, t := range asked {
 		if models.KindOf(t) == models.Gauge {
 			ms, err := m.gauge(ctx, t)
 			if err != nil {
@@ -70,10 +78,89 @@ var aggregates = map[string]struct {
 	"NVLINK_BANDWIDTH_TOTAL": {"NVLINK_BANDWIDTH_TOTAL_PER_GPU", promql.Sum},
 }
 
+// labelsOf answers the label sets stored for one type of the pod (read
+// once a request: bound reads them first).
+func (m *reader) labelsOf(ctx context.Context, metricType string) ([]string, error) {
+	if l, ok := m.labels[metricType]; ok {
+		return l, nil
+	}
+	l, err := m.store.MetricLabels(ctx, m.pod, metricType)
+	if err != nil {
+		return nil, err
+	}
+	m.labels[metricType] = l
+	return l, nil
+}
+
+// plan lists the series the types read: a sampled type's stored series
+// (an aggregate that is not stored, its per-GPU ones), a histogram or
+// _PERCENTILES type its histogram's one series, each once.
+func (m *reader) plan(ctx context.Context, types []string) ([]store.Series, error) {
+	var out []store.Series
+	seen := map[store.Series]bool{}
+	add := func(s store.Series) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, t := range types {
+		if models.KindOf(t) != models.Gauge {
+			add(store.Series{PodID: m.pod, Type: strings.TrimSuffix(t, "_PERCENTILES")})
+			continue
+		}
+		read := t
+		labels, err := m.labelsOf(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if agg, ok := aggregates[t]; ok && len(labels) == 0 {
+			read = agg.perGPU
+			if labels, err = m.labelsOf(ctx, read); err != nil {
+				return nil, err
+			}
+		}
+		for _, l := range labels {
+			add(store.Series{PodID: m.pod, Type: read, Labels: l})
+		}
+	}
+	return out, nil
+}
+
+// bound refuses, before a sample is read, a request that would read more
+// than one request may (README "Limits"): at steps, MaxSeriesSteps series
+// × steps; every stored sample (numberOfSamples=0), MaxRawPoints samples,
+// counted in the index without reading them. Only the series' label sets
+// are read for it, a handful of index seeks.
+func (m *reader) bound(ctx context.Context, types []string) error {
+	series, err := m.plan(ctx, types)
+	if err != nil {
+		return err
+	}
+	if m.q.n > 0 {
+		if len(series)*m.q.n > MaxSeriesSteps {
+			return apierr.BadRequest("this request would read %d series at %d samples each, more than the %d series × samples one request may read: ask for fewer metric types or fewer samples",
+				len(series), m.q.n, MaxSeriesSteps)
+		}
+		return nil
+	}
+	left := m.rawLeft
+	for _, ser := range series {
+		n, err := m.store.SamplesInWindow(ctx, ser, m.q.start, m.q.end, left+1)
+		if err != nil {
+			return err
+		}
+		if left -= n; left < 0 {
+			return m.spend(m.rawLeft + 1) // the message of a request over MaxRawPoints
+		}
+	}
+	return nil
+}
+
 // gauge answers one sampled type: a measurement per stored series that has
 // points, or one empty measurement when none has.
 func (m *reader) gauge(ctx context.Context, metricType string) ([]Measurement, error) {
-	labels, err := m.store.MetricLabels(ctx, m.pod, metricType)
+	labels, err := m.labelsOf(ctx, metricType)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +186,7 @@ func (m *reader) gauge(ctx context.Context, metricType string) ([]Measurement, e
 // aggregate computes a per-pod type from its per-GPU series, at each step
 // from the GPUs that have a value there.
 func (m *reader) aggregate(ctx context.Context, metricType, perGPU string, mode promql.AggMode) ([]Measurement, error) {
-	labels, err := m.store.MetricLabels(ctx, m.pod, perGPU)
+	labels, err := m.labelsOf(ctx, perGPU)
 	if err != nil {
 		return nil, err
 	}

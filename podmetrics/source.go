@@ -61,7 +61,7 @@ func (StoreSource) Ingests() bool { return true }
 // Read implements Source.
 func (s StoreSource) Read(ctx context.Context, pod Pod, r Range) (Result, error) {
 	rd := &reader{store: s.Store, pod: pod.ID, q: query{types: r.Types, start: r.Start, end: r.End, n: r.N, steps: r.Steps},
-		rawLeft: MaxRawPoints, histograms: map[string][]store.HistogramPoint{}}
+		rawLeft: MaxRawPoints, histograms: map[string][]store.HistogramPoint{}, labels: map[string][]string{}}
 	return rd.read(ctx)
 }
 

@@ -7,6 +7,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/edge"
 	"gpugraph/graph"
 	"gpugraph/loaders"
 	"gpugraph/models"
@@ -55,8 +56,8 @@ func (r *mutationResolver) end(ctx context.Context, id string,
 func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, limit *int) ([]*models.VMEvent, error) {
 	var from *int64
 	if after != nil {
-		n, err := strconv.ParseInt(*after, 10, 64)
-		if err != nil {
+		n, ok := edge.ParseInt(*after)
+		if !ok {
 			return nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
 		}
 		from = &n
@@ -71,15 +72,17 @@ func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, li
 	}
 	out := []*models.VMEvent{}
 	for _, e := range all {
-		if e.ID > q.After && len(out) < q.Limit {
+		if e.Seq > q.After && len(out) < q.Limit {
 			out = append(out, e)
 		}
 	}
 	return out, nil
 }
 
+// ID is the event's number in its organization's log (never the log's
+// global row id, which would show others' activity between two events).
 func (r *vmEventResolver) ID(ctx context.Context, e *models.VMEvent) (string, error) {
-	return strconv.FormatInt(e.ID, 10), nil
+	return strconv.FormatInt(e.Seq, 10), nil
 }
 
 func (r *vmEventResolver) Transition(ctx context.Context, e *models.VMEvent) (string, error) {

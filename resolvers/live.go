@@ -7,6 +7,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/edge"
 	"gpugraph/graph"
 	"gpugraph/live"
 	"gpugraph/loaders"
@@ -49,8 +50,8 @@ func (r *subscriptionResolver) subscriber(ctx context.Context, after *string) (*
 	if after == nil {
 		return c, nil, nil
 	}
-	n, err := strconv.ParseInt(*after, 10, 64)
-	if err != nil {
+	n, ok := edge.ParseInt(*after)
+	if !ok {
 		return nil, nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
 	}
 	return c, &n, nil

@@ -2,15 +2,14 @@ package rest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/edge"
 	"gpugraph/nodeid"
 	"gpugraph/nodes"
 )
@@ -119,44 +118,23 @@ func reportBodyOf(rep nodes.Report) agentapi.ReportResponse {
 	return agentapi.ReportResponse{NodeID: rep.NodeID, Status: string(rep.Status), Workloads: rep.Workloads}
 }
 
-// decodeReport reads one JSON object. Fields it does not know are ignored,
-// so a newer agent can report to an older server.
+// decodeReport reads one JSON object (edge.DecodeJSON: a name given twice,
+// data after the object, a name in another case are refused). Fields it
+// does not know are ignored, so a newer agent can report to an older
+// server.
 func decodeReport(w http.ResponseWriter, r *http.Request, into any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReportBytes))
-	err := dec.Decode(into)
-	var tooLarge *http.MaxBytesError
-	var badType *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &tooLarge):
-		return apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the report is larger than %d bytes", maxReportBytes)
-	case errors.Is(err, io.EOF):
-		return apierr.BadRequest("the request body is empty; send a JSON object")
-	case errors.As(err, &badType):
-		return apierr.BadRequest("%s: want a %s, got %s", badType.Field, jsonKind(badType.Type.Kind()), badType.Value)
-	case err != nil:
-		return apierr.BadRequest("the request body is not a JSON object: %v", err)
-	case dec.More():
-		return apierr.BadRequest("the request body holds more than one JSON value")
-	}
-	return nil
+	return decodeBody(w, r, into, maxReportBytes, 0)
 }
 
-// jsonKind names a Go kind as JSON calls it.
-func jsonKind(k reflect.Kind) string {
-	switch k {
-	case reflect.String:
-		return "string"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Struct, reflect.Map:
-		return "object"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return "whole number"
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "non-negative whole number"
-	default:
-		return "number"
+// decodeBody reads a request body of at most max bytes under rules.
+func decodeBody(w http.ResponseWriter, r *http.Request, into any, max int64, rules edge.JSONRules) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the request body is larger than %d bytes", max)
+	case err != nil:
+		return err
 	}
+	return edge.DecodeJSON("the request body", body, into, rules)
 }

@@ -6,6 +6,7 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/credentials"
+	"gpugraph/edge"
 	"gpugraph/models"
 )
 
@@ -26,8 +27,9 @@ func (api *API) credentialRoutes() []route {
 
 // token is Run:ai's POST /api/v1/token: it needs no API key (the body
 // carries the application's credentials) and answers Run:ai's shapes.
-// Field names match case-insensitively (encoding/json), so clientId,
-// clientID, AppId and appID all read.
+// Field names match in any case, since Run:ai's clients spell them in
+// several (clientId, clientID, AppId, appID); two spellings of one name
+// in one body are a name given twice, refused.
 func (api *API) token(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		GrantType    string `json:"grantType"`
@@ -36,7 +38,7 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 		AppID        string `json:"appId"`
 		AppSecret    string `json:"appSecret"`
 	}
-	if err := decodeReport(w, r, &body); err != nil {
+	if err := decodeBody(w, r, &body, maxAdminBody, edge.AnyCaseNames); err != nil {
 		WriteRunaiError(w, r, err)
 		return
 	}
@@ -90,7 +92,7 @@ func (b specBody) spec() credentials.Spec {
 
 func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	var body specBody
-	if err := decodeReport(w, r, &body); err != nil {
+	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
 	c, err := api.Credentials.CreateKey(r.Context(), auth.FromContext(r.Context()), body.spec())
@@ -106,7 +108,7 @@ func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 
 func (api *API) createApplication(w http.ResponseWriter, r *http.Request) error {
 	var body specBody
-	if err := decodeReport(w, r, &body); err != nil {
+	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
 	c, err := api.Credentials.CreateApplication(r.Context(), auth.FromContext(r.Context()), body.spec())
@@ -169,7 +171,7 @@ func (api *API) createOrganization(w http.ResponseWriter, r *http.Request) error
 		TenantID          int    `json:"tenantId"`
 		InfinibandEnabled bool   `json:"infinibandEnabled"`
 	}
-	if err := decodeReport(w, r, &body); err != nil {
+	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
 	o, err := api.Credentials.CreateOrganization(r.Context(), auth.FromContext(r.Context()),

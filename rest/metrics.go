@@ -1,11 +1,9 @@
 package rest
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -17,6 +15,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/dataset"
+	"gpugraph/edge"
 	"gpugraph/models"
 	"gpugraph/podmetrics"
 	"gpugraph/promql"
@@ -26,7 +25,7 @@ import (
 func (api *API) metricsRoutes() []route {
 	return []route{
 		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", runai(auth.WorkloadsRead, api.podMetrics)},
-		{"POST /api/v1/metrics/samples", Costs(Policy{MaxBody: maxSamplesBody, Rate: ratelimit.Ingest}, runai(auth.MetricsWrite, api.ingestSamples))},
+		{"POST /api/v1/metrics/samples", Costs(Policy{MaxBody: MaxSamplesBody, Rate: ratelimit.Ingest}, runai(auth.MetricsWrite, api.ingestSamples))},
 	}
 }
 
@@ -91,11 +90,11 @@ func parseMetricsParams(q url.Values) (metricsParams, error) {
 		return p, err
 	}
 	if s := q.Get("numberOfSamples"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
+		n, ok := edge.ParseInt(s)
+		if !ok || n != int64(int(n)) {
 			return p, apierr.BadRequest("numberOfSamples must be an integer between 0 and %d, got %q", promql.MaxSamples, s)
 		}
-		p.numberOfSamples = n
+		p.numberOfSamples = int(n)
 	}
 	return p, nil
 }
@@ -247,17 +246,25 @@ func prefersCSV(accept string) bool {
 	return csvQ > jsonQ || (csvQ == jsonQ && csvAt < jsonAt)
 }
 
-// maxSamplesBody bounds an ingestion body: a batch of 10,000 samples is
-// about half a megabyte.
-const maxSamplesBody = 32 << 20
+// MaxSamplesBody bounds an ingestion body: podmetrics.MaxBatchSamples
+// samples are 400 KB as [timestamp, value] pairs, and about 5 MB as NIM
+// histograms of 30 buckets each; 8 MiB leaves room for labels and
+// spacing. The body is read as a stream, entry by entry, so this bounds
+// the read (and what one entry may hold), not what is kept.
+const MaxSamplesBody = 8 << 20
 
-// ingestSamples stores a batch of samples (permission metrics.write).
+// ingestSamples stores a batch of samples (permission metrics.write). The
+// caller and the metrics source are checked before the body is read.
 func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) error {
-	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, maxSamplesBody))
+	c := auth.FromContext(r.Context())
+	if err := podmetrics.CanIngest(c, api.Metrics); err != nil {
+		return err
+	}
+	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, MaxSamplesBody))
 	if err != nil {
 		return err
 	}
-	n, err := podmetrics.Ingest(r.Context(), api.Store, api.Metrics, auth.FromContext(r.Context()), batch)
+	n, err := podmetrics.Ingest(r.Context(), api.Store, api.Metrics, c, batch)
 	if err != nil {
 		return err
 	}
@@ -271,57 +278,93 @@ type ingestedBody struct {
 	HistogramSamples int `json:"histogramSamples"`
 }
 
-// decodeSampleBatch reads {"podMetrics": [...], "podHistograms": [...]},
-// decoding entry by entry so that a malformed one is named.
-func decodeSampleBatch(body io.Reader) (podmetrics.Batch, error) {
-	var b podmetrics.Batch
-	var raw struct {
-		PodMetrics    []json.RawMessage `json:"podMetrics"`
-		PodHistograms []json.RawMessage `json:"podHistograms"`
-	}
-	if err := strictJSON(body, &raw); err != nil {
+// batchShape names what the body must be, for the messages of one that
+// is not.
+const batchShape = `a batch of samples ({"podMetrics": [...], "podHistograms": [...]})`
+
+// decodeSampleBatch reads {"podMetrics": [...], "podHistograms": [...]}
+// as a stream: each entry is decoded, checked and turned into rows
+// (podmetrics.Batch) before the next is read, so neither the body nor a
+// tree of it is held, and a malformed entry is named. As every REST body
+// (edge.DecodeJSON), it refuses a name given twice in one object, data
+// after the batch, and members the batch and its entries do not have.
+func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
+	b := podmetrics.NewBatch()
+	dec := edge.NewJSONDecoder(body)
+	bad := func(err error) error {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return b, apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
+			return apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
 				"the body is larger than %d bytes: send the samples in smaller batches", tooBig.Limit)
 		}
-		return b, apierr.BadRequest("the body is not a batch of samples ({\"podMetrics\": [...], \"podHistograms\": [...]}): %v", err)
+		if e, ok := apierr.As(err); ok {
+			return e
+		}
+		return edge.JSONError("the body", err)
 	}
-	b.PodMetrics = make([]dataset.MetricSeries, len(raw.PodMetrics))
-	for i, e := range raw.PodMetrics {
-		if err := strictJSON(bytes.NewReader(e), &b.PodMetrics[i]); err != nil {
-			return b, apierr.BadRequest("podMetrics[%d]: %v", i, err)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		if err == nil {
+			err = apierr.BadRequest("the body is not %s: it is a JSON %s", batchShape, tok.Kind())
 		}
-		// [2]string drops a third element silently: each sample is exactly
-		// [timestamp, value].
-		var pairs struct {
-			Samples [][]json.RawMessage `json:"samples"`
+		return nil, bad(err)
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, bad(err)
 		}
-		_ = json.Unmarshal(e, &pairs)
-		for j, p := range pairs.Samples {
-			if len(p) != 2 {
-				return b, apierr.BadRequest("podMetrics[%d].samples[%d]: want [timestamp, value], got %d elements", i, j, len(p))
+		var add func() error
+		switch section := name.String(); section {
+		case "podMetrics":
+			add = func() error {
+				var e dataset.MetricSeries
+				if err := edge.DecodeValue(dec, &e, edge.KnownMembers); err != nil {
+					return err // its place in the body names the entry: podMetrics[3].samples[2][1]
+				}
+				return b.AddMetric(e)
+			}
+		case "podHistograms":
+			add = func() error {
+				var e dataset.HistogramSeries
+				if err := edge.DecodeValue(dec, &e, edge.KnownMembers); err != nil {
+					return err
+				}
+				return b.AddHistogram(e)
+			}
+		default:
+			return nil, apierr.BadRequest("the body is not %s: unknown field %q", batchShape, section)
+		}
+		if dec.PeekKind() == 'n' { // "podHistograms": null, as an empty list
+			if _, err := dec.ReadToken(); err != nil {
+				return nil, bad(err)
+			}
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+			if err == nil {
+				err = apierr.BadRequest("%s must be an array of entries, not a JSON %s", name.String(), tok.Kind())
+			}
+			return nil, bad(err)
+		}
+		for dec.PeekKind() != ']' {
+			if err := add(); err != nil {
+				return nil, bad(err)
 			}
 		}
-	}
-	b.PodHistograms = make([]dataset.HistogramSeries, len(raw.PodHistograms))
-	for i, e := range raw.PodHistograms {
-		if err := strictJSON(bytes.NewReader(e), &b.PodHistograms[i]); err != nil {
-			return b, apierr.BadRequest("podHistograms[%d]: %v", i, err)
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, bad(err)
 		}
 	}
+	if _, err := dec.ReadToken(); err != nil { // the closing brace, or what stands in its place
+		return nil, bad(err)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.ReadToken(); err != io.EOF {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, bad(err)
+		}
+		return nil, apierr.BadRequest("the body holds data after the batch, which ends at byte %d", end)
+	}
 	return b, nil
-}
-
-// strictJSON decodes one JSON value, refusing unknown fields and trailing data.
-func strictJSON(r io.Reader, into any) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("unexpected data after the JSON value")
-	}
-	return nil
 }

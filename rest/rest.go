@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"gpugraph/apierr"
@@ -135,9 +137,16 @@ func errorOf(r *http.Request, err error) *apierr.Error {
 // pathParams are the wildcards of every REST pattern.
 var pathParams = []string{"id", "workloadId", "podId", "revisionId"}
 
+// listParams are the query parameters that take several values, repeated
+// (filterBy=a&filterBy=b) as the Run:ai and OpenRelay documents define
+// them; every other one takes one.
+var listParams = map[string]bool{"filterBy": true, "metricType": true, "status": true}
+
 // CheckParams holds every path and query parameter to the edge's bounds
 // (valid UTF-8, no NUL, bounded length and count) before a handler reads
-// them; the handlers' own parsers check their syntax.
+// them; the handlers' own parsers check their syntax. A parameter that
+// takes one value given twice (limit=5&limit=500) is refused rather than
+// read as its first, naming it: a proxy or a cache may read the other.
 func CheckParams(r *http.Request) error {
 	for _, name := range pathParams {
 		if err := edge.Text(name, r.PathValue(name), edge.MaxID); err != nil {
@@ -148,12 +157,16 @@ func CheckParams(r *http.Request) error {
 	if len(q) > edge.MaxParamValues {
 		return apierr.BadRequest("the query string has %d parameters, more than %d", len(q), edge.MaxParamValues)
 	}
-	for name, values := range q {
+	for _, name := range slices.Sorted(maps.Keys(q)) { // the first bad one, the same at every run
+		values := q[name]
 		if err := edge.Text("a parameter name", name, 64); err != nil {
 			return err
 		}
 		if len(values) > edge.MaxParamValues {
 			return apierr.BadRequest("%s is repeated %d times, more than %d", name, len(values), edge.MaxParamValues)
+		}
+		if len(values) > 1 && !listParams[name] {
+			return apierr.BadRequest("%s is given %d times; it takes one value", name, len(values))
 		}
 		max := edge.MaxParam
 		if name == "search" {

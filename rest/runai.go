@@ -3,10 +3,10 @@ package rest
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/edge"
 	"gpugraph/filterby"
 	"gpugraph/pods"
 )
@@ -162,17 +162,19 @@ func completedParam(v url.Values) (*bool, error) {
 	}
 }
 
-// intParam reads an integer; absent or empty is nil.
+// intParam reads an integer, written as JSON writes one (edge.ParseInt:
+// "+5" and "05" are refused); absent or empty is nil.
 func intParam(v url.Values, name string) (*int, error) {
 	s := v.Get(name)
 	if s == "" {
 		return nil, nil
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
+	n, ok := edge.ParseInt(s)
+	if !ok || n != int64(int(n)) {
 		return nil, apierr.BadRequest("%s must be an integer, got %q", name, s)
 	}
-	return &n, nil
+	i := int(n)
+	return &i, nil
 }
 
 // verbosityParam reads brief (the default) or full.

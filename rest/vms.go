@@ -7,6 +7,7 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/edge"
 	"gpugraph/models"
 	"gpugraph/paging"
 )
@@ -98,8 +99,8 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	var after *int64
 	if s := v.Get("after"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
+		n, ok := edge.ParseInt(s)
+		if !ok {
 			return apierr.BadRequest("after must be an event id (a whole number), got %q", s)
 		}
 		after = &n
@@ -128,7 +129,7 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func encodeEvent(e *models.VMEvent) eventJSON {
-	return eventJSON{ID: strconv.FormatInt(e.ID, 10), VMID: e.VMID, From: string(e.From), To: string(e.To),
+	return eventJSON{ID: strconv.FormatInt(e.Seq, 10), VMID: e.VMID, From: string(e.From), To: string(e.To),
 		Reason: e.Reason, Transition: string(e.Transition), Actor: e.Actor().String(), At: models.FormatTime(e.At)}
 }
 

@@ -1,11 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
+
+	"gpugraph/models"
 )
 
 // Credential is an API key or an application as an administrator sees it:
@@ -174,18 +178,60 @@ func (s *Store) OrganizationExists(ctx context.Context, id string) (bool, error)
 	return n > 0, err
 }
 
-// CreateOrganization stores a new active organization; ErrDuplicate when
-// its id is taken.
+// TenantTakenError is an organization refused because another one holds
+// its Run:ai tenant: each tenant's pods are read by one organization's keys.
+type TenantTakenError struct {
+	TenantID int
+	Holder   models.Organization // its id and name
+}
+
+func (e *TenantTakenError) Error() string {
+	return fmt.Sprintf("store: tenant %d is held by organization %s", e.TenantID, e.Holder.ID)
+}
+
+// CreateOrganization stores a new active organization: ErrDuplicate when
+// its id is taken, *TenantTakenError when another organization holds its
+// tenant (the unique index organizations_tenant_unique keeps both true when two
+// creations race; the loser is told which holds it).
 func (s *Store) CreateOrganization(ctx context.Context, id, name string, tenantID int, infiniband bool) error {
-	res := s.DB.WithContext(ctx).Exec(`INSERT INTO organizations (id, name, tenant_id, infiniband_enabled, state)
-		VALUES (?, ?, ?, ?, 'active') ON CONFLICT (id) DO NOTHING`, id, name, tenantID, infiniband)
-	if res.Error != nil {
-		return res.Error
+	db := s.DB.WithContext(ctx)
+	err := db.Exec(`INSERT INTO organizations (id, name, tenant_id, infiniband_enabled, state)
+		VALUES (?, ?, ?, ?, 'active')`, id, name, tenantID, infiniband).Error
+	if err == nil || !IsUniqueViolation(err) {
+		return err
 	}
-	if res.RowsAffected == 0 {
-		return ErrDuplicate
+	// Which key was taken: the id first, as the caller named it first.
+	if ok, rerr := s.OrganizationExists(ctx, id); rerr != nil || ok {
+		return cmp.Or(rerr, ErrDuplicate)
 	}
-	return nil
+	holders, rerr := tenantHolders(db, []int{tenantID})
+	if rerr != nil {
+		return rerr
+	}
+	if h, ok := holders[tenantID]; ok {
+		return &TenantTakenError{TenantID: tenantID, Holder: h}
+	}
+	return err
+}
+
+// TenantHolders answers the stored organizations that hold the tenants
+// tenantIDs, by tenant (each tenant has at most one).
+func (s *Store) TenantHolders(tx *Txn, tenantIDs []int) (map[int]models.Organization, error) {
+	return tenantHolders(tx.db, tenantIDs)
+}
+
+func tenantHolders(db *gorm.DB, tenantIDs []int) (map[int]models.Organization, error) {
+	out := map[int]models.Organization{}
+	for part := range batchesOf(tenantIDs, dataSetBatch) {
+		var rows []models.Organization
+		if err := db.Table("organizations").Select("id", "name", "tenant_id").Where("tenant_id IN ?", part).Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, o := range rows {
+			out[o.TenantID] = o
+		}
+	}
+	return out, nil
 }
 
 // The rows of signing_keys: the key access tokens are signed with, and the

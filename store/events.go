@@ -15,7 +15,7 @@ func (s *Store) EventsOfVMs(ctx context.Context, orgID string, vmIDs []string) (
 	for _, part := range chunks(vmIDs, 500) {
 		var rows []*models.VMEvent
 		if err := s.WithContext(ctx).Where("organization_id = ? AND vm_id IN ?", orgID, part).
-			Order("vm_id, id").Find(&rows).Error; err != nil {
+			Order("vm_id, seq").Find(&rows).Error; err != nil {
 			return nil, err
 		}
 		out = append(out, rows...)
@@ -23,24 +23,26 @@ func (s *Store) EventsOfVMs(ctx context.Context, orgID string, vmIDs []string) (
 	return out, nil
 }
 
-// EventsAfter reads the organization's events after the event id after,
+// EventsAfter reads the organization's events after its event seq after,
 // oldest first, at most limit; vmIDs, when not empty, keeps those VMs' only.
 // (A subscription's read: the log is its source of truth, a notification
 // only says when to read it.)
 func (s *Store) EventsAfter(ctx context.Context, orgID string, vmIDs []string, after int64, limit int) ([]*models.VMEvent, error) {
-	q := s.WithContext(ctx).Where("organization_id = ? AND id > ?", orgID, after)
+	q := s.WithContext(ctx).Where("organization_id = ? AND seq > ?", orgID, after)
 	if len(vmIDs) > 0 {
 		q = q.Where("vm_id IN ?", vmIDs)
 	}
 	out := []*models.VMEvent{}
-	err := q.Order("id").Limit(limit).Find(&out).Error
+	err := q.Order("seq").Limit(limit).Find(&out).Error
 	return out, err
 }
 
-// EventLogBounds answers the oldest kept event id and the newest one of
-// the whole log (0, 0 when it is empty).
-func (s *Store) EventLogBounds(ctx context.Context) (oldest, newest int64, err error) {
-	return s.logBounds(ctx, "vm_events")
+// EventLogBounds answers the oldest kept event seq of the organization and
+// its newest one (0, 0 when it has none kept).
+func (s *Store) EventLogBounds(ctx context.Context, orgID string) (oldest, newest int64, err error) {
+	var b struct{ Oldest, Newest *int64 }
+	err = s.WithContext(ctx).Raw("SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM vm_events WHERE organization_id = ?", orgID).Scan(&b).Error
+	return deref(b.Oldest), deref(b.Newest), err
 }
 
 // logBounds reads the bounds of the log table (a constant of this package,
@@ -48,13 +50,14 @@ func (s *Store) EventLogBounds(ctx context.Context) (oldest, newest int64, err e
 func (s *Store) logBounds(ctx context.Context, table string) (oldest, newest int64, err error) {
 	var b struct{ Oldest, Newest *int64 }
 	err = s.WithContext(ctx).Raw("SELECT MIN(id) AS oldest, MAX(id) AS newest FROM " + table).Scan(&b).Error
-	if b.Oldest != nil {
-		oldest = *b.Oldest
+	return deref(b.Oldest), deref(b.Newest), err
+}
+
+func deref(n *int64) int64 {
+	if n == nil {
+		return 0
 	}
-	if b.Newest != nil {
-		newest = *b.Newest
-	}
-	return oldest, newest, err
+	return *n
 }
 
 // DeleteEventsBefore drops the events of both logs (VMs' and nodes')

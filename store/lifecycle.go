@@ -61,6 +61,9 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if err := s.lockEventLog(tx.db); err != nil {
 		return nil, err
 	}
+	if err := drawSeqs(tx.db, []*models.VMEvent{ev}); err != nil {
+		return nil, err
+	}
 	if err := tx.db.Create(ev).Error; err != nil {
 		return nil, err
 	}
@@ -141,6 +144,9 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	if err := s.lockEventLog(db); err != nil {
 		return 0, err
 	}
+	if err := drawSeqs(db, events); err != nil {
+		return 0, err
+	}
 	if err := db.CreateInBatches(events, 200).Error; err != nil {
 		return 0, err
 	}
@@ -178,6 +184,40 @@ func eventOf(t models.Transition, ch Change, vm *models.VM, now time.Time) *mode
 	}
 	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.To,
 		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now}
+}
+
+// drawSeqs numbers events within their organizations: each takes the
+// next of its organization's counter (vm_event_seqs, which never goes
+// back, whatever retention deletes). The caller holds the log's lock
+// (lockEventLog on PostgreSQL; SQLite's transactions write one at a
+// time), and only holders of it touch the counters, so seqs commit in
+// order as ids do, and the counters' rows take no part in any other
+// lock order.
+func drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
+	count := map[string]int64{}
+	var orgs []string
+	for _, ev := range events {
+		if count[ev.OrganizationID] == 0 {
+			orgs = append(orgs, ev.OrganizationID)
+		}
+		count[ev.OrganizationID]++
+	}
+	next := make(map[string]int64, len(orgs))
+	for _, org := range orgs {
+		var last int64
+		err := db.Raw(`INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
+			ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last`,
+			org, count[org]).Scan(&last).Error
+		if err != nil {
+			return err
+		}
+		next[org] = last - count[org]
+	}
+	for _, ev := range events {
+		next[ev.OrganizationID]++
+		ev.Seq = next[ev.OrganizationID]
+	}
+	return nil
 }
 
 func releaseGPUs(db *gorm.DB, vmIDs []string) error {

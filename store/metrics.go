@@ -237,11 +237,27 @@ func (tb seriesTable) where(alias string, ser Series) (string, []any) {
 // per step in [from, to]. It counts index entries and stops at the bound.
 func (s *Store) fewInWindow(ctx context.Context, tb seriesTable, ser Series, from, to time.Time, steps int) (bool, error) {
 	limit := scanFactor * steps
+	n, err := s.countInWindow(ctx, tb, ser, from, to, limit+1)
+	return n <= limit, err
+}
+
+// SamplesInWindow counts the samples of a series (a histogram's when its
+// Labels are "") with from <= ts <= to, up to limit: index entries only,
+// no sample is read.
+func (s *Store) SamplesInWindow(ctx context.Context, ser Series, from, to time.Time, limit int) (int, error) {
+	tb := metricTable
+	if models.KindOf(ser.Type) != models.Gauge {
+		tb = histogramTable
+	}
+	return s.countInWindow(ctx, tb, ser, from, to, limit)
+}
+
+func (s *Store) countInWindow(ctx context.Context, tb seriesTable, ser Series, from, to time.Time, limit int) (int, error) {
 	cond, args := tb.where("x", ser)
 	var n int
 	err := s.WithContext(ctx).Raw("SELECT COUNT(*) FROM (SELECT 1 FROM "+tb.name+" x WHERE "+cond+
-		" AND x.ts >= ? AND x.ts <= ? LIMIT ?) w", append(args, from.UTC(), to.UTC(), limit+1)...).Row().Scan(&n)
-	return n <= limit, err
+		" AND x.ts >= ? AND x.ts <= ? LIMIT ?) w", append(args, from.UTC(), to.UTC(), limit)...).Row().Scan(&n)
+	return n, err
 }
 
 // probeSteps runs one correlated subquery per step: the steps travel as a

@@ -52,6 +52,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 			}
 			sql := s.tokens().Replace(string(body))
 			err = conn.Transaction(func(tx *gorm.DB) error {
+				if check := preflight[name]; check != nil {
+					if err := check(tx); err != nil {
+						return fmt.Errorf("%s: %w", name, err)
+					}
+				}
 				for _, stmt := range splitStatements(sql) {
 					if err := tx.Exec(stmt).Error; err != nil {
 						return fmt.Errorf("%s: %w", name, err)
@@ -66,6 +71,39 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// preflight holds, per migration, a check of the data it would refuse,
+// run first in its transaction: its error says what to fix, where the
+// engine's own would name only a constraint.
+var preflight = map[string]func(tx *gorm.DB) error{
+	"0011_organizations_tenant.sql": duplicateTenants,
+}
+
+// duplicateTenants refuses a database where two organizations share a
+// Run:ai tenant, naming them.
+func duplicateTenants(tx *gorm.DB) error {
+	var rows []struct {
+		TenantID int
+		ID       string
+	}
+	err := tx.Raw(`SELECT tenant_id, id FROM organizations WHERE tenant_id IN
+		(SELECT tenant_id FROM organizations GROUP BY tenant_id HAVING COUNT(*) > 1) ORDER BY tenant_id, id`).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		if i == 0 || rows[i-1].TenantID != r.TenantID {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "tenant %d: %s", r.TenantID, r.ID)
+		} else {
+			b.WriteString(", " + r.ID)
+		}
+	}
+	return fmt.Errorf("organizations share a Run:ai tenant (%s): each tenant's pods are read by one organization's keys, so give all but one of them their own tenant id, then start again", b.String())
 }
 
 func (s *Store) migrations() ([]string, error) {

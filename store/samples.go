@@ -10,29 +10,9 @@ import (
 	"gpugraph/models"
 )
 
-// The writes behind sample ingestion (POST /api/v1/metrics/samples). The
-// caller runs them in one InTx, so that a batch refused half-way stores
-// nothing.
-
-// TenantPodIDs answers which of ids are pods of the tenant.
-func (s *Store) TenantPodIDs(tx *Txn, tenantID int, ids []string) (map[string]bool, error) {
-	found := make(map[string]bool, len(ids))
-	// Chunks keep the IN list far below either engine's limit on bound
-	// parameters, whatever the batch names.
-	const chunk = 500
-	for len(ids) > 0 {
-		k := min(chunk, len(ids))
-		var got []string
-		if err := tx.db.Table("pods").Where("tenant_id = ? AND id IN ?", tenantID, ids[:k]).Pluck("id", &got).Error; err != nil {
-			return nil, err
-		}
-		for _, id := range got {
-			found[id] = true
-		}
-		ids = ids[k:]
-	}
-	return found, nil
-}
+// The fixture loader's sample writes, inside its one transaction (so a
+// file refused half-way stores nothing). Ingestion (POST
+// /api/v1/metrics/samples) stages and publishes instead: ingest.go.
 
 // sampleBatchSize is how many rows one INSERT carries.
 const sampleBatchSize = 400

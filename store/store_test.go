@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -56,4 +58,90 @@ func TestOpenRejectsUnknownURL(t *testing.T) {
 	if err == nil || err.Error() != `DATABASE_URL "mysql://x": want postgres://…, postgresql://… or sqlite:PATH` {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// A database where two organizations share a Run:ai tenant (made before
+// tenants were unique) is refused at the migration that makes them
+// unique, naming the organizations, and keeps its data; fixed, it migrates.
+func TestMigrateRefusesSharedTenants(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		db := st.DB
+		for _, stmt := range []string{
+			"DROP INDEX organizations_tenant_unique",
+			"DELETE FROM schema_migrations WHERE version = '0011_organizations_tenant.sql'",
+			"INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-a', 'A', 7, false), ('org-b', 'B', 7, false), ('org-c', 'C', 7, false), ('org-d', 'D', 8, false), ('org-e', 'E', 8, false), ('org-f', 'F', 9, false)",
+		} {
+			if err := db.Exec(stmt).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := st.Migrate(context.Background())
+		const want = "migrate: 0011_organizations_tenant.sql: organizations share a Run:ai tenant (tenant 7: org-a, org-b, org-c; tenant 8: org-d, org-e): each tenant's pods are read by one organization's keys, so give all but one of them their own tenant id, then start again"
+		if err == nil || err.Error() != want {
+			t.Fatalf("got %v\nwant %s", err, want)
+		}
+		for tenant, id := range map[int]string{11: "org-b", 12: "org-c", 13: "org-e"} {
+			if err := db.Exec("UPDATE organizations SET tenant_id = ? WHERE id = ?", tenant, id).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-g', 'G', 9, false)").Error; !store.IsUniqueViolation(err) {
+			t.Fatalf("a second organization of tenant 9: %v", err)
+		}
+	})
+}
+
+// Upgrading a database whose log holds events (ids drawn from one global
+// sequence, some purged): migration 0011_vm_events_seq keeps each kept
+// event's id as its seq and starts every organization's counter at the
+// last id ever drawn, so ids a client holds from before still resume.
+func TestMigrateKeepsEventIDs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		db := st.DB
+		name := "0011_vm_events_seq." + string(st.Dialect) + ".sql"
+		for _, stmt := range []string{
+			"DROP INDEX vm_events_org_seq",
+			"ALTER TABLE vm_events DROP COLUMN seq",
+			"DROP TABLE vm_event_seqs",
+			"CREATE INDEX vm_events_org ON vm_events (organization_id, id)",
+			"DELETE FROM schema_migrations WHERE version = '" + name + "'",
+			"INSERT INTO organizations (id, name, tenant_id, infiniband_enabled) VALUES ('org-a', 'A', 1, false), ('org-b', 'B', 2, false)",
+		} {
+			if err := db.Exec(stmt).Error; err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		// Ids 1–5 drawn; 1, 2 and the last, 5, purged since.
+		for i, org := range []string{"org-a", "org-b", "org-a", "org-b", "org-a"} {
+			if err := db.Exec(`INSERT INTO vm_events (vm_id, organization_id, from_status, to_status, transition, actor_kind, at)
+				VALUES ('v', ?, 'running', 'stopped', 'user-stop', 'user', ?)`, org, store.Now().Add(time.Duration(i)*time.Second)).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Exec("DELETE FROM vm_events WHERE id <= 2 OR id = 5").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var kept []struct {
+			ID, Seq        int64
+			OrganizationID string
+		}
+		db.Raw("SELECT id, seq, organization_id FROM vm_events ORDER BY id").Scan(&kept)
+		if fmt.Sprint(kept) != "[{3 3 org-a} {4 4 org-b}]" {
+			t.Errorf("kept events %v", kept)
+		}
+		var counters []struct {
+			OrganizationID string
+			Last           int64
+		}
+		db.Raw("SELECT organization_id, last FROM vm_event_seqs ORDER BY organization_id").Scan(&counters)
+		if fmt.Sprint(counters) != "[{org-a 5} {org-b 5}]" {
+			t.Errorf("counters %v, want every organization at 5, the last id drawn", counters)
+		}
+	})
 }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"gpugraph/demo"
+	"gpugraph/podmetrics"
 )
 
 // The demo's metrics are a day of samples as of its load; without more,
@@ -123,14 +125,21 @@ func ValueAt(t time.Time, n int) int {
 }
 
 // Fill pushes every demo series' samples at the multiples of Step in
-// (from, to] to server, one batch per organization.
+// (from, to] to server, as each organization's metrics key, in batches of
+// at most podmetrics.MaxBatchSamples samples (a series longer than that
+// is cut across batches).
 func Fill(ctx context.Context, client *http.Client, server string, from, to time.Time) error {
 	all, err := fixtureSeries()
 	if err != nil {
 		return err
 	}
-	type batch struct{ PodMetrics, PodHistograms []map[string]any }
-	batches := map[string]*batch{}
+	type batch struct {
+		key                       string
+		PodMetrics, PodHistograms []map[string]any
+		n                         int
+	}
+	var batches []*batch
+	open := map[string]*batch{} // each key's batch being filled
 	first := from.Truncate(Step).Add(Step)
 	for _, s := range all {
 		entry := map[string]any{}
@@ -152,19 +161,27 @@ func Fill(ctx context.Context, client *http.Client, server string, from, to time
 		if len(samples) == 0 {
 			return nil
 		}
-		entry["samples"] = samples
-		b := batches[s.key]
-		if b == nil {
-			b = &batch{}
-			batches[s.key] = b
-		}
-		if s.hist {
-			b.PodHistograms = append(b.PodHistograms, entry)
-		} else {
-			b.PodMetrics = append(b.PodMetrics, entry)
+		for len(samples) > 0 {
+			b := open[s.key]
+			if b == nil || b.n == podmetrics.MaxBatchSamples {
+				b = &batch{key: s.key}
+				open[s.key] = b
+				batches = append(batches, b)
+			}
+			part := samples[:min(len(samples), podmetrics.MaxBatchSamples-b.n)]
+			samples = samples[len(part):]
+			e := maps.Clone(entry)
+			e["samples"] = part
+			b.n += len(part)
+			if s.hist {
+				b.PodHistograms = append(b.PodHistograms, e)
+			} else {
+				b.PodMetrics = append(b.PodMetrics, e)
+			}
 		}
 	}
-	for key, b := range batches {
+	for _, b := range batches {
+		key := b.key
 		body, err := json.Marshal(map[string]any{"podMetrics": b.PodMetrics, "podHistograms": b.PodHistograms})
 		if err != nil {
 			return err
