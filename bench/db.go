@@ -84,3 +84,31 @@ func freshURL(engine store.Dialect, pgURL string) (string, func(), error) {
 	u.Path = "/" + name
 	return u.String(), drop, nil
 }
+
+// WithApplicationName sets the application_name a PostgreSQL URL's
+// connections carry, so a server's backends can be found in
+// pg_stat_activity (Backends). Any other URL is answered as it is.
+func WithApplicationName(raw, app string) string {
+	if !store.IsPostgres(raw) {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Backends are the process ids of the PostgreSQL backends serving
+// connections named app (WithApplicationName); none on SQLite.
+func Backends(ctx context.Context, db *DB, app string) []int {
+	if db.Dialect != store.Postgres {
+		return nil
+	}
+	var pids []int
+	db.WithContext(ctx).Raw("SELECT pid FROM pg_stat_activity WHERE application_name = ?", app).Scan(&pids)
+	return pids
+}

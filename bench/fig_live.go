@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"gpugraph/bench/fleet"
+	"gpugraph/bench/proc"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
 	"gpugraph/live"
@@ -242,15 +242,6 @@ func (s *liveSub) close() { s.conn.CloseNow() }
 // residentBytes is this process's resident set (VmRSS), 0 where /proc
 // does not say.
 func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	m, _ := proc.Memory(os.Getpid())
+	return m.RSS
 }
