@@ -103,9 +103,10 @@ func WithApplicationName(raw, app string) string {
 }
 
 // Backends are the process ids of the PostgreSQL backends serving
-// connections named app (WithApplicationName); none on SQLite.
+// connections named app (WithApplicationName); none on SQLite or
+// without a database.
 func Backends(ctx context.Context, db *DB, app string) []int {
-	if db.Dialect != store.Postgres {
+	if db == nil || db.Dialect != store.Postgres {
 		return nil
 	}
 	var pids []int

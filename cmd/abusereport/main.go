@@ -1,0 +1,93 @@
+// Command abusereport runs the attacks of the hostile-tenants issue
+// (package bench/abuse) against the server binary, started as processes
+// of their own: on SQLite, and on two replicas of one PostgreSQL database
+// when TEST_DATABASE_URL is set. It prints one table per engine of each
+// attack's server CPU and memory per request, its answers, the victim
+// tenant's latency where the attack is a noisy neighbour, and PASS or
+// FAIL against the bounds; with -o it writes the tables between
+// <!-- abuse:begin --> and <!-- abuse:end --> of a markdown file. It exits
+// 1 when any result is outside its bounds, 2 when it could not measure.
+//
+//	make build && go run ./cmd/abusereport -server bin/gpugraph -o BENCHMARKS.md    (what make abuse runs)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"gpugraph/bench/abuse"
+	"gpugraph/store"
+)
+
+func main() {
+	cfg := abuse.Defaults()
+	out := flag.String("o", "", "write the tables and the machine into this markdown file")
+	flag.StringVar(&cfg.Server, "server", "bin/gpugraph", "the gpugraph binary to attack")
+	engines := flag.String("engines", "", "comma-separated: sqlite,postgres (default: sqlite, and postgres when TEST_DATABASE_URL is set)")
+	only := flag.String("attacks", "", "comma-separated attack numbers to run (default: all)")
+	flag.DurationVar(&cfg.Box, "box", cfg.Box, "longest a measured phase of an attack runs")
+	flag.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "how long the victim's baseline is measured")
+	quiet := flag.Bool("q", false, "no progress lines on standard error")
+	flag.Parse()
+
+	if *only != "" {
+		cfg.Only = map[int]bool{}
+		last := len(abuse.Attacks())
+		for _, f := range strings.Split(*only, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > last {
+				fail("-attacks: %q is not an attack number 1–%d", f, last)
+			}
+			cfg.Only[n] = true
+		}
+	}
+	cfg.PostgresURL = os.Getenv("TEST_DATABASE_URL")
+	switch *engines {
+	case "":
+		cfg.Engines = []store.Dialect{store.SQLite}
+		if cfg.PostgresURL != "" {
+			cfg.Engines = append(cfg.Engines, store.Postgres)
+		}
+	default:
+		for _, e := range strings.Split(*engines, ",") {
+			cfg.Engines = append(cfg.Engines, store.Dialect(strings.TrimSpace(e)))
+		}
+	}
+	for _, e := range cfg.Engines {
+		if e != store.SQLite && e != store.Postgres {
+			fail("unknown engine %q: want sqlite or postgres", e)
+		}
+		if e == store.Postgres && cfg.PostgresURL == "" {
+			fail("postgres needs TEST_DATABASE_URL")
+		}
+	}
+	if !*quiet {
+		cfg.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	rep, err := abuse.Run(ctx, cfg)
+	if err != nil {
+		fail("%v", err)
+	}
+	rep.Text(os.Stdout)
+	if *out != "" {
+		if err := rep.WriteMarkdown(*out, cfg); err != nil {
+			fail("%v", err)
+		}
+	}
+	if rep.Failed() > 0 {
+		os.Exit(1)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "abusereport: "+format+"\n", args...)
+	os.Exit(2)
+}
