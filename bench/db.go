@@ -113,3 +113,13 @@ func Backends(ctx context.Context, db *DB, app string) []int {
 	db.WithContext(ctx).Raw("SELECT pid FROM pg_stat_activity WHERE application_name = ?", app).Scan(&pids)
 	return pids
 }
+
+// TerminateBackends ends the PostgreSQL backends of connections named app:
+// a statement a killed client left running stops there.
+func TerminateBackends(ctx context.Context, db *DB, app string) {
+	if db == nil || db.Dialect != store.Postgres {
+		return
+	}
+	var ended []bool
+	db.WithContext(ctx).Raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?", app).Scan(&ended)
+}

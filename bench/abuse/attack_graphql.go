@@ -23,7 +23,7 @@ func (e *env) bomb(ctx context.Context, r *Result, query string) error {
 		status, _, err := e.do(ctx, i, http.MethodPost, "/graphql", ReaderKey, body)
 		r.Statuses.Add(answer(status, err))
 	}
-	if err := e.alone(ctx, r, 1, func(ctx context.Context) { send(ctx, 0) }); err != nil {
+	if err := e.alone(ctx, r, 1, send); err != nil {
 		return err
 	}
 	n := noisyRequests(e.engine)
@@ -65,7 +65,7 @@ func refusedDocuments(ctx context.Context, e *env, r *Result) error {
 		status, _, err := e.do(ctx, i, http.MethodPost, "/graphql", ReaderKey, refusedDocument(i))
 		r.Statuses.Add(answer(status, err))
 	}
-	if err := e.alone(ctx, r, 1, func(ctx context.Context) { send(ctx, 0) }); err != nil {
+	if err := e.alone(ctx, r, 1, send); err != nil {
 		return err
 	}
 	if err := e.ready(ctx); err != nil {
@@ -161,7 +161,7 @@ func aliasedPodMetrics(ctx context.Context, e *env, r *Result) error {
 		}
 		r.Statuses.Add(key)
 	}
-	if err := e.alone(ctx, r, 1, func(ctx context.Context) { send(ctx, 0) }); err != nil {
+	if err := e.alone(ctx, r, 1, send); err != nil {
 		return err
 	}
 	n := noisyRequests(e.engine)
@@ -189,22 +189,21 @@ func enumLists(ctx context.Context, e *env, r *Result) error {
 			call{"nodes", `query($s: [NodeStatus!]) { nodes(status: $s) { id } }`, "ONLINE", n})
 	}
 	var wrong []string
-	err := e.alone(ctx, r, len(calls), func(ctx context.Context) {
-		for i, c := range calls {
-			vals := make([]string, c.n)
-			for j := range vals {
-				vals[j] = c.value
-			}
-			status, body, err := e.graphql(ctx, i, ReaderKey, c.query, map[string]any{"s": vals})
-			code, msg := gqlCode(body)
-			key := answer(status, err)
-			if code != "" {
-				key += " " + code
-			}
-			r.Statuses.Add(key)
-			if err != nil || (code == "" && status != http.StatusOK) || (code != "" && (code != "BAD_REQUEST" || !strings.Contains(msg, "status"))) {
-				wrong = append(wrong, fmt.Sprintf("%s(%d values): %s %q", c.name, c.n, key, msg))
-			}
+	err := e.alone(ctx, r, len(calls), func(ctx context.Context, i int) {
+		c := calls[i]
+		vals := make([]string, c.n)
+		for j := range vals {
+			vals[j] = c.value
+		}
+		status, body, err := e.graphql(ctx, i, ReaderKey, c.query, map[string]any{"s": vals})
+		code, msg := gqlCode(body)
+		key := answer(status, err)
+		if code != "" {
+			key += " " + code
+		}
+		r.Statuses.Add(key)
+		if err != nil || (code == "" && status != http.StatusOK) || (code != "" && (code != "BAD_REQUEST" || !strings.Contains(msg, "status"))) {
+			wrong = append(wrong, fmt.Sprintf("%s(%d values): %s %q", c.name, c.n, key, msg))
 		}
 	})
 	if len(wrong) > 0 {
@@ -239,30 +238,29 @@ func malformedBodies(ctx context.Context, e *env, r *Result) error {
 	}
 	offsets := e.logOffsets()
 	var wrong []string
-	err := e.alone(ctx, r, len(cases), func(ctx context.Context) {
-		for i, c := range cases {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base(i)+"/graphql", c.body())
-			if err != nil {
-				continue
-			}
-			req.Header.Set("Authorization", "Bearer "+ReaderKey)
-			req.Header.Set("Content-Type", "application/json")
-			status, body := 0, []byte(nil)
-			resp, err := e.http.Do(req)
-			if err == nil {
-				status = resp.StatusCode
-				body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-				resp.Body.Close()
-			}
-			code, _ := gqlCode(body)
-			key := answer(status, err)
-			if code != "" {
-				key += " " + code
-			}
-			r.Statuses.Add(key)
-			if err != nil || status != c.want || code == "" || code == "INTERNAL" {
-				wrong = append(wrong, fmt.Sprintf("%s: %s %s", c.name, answer(status, err), orDash(code)))
-			}
+	err := e.alone(ctx, r, len(cases), func(ctx context.Context, i int) {
+		c := cases[i]
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base(i)+"/graphql", c.body())
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+ReaderKey)
+		req.Header.Set("Content-Type", "application/json")
+		status, body := 0, []byte(nil)
+		resp, err := e.http.Do(req)
+		if err == nil {
+			status = resp.StatusCode
+			body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+		}
+		code, _ := gqlCode(body)
+		key := answer(status, err)
+		if code != "" {
+			key += " " + code
+		}
+		r.Statuses.Add(key)
+		if err != nil || status != c.want || code == "" || code == "INTERNAL" {
+			wrong = append(wrong, fmt.Sprintf("%s: %s %s", c.name, answer(status, err), orDash(code)))
 		}
 	})
 	if n := e.logErrors(offsets); n > 0 {
@@ -297,21 +295,20 @@ func lenientParsing(ctx context.Context, e *env, r *Result) error {
 		{"GET /v1/vms//id", http.MethodGet, "/v1/vms//" + e.fx.attackerVM, "", []int{400, 404}},
 	}
 	var wrong []string
-	err := e.alone(ctx, r, len(cases), func(ctx context.Context) {
-		for i, c := range cases {
-			var body []byte
-			if c.body != "" {
-				body = []byte(c.body)
-			}
-			status, _, err := e.do(ctx, i, c.method, c.path, ReaderKey, body)
-			r.Statuses.Add(answer(status, err))
-			ok := false
-			for _, w := range c.want {
-				ok = ok || (err == nil && status == w)
-			}
-			if !ok {
-				wrong = append(wrong, fmt.Sprintf("%s: %s", c.name, answer(status, err)))
-			}
+	err := e.alone(ctx, r, len(cases), func(ctx context.Context, i int) {
+		c := cases[i]
+		var body []byte
+		if c.body != "" {
+			body = []byte(c.body)
+		}
+		status, _, err := e.do(ctx, i, c.method, c.path, ReaderKey, body)
+		r.Statuses.Add(answer(status, err))
+		ok := false
+		for _, w := range c.want {
+			ok = ok || (err == nil && status == w)
+		}
+		if !ok {
+			wrong = append(wrong, fmt.Sprintf("%s: %s", c.name, answer(status, err)))
 		}
 	})
 	if len(wrong) > 0 {

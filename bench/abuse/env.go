@@ -83,9 +83,12 @@ func (e *env) start(ctx context.Context) error {
 }
 
 // stop kills the servers: what they were doing is of no interest now.
+// Their PostgreSQL backends are ended too: a statement a killed server
+// left running would go on costing CPU in the next attack's figures.
 func (e *env) stop() {
 	for _, r := range e.reps {
 		r.proc.Kill()
+		bench.TerminateBackends(context.Background(), e.db, r.app)
 	}
 	e.reps = nil
 }
@@ -267,26 +270,35 @@ func (e *env) measure(ctx context.Context, box time.Duration, fn func(ctx contex
 }
 
 // record sets r's per-request figures from a phase of requests requests,
-// inFlight at once, unless an earlier phase set them.
+// inFlight at once, that cost cpu, unless an earlier phase set them.
 func (r *Result) record(f figures, cpu time.Duration, requests, inFlight int) {
-	r.Lower = r.Lower || f.timedOut
+	r.recordEach(cpu/time.Duration(max(requests, 1)), f.peak/int64(max(inFlight, 1)), f.timedOut, requests, inFlight)
+}
+
+// recordEach sets r's figures from one request's CPU and memory, unless an
+// earlier phase set them; lower says a phase ran out of its box.
+func (r *Result) recordEach(cpu time.Duration, memory int64, lower bool, requests, inFlight int) {
+	r.Lower = r.Lower || lower
 	if r.measured {
 		return
 	}
 	r.measured = true
-	r.Requests, r.InFlight = requests, inFlight
-	r.CPU = cpu / time.Duration(max(requests, 1))
-	r.Memory = f.peak / int64(max(inFlight, 1))
+	r.Requests, r.InFlight, r.CPU, r.Memory = requests, inFlight, cpu, memory
 }
 
-// alone measures requests requests sent one after another by fn: its
-// figures are each request's cost.
-func (e *env) alone(ctx context.Context, r *Result, requests int, fn func(ctx context.Context)) error {
-	if err := e.ready(ctx); err != nil {
-		return err
+// alone measures requests requests one after another, each alone:
+// fn(ctx, i) sends request i. The figures are the costliest request's.
+func (e *env) alone(ctx context.Context, r *Result, requests int, fn func(ctx context.Context, i int)) error {
+	var worst figures
+	for i := 0; i < requests; i++ {
+		if err := e.ready(ctx); err != nil {
+			return err
+		}
+		f := e.measure(ctx, e.cfg.Box, func(ctx context.Context) { fn(ctx, i) })
+		worst.cpu, worst.peak = max(worst.cpu, f.cpu), max(worst.peak, f.peak)
+		worst.timedOut = worst.timedOut || f.timedOut
 	}
-	f := e.measure(ctx, e.cfg.Box, fn)
-	r.record(f, f.cpu, requests, 1)
+	r.recordEach(worst.cpu, worst.peak, worst.timedOut, requests, 1)
 	return nil
 }
 
@@ -320,9 +332,11 @@ func (e *env) noisyWithin(ctx context.Context, box time.Duration, r *Result, v v
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
-	for i := 0; i < v.warmup; i++ {
-		_ = v.do(ctx, i)
-	}
+	// A fresh server opens its database connections on the first
+	// requests: those are not the victim's baseline.
+	warm := make(chan struct{})
+	time.AfterFunc(v.warmup, func() { close(warm) })
+	e.victimLoop(ctx, v, warm)
 	b0 := e.snap(ctx)
 	stop := make(chan struct{})
 	time.AfterFunc(e.cfg.Baseline, func() { close(stop) })
@@ -358,8 +372,8 @@ func (l Latencies) sent() int { return len(l.OK) + l.Errors }
 // victimLoad is what the victim does, at its pace.
 type victimLoad struct {
 	what   string
-	rate   float64 // requests per second
-	warmup int     // requests before the baseline, not counted
+	rate   float64       // requests per second
+	warmup time.Duration // of requests before the baseline, not counted
 	do     func(ctx context.Context, i int) error
 }
 
@@ -425,7 +439,7 @@ func (e *env) victimLoop(ctx context.Context, v victimLoad, stop <-chan struct{}
 // nodes, over GraphQL, 200 with no error.
 func (e *env) victimQuery() victimLoad {
 	const q = `{ vms(limit: 20) { total vms { id name status node { name status } } } }`
-	return victimLoad{what: "vms(limit: 20) with nodes, GraphQL", rate: e.cfg.VictimRate, warmup: 10,
+	return victimLoad{what: "vms(limit: 20) with nodes, GraphQL", rate: e.cfg.VictimRate, warmup: time.Second,
 		do: func(ctx context.Context, i int) error {
 			status, body, err := e.graphql(ctx, i, e.fx.victimKey, q, nil)
 			if err != nil {
@@ -441,7 +455,7 @@ func (e *env) victimQuery() victimLoad {
 // victimRestart is the victim restarting its running VM (rebooted in
 // place) once a second: its restart budget is one a second.
 func (e *env) victimRestart() victimLoad {
-	return victimLoad{what: "POST /v1/vms/{id}/restart of a running VM", rate: 1, warmup: 2,
+	return victimLoad{what: "POST /v1/vms/{id}/restart of a running VM", rate: 1, warmup: 2 * time.Second,
 		do: func(ctx context.Context, i int) error {
 			status, body, err := e.do(ctx, i, http.MethodPost, "/v1/vms/"+e.fx.victimVM+"/restart", e.fx.victimKey, nil)
 			if err != nil {

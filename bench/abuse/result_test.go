@@ -73,6 +73,8 @@ func TestVerdict(t *testing.T) {
 			"FAIL: outcome, CPU, memory, heap, victim errors, victim p99"},
 		{"an attack's own CPU bound", &Result{OK: true, CPU: 9 * time.Second, CPUBound: 10 * time.Second}, "PASS"},
 		{"over its own CPU bound", &Result{OK: true, CPU: 11 * time.Second, CPUBound: 10 * time.Second}, "FAIL: CPU"},
+		{"within the victim's slack", &Result{OK: true, VictimSlack: 500 * time.Millisecond, Victim: victim(4*time.Millisecond, 504*time.Millisecond, 0)}, "PASS"},
+		{"over the victim's slack", &Result{OK: true, VictimSlack: 500 * time.Millisecond, Victim: victim(4*time.Millisecond, 505*time.Millisecond, 0)}, "FAIL: victim p99"},
 		{"not run", &Result{OK: true, Err: errors.New("no server")}, "FAIL: error"},
 	} {
 		if got := c.r.Verdict(); got != c.want {
