@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"gpugraph/bench"
+	"gpugraph/bench/proc"
 	"gpugraph/dataset"
 	"gpugraph/store"
 )
@@ -15,12 +15,9 @@ import (
 // Run loads the fixture into a fresh database per engine and runs every
 // attack cfg picks against freshly started servers.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	server, err := filepath.Abs(cfg.Server)
+	server, err := proc.Binary(cfg.Server)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := os.Stat(server); err != nil {
-		return nil, fmt.Errorf("the gpugraph binary: %w (make build makes it)", err)
 	}
 	cfg.Server = server
 	rep := &Report{Engines: cfg.Engines, Results: map[store.Dialect][]*Result{}, Started: time.Now().UTC()}

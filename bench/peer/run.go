@@ -127,13 +127,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep := &Report{Started: time.Now().UTC(), Objects: map[string]int{}}
-	// The servers run in a directory of their own.
-	server, e := filepath.Abs(cfg.Server)
+	server, e := proc.Binary(cfg.Server)
 	if e != nil {
 		return nil, e
-	}
-	if _, e := os.Stat(server); e != nil {
-		return nil, fmt.Errorf("the gpugraph binary: %w", e)
 	}
 	cfg.Server = server
 	cache, e := CacheDir()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -132,4 +133,17 @@ func HTTPOK(c *http.Client, url string, body string) func(context.Context) error
 		}
 		return nil
 	}
+}
+
+// Binary is the absolute path of the server binary at path (servers run in
+// a directory of their own), or an error saying it is not there.
+func Binary(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("the gpugraph binary: %w (make build makes it)", err)
+	}
+	return abs, nil
 }

@@ -17,11 +17,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 
+	"gpugraph/bench"
 	"gpugraph/bench/abuse"
-	"gpugraph/store"
 )
 
 func main() {
@@ -35,37 +33,17 @@ func main() {
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
-	if *only != "" {
-		cfg.Only = map[int]bool{}
-		last := len(abuse.Attacks())
-		for _, f := range strings.Split(*only, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > last {
-				fail("-attacks: %q is not an attack number 1–%d", f, last)
-			}
-			cfg.Only[n] = true
-		}
+	attacks, err := bench.ParseNumbers(*only, len(abuse.Attacks()))
+	if err != nil {
+		fail("-attacks: %v", err)
 	}
+	cfg.Only = attacks
 	cfg.PostgresURL = os.Getenv("TEST_DATABASE_URL")
-	switch *engines {
-	case "":
-		cfg.Engines = []store.Dialect{store.SQLite}
-		if cfg.PostgresURL != "" {
-			cfg.Engines = append(cfg.Engines, store.Postgres)
-		}
-	default:
-		for _, e := range strings.Split(*engines, ",") {
-			cfg.Engines = append(cfg.Engines, store.Dialect(strings.TrimSpace(e)))
-		}
+	engineList, err := bench.ParseEngines(*engines, cfg.PostgresURL)
+	if err != nil {
+		fail("%v", err)
 	}
-	for _, e := range cfg.Engines {
-		if e != store.SQLite && e != store.Postgres {
-			fail("unknown engine %q: want sqlite or postgres", e)
-		}
-		if e == store.Postgres && cfg.PostgresURL == "" {
-			fail("postgres needs TEST_DATABASE_URL")
-		}
-	}
+	cfg.Engines = engineList
 	if !*quiet {
 		cfg.Log = os.Stderr
 	}
