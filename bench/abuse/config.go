@@ -14,7 +14,7 @@ const (
 	MaxCPUPerRequest = 500 * time.Millisecond
 	// MaxMemoryPerRequest is the most memory one request may cost: the
 	// peak resident set it adds, or the heap a set of requests leaves.
-	MaxMemoryPerRequest = 100 << 20
+	MaxMemoryPerRequest = 100_000_000
 	// MaxP99Ratio is how much worse the victim's p99 may get while the
 	// attacker's requests run.
 	MaxP99Ratio = 2.0

@@ -32,7 +32,9 @@ type env struct {
 	fx     *fixture
 	dir    string // the servers' working directory and logs
 	reps   []*replica
-	http   *http.Client
+	http   *http.Client // the attacker's connections
+	// victimHTTP holds the victim's connections apart from the attacker's.
+	victimHTTP *http.Client
 	dirty  bool // a phase was cut with requests in flight: restart before the next
 	starts int
 	logf   func(string, ...any)
@@ -58,6 +60,7 @@ func newHTTPClient() *http.Client {
 func (e *env) start(ctx context.Context) error {
 	e.stop()
 	e.http.CloseIdleConnections()
+	e.victimHTTP.CloseIdleConnections()
 	e.starts++
 	for i := 0; i < Replicas(e.engine); i++ {
 		port, err := proc.FreePort()
@@ -105,8 +108,14 @@ func (e *env) ready(ctx context.Context) error {
 // spread over every replica.
 func (e *env) base(i int) string { return e.reps[i%len(e.reps)].base }
 
-// do sends one request to replica i%n and reads the answer (at most 64 MiB).
+// do sends one request to replica i%n over the attacker's connections
+// and reads the answer (at most 64 MiB).
 func (e *env) do(ctx context.Context, i int, method, path, token string, body []byte, header ...string) (int, []byte, error) {
+	return e.send(e.http, ctx, i, method, path, token, body, header...)
+}
+
+// send is do over client's connections.
+func (e *env) send(client *http.Client, ctx context.Context, i int, method, path, token string, body []byte, header ...string) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -124,7 +133,7 @@ func (e *env) do(ctx context.Context, i int, method, path, token string, body []
 	for j := 0; j+1 < len(header); j += 2 {
 		req.Header.Set(header[j], header[j+1])
 	}
-	resp, err := e.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -321,8 +330,9 @@ func (e *env) setWithin(ctx context.Context, box time.Duration, r *Result, reque
 
 // noisy measures the victim's latency alone for the baseline, then runs
 // fn (requests requests, inFlight at once) while the victim keeps its
-// pace, for at least the baseline's length. The attack's CPU is the
-// phase's less what the victim's requests cost at baseline.
+// pace, for at least the baseline's length, then (unless the attack ran
+// out of its box) the victim alone again. The attack's CPU is the phase's
+// less what the victim's requests cost at baseline.
 func (e *env) noisy(ctx context.Context, r *Result, v victimLoad, requests, inFlight int, fn func(ctx context.Context)) error {
 	return e.noisyWithin(ctx, e.cfg.Box, r, v, requests, inFlight, fn)
 }
@@ -332,6 +342,14 @@ func (e *env) noisyWithin(ctx context.Context, box time.Duration, r *Result, v v
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
+	// The attacker's connections are open before the baseline, as a
+	// client's would be: setting up a hundred at once is not the attack.
+	parallel(min(inFlight, 256), func(i int) {
+		status, _, err := e.do(ctx, i, http.MethodGet, "/healthz", "", nil)
+		if err != nil || status != http.StatusOK {
+			e.logf("warming the attacker's connection %d: %d %v", i, status, err)
+		}
+	})
 	// A fresh server opens its database connections on the first
 	// requests: those are not the victim's baseline.
 	warm := make(chan struct{})
@@ -360,6 +378,12 @@ func (e *env) noisyWithin(ctx context.Context, box time.Duration, r *Result, v v
 		during = <-got
 	})
 	r.Victim = &Victim{What: v.what, Baseline: baseline, During: during}
+	if !f.timedOut {
+		stop := make(chan struct{})
+		time.AfterFunc(e.cfg.Baseline, func() { close(stop) })
+		after := e.victimLoop(ctx, v, stop)
+		r.Victim.After = &after
+	}
 	r.record(f, max(f.cpu-perVictim*time.Duration(during.sent()), 0), requests, inFlight)
 	if during.First != "" {
 		e.logf("%s: the victim's first error during the attack: %s", r.Attack.Name, during.First)
@@ -438,10 +462,10 @@ func (e *env) victimLoop(ctx context.Context, v victimLoad, stop <-chan struct{}
 // victimQuery is the victim's console read: a page of its VMs with their
 // nodes, over GraphQL, 200 with no error.
 func (e *env) victimQuery() victimLoad {
-	const q = `{ vms(limit: 20) { total vms { id name status node { name status } } } }`
+	body, _ := json.Marshal(map[string]string{"query": `{ vms(limit: 20) { total vms { id name status node { name status } } } }`})
 	return victimLoad{what: "vms(limit: 20) with nodes, GraphQL", rate: e.cfg.VictimRate, warmup: time.Second,
 		do: func(ctx context.Context, i int) error {
-			status, body, err := e.graphql(ctx, i, e.fx.victimKey, q, nil)
+			status, body, err := e.send(e.victimHTTP, ctx, i, http.MethodPost, "/graphql", e.fx.victimKey, body)
 			if err != nil {
 				return err
 			}
@@ -457,7 +481,7 @@ func (e *env) victimQuery() victimLoad {
 func (e *env) victimRestart() victimLoad {
 	return victimLoad{what: "POST /v1/vms/{id}/restart of a running VM", rate: 1, warmup: 2 * time.Second,
 		do: func(ctx context.Context, i int) error {
-			status, body, err := e.do(ctx, i, http.MethodPost, "/v1/vms/"+e.fx.victimVM+"/restart", e.fx.victimKey, nil)
+			status, body, err := e.send(e.victimHTTP, ctx, i, http.MethodPost, "/v1/vms/"+e.fx.victimVM+"/restart", e.fx.victimKey, nil)
 			if err != nil {
 				return err
 			}

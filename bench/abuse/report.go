@@ -17,6 +17,9 @@ type Report struct {
 	Machine bench.Machine
 	Started time.Time
 	Took    time.Duration
+	// Load is each engine's run's one-minute load average at its start and
+	// its end: on a shared machine, what the victim's latency competed with.
+	Load map[store.Dialect][2]float64
 }
 
 // Failed counts the results outside their bounds.
@@ -58,7 +61,8 @@ func (x *Result) Cells() []string {
 		mem += "; heap kept " + megabytes(*x.Retained) + " after all"
 	}
 	if v := x.Victim; v != nil && x.Err == nil {
-		victim = fmt.Sprintf("%s / %s → %s / %s (×%.2f), %d errors", ms(v.Baseline.Quantile(0.5)), ms(v.Baseline.Quantile(0.99)),
+		b := v.Base()
+		victim = fmt.Sprintf("%s / %s → %s / %s (×%.2f), %d errors", ms(b.Quantile(0.5)), ms(b.Quantile(0.99)),
 			ms(v.During.Quantile(0.5)), ms(v.During.Quantile(0.99)), v.Ratio(), v.During.Errors)
 	}
 	return []string{fmt.Sprint(a.No), fmt.Sprint(a.Finding), a.Name, answered, a.Want, cpu, mem, victim, x.Verdict()}
@@ -75,6 +79,15 @@ func megabytes(b int64) string { return fmt.Sprintf("+%.1f MB", float64(max(b, 0
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
+// title names an engine's table with the machine's load meanwhile.
+func (r *Report) title(e store.Dialect) string {
+	l, ok := r.Load[e]
+	if !ok {
+		return EngineTitle(e)
+	}
+	return fmt.Sprintf("%s (load average %.1f at the start, %.1f at the end)", EngineTitle(e), l[0], l[1])
+}
+
 // EngineTitle names an engine's table.
 func EngineTitle(e store.Dialect) string {
 	if e == store.Postgres {
@@ -86,7 +99,7 @@ func EngineTitle(e store.Dialect) string {
 // Text writes one table per engine for a terminal.
 func (r *Report) Text(w io.Writer) {
 	for _, e := range r.Engines {
-		fmt.Fprintf(w, "\n%s\n\n", EngineTitle(e))
+		fmt.Fprintf(w, "\n%s\n\n", r.title(e))
 		lines := [][]string{Header}
 		for _, x := range r.Results[e] {
 			lines = append(lines, x.Cells())
@@ -112,10 +125,10 @@ func (r *Report) Markdown(w io.Writer, cfg Config) {
 	for _, l := range r.Machine.Lines() {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
-	fmt.Fprintf(w, "\nBounds: server CPU ≤ %s and memory ≤ %s per request; the victim's p99 ≤ %g× its baseline with no errors while the attacker's one read-only key sends %d requests at once (%d on two replicas: %d to each); each attack's own outcome in *want*. Phases are cut after %s (figures marked ≥ are lower bounds); the victim sends %g requests/s, measured for %s before the attack and at least as long during it.\n",
-		seconds(MaxCPUPerRequest), megabytes(MaxMemoryPerRequest), MaxP99Ratio, NoisyRequests, noisyRequests(store.Postgres), BudgetPerReplica, cfg.Box, cfg.VictimRate, cfg.Baseline)
+	fmt.Fprintf(w, "\nBounds: server CPU ≤ %g s and memory ≤ %d MB per request; the victim's p99 ≤ %g× its baseline with no errors while the attacker's one read-only key sends %d requests at once (%d on two replicas: %d to each); each attack's own outcome in *want*. Phases are cut after %s (figures marked ≥ are lower bounds); the victim sends %g requests/s, measured for %s before the attack and at least as long during it.\n",
+		MaxCPUPerRequest.Seconds(), MaxMemoryPerRequest/1_000_000, MaxP99Ratio, NoisyRequests, noisyRequests(store.Postgres), BudgetPerReplica, cfg.Box, cfg.VictimRate, cfg.Baseline)
 	for _, e := range r.Engines {
-		fmt.Fprintf(w, "\n%s:\n\n", EngineTitle(e))
+		fmt.Fprintf(w, "\n%s:\n\n", r.title(e))
 		var rows [][]string
 		for _, x := range r.Results[e] {
 			rows = append(rows, x.Cells())

@@ -45,6 +45,11 @@ func TestLatencies(t *testing.T) {
 	if r := v.Ratio(); r != 2 {
 		t.Errorf("Ratio = %v, want 2 (398 ms over 199 ms)", r)
 	}
+	after := Latencies{OK: []time.Duration{199 * time.Millisecond, 398 * time.Millisecond}}
+	v.After = &after
+	if r := v.Ratio(); r != 1 || v.Base().Quantile(0.99) != 398*time.Millisecond {
+		t.Errorf("Ratio = %v against the noisier baseline after, want 1", r)
+	}
 	if (&Victim{}).Ratio() != 0 {
 		t.Error("a victim with no baseline has a ratio")
 	}

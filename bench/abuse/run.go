@@ -20,14 +20,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg.Server = server
-	rep := &Report{Engines: cfg.Engines, Results: map[store.Dialect][]*Result{}, Started: time.Now().UTC()}
+	rep := &Report{Engines: cfg.Engines, Results: map[store.Dialect][]*Result{}, Started: time.Now().UTC(), Load: map[store.Dialect][2]float64{}}
 	rep.Machine = bench.Describe(ctx, bench.Config{PostgresURL: cfg.PostgresURL, Engines: cfg.Engines})
 	for _, engine := range cfg.Engines {
+		before, _ := proc.LoadAverage()
 		rs, err := runEngine(ctx, cfg, engine)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EngineTitle(engine), err)
 		}
-		rep.Results[engine] = rs
+		after, _ := proc.LoadAverage()
+		rep.Results[engine], rep.Load[engine] = rs, [2]float64{before, after}
 	}
 	rep.Took = time.Since(rep.Started)
 	return rep, nil
@@ -53,7 +55,7 @@ func runEngine(ctx context.Context, cfg Config, engine store.Dialect) ([]*Result
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	e := &env{cfg: cfg, engine: engine, db: db, fx: fx, dir: dir, http: newHTTPClient(), logf: logf}
+	e := &env{cfg: cfg, engine: engine, db: db, fx: fx, dir: dir, http: newHTTPClient(), victimHTTP: newHTTPClient(), logf: logf}
 	defer e.stop()
 	var out []*Result
 	for _, a := range Attacks() {

@@ -111,3 +111,18 @@ func parseStatus(b []byte) (Mem, error) {
 func ResetPeak(pid int) error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 }
+
+// LoadAverage is the machine's one-minute load average (/proc/loadavg):
+// how many processes wanted a CPU, which says how far figures measured on
+// a shared machine can be trusted.
+func LoadAverage() (float64, error) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, errors.New("empty /proc/loadavg")
+	}
+	return strconv.ParseFloat(f[0], 64)
+}

@@ -101,3 +101,9 @@ func TestFreePort(t *testing.T) {
 		t.Fatalf("FreePort = %d, %v", p, err)
 	}
 }
+
+func TestLoadAverage(t *testing.T) {
+	if l, err := LoadAverage(); err != nil || l < 0 {
+		t.Fatalf("LoadAverage = %v, %v", l, err)
+	}
+}
