@@ -35,9 +35,9 @@ type env struct {
 	http   *http.Client // the attacker's connections
 	// victimHTTP holds the victim's connections apart from the attacker's.
 	victimHTTP *http.Client
-	dirty  bool // a phase was cut with requests in flight: restart before the next
-	starts int
-	logf   func(string, ...any)
+	dirty      bool // a phase was cut with requests in flight: restart before the next
+	starts     int
+	logf       func(string, ...any)
 }
 
 // replica is one server process.
