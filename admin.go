@@ -19,7 +19,7 @@ import (
 
 // adminCommands are the subcommands that administer credentials straight
 // in the database (the first admin key of a fresh database comes from here).
-var adminCommands = map[string]bool{"keys": true, "apps": true, "orgs": true}
+var adminCommands = map[string]bool{"keys": true, "apps": true, "orgs": true, "signing-key": true}
 
 const adminUsage = `usage:
   gpugraph keys create --org ORG --permissions a,b [--expires 90d] [--name NAME]
@@ -29,6 +29,7 @@ const adminUsage = `usage:
   gpugraph apps list [--org ORG]
   gpugraph apps revoke CLIENT_ID
   gpugraph orgs create --id ID --name NAME --tenant-id N [--infiniband]
+  gpugraph signing-key rotate [--drop-previous]
 each takes --database-url (env DATABASE_URL) as the server does`
 
 // admin runs one administration command: the secret a create makes goes to
@@ -49,6 +50,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	id := fs.String("id", "", "the organization's id")
 	tenant := fs.Int("tenant-id", 0, "the organization's Run:ai tenant")
 	infiniband := fs.Bool("infiniband", false, "the organization's pods use InfiniBand")
+	dropPrevious := fs.Bool("drop-previous", false, "forget the replaced signing key at once: tokens it signed stop working (a leaked key)")
 	// Flags may come before or after the id (keys revoke ID --database-url …).
 	var positional []string
 	for rest := args[2:]; ; {
@@ -128,6 +130,15 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "created organization %s (%s), tenant %d\n", o.ID, o.Name, o.TenantID)
+	case "signing-key rotate":
+		if err := st.RotateSigningKey(ctx, auth.NewSigningKey(), !*dropPrevious, store.Now()); err != nil {
+			return err
+		}
+		if *dropPrevious {
+			fmt.Fprintf(stdout, "rotated the access-token signing key; tokens signed with the old one stop working within %v\n", auth.KeyRefresh)
+		} else {
+			fmt.Fprintf(stdout, "rotated the access-token signing key; every replica signs with the new one within %v, and tokens signed with the old one work until they expire\n", auth.KeyRefresh)
+		}
 	default:
 		return fmt.Errorf("unknown command gpugraph %s %s\n%s", noun, verb, adminUsage)
 	}

@@ -46,6 +46,7 @@ type options struct {
 	// loads the demo (whose keys are public) only then.
 	demoExplicit            bool
 	tokenSigningKey         string
+	tokenSigningKeyPrevious string
 	nodeCredentialsRequired bool
 	heartbeatGrace          time.Duration
 	sweepInterval           time.Duration
@@ -91,7 +92,9 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.demo, "demo", true, "load the built-in demo data set when the database is empty "+
 		"(default on only for SQLite; a PostgreSQL database loads it only when --demo is given, since its keys are public)")
 	fs.StringVar(&o.tokenSigningKey, "token-signing-key", os.Getenv("GPUGRAPH_TOKEN_SIGNING_KEY"),
-		"key (at least 32 bytes) signing the access tokens of POST /api/v1/token; unset: one is made and kept in the database, shared by every replica (env GPUGRAPH_TOKEN_SIGNING_KEY)")
+		"key (at least 32 bytes) signing the access tokens of POST /api/v1/token; unset: one is made and kept in the database, shared by every replica, and rotated with gpugraph signing-key rotate (env GPUGRAPH_TOKEN_SIGNING_KEY)")
+	fs.StringVar(&o.tokenSigningKeyPrevious, "token-signing-key-previous", os.Getenv("GPUGRAPH_TOKEN_SIGNING_KEY_PREVIOUS"),
+		"the --token-signing-key a new one replaced: tokens it signed still verify until they expire, so replicas restarted one by one agree (env GPUGRAPH_TOKEN_SIGNING_KEY_PREVIOUS)")
 	fs.BoolVar(&o.introspection, "introspection", true, "allow GraphQL introspection (the playground needs it)")
 	fs.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 30*time.Second,
 		"how long a reporting node may miss heartbeats before it goes offline")
@@ -138,8 +141,13 @@ func parseFlags(args []string) (options, error) {
 	if store.IsPostgres(o.databaseURL) && !o.demoExplicit {
 		o.demo = false
 	}
-	if n := len(o.tokenSigningKey); n > 0 && n < auth.MinSigningKeyLen {
-		return o, fmt.Errorf("--token-signing-key has %d bytes; it needs at least %d", n, auth.MinSigningKeyLen)
+	for name, key := range map[string]string{"token-signing-key": o.tokenSigningKey, "token-signing-key-previous": o.tokenSigningKeyPrevious} {
+		if n := len(key); n > 0 && n < auth.MinSigningKeyLen {
+			return o, fmt.Errorf("--%s has %d bytes; it needs at least %d", name, n, auth.MinSigningKeyLen)
+		}
+	}
+	if o.tokenSigningKeyPrevious != "" && o.tokenSigningKey == "" {
+		return o, errors.New("--token-signing-key-previous needs --token-signing-key: the stored keys rotate with gpugraph signing-key rotate")
 	}
 	if o.streamRecheck <= 0 {
 		return o, fmt.Errorf("--stream-recheck %v: must be positive", o.streamRecheck)
@@ -265,7 +273,7 @@ func run(ctx context.Context, args []string) error {
 	// process never waits on them past --shutdown-timeout.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
-	tokens, err := auth.NewTokens(st, []byte(o.tokenSigningKey))
+	tokens, err := auth.NewTokens(st, []byte(o.tokenSigningKey), []byte(o.tokenSigningKeyPrevious))
 	if err != nil {
 		return err
 	}

@@ -112,6 +112,34 @@ func TestDefaultTokenKeyIsStoredAndRandom(t *testing.T) {
 	if _, err := jwt.Parse(tok.AccessToken, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
 		t.Fatalf("the issued token is not signed with the stored key: %v", err)
 	}
+
+	// The README's rotation: the old key is kept to verify what it signed,
+	// and dropped with --drop-previous.
+	keys := func() map[string]string {
+		var rows []struct{ ID, Secret string }
+		if err := st.DB.Raw(`SELECT id, secret FROM signing_keys`).Scan(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, r := range rows {
+			m[r.ID] = r.Secret
+		}
+		return m
+	}
+	if out := mustAdmin(t, dbURL, "signing-key", "rotate"); !strings.HasPrefix(out, "rotated the access-token signing key; every replica signs with the new one within 30s") {
+		t.Fatalf("signing-key rotate: %q", out)
+	}
+	if k := keys(); len(k) != 2 || k["access-token-previous"] != stored || k["access-token"] == stored || len(k["access-token"]) != len(stored) {
+		t.Fatalf("after a rotation the keys are %v (the old one %q)", k, stored)
+	}
+	if status, body := getAs(t, addr, tok.AccessToken, "/api/v1/workloads/pods?limit=1"); status != 200 {
+		t.Fatalf("a token signed before the rotation: %d %s", status, body)
+	}
+	rotated := keys()["access-token"]
+	mustAdmin(t, dbURL, "signing-key", "rotate", "--drop-previous")
+	if k := keys(); len(k) != 1 || k["access-token"] == rotated || k["access-token"] == stored {
+		t.Fatalf("after a rotation dropping the previous key the keys are %v", k)
+	}
 }
 
 // A token's permissions are what its claims and its application both

@@ -66,7 +66,7 @@ func TestSigningKeyAgreement(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				tokens, _ := auth.NewTokens(st, nil)
+				tokens, _ := auth.NewTokens(st, nil, nil)
 				tok, err := tokens.Issue(context.Background(), "app-x", "org-acme", []string{"workloads.read"}, store.Now(), store.Now().Add(time.Hour))
 				if err != nil {
 					t.Error(err)
@@ -80,7 +80,7 @@ func TestSigningKeyAgreement(t *testing.T) {
 		if err != nil || secret == "never-used" || len(secret) < 43 {
 			t.Fatalf("stored key %q, %v", secret, err)
 		}
-		verifier, _ := auth.NewTokens(st, nil)
+		verifier, _ := auth.NewTokens(st, nil, nil)
 		authn := &auth.Authenticator{Store: st, Tokens: verifier}
 		for _, tok := range keys {
 			// The application does not exist: reaching that check means the

@@ -130,7 +130,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	}
 	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource, Live: cfg.Live}
 	if cfg.Tokens == nil {
-		cfg.Tokens, _ = auth.NewTokens(st, nil) // no key given: cannot fail
+		cfg.Tokens, _ = auth.NewTokens(st, nil, nil) // no key given: cannot fail
 	}
 	authn := &auth.Authenticator{Store: st, Tokens: cfg.Tokens}
 	metrics := newMetrics(prometheus.NewRegistry())

@@ -188,20 +188,55 @@ func (s *Store) CreateOrganization(ctx context.Context, id, name string, tenantI
 	return nil
 }
 
-// SigningKey answers the access-token signing key all replicas share:
-// proposed is inserted when none is stored yet, and whichever insert won
-// is read back, so replicas starting at once agree on one key.
-func (s *Store) SigningKey(ctx context.Context, proposed string) (string, error) {
+// The rows of signing_keys: the key access tokens are signed with, and the
+// one it replaced, which still verifies tokens signed before a rotation.
+const (
+	signingKeyCurrent  = "access-token"
+	signingKeyPrevious = "access-token-previous"
+)
+
+// SigningKeys answers the access-token signing keys all replicas share:
+// the current one, and the one a rotation replaced ("" when none).
+// proposed is inserted as the current key when none is stored yet, and
+// whichever insert won is read back, so replicas starting at once agree.
+func (s *Store) SigningKeys(ctx context.Context, proposed string) (current, previous string, err error) {
 	db := s.DB.WithContext(ctx)
-	err := db.Exec(
-		`INSERT INTO signing_keys (id, secret, created_at) VALUES ('access-token', ?, ?) ON CONFLICT (id) DO NOTHING`,
-		proposed, Now()).Error
+	err = db.Exec(`INSERT INTO signing_keys (id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		signingKeyCurrent, proposed, Now()).Error
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	var secret string
-	if err := db.Raw(`SELECT secret FROM signing_keys WHERE id = 'access-token'`).Scan(&secret).Error; err != nil {
-		return "", err
+	var rows []struct{ ID, Secret string }
+	if err := db.Raw(`SELECT id, secret FROM signing_keys WHERE id IN (?, ?)`, signingKeyCurrent, signingKeyPrevious).
+		Scan(&rows).Error; err != nil {
+		return "", "", err
 	}
-	return secret, nil
+	for _, r := range rows {
+		if r.ID == signingKeyCurrent {
+			current = r.Secret
+		} else {
+			previous = r.Secret
+		}
+	}
+	return current, previous, nil
+}
+
+// RotateSigningKey makes secret the current signing key, in one
+// transaction: the current key becomes the previous one (tokens it signed
+// keep verifying until they expire), or, with keepPrevious false, is
+// forgotten (tokens it signed stop working: a leaked key).
+func (s *Store) RotateSigningKey(ctx context.Context, secret string, keepPrevious bool, now time.Time) error {
+	return s.tx(ctx, func(tx *gorm.DB) error {
+		if err := tx.Exec(`DELETE FROM signing_keys WHERE id = ?`, signingKeyPrevious).Error; err != nil {
+			return err
+		}
+		if keepPrevious {
+			if err := tx.Exec(`UPDATE signing_keys SET id = ? WHERE id = ?`, signingKeyPrevious, signingKeyCurrent).Error; err != nil {
+				return err
+			}
+		} else if err := tx.Exec(`DELETE FROM signing_keys WHERE id = ?`, signingKeyCurrent).Error; err != nil {
+			return err
+		}
+		return tx.Exec(`INSERT INTO signing_keys (id, secret, created_at) VALUES (?, ?, ?)`, signingKeyCurrent, secret, now).Error
+	})
 }
