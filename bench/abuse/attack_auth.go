@@ -105,7 +105,7 @@ func leakedKey(ctx context.Context, e *env, r *Result) error {
 	}
 	proposed := make([]byte, 32)
 	_, _ = rand.Read(proposed)
-	secret, err := e.db.SigningKey(ctx, base64.RawURLEncoding.EncodeToString(proposed))
+	secret, _, err := e.db.SigningKeys(ctx, base64.RawURLEncoding.EncodeToString(proposed))
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func leakedKey(ctx context.Context, e *env, r *Result) error {
 	token := signHS256(key, e.operatorClaims(clientID))
 	var admin, own Statuses
 	const rounds = 5
-	_, err = e.set(ctx, r, rounds*5, 1, func(ctx context.Context) {
+	err = e.set(ctx, r, rounds*5, 1, func(ctx context.Context) {
 		for i := 0; i < rounds*4; i++ {
 			status, err := e.operatorRequest(ctx, i, token)
 			admin.Add(answer(status, err))
@@ -178,7 +178,7 @@ func agentKey(ctx context.Context, e *env, r *Result) error {
 		}
 	}
 	leaks := 0
-	_, err := e.set(ctx, r, len(reports), 1, func(ctx context.Context) {
+	err := e.set(ctx, r, len(reports), 1, func(ctx context.Context) {
 		for i, rep := range reports {
 			body, _ := json.Marshal(rep.body)
 			status, b, err := e.do(ctx, i, http.MethodPost, rep.path, AgentKey, body)
@@ -249,7 +249,7 @@ func agentKey(ctx context.Context, e *env, r *Result) error {
 func duplicateTenant(ctx context.Context, e *env, r *Result) error {
 	org := "abuse-dup-" + strconv.Itoa(e.starts)
 	var leaked int
-	_, err := e.set(ctx, r, 1, 1, func(ctx context.Context) {
+	err := e.set(ctx, r, 1, 1, func(ctx context.Context) {
 		body, _ := json.Marshal(map[string]any{"id": org, "name": "Duplicate", "tenantId": e.fx.victimTenant})
 		status, _, err := e.do(ctx, 0, http.MethodPost, "/v1/admin/organizations", OperatorKey, body)
 		r.Statuses.Add(answer(status, err))
@@ -280,7 +280,7 @@ func duplicateTenant(ctx context.Context, e *env, r *Result) error {
 func eventIDs(ctx context.Context, e *env, r *Result) error {
 	const victimEvents = 3
 	var ids []string
-	_, err := e.set(ctx, r, 3+victimEvents, 1, func(ctx context.Context) {
+	err := e.set(ctx, r, 3+victimEvents, 1, func(ctx context.Context) {
 		step := func(token, path string) {
 			status, _, err := e.do(ctx, 0, http.MethodPost, path, token, nil)
 			r.Statuses.Add(answer(status, err))

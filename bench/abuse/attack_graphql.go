@@ -81,7 +81,7 @@ func refusedDocuments(ctx context.Context, e *env, r *Result) error {
 	pace := rate.NewLimiter(perSecond*rate.Limit(len(e.reps)), burst*len(e.reps))
 	box := e.cfg.Box + time.Duration(docs-burst*len(e.reps))*time.Second/time.Duration(perSecond*len(e.reps))
 	next := make(chan int)
-	_, err = e.setWithin(ctx, box, r, docs, 4, func(ctx context.Context) {
+	err = e.setWithin(ctx, box, r, docs, 4, func(ctx context.Context) {
 		go func() {
 			defer close(next)
 			for i := 1; i <= docs; i++ {

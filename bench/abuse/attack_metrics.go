@@ -44,7 +44,7 @@ func inventedMethods(ctx context.Context, e *env, r *Result) error {
 	}
 	const n, clients = 20000, 16
 	next := make(chan int)
-	_, err = e.set(ctx, r, n, clients, func(ctx context.Context) {
+	err = e.set(ctx, r, n, clients, func(ctx context.Context) {
 		go func() {
 			defer close(next)
 			for i := 0; i < n && ctx.Err() == nil; i++ {

@@ -179,7 +179,7 @@ func websocketNoInit(ctx context.Context, e *env, r *Result) error {
 	const conns = 100
 	within := 10 * time.Second
 	wait := min(within+2*time.Second, e.cfg.Box-time.Second)
-	_, err := e.set(ctx, r, conns, conns, func(ctx context.Context) {
+	err := e.set(ctx, r, conns, conns, func(ctx context.Context) {
 		parallel(conns, func(i int) { r.Statuses.Add(e.noInit(ctx, i, within, wait)) })
 	})
 	r.OK = r.Statuses.All(func(k string) bool {

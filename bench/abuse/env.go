@@ -313,19 +313,19 @@ func (e *env) alone(ctx context.Context, r *Result, requests int, fn func(ctx co
 
 // set measures an attack of requests requests, inFlight at once, with no
 // victim, within the time box.
-func (e *env) set(ctx context.Context, r *Result, requests, inFlight int, fn func(ctx context.Context)) (figures, error) {
+func (e *env) set(ctx context.Context, r *Result, requests, inFlight int, fn func(ctx context.Context)) error {
 	return e.setWithin(ctx, e.cfg.Box, r, requests, inFlight, fn)
 }
 
 // setWithin is set with a box of its own, for an attack paced to take
 // longer than the default one.
-func (e *env) setWithin(ctx context.Context, box time.Duration, r *Result, requests, inFlight int, fn func(ctx context.Context)) (figures, error) {
+func (e *env) setWithin(ctx context.Context, box time.Duration, r *Result, requests, inFlight int, fn func(ctx context.Context)) error {
 	if err := e.ready(ctx); err != nil {
-		return figures{}, err
+		return err
 	}
 	f := e.measure(ctx, box, fn)
 	r.record(f, f.cpu, requests, inFlight)
-	return f, nil
+	return nil
 }
 
 // noisy measures the victim's latency alone for the baseline, then runs
