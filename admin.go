@@ -14,12 +14,14 @@ import (
 	"gpugraph/auth"
 	"gpugraph/credentials"
 	"gpugraph/models"
+	"gpugraph/nodeid"
 	"gpugraph/store"
 )
 
 // adminCommands are the subcommands that administer credentials straight
-// in the database (the first admin key of a fresh database comes from here).
-var adminCommands = map[string]bool{"keys": true, "apps": true, "orgs": true, "signing-key": true}
+// in the database (the first admin key of a fresh database comes from here,
+// and a node's bootstrap token without any key).
+var adminCommands = map[string]bool{"keys": true, "apps": true, "orgs": true, "nodes": true, "signing-key": true}
 
 const adminUsage = `usage:
   gpugraph keys create --org ORG --permissions a,b [--expires 90d] [--name NAME]
@@ -30,6 +32,7 @@ const adminUsage = `usage:
   gpugraph apps revoke CLIENT_ID
   gpugraph orgs create --id ID --name NAME --tenant-id N [--infiniband]
   gpugraph signing-key rotate [--drop-previous]
+  gpugraph nodes enroll --node-name NAME --cluster-id ID
 each takes --database-url (env DATABASE_URL) as the server does`
 
 // admin runs one administration command: the secret a create makes goes to
@@ -51,6 +54,8 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tenant := fs.Int("tenant-id", 0, "the organization's Run:ai tenant")
 	infiniband := fs.Bool("infiniband", false, "the organization's pods use InfiniBand")
 	dropPrevious := fs.Bool("drop-previous", false, "forget the replaced signing key at once: tokens it signed stop working (a leaked key)")
+	nodeName := fs.String("node-name", "", "the node's name, as its agent reports it")
+	clusterID := fs.String("cluster-id", "", "the node's cluster")
 	// Flags may come before or after the id (keys revoke ID --database-url …).
 	var positional []string
 	for rest := args[2:]; ; {
@@ -62,7 +67,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		positional, rest = append(positional, fs.Arg(0)), fs.Args()[1:]
 	}
-	if verb == "create" && noun != "orgs" && *org == "" {
+	if verb == "create" && noun != "orgs" && noun != "nodes" && *org == "" {
 		return fmt.Errorf("gpugraph %s create needs --org ORG\n%s", noun, adminUsage)
 	}
 	if verb != "revoke" && len(positional) > 0 {
@@ -139,6 +144,14 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintf(stdout, "rotated the access-token signing key; every replica signs with the new one within %v, and tokens signed with the old one work until they expire\n", auth.KeyRefresh)
 		}
+	case "nodes enroll":
+		e, err := nodeid.Enroll(ctx, st, caller, *nodeName, *clusterID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "enrolled node %s of cluster %s: its agent exchanges this one-time bootstrap token (--bootstrap-token) before %s\n",
+			e.NodeName, e.ClusterID, models.FormatTime(e.ExpiresAt))
+		fmt.Fprintln(stdout, e.BootstrapToken)
 	default:
 		return fmt.Errorf("unknown command gpugraph %s %s\n%s", noun, verb, adminUsage)
 	}

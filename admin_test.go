@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/agentapi"
 	"gpugraph/auth"
+	"gpugraph/nodeid"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -192,5 +194,44 @@ func TestPostgresDemoOnlyWhenAsked(t *testing.T) {
 		if err != nil || empty != c.wantEmpty {
 			t.Errorf("%v: empty %v (%v), want %v", c.args, empty, err, c.wantEmpty)
 		}
+	}
+}
+
+// gpugraph nodes enroll: the operator's enrollment without any key, its
+// one-time bootstrap token alone on stdout, which the agent exchanges.
+func TestNodesEnrollCommand(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			url := storetest.URL(t, engine)
+			out, errOut, err := runAdmin(t, url, "nodes", "enroll", "--node-name", "lab-1", "--cluster-id", "c1")
+			token := strings.TrimSuffix(out, "\n")
+			if err != nil || !strings.HasPrefix(token, agentapi.BootstrapTokenPrefix) || strings.Contains(token, "\n") {
+				t.Fatalf("nodes enroll: %q, %v (%s)", out, err, errOut)
+			}
+			if !strings.HasPrefix(errOut, "enrolled node lab-1 of cluster c1: its agent exchanges this one-time bootstrap token (--bootstrap-token) before ") {
+				t.Errorf("nodes enroll said %q", errOut)
+			}
+			st, err := store.Open(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			cred, err := nodeid.Register(context.Background(), st, token)
+			if err != nil || cred.NodeName != "lab-1" || cred.ClusterID != "c1" || !nodeid.IsCredential(cred.Credential) {
+				t.Fatalf("exchanging the token: %+v, %v", cred, err)
+			}
+			for _, c := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"nodes", "enroll", "--cluster-id", "c1"}, `nodeName "" must be 1 to 253 bytes of printable UTF-8 without spaces`},
+				{[]string{"nodes", "enroll", "--node-name", "lab-1"}, `clusterId "" must be 1 to 253 bytes of printable UTF-8 without spaces`},
+				{[]string{"nodes", "list"}, "unknown command gpugraph nodes list\n" + adminUsage},
+			} {
+				if _, _, err := runAdmin(t, url, c.args...); err == nil || err.Error() != c.want {
+					t.Errorf("gpugraph %s: %v, want %q", strings.Join(c.args, " "), err, c.want)
+				}
+			}
+		})
 	}
 }

@@ -70,14 +70,37 @@ func TestDemoBannerEveryStart(t *testing.T) {
 
 func TestDemoBannerURL(t *testing.T) {
 	var b bytes.Buffer
-	printDemoBanner(&b, &net.TCPAddr{IP: net.IPv6zero, Port: 8080})
+	printDemoBanner(&b, &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, true)
 	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "Playground: http://localhost:8080/ ") {
 		t.Errorf("wildcard listener: %q", first)
 	}
 	b.Reset()
-	printDemoBanner(&b, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 9000})
+	printDemoBanner(&b, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 9000}, true)
 	if !strings.HasPrefix(b.String(), "Playground: http://10.0.0.7:9000/ ") ||
 		!strings.Contains(b.String(), "  acme-reader            Acme Robotics  compute.read workloads.read\n") {
 		t.Errorf("banner:\n%s", b.String())
+	}
+}
+
+// The banner says the agent keys report only in legacy mode, and how the
+// demo's own agents report.
+func TestDemoBannerAgentKeys(t *testing.T) {
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	for _, tc := range []struct {
+		required bool
+		want     string
+	}{
+		{true, "  acme-agent             Acme Robotics  nodes.report (refused here: this server requires node credentials; only --node-credentials-required=false accepts it)\n"},
+		{false, "  acme-agent             Acme Robotics  nodes.report (legacy mode: accepted for nodes without a node credential)\n"},
+	} {
+		var b bytes.Buffer
+		printDemoBanner(&b, addr, tc.required)
+		if !strings.Contains(b.String(), tc.want) ||
+			!strings.HasSuffix(b.String(), "\nThe demo's node agents run in this process and report with node credentials, enrolled at every start.\n") {
+			t.Errorf("required=%v: banner\n%s\nwant the line\n%s", tc.required, b.String(), tc.want)
+		}
+		if n := strings.Count(b.String(), "(refused here") + strings.Count(b.String(), "(legacy mode"); n != 3 {
+			t.Errorf("required=%v: %d agent keys noted, want 3:\n%s", tc.required, n, b.String())
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -116,8 +117,9 @@ func parseFlags(args []string) (options, error) {
 		"PEM CA bundle trusted for an https Prometheus source (env GPUGRAPH_METRICS_CA_FILE)")
 	fs.DurationVar(&o.metrics.timeout, "metrics-timeout", envDuration("GPUGRAPH_METRICS_TIMEOUT", promsource.DefaultTimeout),
 		"bound on each request to the Prometheus source (env GPUGRAPH_METRICS_TIMEOUT)")
-	fs.BoolVar(&o.nodeCredentialsRequired, "node-credentials-required", envBool("GPUGRAPH_NODE_CREDENTIALS_REQUIRED"),
-		"accept agent reports only with a node credential, never with a nodes.report API key (env GPUGRAPH_NODE_CREDENTIALS_REQUIRED)")
+	credsRequired, credsErr := envBool("GPUGRAPH_NODE_CREDENTIALS_REQUIRED", true)
+	fs.BoolVar(&o.nodeCredentialsRequired, "node-credentials-required", credsRequired,
+		"accept agent reports only with a node credential; false is the legacy mode, which also accepts any organization's nodes.report API key for nodes without one (env GPUGRAPH_NODE_CREDENTIALS_REQUIRED)")
 	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	fs.DurationVar(&o.streamRecheck, "stream-recheck", live.DefaultRecheck,
@@ -137,7 +139,14 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	fs.Visit(func(f *flag.Flag) { o.demoExplicit = o.demoExplicit || f.Name == "demo" })
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	o.demoExplicit = given["demo"]
+	// A security setting that does not parse must not fall back to either
+	// mode silently; the flag, when given, overrides it.
+	if credsErr != nil && !given["node-credentials-required"] {
+		return o, credsErr
+	}
 	if store.IsPostgres(o.databaseURL) && !o.demoExplicit {
 		o.demo = false
 	}
@@ -166,10 +175,18 @@ func parseFlags(args []string) (options, error) {
 	return o, nil
 }
 
-// envBool reads a boolean environment variable; unset or unparsable is false.
-func envBool(key string) bool {
-	b, _ := strconv.ParseBool(os.Getenv(key))
-	return b
+// envBool reads a boolean environment variable: def when unset, an error
+// naming it when it is not a boolean.
+func envBool(key string, def bool) (bool, error) {
+	v, ok := os.LookupEnv(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, fmt.Errorf("%s=%q: want true or false", key, v)
+	}
+	return b, nil
 }
 
 func envFloat(key string, def float64) float64 {
@@ -242,7 +259,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	logger := slog.New(reqid.LogHandler(slog.NewJSONHandler(os.Stderr, nil)))
+	logger := slog.New(reqid.LogHandler(slog.NewJSONHandler(logOutput, nil)))
 	slog.SetDefault(logger)
 	setGC()
 
@@ -257,6 +274,11 @@ func run(ctx context.Context, args []string) error {
 	defer st.Close()
 	if err := st.Migrate(ctx); err != nil {
 		return err
+	}
+	if !o.nodeCredentialsRequired {
+		slog.Warn("legacy mode (--node-credentials-required=false): agent reports made with any organization's nodes.report API key are accepted " +
+			"for every node without a node credential, so such a key can report any of them (fail its GPUs, stop its workloads, change its capacity) " +
+			"or register new ones; enroll the nodes (POST /v1/admin/nodes/enroll) and run their agents with --bootstrap-token")
 	}
 	if o.demo && st.Dialect == store.Postgres {
 		slog.Warn("--demo on PostgreSQL: the demo data set's API keys are public (they are in the source); anyone who reaches this server can use them")
@@ -281,7 +303,7 @@ func run(ctx context.Context, args []string) error {
 	srv := &http.Server{
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
-			NodeCredentialsRequired: o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits()}),
+			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits()}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// A whole request (headers and body, up to the 32 MiB sample batch)
 		// within --read-timeout: a body trickled byte by byte is cut there.
@@ -356,14 +378,14 @@ func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.A
 	if err != nil || !loaded {
 		return func() {}, err
 	}
-	printDemoBanner(banner, addr)
+	printDemoBanner(banner, addr, o.nodeCredentialsRequired)
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return func() {}, fmt.Errorf("demo agents: listener address %v is not TCP", addr)
 	}
 	url := fmt.Sprintf("http://%s", net.JoinHostPort(loopback(tcp.IP), fmt.Sprint(tcp.Port)))
 	actx, cancel := context.WithCancel(ctx)
-	wait, err := agents.Start(actx, url, agents.Options{})
+	wait, err := agents.Start(actx, st, url, agents.Options{})
 	if err != nil {
 		cancel()
 		return func() {}, fmt.Errorf("demo agents: %w", err)
@@ -422,19 +444,32 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 	return nil
 }
 
-// banner is where the start banner goes; a variable so tests can read it.
-var banner io.Writer = os.Stderr
+// banner is where the start banner goes, logOutput where the log does;
+// variables so tests can read them.
+var (
+	banner    io.Writer = os.Stderr
+	logOutput io.Writer = os.Stderr
+)
 
 // printDemoBanner tells whoever started the server, at every start on the
 // demo's data (not only the one that loaded it), where the playground is
-// and which keys to type into it.
-func printDemoBanner(w io.Writer, addr net.Addr) {
+// and which keys to type into it — and that the agent keys (nodes.report)
+// report only in legacy mode, since the demo's own agents do not need them.
+func printDemoBanner(w io.Writer, addr net.Addr, credentialsRequired bool) {
 	url := "http://" + addr.String() + "/"
 	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
 		url = fmt.Sprintf("http://localhost:%d/", tcp.Port)
 	}
 	fmt.Fprintf(w, "Playground: %s (type a key into its API key field). Demo API keys (send as Authorization: Bearer <key>):\n", url)
 	for _, k := range demo.Keys() {
-		fmt.Fprintf(w, "  %-22s %-14s %s\n", k.Token, k.Organization, strings.Join(k.Permissions, " "))
+		note := ""
+		if slices.Contains(k.Permissions, auth.NodesReport) {
+			note = " (refused here: this server requires node credentials; only --node-credentials-required=false accepts it)"
+			if !credentialsRequired {
+				note = " (legacy mode: accepted for nodes without a node credential)"
+			}
+		}
+		fmt.Fprintf(w, "  %-22s %-14s %s%s\n", k.Token, k.Organization, strings.Join(k.Permissions, " "), note)
 	}
+	fmt.Fprintln(w, "The demo's node agents run in this process and report with node credentials, enrolled at every start.")
 }

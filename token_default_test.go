@@ -55,8 +55,18 @@ func forge(t *testing.T, key []byte, clientID string, perms ...string) string {
 
 func getAs(t *testing.T, addr, bearer, path string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
+	return requestAs(t, "GET", addr, bearer, path, nil)
+}
+
+// requestAs sends one request with bearer (and body as JSON, when not
+// nil) and answers the status and body.
+func requestAs(t *testing.T, method, addr, bearer, path string, body []byte) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+bearer)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

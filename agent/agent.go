@@ -18,7 +18,7 @@ const DefaultInterval = 10 * time.Second
 // Config is everything Run needs. Zero durations take the defaults.
 type Config struct {
 	Server    string // base URL of the gpugraph server
-	Token     string // API key with the nodes.report permission (deprecated: BootstrapToken)
+	Token     string // API key with nodes.report: legacy, accepted only by a server with --node-credentials-required=false (use BootstrapToken)
 	NodeName  string
 	ClusterID string
 	// BootstrapToken, when set and CredentialFile holds no credential yet,

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"gpugraph/agentapi"
 )
 
 // Client posts reports to the gpugraph server.
@@ -18,7 +20,8 @@ type Client struct {
 }
 
 // NewClient talks to server (e.g. "https://gpugraph.example:8080") with a
-// bearer token that carries the nodes.report permission.
+// bearer token: the node credential, a bootstrap token for the exchange,
+// or (legacy) an API key holding nodes.report.
 func NewClient(server, token string, hc *http.Client) *Client {
 	return &Client{server: strings.TrimRight(server, "/"), token: token, http: hc}
 }
@@ -29,10 +32,20 @@ type AuthError struct {
 	Path   string
 	Status int
 	Body   string
+	// Code is the error body's code ("" when it has none).
+	Code string
 }
 
 func (e *AuthError) Error() string {
-	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check --credential-file or --bootstrap-token (or that --token holds a key with the nodes.report permission)",
+	if e.Code == agentapi.CodeNodeCredentialRequired {
+		return fmt.Sprintf("the server requires a node credential and refuses API keys (--token): %d %s on POST %s. "+
+			"Ask an operator to enroll this node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) "+
+			"and start the agent with the one-time token it gives: --bootstrap-token TOKEN --credential-file FILE "+
+			"(--token works only against a server started with --node-credentials-required=false, for a node never enrolled)",
+			e.Status, http.StatusText(e.Status), e.Path)
+	}
+	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check --credential-file or --bootstrap-token "+
+		"(--token, an API key with the nodes.report permission, only where the server runs with --node-credentials-required=false)",
 		e.Status, http.StatusText(e.Status), e.Path, e.Body)
 }
 
@@ -74,7 +87,7 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
+		return &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody), Code: errorCode(respBody)}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
 	}
@@ -86,6 +99,18 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 		return fmt.Errorf("POST %s: decoding answer: %w", path, err)
 	}
 	return nil
+}
+
+// errorCode is the code of an OpenRelay-shaped error body,
+// {"error": {"code": …}}; "" for any other body.
+func errorCode(b []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &e)
+	return e.Error.Code
 }
 
 // snippet keeps error bodies to one short log-friendly line.

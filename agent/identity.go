@@ -15,7 +15,7 @@ import (
 // reportToken answers the bearer token the agent reports with: the node
 // credential kept in cfg.CredentialFile; else the one cfg.BootstrapToken
 // is exchanged for (then kept in the file, so a restart needs no new
-// bootstrap token); else cfg.Token, an API key (deprecated).
+// bootstrap token); else cfg.Token, an API key (legacy mode servers only).
 func reportToken(ctx context.Context, cfg Config) (string, error) {
 	if cfg.CredentialFile != "" {
 		cred, err := readCredential(cfg.CredentialFile)
@@ -33,7 +33,7 @@ func reportToken(ctx context.Context, cfg Config) (string, error) {
 		if cfg.Token == "" {
 			return "", fmt.Errorf("credential file %s does not exist and no bootstrap token was given", cfg.CredentialFile)
 		}
-		cfg.Log.Warn("reporting with an API key is deprecated; enroll the node and pass --bootstrap-token")
+		cfg.Log.Warn("reporting with an API key (--token), which only a server started with --node-credentials-required=false accepts; enroll the node and pass --bootstrap-token")
 		return cfg.Token, nil
 	}
 	var cred agentapi.RegisterResponse

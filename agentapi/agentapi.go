@@ -126,6 +126,12 @@ type RegisterResponse struct {
 	Credential string `json:"credential"`
 }
 
+// CodeNodeCredentialRequired is the error code of a report refused for
+// being made with an API key where a node credential is required: by
+// default for every node, and in legacy mode for a node that has one. The
+// agent tells its operator how to get a credential when it sees it.
+const CodeNodeCredentialRequired = "NODE_CREDENTIAL_REQUIRED"
+
 // Prefixes of the two secrets, so a log, a secret scanner or the server
 // tells them apart from API keys at a glance.
 const (

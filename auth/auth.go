@@ -21,7 +21,10 @@ const (
 	ComputeOperate = "compute.operate"
 	WorkloadsRead  = "workloads.read"
 	MetricsWrite   = "metrics.write"
-	NodesReport    = "nodes.report"
+	// NodesReport lets a key report as a node agent, only on a server in
+	// legacy mode (--node-credentials-required=false): by default agents
+	// report with node credentials (package nodeid), never with a key.
+	NodesReport = "nodes.report"
 	// NodesAdmin is the fleet operator's: decommission and reclaim nodes,
 	// change an organization's state. A key holding it acts on the whole
 	// fleet, whatever its own organization (the platform operator's).

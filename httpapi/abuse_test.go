@@ -252,6 +252,7 @@ func TestAbuse(t *testing.T) {
 			}
 		}
 		long := url.QueryEscape(strings.Repeat("x", 50000))
+		nodeCred := servertest.NodeCredential(t, st, "n-abuse", "c")
 		for _, tc := range []struct{ name, method, path, token, body, field string }{
 			{"NUL in restart id", "POST", "/v1/vms/a%00b/restart", "acme-operator", "", "id"},
 			{"bad UTF-8 in restart id", "POST", "/v1/vms/a%FFb/restart", "acme-operator", "", "id"},
@@ -263,9 +264,9 @@ func TestAbuse(t *testing.T) {
 			{"20,000 comma-joined", "GET", "/api/v1/workloads/pods/count?filterBy=" + strings.Repeat("name%3D%3Da,", 2000), "acme-workloads", "", "filterBy"},
 			{"NUL in workload id", "GET", "/api/v1/workloads/a%00/pods", "acme-workloads", "", "workloadId"},
 			{"NUL in pod id", "GET", "/api/v1/workloads/w/pods/p%00/metrics?metricType=CPU_USAGE_CORES&start=2025-01-01T00:00:00Z&end=2025-01-02T00:00:00Z", "acme-workloads", "", "podId"},
-			{"cpuCores past int32", "POST", "/v1/agent/inventory", "acme-agent", `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c","cpuCores":3000000000}`, "cpuCores"},
-			{"GPU index past int32", "POST", "/v1/agent/inventory", "acme-agent", `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c","cpuCores":8,"gpus":[{"index":3000000000,"uuid":"GPU-x","health":"healthy"}]}`, "index"},
-			{"NUL in cluster id", "POST", "/v1/agent/inventory", "acme-agent", `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c\u0000","cpuCores":8}`, "clusterId"},
+			{"cpuCores past int32", "POST", "/v1/agent/inventory", nodeCred, `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c","cpuCores":3000000000}`, "cpuCores"},
+			{"GPU index past int32", "POST", "/v1/agent/inventory", nodeCred, `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c","cpuCores":8,"gpus":[{"index":3000000000,"uuid":"GPU-x","health":"healthy"}]}`, "index"},
+			{"NUL in cluster id", "POST", "/v1/agent/inventory", nodeCred, `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c\u0000","cpuCores":8}`, "clusterId"},
 			{"label over 8 KB", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","labels":{"x":"` + strings.Repeat("x", 9000) + `"},"samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "label"},
 			{"NUL in label", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","labels":{"x":"a\u0000"},"samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "label"},
 			{"NUL in podId", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"a\u0000","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "podId"},

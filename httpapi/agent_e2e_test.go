@@ -50,7 +50,10 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Cleanup(func() { cancel(); <-swept })
 		env := &servertest.Env{T: t, Store: st, Srv: srv}
 
-		a := startAgent(t, bin, srv.URL)
+		// The agent exchanges its bootstrap token at its first start and
+		// reports with the credential it kept from then on.
+		boot, credFile := servertest.Enroll(t, st, "dgx-e2e", "c-e2e"), filepath.Join(t.TempDir(), "credential.json")
+		a := startAgent(t, bin, srv.URL, boot, credFile)
 		seen := waitNode(t, env, a, "8 GPUs, GPU 3 failed with XID 79", func(n e2eNode) bool {
 			return n.Status == "ONLINE" && len(n.Gpus) == 8 && n.Gpus[3].Health == "FAILED" && n.Gpus[3].Utilization != nil
 		})
@@ -75,7 +78,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 		// The new agent's inventory reports GPU 3 healthy until the
 		// simulated XID comes again; the server never heals it.
-		a = startAgent(t, bin, srv.URL)
+		a = startAgent(t, bin, srv.URL, boot, credFile)
 		waitNode(t, env, a, "node online, its VM and pod running again", func(n e2eNode) bool {
 			if len(n.Gpus) == 8 && n.Gpus[3].Health != "FAILED" {
 				t.Fatalf("GPU 3 healed by a report: %+v", n.Gpus[3])
@@ -89,7 +92,7 @@ func TestAgentEndToEnd(t *testing.T) {
 
 // e2eFixture holds the node the agent will report as, with the GPU UUIDs
 // the simulated server derives from its name, a VM and a pod on it, and
-// the two keys.
+// a reader's key.
 func e2eFixture(t *testing.T) string {
 	m, err := agent.NewMockServer("dgxh100", "dgx-e2e")
 	if err != nil {
@@ -102,9 +105,8 @@ func e2eFixture(t *testing.T) string {
 	return `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
  "organizations": [{"id": "o-e2e", "name": "E2E", "tenantId": 77}],
- "apiKeys": [{"token": "e2e-agent", "organizationId": "o-e2e", "permissions": ["nodes.report"]},
-             {"token": "e2e-reader", "organizationId": "o-e2e", "permissions": ["compute.read"]}],
- "nodes": [{"id": "n-e2e", "name": "dgx-e2e", "status": "online", "agentVersion": "2.5.0", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
+ "apiKeys": [{"token": "e2e-reader", "organizationId": "o-e2e", "permissions": ["compute.read"]}],
+ "nodes": [{"id": "n-e2e", "name": "dgx-e2e", "clusterId": "c-e2e", "status": "online", "agentVersion": "2.5.0", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
             "gpus": [` + strings.Join(gpus, ",") + `]}],
  "vms": [{"id": "vm-e2e", "name": "train", "organizationId": "o-e2e", "nodeId": "n-e2e", "status": "running",
           "gpuModelId": "h100", "gpuCount": 2, "gpuIds": ["e2e-g0", "e2e-g1"], "cpuCores": 32, "ramGb": 256, "diskSizeGb": 500},
@@ -188,14 +190,19 @@ func (a *agentProc) output() string {
 	return s
 }
 
-func startAgent(t *testing.T, bin, url string) *agentProc {
+// startAgent runs the agent as dgx-e2e with its bootstrap token, keeping
+// its credential in credFile.
+func startAgent(t *testing.T, bin, url, bootstrapToken, credFile string) *agentProc {
 	t.Helper()
-	return runAgent(t, bin, withToken("e2e-agent"), "--server", url, "--node-name", "dgx-e2e", "--interval", "200ms",
-		"--mock", "dgxh100", "--mock-xid", "3:79")
+	return runAgent(t, bin, withBootstrapToken(bootstrapToken), "--server", url, "--node-name", "dgx-e2e", "--interval", "200ms",
+		"--credential-file", credFile, "--mock", "dgxh100", "--mock-xid", "3:79")
 }
 
-// withToken is this process's environment with the agent's key.
-func withToken(token string) []string { return append(os.Environ(), "GPUGRAPH_TOKEN="+token) }
+// withBootstrapToken is this process's environment with only the agent's
+// bootstrap token (kept off the process list).
+func withBootstrapToken(token string) []string {
+	return append(withoutTokens(os.Environ()), "GPUGRAPH_BOOTSTRAP_TOKEN="+token)
+}
 
 // runAgent starts the agent binary with env and args, and kills it when the
 // test ends if it has not stopped by then.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
+	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -37,23 +38,63 @@ func mockInventory(node string) agentapi.InventoryRequest {
 	return inv
 }
 
+// sequenced is report with the next sequence, as every report made with a
+// node credential carries one.
+func sequenced(report any) any {
+	switch r := report.(type) {
+	case agentapi.InventoryRequest:
+		r.Sequence = servertest.Sequence()
+		return r
+	case agentapi.HeartbeatRequest:
+		r.Sequence = servertest.Sequence()
+		return r
+	}
+	panic(fmt.Sprintf("sequenced: %T is not a report", report))
+}
+
 func TestAgentReportAuth(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.New(t, st, servertest.Base)
-		for _, path := range []string{agentapi.InventoryPath, agentapi.HeartbeatPath} {
-			// Who may report is answered before what was reported.
-			for _, tc := range []struct {
+		for _, mode := range []struct {
+			name string
+			cfg  httpapi.Config
+			want []struct {
 				token  string
 				status int
-				want   string
+				body   string
+			}
+		}{
+			// By default only a node credential reports: anything else is
+			// told how to get one, whatever it holds.
+			{"default", httpapi.Config{}, []struct {
+				token  string
+				status int
+				body   string
+			}{
+				{"", 401, credentialRequired},
+				{"nope", 401, credentialRequired},
+				{"acme-operator", 403, credentialRequired},
+				{"acme-agent", 403, credentialRequired},
+				{agentapi.CredentialPrefix + "nope", 401, `{"error":{"code":"NODE_CREDENTIAL_REFUSED","message":"unknown node credential (it was replaced when the node was enrolled again?)","requestId":"servertest"}}`},
+			}},
+			// Legacy mode: an API key as on any key path.
+			{"legacy", httpapi.Config{NodeReportKeys: true}, []struct {
+				token  string
+				status int
+				body   string
 			}{
 				{"", 401, `{"error":{"code":"UNAUTHENTICATED","message":"missing API key: send Authorization: Bearer <API key>","requestId":"servertest"}}`},
 				{"nope", 401, `{"error":{"code":"UNAUTHENTICATED","message":"unknown API key","requestId":"servertest"}}`},
 				{"acme-operator", 403, `{"error":{"code":"FORBIDDEN","message":"this API key lacks the nodes.report permission","requestId":"servertest"}}`},
-			} {
-				status, body := post(t, env, path, tc.token, []byte(`not json`))
-				if status != tc.status || body != tc.want {
-					t.Errorf("%s with %q: %d %s", path, tc.token, status, body)
+			}},
+		} {
+			env := servertest.NewWithConfig(t, st, servertest.Base, mode.cfg)
+			for _, path := range []string{agentapi.InventoryPath, agentapi.HeartbeatPath} {
+				// Who may report is answered before what was reported.
+				for _, tc := range mode.want {
+					status, body := post(t, env, path, tc.token, []byte(`not json`))
+					if status != tc.status || body != tc.body {
+						t.Errorf("%s: %s with %q: %d %s\nwant %d %s", mode.name, path, tc.token, status, body, tc.status, tc.body)
+					}
 				}
 			}
 		}
@@ -63,24 +104,25 @@ func TestAgentReportAuth(t *testing.T) {
 func TestAgentReports(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
+		cred := servertest.NodeCredential(t, st, "dgx-07", "c-9")
 		hb := agentapi.HeartbeatRequest{NodeName: "dgx-07", AgentVersion: "2.6.1", GPUs: []agentapi.HeartbeatGPU{
 			{UUID: "GPU-dgx-07-0", Health: "healthy", Utilization: 93, MemoryUsedBytes: 70 << 30},
 			{UUID: "GPU-dgx-07-1", Health: "failed", FailedReason: "XID 79"}}}
-		status, body := post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
+		status, body := post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
 		if status != 404 || body != `{"error":{"code":"NODE_NOT_FOUND","message":"this node is not registered; send POST /v1/agent/inventory first","requestId":"servertest"}}` {
 			t.Fatalf("heartbeat before inventory: %d %s", status, body)
 		}
 
 		before := store.Now()
-		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", mockInventory("dgx-07"))
+		status, body = post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07")))
 		if status != 201 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("first inventory: %d %s", status, body)
 		}
-		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", mockInventory("dgx-07"))
+		status, body = post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07")))
 		if status != 200 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("second inventory: %d %s", status, body)
 		}
-		status, body = post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
+		status, body = post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
 		if status != 200 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("heartbeat: %d %s", status, body)
 		}
@@ -113,14 +155,14 @@ func TestAgentReports(t *testing.T) {
 
 		// A heartbeat naming a GPU the inventory did not: the agent re-sends it.
 		hb.GPUs[1].UUID = "GPU-other"
-		status, body = post(t, env, agentapi.HeartbeatPath, "acme-agent", hb)
+		status, body = post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
 		if status != 404 || body != `{"error":{"code":"GPU_NOT_FOUND","message":"GPU GPU-other is not in this node's inventory; send POST /v1/agent/inventory again","requestId":"servertest"}}` {
 			t.Errorf("unknown GPU: %d %s", status, body)
 		}
 		// A GPU of another node.
 		inv := mockInventory("dgx-08")
 		inv.GPUs[1].UUID = "GPU-n1-0003"
-		status, body = post(t, env, agentapi.InventoryPath, "acme-agent", inv)
+		status, body = post(t, env, agentapi.InventoryPath, servertest.NodeCredential(t, st, "dgx-08", "c-9"), sequenced(inv))
 		if status != 409 || body != `{"error":{"code":"GPU_ON_OTHER_NODE","message":"GPU GPU-n1-0003 is registered on node \"gpu-node-1\"; an operator must remove it there before this node can report it","requestId":"servertest"}}` {
 			t.Errorf("GPU of another node: %d %s", status, body)
 		}
@@ -130,6 +172,7 @@ func TestAgentReports(t *testing.T) {
 func TestAgentReportValidation(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
+		cred := servertest.NodeCredential(t, st, "dgx-09", "c-9")
 		inv := func(edit func(m map[string]any)) []byte {
 			b, _ := json.Marshal(mockInventory("dgx-09"))
 			var m map[string]any
@@ -163,14 +206,14 @@ func TestAgentReportValidation(t *testing.T) {
 			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "gpus": [{"uuid": "u", "health": "healthy", "memoryUsedBytes": 18446744073709551615}]}`), "gpus[0].memoryUsedBytes is out of range"},
 			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "agentVersion": "next"}`), `agentVersion "next" is not a semantic version such as 2.6.1`},
 		} {
-			status, body := post(t, env, tc.path, "acme-agent", tc.body)
+			status, body := post(t, env, tc.path, cred, tc.body)
 			want, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "BAD_REQUEST", "message": tc.want, "requestId": servertest.RequestID}})
 			if status != 400 || body != string(want) {
 				t.Errorf("%s %s: %d %s, want 400 %s", tc.path, tc.body, status, body, want)
 			}
 		}
 		big := []byte(`{"nodeName": "` + strings.Repeat("x", 1<<20) + `"}`)
-		if status, body := post(t, env, agentapi.InventoryPath, "acme-agent", big); status != 413 ||
+		if status, body := post(t, env, agentapi.InventoryPath, cred, big); status != 413 ||
 			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the report is larger than 1048576 bytes","requestId":"servertest"}}` {
 			t.Errorf("large body: %d %s", status, body)
 		}

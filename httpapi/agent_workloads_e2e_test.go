@@ -17,6 +17,7 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -41,7 +42,7 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		srv := httptest.NewServer(hb.wrap(httpapi.New(httpapi.Config{Store: st})))
 		t.Cleanup(srv.Close)
 
-		a := startAgentArgs(t, bin, srv.URL, "dgx-wl", "--interval", "300ms", "--mock", "dgxh100",
+		a := startAgentArgs(t, bin, srv.URL, "dgx-wl", servertest.Enroll(t, st, "dgx-wl", "c-wl"), "--interval", "300ms", "--mock", "dgxh100",
 			"--mock-start-delay", "0s", "--mock-fail-start", "vm-bad", "--mock-exit", "vm-exit", "--mock-exit", "pod-lost")
 		defer a.stop(t)
 
@@ -139,9 +140,8 @@ func workloadsFixture(t *testing.T) string {
 	return `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
  "organizations": [{"id": "o-wl", "name": "WL", "tenantId": 78}],
- "apiKeys": [{"token": "wl-agent", "organizationId": "o-wl", "permissions": ["nodes.report"]},
-             {"token": "wl-op", "organizationId": "o-wl", "permissions": ["compute.read", "compute.operate"]}],
- "nodes": [{"id": "n-wl", "name": "dgx-wl", "status": "online", "agentVersion": "2.6.1", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
+ "apiKeys": [{"token": "wl-op", "organizationId": "o-wl", "permissions": ["compute.read", "compute.operate"]}],
+ "nodes": [{"id": "n-wl", "name": "dgx-wl", "clusterId": "c-wl", "status": "online", "agentVersion": "2.6.1", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
             "gpus": [` + strings.Join(gpus, ",") + `]}],
  "vms": [{"id": "vm-up", "name": "up", "organizationId": "o-wl", "nodeId": "n-wl", "status": "stopped", "statusReason": "user_stopped",
           "gpuModelId": "h100", "gpuCount": 2, "cpuCores": 16, "ramGb": 128, "diskSizeGb": 200},
@@ -154,9 +154,11 @@ func workloadsFixture(t *testing.T) string {
 }`
 }
 
-func startAgentArgs(t *testing.T, bin, url, node string, args ...string) *agentProc {
+// startAgentArgs runs the agent binary as node with its one-time
+// bootstrap token and args.
+func startAgentArgs(t *testing.T, bin, url, node, bootstrapToken string, args ...string) *agentProc {
 	t.Helper()
-	return runAgent(t, bin, withToken("wl-agent"), append([]string{"--server", url, "--node-name", node}, args...)...)
+	return runAgent(t, bin, withBootstrapToken(bootstrapToken), append([]string{"--server", url, "--node-name", node}, args...)...)
 }
 
 // readVM reads one row as the store has it (the lifecycle columns too).

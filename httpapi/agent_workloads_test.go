@@ -23,11 +23,10 @@ import (
 const handFixture = `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
  "organizations": [{"id": "o-wl", "name": "WL", "tenantId": 78}],
- "apiKeys": [{"token": "wl-agent", "organizationId": "o-wl", "permissions": ["nodes.report"]}],
- "nodes": [{"id": "n-hand", "name": "dgx-hand", "status": "online", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
+ "nodes": [{"id": "n-hand", "name": "dgx-hand", "clusterId": "c-wl", "status": "online", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
             "gpus": [{"id": "h0", "index": 0, "uuid": "GPU-h0", "modelId": "h100"}, {"id": "h1", "index": 1, "uuid": "GPU-h1", "modelId": "h100"},
                      {"id": "h2", "index": 2, "uuid": "GPU-h2", "modelId": "h100"}]},
-           {"id": "n-other", "name": "dgx-other", "status": "online", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
+           {"id": "n-other", "name": "dgx-other", "clusterId": "c-wl", "status": "online", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
             "gpus": [{"id": "o0", "index": 0, "uuid": "GPU-o0", "modelId": "h100"}]}],
  "vms": [{"id": "vm-dep", "name": "dep", "organizationId": "o-wl", "nodeId": "n-hand", "status": "deploying", "statusReason": "user_restarted",
           "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["h0"], "cpuCores": 8, "ramGb": 64, "diskSizeGb": 100},
@@ -35,14 +34,16 @@ const handFixture = `{
           "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["h1"], "volumeGb": 10}]
 }`
 
+// heartbeatBody is node's heartbeat, with the next sequence.
 func heartbeatBody(node string, gpus []agentapi.HeartbeatGPU, ws ...agentapi.WorkloadReport) string {
-	b, _ := json.Marshal(agentapi.HeartbeatRequest{NodeName: node, AgentVersion: "2.6.1", GPUs: gpus, Workloads: ws})
+	b, _ := json.Marshal(agentapi.HeartbeatRequest{NodeName: node, AgentVersion: "2.6.1", GPUs: gpus, Workloads: ws, Sequence: servertest.Sequence()})
 	return string(b)
 }
 
-func heartbeatAs(t *testing.T, url, node string, gpus []agentapi.HeartbeatGPU, ws ...agentapi.WorkloadReport) agentapi.HeartbeatResponse {
+// heartbeatAs sends node's heartbeat with its credential cred.
+func heartbeatAs(t *testing.T, url, cred, node string, gpus []agentapi.HeartbeatGPU, ws ...agentapi.WorkloadReport) agentapi.HeartbeatResponse {
 	t.Helper()
-	code, body := postAs(t, url+agentapi.HeartbeatPath, "wl-agent", heartbeatBody(node, gpus, ws...))
+	code, body := postAs(t, url+agentapi.HeartbeatPath, cred, heartbeatBody(node, gpus, ws...))
 	if code != 200 {
 		t.Fatalf("heartbeat of %s: %d %s", node, code, body)
 	}
@@ -72,32 +73,33 @@ func TestWorkloadReports(t *testing.T) {
 		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(httpapi.Config{Store: st})))
 		t.Cleanup(srv.Close)
 		url := srv.URL
+		hand, other := servertest.NodeCredential(t, st, "dgx-hand", "c-wl"), servertest.NodeCredential(t, st, "dgx-other", "c-wl")
 		running := func(id string, gen int) agentapi.WorkloadReport {
 			return agentapi.WorkloadReport{ID: id, Generation: gen, State: agentapi.StateRunning}
 		}
 
 		// What should run on each node.
-		resp := heartbeatAs(t, url, "dgx-hand", nil)
+		resp := heartbeatAs(t, url, hand, "dgx-hand", nil)
 		if got := assigned(resp); got != "pod-nofit@0[GPU-h1] vm-dep@0[GPU-h0]" {
 			t.Errorf("dgx-hand is told to run %q", got)
 		}
-		if got := assigned(heartbeatAs(t, url, "dgx-other", nil)); got != "" {
+		if got := assigned(heartbeatAs(t, url, other, "dgx-other", nil)); got != "" {
 			t.Errorf("dgx-other is told to run %q, want nothing", got)
 		}
 
 		// Another node's agent cannot move dgx-hand's row.
-		heartbeatAs(t, url, "dgx-other", nil, running("vm-dep", 0))
+		heartbeatAs(t, url, other, "dgx-other", nil, running("vm-dep", 0))
 		checkVM(t, st, readVM(t, st, "vm-dep"), models.ReasonUserRestarted, 1)
 		if vm := readVM(t, st, "vm-dep"); vm.Status != models.VMDeploying {
 			t.Fatalf("vm-dep moved by another node's report: %s", vm.Status)
 		}
 		// A report of another generation is ignored.
-		heartbeatAs(t, url, "dgx-hand", nil, running("vm-dep", 7))
+		heartbeatAs(t, url, hand, "dgx-hand", nil, running("vm-dep", 7))
 		if vm := readVM(t, st, "vm-dep"); vm.Status != models.VMDeploying {
 			t.Fatalf("vm-dep moved by a stale report: %s", vm.Status)
 		}
 		// Its own report of its generation moves it.
-		heartbeatAs(t, url, "dgx-hand", nil, running("vm-dep", 0))
+		heartbeatAs(t, url, hand, "dgx-hand", nil, running("vm-dep", 0))
 		vm := readVM(t, st, "vm-dep")
 		if vm.Status != models.VMRunning {
 			t.Fatalf("vm-dep after its agent's report: %s", vm.Status)
@@ -108,7 +110,7 @@ func TestWorkloadReports(t *testing.T) {
 		// The pod's GPU fails as it loses its job: it keeps its GPU,
 		// interrupted, and is not re-submitted onto a failed GPU.
 		failed := []agentapi.HeartbeatGPU{{UUID: "GPU-h1", Health: "failed", FailedReason: "XID 79"}}
-		resp = heartbeatAs(t, url, "dgx-hand", failed,
+		resp = heartbeatAs(t, url, hand, "dgx-hand", failed,
 			agentapi.WorkloadReport{ID: "pod-nofit", State: agentapi.StateFailed, Message: "the pod's supervisor went away."})
 		p := readVM(t, st, "pod-nofit")
 		if p.Status != models.VMInterrupted || p.InterruptedAt == nil {
@@ -132,7 +134,7 @@ func TestWorkloadReports(t *testing.T) {
 			{agentapi.WorkloadReport{ID: "vm-dep", State: "failed", Message: strings.Repeat("x", 301)}, "at most 300 bytes"},
 			{agentapi.WorkloadReport{ID: "", State: "running"}, "workloads[0].id is missing"},
 		} {
-			code, body := postAs(t, url+agentapi.HeartbeatPath, "wl-agent", heartbeatBody("dgx-hand", nil, tc.w))
+			code, body := postAs(t, url+agentapi.HeartbeatPath, hand, heartbeatBody("dgx-hand", nil, tc.w))
 			if code != 400 || !strings.Contains(body, tc.want) {
 				t.Errorf("report %+v: %d %s, want a 400 saying %q", tc.w, code, body, tc.want)
 			}

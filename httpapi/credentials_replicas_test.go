@@ -76,7 +76,7 @@ func TestSigningKeyAgreement(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		secret, err := st.SigningKey(context.Background(), "never-used")
+		secret, _, err := st.SigningKeys(context.Background(), "never-used")
 		if err != nil || secret == "never-used" || len(secret) < 43 {
 			t.Fatalf("stored key %q, %v", secret, err)
 		}

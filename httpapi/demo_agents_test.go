@@ -28,7 +28,7 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 		if ok, err := agents.Loaded(ctx, st); err != nil || !ok {
 			t.Fatalf("agents.Loaded on the demo: %v, %v", ok, err)
 		}
-		wait, err := agents.Start(ctx, env.Srv.URL, agents.Options{Interval: 200 * time.Millisecond, StartDelay: 50 * time.Millisecond})
+		wait, err := agents.Start(ctx, st, env.Srv.URL, agents.Options{Interval: 200 * time.Millisecond, StartDelay: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,20 +13,20 @@ import (
 
 	"gpugraph/agentapi"
 	"gpugraph/dataset"
+	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
 
 // nodeWorld is liveWorld's (n running VMs of Acme on n1, vm-g of Globex
-// there too) with an agent key and the platform operator's organization
-// and key, and both event logs empty.
+// there too) with the platform operator's organization and key, and both
+// event logs empty.
 func nodeWorld(t *testing.T, st *store.Store, n int) {
 	t.Helper()
 	f := liveFixture(n)
 	f.Organizations = append(f.Organizations, models.Organization{ID: "org-platform", Name: "Platform", TenantID: 9000})
 	f.APIKeys = append(f.APIKeys,
-		dataset.APIKey{Token: "acme-agent", OrganizationID: "org-acme", Permissions: []string{"nodes.report"}},
 		dataset.APIKey{Token: "platform-admin", OrganizationID: "org-platform", Permissions: []string{"nodes.admin", "compute.read"}})
 	resetOps(t, st, f)
 }
@@ -61,11 +61,11 @@ func postJSON(t *testing.T, srv *httptest.Server, path, token string, v any) (in
 	return resp.StatusCode, out.Bytes()
 }
 
-// heartbeat reports node gpu-node-<id> through srv, with GPU index failed
-// for reason when reason is not empty.
-func heartbeat(t *testing.T, srv *httptest.Server, node string, gpus, failed int, reason string) {
+// heartbeat reports node gpu-node-<id> through srv with its credential
+// cred, with GPU index failed for reason when reason is not empty.
+func heartbeat(t *testing.T, srv *httptest.Server, cred, node string, gpus, failed int, reason string) {
 	t.Helper()
-	hb := agentapi.HeartbeatRequest{NodeName: "gpu-node-" + node[1:], AgentVersion: "2.6.1"}
+	hb := agentapi.HeartbeatRequest{NodeName: "gpu-node-" + node[1:], AgentVersion: "2.6.1", Sequence: servertest.Sequence()}
 	for i := range gpus {
 		g := agentapi.HeartbeatGPU{UUID: fmt.Sprintf("GPU-%s-%04d", node, i), Health: "healthy"}
 		if i == failed && reason != "" {
@@ -73,7 +73,7 @@ func heartbeat(t *testing.T, srv *httptest.Server, node string, gpus, failed int
 		}
 		hb.GPUs = append(hb.GPUs, g)
 	}
-	if status, body := postJSON(t, srv, agentapi.HeartbeatPath, "acme-agent", hb); status != 200 {
+	if status, body := postJSON(t, srv, agentapi.HeartbeatPath, cred, hb); status != 200 {
 		t.Fatalf("heartbeat of %s: %d %s", node, status, body)
 	}
 }
@@ -159,12 +159,13 @@ func TestLiveNodeEvents(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		nodeWorld(t, st, 2)
 		srv := liveServer(t, st, nil)
+		n1, n3 := servertest.NodeCredential(t, st, "gpu-node-1", "c1"), servertest.NodeCredential(t, st, "gpu-node-3", "c1")
 		acme := subscribeNodes(t, srv, "acme-reader", nil)
 		globex := subscribeNodes(t, srv, "globex-operator", nil)
 		only3 := subscribeNodes(t, srv, "acme-reader", map[string]any{"ids": []string{"n3"}})
 		time.Sleep(100 * time.Millisecond)
 
-		heartbeat(t, srv, "n1", 8, 3, "XID 79")
+		heartbeat(t, srv, n1, "n1", 8, 3, "XID 79")
 		got := acme.nodeEvents(1)
 		if want := "n1:gpu:n1-g3:HEALTHY>FAILED:XID 79"; summaries(got) != want {
 			t.Fatalf("acme got %s, want %s", summaries(got), want)
@@ -191,7 +192,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		}
 		// The same failure reported again changes nothing: the next
 		// events below are the sweep's.
-		heartbeat(t, srv, "n1", 8, 3, "XID 79")
+		heartbeat(t, srv, n1, "n1", 8, 3, "XID 79")
 
 		// The sweep takes silent n3 offline; its next heartbeat brings it back.
 		old := store.Now().Add(-time.Hour)
@@ -201,7 +202,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		if _, err := st.Sweep(context.Background(), store.Now(), 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		heartbeat(t, srv, "n3", 4, -1, "")
+		heartbeat(t, srv, n3, "n3", 4, -1, "")
 		// The operator decommissions n6, then changes its mind.
 		leavingAt := store.Now().Add(48 * time.Hour).Truncate(time.Second)
 		at := models.FormatTime(leavingAt)
@@ -235,7 +236,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		if g := r.nodeEvents(3); summaries(g) != strings.Join(strings.Split(wantAll, " ")[1:], " ") {
 			t.Fatalf("replay %s", summaries(g))
 		}
-		heartbeat(t, srv, "n3", 4, 0, "XID 48")
+		heartbeat(t, srv, n3, "n3", 4, 0, "XID 48")
 		if g := r.nodeEvents(1); summaries(g) != "n3:gpu:n3-g0:HEALTHY>FAILED:XID 48" {
 			t.Fatalf("live after replay %s", summaries(g))
 		}

@@ -6,17 +6,19 @@ import (
 	"testing"
 
 	"gpugraph/agentapi"
+	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/store/storetest"
 )
 
-// A heartbeat over HTTP with an API key (the deprecated path: one lookup
-// more, whether the node has a credential) and with a node credential (its
-// lookup instead of the key's, and the sequence's conditional UPDATE).
+// A heartbeat over HTTP with an API key (the legacy mode's path: one
+// lookup more, whether the node has a credential) and with a node
+// credential (its lookup instead of the key's, and the sequence's
+// conditional UPDATE).
 func BenchmarkReportIdentity(b *testing.B) {
 	for _, d := range storetest.Engines() {
 		b.Run(string(d), func(b *testing.B) {
-			env := servertest.New(b, storetest.Open(b, d), identityFixture)
+			env := servertest.NewWithConfig(b, storetest.Open(b, d), identityFixture, httpapi.Config{NodeReportKeys: true})
 			s, body := env.Do(http.MethodPost, "/v1/admin/nodes/enroll", "ops-admin", []byte(`{"nodeName":"dgx-b","clusterId":"c1"}`), nil)
 			if s != 201 {
 				b.Fatalf("%d %s", s, body)

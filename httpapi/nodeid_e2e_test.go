@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
+	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -21,7 +22,7 @@ import (
 // token, exchanges it, keeps the credential in --credential-file and
 // registers the node in the enrollment's cluster; restarted with the spent
 // token it reports with the kept credential; without the file the spent
-// token stops it; and nobody's API key may report the node any more.
+// token stops it; and no API key may report the node.
 func TestAgentEnrollmentEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the agent binary")
@@ -136,4 +137,44 @@ func withoutTokens(env []string) []string {
 		}
 	}
 	return out
+}
+
+// The agent binary with --token (an API key holding nodes.report): against
+// a server started as by default it stops at its first report, saying
+// that the server requires a node credential and how to get one; against
+// a server in legacy mode it reports as it always did.
+func TestAgentTokenOnlyInLegacyMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the agent binary")
+	}
+	bin := buildAgent(t)
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		args := []string{"--node-name", "dgx-enr", "--interval", "200ms", "--mock", "dgxh100"}
+		env := servertest.New(t, st, identityFixture)
+		a := runAgent(t, bin, append(withoutTokens(os.Environ()), "GPUGRAPH_TOKEN=acme-report"), append([]string{"--server", env.Srv.URL}, args...)...)
+		select {
+		case <-a.done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the agent with --token still runs against a server requiring node credentials\n%s", a.output())
+		}
+		const want = "gpugraph-agent: the server requires a node credential and refuses API keys (--token): 403 Forbidden on POST /v1/agent/inventory. " +
+			"Ask an operator to enroll this node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) " +
+			"and start the agent with the one-time token it gives: --bootstrap-token TOKEN --credential-file FILE " +
+			"(--token works only against a server started with --node-credentials-required=false, for a node never enrolled)\n"
+		if code := a.cmd.ProcessState.ExitCode(); code != 1 || !strings.HasSuffix(a.output(), want) {
+			t.Errorf("exit %d, output\n%s\nwant exit 1 ending with\n%s", code, a.output(), want)
+		}
+		var n int64
+		st.DB.Table("nodes").Where("name = ?", "dgx-enr").Count(&n)
+		if n != 0 {
+			t.Errorf("the refused agent registered its node")
+		}
+
+		legacy := servertest.NewWithConfig(t, st, "", httpapi.Config{NodeReportKeys: true})
+		a = runAgent(t, bin, append(withoutTokens(os.Environ()), "GPUGRAPH_TOKEN=acme-report"), append([]string{"--server", legacy.Srv.URL}, args...)...)
+		if n := waitReported(t, st, a, 0); n.Status != models.NodeOnline || n.gpus != 8 {
+			t.Errorf("the agent with --token in legacy mode: %+v", n)
+		}
+		a.stop(t)
+	})
 }

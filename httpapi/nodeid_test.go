@@ -173,18 +173,11 @@ func TestNodeIdentity(t *testing.T) {
 		s, b = post(t, env, agentapi.HeartbeatPath, credA, heartbeatOf("dgx-a", 102))
 		expect(t, "the next heartbeat", s, b, 200, `"status":"online"`)
 
-		// API keys: refused for a node with a credential, still accepted
-		// (deprecated) for one without.
+		// API keys report nothing (legacy mode aside: TestLegacyModeKeys).
 		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-a", 0))
 		expect(t, "an API key reporting an enrolled node", s, b, 403, "NODE_CREDENTIAL_REQUIRED")
-		inv = identityInventory(0)
-		inv.NodeName, inv.GPUs = "dgx-legacy", nil
-		s, b = post(t, env, agentapi.InventoryPath, "acme-report", inv)
-		expect(t, "an API key reporting a node without a credential", s, b, 201, `"nodeId":"dgx-legacy"`)
 
 		// A name the database would refuse is a 400 before any lookup.
-		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx\x00a", 0))
-		expect(t, "an API key reporting a NUL name", s, b, 400, "nodeName")
 		s, b = post(t, env, agentapi.HeartbeatPath, credB, heartbeatOf("dgx\x00b", 9))
 		expect(t, "a credential reporting a NUL name", s, b, 400, "nodeName")
 
@@ -225,7 +218,7 @@ func TestInventoryMayNotShrinkHeld(t *testing.T) {
 		expect(t, "an inventory shrinking the node", s, b, 409,
 			`"code":"INVENTORY_SHRINKS_HELD","message":"the inventory of node dgx-a would take what its workloads hold: `+
 				`cpuCores 16 is below the 32 its VMs hold; ramGb 128 is below the 256 its VMs hold; diskGb 100 is below the 500 its VMs hold; `+
-				`GPU GPU-a0 (index 0) held by vm-a is missing from it; nothing of this inventory was applied`)
+				`GPU GPU-a0 (index 0), which a workload holds, is missing from it; nothing of this inventory was applied`)
 		n := nodeRow(t, st, "na")
 		var health []string
 		st.DB.Table("gpus").Where("id = ?", "a0").Pluck("health", &health)
@@ -287,25 +280,55 @@ func TestEnrollNodeGraphQL(t *testing.T) {
 	})
 }
 
-// With --node-credentials-required no API key reports any node, enrolled
-// or not, while a node credential still does.
+// By default no API key reports any node, enrolled or not, and nothing of
+// its report is written, while a node credential still reports.
 func TestNodeCredentialsRequired(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.NewWithConfig(t, st, identityFixture, httpapi.Config{NodeCredentialsRequired: true})
+		env := servertest.New(t, st, identityFixture)
 		credA := enroll(t, env, "dgx-a")
 
 		inv := identityInventory(0)
-		inv.NodeName, inv.GPUs = "dgx-legacy", nil
+		inv.NodeName, inv.GPUs = "dgx-new", nil
 		s, b := post(t, env, agentapi.InventoryPath, "acme-report", inv)
 		expect(t, "an API key registering a new node", s, b, 403,
 			`"code":"NODE_CREDENTIAL_REQUIRED","message":"this server accepts agent reports only with a node credential`)
 		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-b", 0))
 		expect(t, "an API key reporting a node without a credential", s, b, 403, "NODE_CREDENTIAL_REQUIRED")
 		var n int64
-		st.DB.Table("nodes").Where("name = ?", "dgx-legacy").Count(&n)
+		st.DB.Table("nodes").Where("name = ?", "dgx-new").Count(&n)
 		if n != 0 {
 			t.Errorf("a refused key report registered its node")
 		}
+		if nb := nodeRow(t, st, "nb"); nb.LastHeartbeatAt != nil {
+			t.Errorf("a refused key heartbeat was recorded: %+v", nb)
+		}
+		s, b = post(t, env, agentapi.HeartbeatPath, credA, heartbeatOf("dgx-a", 1))
+		expect(t, "dgx-a's credential", s, b, 200, `"nodeId":"na"`)
+	})
+}
+
+// In legacy mode (--node-credentials-required=false) a nodes.report key
+// still reports a node that has no credential, as before node identity,
+// and is refused for one that has; a credential reports as by default.
+func TestLegacyModeKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.NewWithConfig(t, st, identityFixture, httpapi.Config{NodeReportKeys: true})
+		credA := enroll(t, env, "dgx-a")
+
+		s, b := post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-a", 0))
+		expect(t, "an API key reporting an enrolled node", s, b, 403,
+			`"code":"NODE_CREDENTIAL_REQUIRED","message":"node dgx-a has a node credential; its reports must be made with it, not with an API key: an operator enrolls the node`)
+		inv := identityInventory(0)
+		inv.NodeName, inv.GPUs = "dgx-legacy", nil
+		s, b = post(t, env, agentapi.InventoryPath, "acme-report", inv)
+		expect(t, "an API key registering a node", s, b, 201, `"nodeId":"dgx-legacy"`)
+		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-b", 0))
+		expect(t, "an API key reporting a node without a credential", s, b, 200, `"nodeId":"nb"`)
+
+		// A name the database would refuse is a 400 before any lookup.
+		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx\x00a", 0))
+		expect(t, "an API key reporting a NUL name", s, b, 400, "nodeName")
+
 		s, b = post(t, env, agentapi.HeartbeatPath, credA, heartbeatOf("dgx-a", 1))
 		expect(t, "dgx-a's credential", s, b, 200, `"nodeId":"na"`)
 	})

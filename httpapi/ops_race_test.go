@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
-	"gpugraph/dataset"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -44,8 +43,8 @@ func TestStopTerminateRestartRace(t *testing.T) {
 			}
 			addVM(f, spec)
 			addVM(f, vmSpec{id: "vm-y", node: "n6", status: "stopped", model: h100, gpus: 2, cpu: 4, ram: 16, disk: 50})
-			f.APIKeys = append(f.APIKeys, dataset.APIKey{Token: "acme-agent", OrganizationID: "org-acme", Permissions: []string{"nodes.report"}})
 			resetOps(t, st, f)
+			cred := servertest.NodeCredential(t, st, "gpu-node-6", "c1")
 
 			const clients = 3
 			var wg sync.WaitGroup
@@ -101,9 +100,10 @@ func TestStopTerminateRestartRace(t *testing.T) {
 					for _, a := range told {
 						ws = append(ws, agentapi.WorkloadReport{ID: a.ID, Generation: a.Generation, State: agentapi.StateRunning})
 					}
-					body, _ := json.Marshal(agentapi.HeartbeatRequest{NodeName: "gpu-node-6", AgentVersion: "2.6.1", Workloads: ws})
+					body, _ := json.Marshal(agentapi.HeartbeatRequest{NodeName: "gpu-node-6", AgentVersion: "2.6.1", Workloads: ws,
+						Sequence: servertest.Sequence()})
 					req, _ := http.NewRequest("POST", env.Srv.URL+agentapi.HeartbeatPath, bytes.NewReader(body))
-					req.Header.Set("Authorization", "Bearer acme-agent")
+					req.Header.Set("Authorization", "Bearer "+cred)
 					req.Header.Set("Content-Type", "application/json")
 					resp, err := client.Do(req)
 					if err != nil {

@@ -55,8 +55,10 @@ func TestRateLimitPerKey(t *testing.T) {
 		if s, _ := env.Do("GET", "/api/v1/workloads/pods/count", "nope", nil, nil); s != 401 {
 			t.Errorf("unknown key: %d, want 401", s)
 		}
+		cred := servertest.NodeCredential(t, st, "gpu-node-1", "71f69d83-ba66-4822-adf5-55ce55efd210")
 		for i := 0; i < 4; i++ {
-			if s, b := env.Do("POST", agentapi.HeartbeatPath, "acme-agent", []byte(`{"nodeName":"gpu-node-1","agentVersion":"2.6.1"}`), nil); s != 200 {
+			hb := fmt.Sprintf(`{"nodeName":"gpu-node-1","agentVersion":"2.6.1","sequence":%d}`, servertest.Sequence())
+			if s, b := env.Do("POST", agentapi.HeartbeatPath, cred, []byte(hb), nil); s != 200 {
 				t.Errorf("agent heartbeat %d: %d %s", i+1, s, b)
 			}
 		}

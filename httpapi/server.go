@@ -66,9 +66,11 @@ type Config struct {
 	// Live serves the subscriptions; the command keeps it to shut the
 	// streams down (a fresh one with default limits when nil).
 	Live *live.Feed
-	// NodeCredentialsRequired refuses agent reports made with an API key:
-	// only node credentials report (--node-credentials-required).
-	NodeCredentialsRequired bool
+	// NodeReportKeys is the legacy mode (--node-credentials-required=false):
+	// agent reports made with any organization's nodes.report API key are
+	// accepted for nodes that have no credential. The zero value — what a
+	// server gets unless told otherwise — accepts node credentials only.
+	NodeReportKeys bool
 	// Tokens signs and verifies access tokens (POST /api/v1/token); nil
 	// signs with the key stored in the database, shared by every replica.
 	Tokens *auth.Tokens
@@ -164,7 +166,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
-		NodeCredentialsRequired: cfg.NodeCredentialsRequired, Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
+		NodeReportKeys: cfg.NodeReportKeys, Credentials: credentials.New(st, cfg.Tokens)}, restWrap)
 
 	return reqid.Middleware(compress(limitBodies(withTimeout(cfg.RequestTimeout, metrics.instrument(jsonMisses(mux.ServeMux)))))), mux
 }

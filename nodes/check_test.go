@@ -9,23 +9,46 @@ import (
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
+	"gpugraph/auth"
 	"gpugraph/models"
+	"gpugraph/nodeid"
 )
 
-func TestReportsNeedNodesReport(t *testing.T) {
-	for name, report := range map[string]func() error{
-		"inventory": func() error {
-			_, err := ReportInventory(context.Background(), nil, Reporter{}, agentapi.InventoryRequest{})
-			return err
-		},
-		"heartbeat": func() error {
-			_, err := ReportHeartbeat(context.Background(), nil, Reporter{}, agentapi.HeartbeatRequest{})
-			return err
-		},
+// Who may report: a node credential; an API key only in legacy mode, and
+// only with nodes.report. Answered before anything of the report is read.
+func TestWhoMayReport(t *testing.T) {
+	key := auth.SystemCaller() // holds nodes.report
+	for _, tc := range []struct {
+		name   string
+		who    Reporter
+		status int
+		code   string
+	}{
+		{"no credential and no key", Reporter{}, 401, CodeNodeCredentialRequired},
+		{"an API key holding nodes.report", Reporter{Caller: key}, 403, CodeNodeCredentialRequired},
+		{"legacy mode, no key", Reporter{KeysAccepted: true}, 401, apierr.Unauthenticated},
+		{"legacy mode, a key without nodes.report", Reporter{KeysAccepted: true, Caller: &auth.Caller{}}, 403, apierr.Forbidden},
 	} {
-		if e, ok := apierr.As(report()); !ok || e.Code != apierr.Forbidden {
-			t.Errorf("%s without nodes.report: got %v, want a 403", name, e)
+		for name, report := range map[string]func() error{
+			"inventory": func() error {
+				_, err := ReportInventory(context.Background(), nil, tc.who, agentapi.InventoryRequest{})
+				return err
+			},
+			"heartbeat": func() error {
+				_, err := ReportHeartbeat(context.Background(), nil, tc.who, agentapi.HeartbeatRequest{})
+				return err
+			},
+		} {
+			if e, ok := apierr.As(report()); !ok || e.Status != tc.status || e.Code != tc.code {
+				t.Errorf("%s, %s: got %d %s %q, want %d %s", tc.name, name, e.Status, e.Code, e.Message, tc.status, tc.code)
+			}
 		}
+	}
+	if err := (Reporter{KeysAccepted: true, Caller: key}).MayReport(); err != nil {
+		t.Errorf("legacy mode, a key holding nodes.report: %v", err)
+	}
+	if err := (Reporter{Node: &nodeid.Identity{NodeName: "n"}}).MayReport(); err != nil {
+		t.Errorf("a node credential: %v", err)
 	}
 }
 

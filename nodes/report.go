@@ -30,11 +30,11 @@ const (
 )
 
 // ReportInventory registers or updates the reporting node, for a node
-// credential of that node or (deprecated) a key holding nodes.report.
+// credential of that node or (legacy mode) a key holding nodes.report.
 func ReportInventory(ctx context.Context, st *store.Store, who Reporter, in agentapi.InventoryRequest) (Report, error) {
 	// The report is checked before the identity is looked up, so that
 	// nothing the database would refuse (a NUL in a name) reaches it.
-	if err := who.mayReport(); err != nil {
+	if err := who.MayReport(); err != nil {
 		return Report{}, err
 	}
 	inv, err := inventoryToStore(in)
@@ -50,14 +50,14 @@ func ReportInventory(ctx context.Context, st *store.Store, who Reporter, in agen
 	if err != nil {
 		return Report{}, reportError(err)
 	}
-	who.noteDeprecated(ctx, in.NodeName)
+	who.noteLegacy(ctx, in.NodeName)
 	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
 }
 
 // ReportHeartbeat records the reporting node's heartbeat, for the same
 // reporters as ReportInventory.
 func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agentapi.HeartbeatRequest) (Report, error) {
-	if err := who.mayReport(); err != nil {
+	if err := who.MayReport(); err != nil {
 		return Report{}, err
 	}
 	hb, err := heartbeatToStore(in)
@@ -82,7 +82,7 @@ func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agen
 			slog.ErrorContext(ctx, "re-submitting a pod that lost its job", "pod", lost.ID, "err", err)
 		}
 	}
-	who.noteDeprecated(ctx, in.NodeName)
+	who.noteLegacy(ctx, in.NodeName)
 	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status})
 }
 

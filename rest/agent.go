@@ -33,27 +33,30 @@ func (api *API) agentRoutes() []route {
 type reporterKey struct{}
 
 // reporting serves a report path: a node credential is resolved here
-// (nodeid), anything else must be an API key holding nodes.report, checked
-// before the body is read (401/403 before 400).
+// (nodeid); anything else is an API key, which package nodes refuses
+// unless the server runs in legacy mode and it holds nodes.report. Both
+// are checked before the body is read (401/403 before 400).
 func (api *API) reporting(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		who := nodes.Reporter{KeysRefused: api.NodeCredentialsRequired}
+		ctx := r.Context()
+		who := nodes.Reporter{KeysAccepted: api.NodeReportKeys, Caller: auth.FromContext(ctx)}
 		if token := auth.BearerToken(r); nodeid.IsCredential(token) {
-			id, err := nodeid.Authenticate(r.Context(), api.Store, token)
+			id, err := nodeid.Authenticate(ctx, api.Store, token)
 			if err != nil {
 				WriteOpenRelayError(w, r, err)
 				return
 			}
-			who.Node = id
-		} else {
-			c, err := auth.Require(r.Context(), auth.NodesReport)
-			if err != nil {
-				WriteOpenRelayError(w, r, err)
-				return
-			}
-			who.Caller = c
+			who.Node, who.Caller = id, nil
+		} else if _, err := auth.Authenticate(ctx); err != nil && api.NodeReportKeys {
+			// Legacy mode answers a bad key as every key path does.
+			WriteOpenRelayError(w, r, err)
+			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), reporterKey{}, who))
+		if err := who.MayReport(); err != nil {
+			WriteOpenRelayError(w, r, err)
+			return
+		}
+		r = r.WithContext(context.WithValue(ctx, reporterKey{}, who))
 		if err := h(w, r); err != nil {
 			WriteOpenRelayError(w, r, err)
 		}

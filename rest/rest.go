@@ -30,9 +30,10 @@ type API struct {
 	Compute *compute.Service
 	// Metrics is where pod metrics are read (the store when nil).
 	Metrics podmetrics.Source
-	// NodeCredentialsRequired refuses agent reports made with an API key
-	// (--node-credentials-required).
-	NodeCredentialsRequired bool
+	// NodeReportKeys is the legacy mode (--node-credentials-required=false):
+	// agent reports made with a nodes.report API key are accepted for nodes
+	// without a credential. The zero value accepts node credentials only.
+	NodeReportKeys bool
 	// Credentials administers keys and applications and issues access tokens.
 	Credentials *credentials.Service
 }

@@ -98,13 +98,15 @@ func checkShrink(tx *gorm.DB, node *models.Node, inv Inventory) error {
 			problems = append(problems, fmt.Sprintf("%s %d is below the %d its VMs hold", f.name, f.reported, f.held))
 		}
 	}
+	// A held GPU is named by itself, never by its holder: the refusal goes
+	// to whoever reports the node, who is told what the node runs only
+	// through its assignments, not which VM of which organization holds what.
 	var held []struct {
-		ID         string
-		UUID       string
-		Idx        int
-		HolderVMID string
+		ID   string
+		UUID string
+		Idx  int
 	}
-	if err := tx.Table("gpus").Select("id, uuid, idx, holder_vm_id").
+	if err := tx.Table("gpus").Select("id, uuid, idx").
 		Where("node_id = ? AND holder_vm_id IS NOT NULL", node.ID).Order("idx").Scan(&held).Error; err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func checkShrink(tx *gorm.DB, node *models.Node, inv Inventory) error {
 	for _, g := range held {
 		// A row without a UUID is matched by its index (reconcileGPUs).
 		if (g.UUID != "" && !reported[g.UUID]) || (g.UUID == "" && !reportedIdx[g.Idx]) {
-			problems = append(problems, fmt.Sprintf("GPU %s (index %d) held by %s is missing from it", orID(g.UUID, g.ID), g.Idx, g.HolderVMID))
+			problems = append(problems, fmt.Sprintf("GPU %s (index %d), which a workload holds, is missing from it", orID(g.UUID, g.ID), g.Idx))
 		}
 	}
 	if len(problems) == 0 {

@@ -69,36 +69,93 @@ func demoServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// browser starts a headless chromium whose every request and WebSocket is
-// recorded in the returned list. The page reports when GraphiQL's query
-// editor first appears as window.__ggEditorAt (ms since navigation start).
-func browser(t *testing.T, exe string) (context.Context, func() []string) {
+// One Chromium serves every browser test of the package, each test in a
+// tab of its own against a server of its own (another port, so another
+// origin: no localStorage is shared). TestMain closes it.
+var shared struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+	dir    string // its profile
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.cancel != nil {
+		shared.cancel()
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+func sharedBrowser(t *testing.T, exe string) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("no-proxy-server", true),
-		chromedp.WindowSize(1400, 900),
-		chromedp.UserDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	shared.once.Do(func() {
+		if shared.dir, shared.err = os.MkdirTemp("", "gpugraph-chromium-"); shared.err != nil {
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.Flag("no-proxy-server", true),
+			chromedp.UserDataDir(shared.dir))
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx)
+		shared.ctx = ctx
+		shared.cancel = func() { cancelCtx(); cancelAlloc() }
+		shared.err = chromedp.Do(ctx) // starts it
+	})
+	if shared.err != nil {
+		t.Fatalf("start chromium: %v", shared.err)
+	}
+	return shared.ctx
+}
+
+// viewport is a common laptop's: the default query must fit its editor.
+const viewportWidth, viewportHeight = 1280, 800
+
+// sent is one request the page made: its URL, and for a POST to /graphql
+// the operation name and document it carried.
+type sent struct {
+	URL           string
+	Query         string
+	OperationName string
+}
+
+// browser opens a tab of the shared chromium at the common viewport; every
+// request and WebSocket it makes is recorded in the returned list. The page
+// reports when GraphiQL's query editor first appears as window.__ggEditorAt
+// (ms since navigation start).
+func browser(t *testing.T, exe string) (context.Context, func() []sent) {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(sharedBrowser(t, exe))
+	ctx, cancelTimeout := context.WithTimeout(tab, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelTab() })
 
 	var mu sync.Mutex
-	var urls []string
+	var reqs []sent
 	err := chromedp.Listen(ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
-			urls = append(urls, e.Request.URL)
+			s := sent{URL: e.Request.URL}
+			var body []byte
+			for _, p := range e.Request.PostDataEntries {
+				body = append(body, p.Bytes...)
+			}
+			var params struct{ Query, OperationName string }
+			if json.Unmarshal(body, &params) == nil {
+				s.Query, s.OperationName = params.Query, params.OperationName
+			}
+			reqs = append(reqs, s)
 		case *network.EventWebSocketCreated:
-			urls = append(urls, e.URL)
+			reqs = append(reqs, sent{URL: e.URL})
 		}
 	})
 	if err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("open a tab: %v", err)
 	}
 	const watch = `new MutationObserver((_, o) => {
 	  if (document.querySelector('.graphiql-query-editor .CodeMirror')) {
@@ -107,9 +164,12 @@ func browser(t *testing.T, exe string) (context.Context, func() []string) {
 	}).observe(document, {childList: true, subtree: true});`
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		t.Fatalf("open a tab: %v", err)
 	}
-	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), urls...) }
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(viewportWidth, viewportHeight)); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
+	return ctx, func() []sent { mu.Lock(); defer mu.Unlock(); return append([]sent(nil), reqs...) }
 }
 
 // editorJS is the CodeMirror object of one of GraphiQL's panes: the
@@ -156,19 +216,16 @@ func waitResult(t *testing.T, ctx context.Context, want string) string {
 	return ""
 }
 
+// run puts query in the editor and presses ▶ in the same task, as a user
+// who clicks right after an edit does: GraphiQL has not yet read the edited
+// operations (it does after a 100 ms debounce), and the page must send
+// the edited operation all the same.
 func run(t *testing.T, ctx context.Context, query string) {
 	t.Helper()
 	q, _ := json.Marshal(query)
-	if err := chromedp.Do(ctx,
-		chromedp.Evaluate[chromedp.Void](editorJS("response")+`.setValue('')`),
-		chromedp.Evaluate[chromedp.Void](editorJS("query-editor")+`.setValue(`+string(q)+`)`),
-	); err != nil {
-		t.Fatal(err)
-	}
-	// GraphiQL reads the operations out of the editor after a 100 ms
-	// debounce; clicking before then would run the previous operation.
-	time.Sleep(time.Second)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.graphiql-execute-button`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](editorJS("response")+`.setValue('');`+
+		editorJS("query-editor")+`.setValue(`+string(q)+`);`+
+		`document.querySelector('.graphiql-execute-button').click()`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -201,6 +258,7 @@ func graphql(t *testing.T, srv *httptest.Server, token, query string) map[string
 	return out
 }
 
+// nestedQuery is the default query's operation.
 const nestedQuery = `query VmsNodesGpus {
   vms(limit: 5) {
     total
@@ -209,24 +267,30 @@ const nestedQuery = `query VmsNodesGpus {
       status
       node {
         name
-        gpus { index address health model { name } }
+        gpus {
+          index address health
+          model { name }
+        }
       }
     }
   }
 }
 `
 
-// The playground as a newcomer meets it, in a real browser: the cold open
-// says what to do, a key typed in the labelled field loads the schema, the
-// default query runs as is, a refused restart shows its error, a
-// subscription receives an event, nothing leaves 127.0.0.1 and no key
-// reaches localStorage.
+// The playground as a newcomer meets it, in a real browser at a common
+// laptop's viewport: the page opens with the key field focused, the
+// default query's instructions fit the editor, the cold open says what to
+// do, a key typed at once loads the schema and clears the 401, Ctrl-Enter
+// runs the default query as is (open, type, run: three actions), an edit
+// run at once sends the edited operation, a refused restart shows its
+// error, a subscription receives an event, nothing leaves 127.0.0.1 and
+// no key reaches localStorage.
 func TestPlaygroundInBrowser(t *testing.T) {
 	exe := chromium(t)
 	srv := demoServer(t)
 	ctx, requests := browser(t, exe)
 
-	// Open.
+	// Open: the first action.
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`.graphiql-query-editor .CodeMirror`)),
@@ -240,10 +304,19 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	}
 	t.Logf("time to interactive (navigation start → query editor present): %.0f ms", tti)
 
-	// Cold open: no key yet, and the page says what to do about the 401.
+	// The key field has the focus, so the key can be typed at once.
+	if got := focused(t, ctx); got != "gg-key" {
+		t.Errorf("focus on load: %q, want the key field (gg-key)", got)
+	}
+
+	// Cold open: no key yet, and the page says what to do about the 401,
+	// in the status line and in the result pane.
 	within(t, ctx, "the cold open's 401 sentence", chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "401")]`))
 	if s := text(t, ctx, "#gg-status"); !strings.Contains(s, `type a key in the “API key” field above`) {
 		t.Errorf("cold open status: %q", s)
+	}
+	if got := waitResult(t, ctx, `"UNAUTHENTICATED"`); !strings.Contains(got, `type a key in the “API key” field above`) {
+		t.Errorf("cold open result pane:\n%s", got)
 	}
 	defaultQuery, err := chromedp.Run(ctx, chromedp.Evaluate[string](editorJS("query-editor")+`.getValue()`))
 	if err != nil {
@@ -252,19 +325,34 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if !strings.Contains(defaultQuery, "README") || !strings.Contains(defaultQuery, "acme-reader") {
 		t.Errorf("the default query does not say where keys come from:\n%s", defaultQuery)
 	}
+	if !strings.HasSuffix(defaultQuery, nestedQuery) {
+		t.Errorf("the default query's operation is not nestedQuery:\n%s", defaultQuery)
+	}
+	// Nothing of it is cut at the editor's right edge.
+	if cut := cutLines(t, ctx); len(cut) > 0 {
+		t.Errorf("at %d×%d the query editor cuts these lines of the default query:\n%s",
+			viewportWidth, viewportHeight, strings.Join(cut, "\n"))
+	}
 
-	// Type a key: the schema is fetched again with it.
+	// Type a key, the second action, into whatever has the focus: the
+	// schema is fetched again with it, and the 401 goes from the result
+	// pane and the status line.
 	within(t, ctx, "schema loaded after typing a key",
-		chromedp.SendKeys(chromedp.CSS(`#gg-key`), "acme-operator"),
-		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "Schema loaded")]`),
-		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
-		chromedp.WaitVisible(`//div[contains(@class, "graphiql-doc-explorer")]//a[text()="Query"]`))
+		chromedp.KeyEvent("acme-operator"),
+		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "Schema loaded")]`))
+	within(t, ctx, "the result pane cleared of the 401",
+		chromedp.Poll[chromedp.Void](editorJS("response")+`.getValue() === ''`, chromedp.WithPollingTimeout(10*time.Second)))
+	if s := text(t, ctx, "#gg-status"); strings.Contains(s, "401") {
+		t.Errorf("status after a good key: %q", s)
+	}
 
-	// Run the default query as is: the VM → node → GPUs answer, exactly as
-	// the API gives it.
-	if err := chromedp.Do(ctx,
-		chromedp.Evaluate[chromedp.Void](editorJS("response")+`.setValue('')`),
-		chromedp.Click(chromedp.CSS(`.graphiql-execute-button`))); err != nil {
+	// Ctrl-Enter, the third action, with the focus still in the key field:
+	// the default query runs as is, and the VM → node → GPUs answer shows
+	// exactly as the API gives it.
+	if got := focused(t, ctx); got != "gg-key" {
+		t.Fatalf("focus after typing the key: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
 		t.Fatal(err)
 	}
 	var shown map[string]any
@@ -274,8 +362,23 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if want := graphql(t, srv, "acme-operator", nestedQuery); !reflect.DeepEqual(shown, want) {
 		t.Errorf("result pane:\n%v\nAPI answers:\n%v", shown, want)
 	}
+	within(t, ctx, "the schema in the documentation explorer",
+		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
+		chromedp.WaitVisible(`//div[contains(@class, "graphiql-doc-explorer")]//a[text()="Query"]`))
 
-	// A restart the table refuses shows its error.
+	// An operation renamed and run at once: the name sent is the edited
+	// document's, and it answers.
+	const renamed = `query OneVm { vms(limit: 1) { total } }`
+	run(t, ctx, renamed)
+	if got := waitResult(t, ctx, `"total"`); strings.Contains(got, `"errors"`) {
+		t.Errorf("renamed operation shows:\n%s", got)
+	}
+	if last := lastGraphQLPost(t, requests()); last.Query != renamed || last.OperationName != "OneVm" {
+		t.Errorf("sent operationName %q with %q, want OneVm with %q", last.OperationName, last.Query, renamed)
+	}
+
+	// A restart the table refuses shows its error (an anonymous operation
+	// run at once after a named one).
 	run(t, ctx, `mutation { restartVm(id: "vm-terminated") { id status } }`)
 	if got := waitResult(t, ctx, `"VM_TERMINATED"`); !strings.Contains(got, `"status": 409`) {
 		t.Errorf("refused restart shows:\n%s", got)
@@ -310,10 +413,10 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	// WebSocket all went to the test server.
 	base, _ := url.Parse(srv.URL)
 	var sawWS bool
-	for _, u := range requests() {
-		p, err := url.Parse(u)
+	for _, r := range requests() {
+		p, err := url.Parse(r.URL)
 		if err != nil || (p.Scheme != "data" && p.Host != base.Host) {
-			t.Errorf("request to %s, outside %s", u, base.Host)
+			t.Errorf("request to %s, outside %s", r.URL, base.Host)
 		}
 		sawWS = sawWS || p.Scheme == "ws"
 	}
@@ -323,6 +426,48 @@ func TestPlaygroundInBrowser(t *testing.T) {
 
 	// History is kept, and holds no key.
 	noKeyStored(t, ctx, "acme-operator", "restartVm")
+}
+
+// focused is the id of the element that has the focus.
+func focused(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// cutLines are the query editor's lines whose end lies past the editor's
+// visible right edge (its vertical scrollbar aside).
+func cutLines(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	cut, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+	  const cm = `+editorJS("query-editor")+`;
+	  const vbar = cm.display.scrollbars.vert;
+	  const right = cm.getWrapperElement().getBoundingClientRect().right - (vbar.offsetParent ? vbar.offsetWidth : 0);
+	  const cut = [];
+	  for (let i = 0; i < cm.lineCount(); i++) {
+	    if (cm.charCoords({line: i, ch: cm.getLine(i).length}, 'window').left > right) cut.push(cm.getLine(i));
+	  }
+	  return cut;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cut
+}
+
+// lastGraphQLPost is the last POST to /graphql the page sent.
+func lastGraphQLPost(t *testing.T, reqs []sent) sent {
+	t.Helper()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if u, err := url.Parse(reqs[i].URL); err == nil && u.Path == "/graphql" && reqs[i].Query != "" {
+			return reqs[i]
+		}
+	}
+	t.Fatal("the page sent no GraphQL request")
+	return sent{}
 }
 
 // The headers editor is the other way in: an Authorization typed there
@@ -336,7 +481,8 @@ func TestPlaygroundHeadersEditor(t *testing.T) {
 		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "401")]`),
 		chromedp.Click(`//button[normalize-space(.)="Headers"]`),
 		chromedp.Evaluate[chromedp.Void](editorJS("editor-tool")+`.setValue('{"Authorization": "Bearer acme-reader"}')`),
-		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "Schema loaded")]`))
+		chromedp.WaitVisible(`//span[@id="gg-status"][contains(., "Schema loaded")]`),
+		chromedp.Poll[chromedp.Void](editorJS("response")+`.getValue() === ''`, chromedp.WithPollingTimeout(10*time.Second)))
 	run(t, ctx, `{ vms(limit: 1) { total } }`)
 	want := graphql(t, srv, "acme-reader", `{ vms(limit: 1) { total } }`)
 	got := waitResult(t, ctx, `"total"`)

@@ -16,7 +16,9 @@
 // and hands it the one-time bootstrap token; the agent exchanges it at start
 // for the node's credential and keeps that in --credential-file, so a
 // restart needs no new token. --token, an API key with nodes.report, is the
-// deprecated way, refused for a node that has a credential.
+// legacy way: only a server started with --node-credentials-required=false
+// accepts it, and never for a node that has a credential; refused, the
+// agent exits saying how to get a bootstrap token.
 //
 // The token may come from GPUGRAPH_TOKEN instead of --token, and the
 // bootstrap token from GPUGRAPH_BOOTSTRAP_TOKEN, which keeps them out of
@@ -142,7 +144,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.server, "server", "", "gpugraph server base URL (required)")
-	fs.StringVar(&o.token, "token", "", "API key with the nodes.report permission (default $"+tokenEnv+")")
+	fs.StringVar(&o.token, "token", "", "legacy: API key with the nodes.report permission, accepted only by a server started with --node-credentials-required=false (default $"+tokenEnv+")")
 	fs.StringVar(&o.bootstrapToken, "bootstrap-token", "", "one-time token from the node's enrollment, exchanged at start for its credential (default $"+bootstrapEnv+")")
 	fs.StringVar(&o.credentialFile, "credential-file", "", "file that keeps the node credential (written on the exchange, read at later starts)")
 	fs.StringVar(&o.nodeName, "node-name", "", "name this node reports under (required)")

@@ -2,8 +2,12 @@
 // agent (package agent, on a simulated NVML server and its simulated
 // runtime) per demo node that the demo says is online, reporting over
 // loopback HTTP to the server's own listener through the real protocol,
-// with the demo's nodes.report key. So a VM restarted in the playground
-// goes deploying → running within seconds, as it would on a real fleet.
+// with a node credential of its own: at every start each node is enrolled
+// afresh (as the platform operator would, straight in the store) and its
+// agent exchanges the one-time bootstrap token over HTTP, keeping the
+// credential in memory. So the demo needs no API-key report path, and a VM
+// restarted in the playground goes deploying → running within seconds, as
+// it would on a real fleet.
 //
 // Each agent reports its node's own GPUs (their UUIDs and PCI addresses,
 // so the inventory reconciles onto the demo's rows) and its node's own
@@ -27,13 +31,14 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/demo"
+	"gpugraph/nodeid"
 	"gpugraph/store"
 )
 
-// Loaded reports whether st holds the demo data set, as far as the agents
-// need it: the demo's agent key, with nodes.report. It is true after the
-// server loaded the demo into an empty database, at this start or an
-// earlier one, and false for any other data.
+// Loaded reports whether st holds the demo data set: its key Token, with
+// nodes.report. It is true after the server loaded the demo into an empty
+// database, at this start or an earlier one, and false for any other data.
+// (The agents themselves report with node credentials, never that key.)
 func Loaded(ctx context.Context, st *store.Store) (bool, error) {
 	c, err := (&auth.Authenticator{Store: st}).Lookup(ctx, Token)
 	if _, refused := apierr.As(err); refused {
@@ -63,8 +68,17 @@ type Options struct {
 	Log        *slog.Logger
 }
 
-// Token is the demo key the agents report with (nodes.report).
+// Token is the demo key that marks the demo's data (Loaded). It holds
+// nodes.report, which only a server in legacy mode accepts.
 const Token = "acme-agent"
+
+// enroller is who enrolls the demo's nodes: the system, in the event log
+// and the enrollments' createdBy, as "demo".
+func enroller() *auth.Caller {
+	c := auth.SystemCaller()
+	c.KeyID = "demo"
+	return c
+}
 
 // node is what an agent needs of one demo node.
 type node struct {
@@ -134,9 +148,11 @@ func simulate(n node) (*agent.MockServer, error) {
 	return m, nil
 }
 
-// Start runs the agents against server (the base URL of this process's own
-// listener) until ctx ends; wait blocks until they have stopped.
-func Start(ctx context.Context, server string, o Options) (wait func(), err error) {
+// Start enrolls the demo's online nodes in st and runs their agents against
+// server (the base URL of this process's own listener) until ctx ends;
+// wait blocks until they have stopped. Each start replaces the nodes'
+// credentials, so one server process at a time runs the demo's agents.
+func Start(ctx context.Context, st *store.Store, server string, o Options) (wait func(), err error) {
 	if o.Interval <= 0 {
 		o.Interval = 2 * time.Second
 	}
@@ -156,9 +172,13 @@ func Start(ctx context.Context, server string, o Options) (wait func(), err erro
 		if err != nil {
 			return nil, err
 		}
+		e, err := nodeid.Enroll(ctx, st, enroller(), n.Name, n.ClusterID)
+		if err != nil {
+			return nil, fmt.Errorf("enrolling demo node %s: %w", n.Name, err)
+		}
 		log := o.Log.With("demoAgent", n.Name)
 		cfgs = append(cfgs, agent.Config{
-			Server: server, Token: Token, NodeName: n.Name, ClusterID: n.ClusterID,
+			Server: server, BootstrapToken: e.BootstrapToken, NodeName: n.Name, ClusterID: n.ClusterID,
 			NVML: m, AgentVersion: n.AgentVersion, Interval: o.Interval,
 			Runtime: &agent.MockRuntime{StartDelay: o.StartDelay, Log: log},
 			Log:     slog.New(quiet{log.Handler()}),

@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/auth"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
+	"gpugraph/nodeid"
 	"gpugraph/reqid"
 	"gpugraph/rest/openapitest"
 	"gpugraph/store"
@@ -229,6 +231,38 @@ func (e *Env) Request(method, path, token string, body []byte, header http.Heade
 	}
 	return resp
 }
+
+// Enroll enrolls the node named node in cluster as the platform operator
+// does (gpugraph nodes enroll) and answers its one-time bootstrap token,
+// for an agent's --bootstrap-token.
+func Enroll(t testing.TB, st *store.Store, node, cluster string) string {
+	t.Helper()
+	e, err := nodeid.Enroll(context.Background(), st, auth.SystemCaller(), node, cluster)
+	if err != nil {
+		t.Fatalf("enroll %s in %s: %v", node, cluster, err)
+	}
+	return e.BootstrapToken
+}
+
+// NodeCredential enrolls node in cluster and exchanges the bootstrap token
+// as its agent would: the credential its reports carry (with a sequence
+// that grows, see Sequence).
+func NodeCredential(t testing.TB, st *store.Store, node, cluster string) string {
+	t.Helper()
+	r, err := nodeid.Register(context.Background(), st, Enroll(t, st, node, cluster))
+	if err != nil {
+		t.Fatalf("register %s: %v", node, err)
+	}
+	return r.Credential
+}
+
+// sequence is what Sequence hands out, shared by every node of every test:
+// it only grows, so each node's reports carry growing sequences.
+var sequence atomic.Int64
+
+// Sequence is the next report sequence, for a report made with a node
+// credential.
+func Sequence() int64 { return sequence.Add(1) }
 
 // Base is a small fixture every face's tests share: two organizations
 // (org-acme, tenant 1001, InfiniBand; org-globex, tenant 1002), keys per
