@@ -15,11 +15,13 @@ import (
 	"gpugraph/models"
 )
 
-// bomb sends query once alone, then many at once while the victim
-// queries; every answer must be a 400 refusal.
-func (e *env) bomb(ctx context.Context, r *Result, query string) error {
-	body, _ := json.Marshal(map[string]string{"query": query})
+// bomb sends query(0) alone, then query(1 … n) at once while the victim
+// queries; every answer must be a 400 refusal. Each request's document is
+// its own (an operation name of its own), as an attacker's would be: the
+// same document again would be answered from the query cache.
+func (e *env) bomb(ctx context.Context, r *Result, query func(i int) string) error {
 	send := func(ctx context.Context, i int) {
+		body, _ := json.Marshal(map[string]string{"query": query(i)})
 		status, _, err := e.do(ctx, i, http.MethodPost, "/graphql", ReaderKey, body)
 		r.Statuses.Add(answer(status, err))
 	}
@@ -28,21 +30,30 @@ func (e *env) bomb(ctx context.Context, r *Result, query string) error {
 	}
 	n := noisyRequests(e.engine)
 	err := e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) { send(ctx, i) })
+		parallel(n, func(i int) { send(ctx, i+1) })
 	})
 	r.OK = r.Statuses.Only("400")
 	return err
 }
 
-// typenameBomb is finding 3's 109 KB document: 9,900 __typename fields,
-// under the parser's token limit, each pair compared by validation.
-func typenameBomb(ctx context.Context, e *env, r *Result) error {
-	return e.bomb(ctx, r, "{"+strings.Repeat(" __typename", 9900)+" }")
+// typenameDocument is finding 3's 109 KB document: 9,900 __typename
+// fields, under the parser's token limit, each pair compared by
+// validation.
+func typenameDocument(i int) string {
+	return fmt.Sprintf("query Q%d {", i) + strings.Repeat(" __typename", 9900) + " }"
 }
 
-// repeatedFields is 9,000 copies of one field in one selection.
+// repeatedDocument is 9,000 copies of one field in one selection.
+func repeatedDocument(i int) string {
+	return fmt.Sprintf("query Q%d { vms { vms {", i) + strings.Repeat(" id", 9000) + " } } }"
+}
+
+func typenameBomb(ctx context.Context, e *env, r *Result) error {
+	return e.bomb(ctx, r, typenameDocument)
+}
+
 func repeatedFields(ctx context.Context, e *env, r *Result) error {
-	return e.bomb(ctx, r, "{ vms { vms {"+strings.Repeat(" id", 9000)+" } } }")
+	return e.bomb(ctx, r, repeatedDocument)
 }
 
 // refusedDocument is the i-th of finding 4's documents: 3,000 aliases,
@@ -152,8 +163,10 @@ func aliasedPodMetrics(ctx context.Context, e *env, r *Result) error {
 			models.FormatTime(fx.metricsStart), models.FormatTime(fx.metricsEnd))
 	}
 	b.WriteString(" }")
-	body, _ := json.Marshal(map[string]string{"query": b.String()})
+	doc := b.String()
 	send := func(ctx context.Context, i int) {
+		// A document of its own each time, as in bomb.
+		body, _ := json.Marshal(map[string]string{"query": fmt.Sprintf("query Q%d ", i) + doc})
 		status, resp, err := e.do(ctx, i, http.MethodPost, "/graphql", ReaderKey, body)
 		key := answer(status, err)
 		if code, _ := gqlCode(resp); code != "" {
@@ -166,7 +179,7 @@ func aliasedPodMetrics(ctx context.Context, e *env, r *Result) error {
 	}
 	n := noisyRequests(e.engine)
 	err := e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) { send(ctx, i) })
+		parallel(n, func(i int) { send(ctx, i+1) })
 	})
 	// A refusal must come before the work: RESPONSE_TOO_LARGE is a 400
 	// too, but only once the answer was made.

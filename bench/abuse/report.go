@@ -62,8 +62,11 @@ func (x *Result) Cells() []string {
 	}
 	if v := x.Victim; v != nil && x.Err == nil {
 		b := v.Base()
-		victim = fmt.Sprintf("%s / %s → %s / %s (×%.2f), %d errors", ms(b.Quantile(0.5)), ms(b.Quantile(0.99)),
-			ms(v.During.Quantile(0.5)), ms(v.During.Quantile(0.99)), v.Ratio(), v.During.Errors)
+		during := fmt.Sprintf("%s / %s (×%.2f)", ms(v.During.Quantile(0.5)), ms(v.During.Quantile(0.99)), v.Ratio())
+		if len(v.During.OK) == 0 {
+			during = "none answered"
+		}
+		victim = fmt.Sprintf("%s / %s → %s, %d errors", ms(b.Quantile(0.5)), ms(b.Quantile(0.99)), during, v.During.Errors)
 	}
 	return []string{fmt.Sprint(a.No), fmt.Sprint(a.Finding), a.Name, answered, a.Want, cpu, mem, victim, x.Verdict()}
 }

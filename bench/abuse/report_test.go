@@ -32,6 +32,10 @@ func TestCells(t *testing.T) {
 	if got[3] != "400×1; 3 leaked" || got[5] != "≥ 12.0 s" || got[6] != "≥ +2.0 MB (1 at once); heap kept +300.0 MB after all" || got[7] != "—" || got[8] != "FAIL: CPU, heap" {
 		t.Errorf("lower bounds and heap: %q", got)
 	}
+	r = &Result{Attack: a, OK: true, measured: true, Victim: &Victim{Baseline: Latencies{OK: []time.Duration{2 * time.Millisecond}}, During: Latencies{Errors: 40}}}
+	if got := r.Cells(); got[7] != "2.0 ms / 2.0 ms → none answered, 40 errors" {
+		t.Errorf("a victim never answered: %q", got[7])
+	}
 	r = &Result{Attack: a, Err: errors.New("no server")}
 	if got := r.Cells(); got[3] != "error: no server" || got[5] != "—" || got[8] != "FAIL: error" {
 		t.Errorf("an attack that did not run: %q", got)

@@ -225,7 +225,7 @@ func (r *Result) Failures() []string {
 		if r.VictimSlack > 0 {
 			slow = v.During.Quantile(0.99) > v.Base().Quantile(0.99)+r.VictimSlack
 		}
-		if slow || (len(v.During.OK) == 0 && v.During.Errors == 0) {
+		if slow || len(v.During.OK) == 0 {
 			f = append(f, "victim p99")
 		}
 	}

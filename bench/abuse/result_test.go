@@ -73,6 +73,7 @@ func TestVerdict(t *testing.T) {
 		{"heap within", &Result{OK: true, Retained: heap(50)}, "PASS"},
 		{"victim errors", &Result{OK: true, Victim: victim(10*time.Millisecond, 10*time.Millisecond, 1)}, "FAIL: victim errors"},
 		{"victim p99", &Result{OK: true, Victim: victim(10*time.Millisecond, 21*time.Millisecond, 0)}, "FAIL: victim p99"},
+		{"a victim never answered", &Result{OK: true, Victim: &Victim{Baseline: Latencies{OK: []time.Duration{time.Millisecond}}, During: Latencies{Errors: 3}}}, "FAIL: victim errors, victim p99"},
 		{"a victim that never ran", &Result{OK: true, Victim: &Victim{Baseline: Latencies{OK: []time.Duration{time.Millisecond}}}}, "FAIL: victim p99"},
 		{"everything", &Result{CPU: time.Second, Memory: 1 << 30, Retained: heap(1000), Victim: victim(time.Millisecond, time.Second, 5)},
 			"FAIL: outcome, CPU, memory, heap, victim errors, victim p99"},
