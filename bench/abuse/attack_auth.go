@@ -77,19 +77,16 @@ func (e *env) operatorRequest(ctx context.Context, i int, token string) (int, er
 }
 
 // forgedToken signs a token with the empty key (finding 1: what an unset
-// --token-signing-key signed with) and sends many at once.
+// --token-signing-key signed with) and floods with it.
 func forgedToken(ctx context.Context, e *env, r *Result) error {
 	clientID, err := e.application(ctx)
 	if err != nil {
 		return err
 	}
 	token := signHS256(nil, e.operatorClaims(clientID))
-	n := noisyRequests(e.engine)
-	err = e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) {
-			status, err := e.operatorRequest(ctx, i, token)
-			r.Statuses.Add(answer(status, err))
-		})
+	err = e.flood(ctx, r, noisyRequests(e.engine), func(ctx context.Context, i int) {
+		status, err := e.operatorRequest(ctx, i, token)
+		r.Statuses.Add(answer(status, err))
 	})
 	r.OK = r.Statuses.Only("401")
 	return err

@@ -15,10 +15,11 @@ import (
 	"gpugraph/models"
 )
 
-// bomb sends query(0) alone, then query(1 … n) at once while the victim
-// queries; every answer must be a 400 refusal. Each request's document is
-// its own (an operation name of its own), as an attacker's would be: the
-// same document again would be answered from the query cache.
+// bomb sends query(0) alone, then floods query(1), query(2), … while the
+// victim queries; every answer must be a 400 refusal. Each request's
+// document is its own (an operation name of its own), as an attacker's
+// would be: the same document again would be answered from the query
+// cache.
 func (e *env) bomb(ctx context.Context, r *Result, query func(i int) string) error {
 	send := func(ctx context.Context, i int) {
 		body, _ := json.Marshal(map[string]string{"query": query(i)})
@@ -28,10 +29,7 @@ func (e *env) bomb(ctx context.Context, r *Result, query func(i int) string) err
 	if err := e.alone(ctx, r, 1, send); err != nil {
 		return err
 	}
-	n := noisyRequests(e.engine)
-	err := e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) { send(ctx, i+1) })
-	})
+	err := e.flood(ctx, r, noisyRequests(e.engine), send)
 	r.OK = r.Statuses.Only("400")
 	return err
 }
@@ -122,20 +120,17 @@ func refusedDocuments(ctx context.Context, e *env, r *Result) error {
 }
 
 // subscriptionPosts sends a subscription as a plain POST (finding 5),
-// many at once while the victim queries: each must be refused at once.
+// as a flood while the victim queries: each must be refused at once.
 func subscriptionPosts(ctx context.Context, e *env, r *Result) error {
 	body, _ := json.Marshal(map[string]string{"query": "subscription { vmEvents { id } }"})
-	n := noisyRequests(e.engine)
-	err := e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) {
-			start := time.Now()
-			status, _, err := e.do(ctx, i, http.MethodPost, "/graphql", ReaderKey, body, "Accept", "application/json")
-			key := answer(status, err)
-			if err == nil && time.Since(start) > 2*time.Second {
-				key += " after 2 s"
-			}
-			r.Statuses.Add(key)
-		})
+	err := e.flood(ctx, r, noisyRequests(e.engine), func(ctx context.Context, i int) {
+		start := time.Now()
+		status, _, err := e.do(ctx, i, http.MethodPost, "/graphql", ReaderKey, body, "Accept", "application/json")
+		key := answer(status, err)
+		if err == nil && time.Since(start) > 2*time.Second {
+			key += " after 2 s"
+		}
+		r.Statuses.Add(key)
 	})
 	r.OK = r.Statuses.Only("400")
 	return err
@@ -177,10 +172,7 @@ func aliasedPodMetrics(ctx context.Context, e *env, r *Result) error {
 	if err := e.alone(ctx, r, 1, send); err != nil {
 		return err
 	}
-	n := noisyRequests(e.engine)
-	err := e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) { send(ctx, i+1) })
-	})
+	err := e.flood(ctx, r, noisyRequests(e.engine), send)
 	// A refusal must come before the work: RESPONSE_TOO_LARGE is a 400
 	// too, but only once the answer was made.
 	r.OK = r.Statuses.Only("200", "400 BAD_REQUEST")

@@ -123,7 +123,7 @@ func largestBatch(ctx context.Context, e *env, r *Result) error {
 	var last string
 	// Its box is past the 30 s request timeout, so the server's own end
 	// of a batch too large to write in time is seen.
-	err := e.noisyWithin(ctx, max(e.cfg.Box, 35*time.Second), r, e.victimRestart(), 1, 1, func(ctx context.Context) {
+	err := e.noisyWithin(ctx, max(e.cfg.Box, 35*time.Second), r, e.victimRestart(), func() int { return 1 }, 1, func(ctx context.Context) {
 		for len(body) >= 64<<10 {
 			start := time.Now()
 			status, _, err := e.do(ctx, 0, http.MethodPost, "/api/v1/metrics/samples", MetricsKey, body)

@@ -20,10 +20,11 @@ import (
 // (finding 5) while the victim queries; a slot a slow body holds is one
 // the victim waits for.
 func slowBodies(ctx context.Context, e *env, r *Result) error {
-	n := noisyRequests(e.engine)
+	// Each worker holds one slow body until the server answers it (or cuts
+	// it), then starts another, for the attack window.
 	hold := min(10*time.Second, e.cfg.Box-time.Second)
-	err := e.noisy(ctx, r, e.victimQuery(), n, n, func(ctx context.Context) {
-		parallel(n, func(i int) { r.Statuses.Add(e.slowBody(ctx, i, hold)) })
+	err := e.flood(ctx, r, noisyRequests(e.engine), func(ctx context.Context, i int) {
+		r.Statuses.Add(e.slowBody(ctx, i, hold))
 	})
 	r.OK = !serverErrors(&r.Statuses)
 	return err

@@ -18,8 +18,8 @@ const (
 	// MaxP99Ratio is how much worse the victim's p99 may get while the
 	// attacker's requests run.
 	MaxP99Ratio = 2.0
-	// NoisyRequests is how many requests the attacker's one key sends at
-	// once in a noisy-neighbour attack; with several replicas it sends
+	// NoisyRequests is how many requests the attacker's one key keeps in
+	// flight in a noisy-neighbour attack; with several replicas it sends
 	// BudgetPerReplica to each when that is more, so every replica's whole
 	// concurrency budget is asked for, as in the finding.
 	NoisyRequests = 100
@@ -40,9 +40,12 @@ type Config struct {
 	// by then is cut, counted as not answered, and its figures are lower
 	// bounds.
 	Box time.Duration
-	// Baseline is how long the victim's latency is measured before a
-	// noisy-neighbour attack, and the least time it is measured during one.
+	// Baseline is how long the victim's latency is measured before and
+	// after a noisy-neighbour attack, and the least time during one.
 	Baseline time.Duration
+	// Window is how long a flood (a key keeping its requests in flight)
+	// lasts.
+	Window time.Duration
 	// VictimRate is the victim's requests per second (under its own rate
 	// limit of 50).
 	VictimRate float64
@@ -52,7 +55,7 @@ type Config struct {
 
 // Defaults finish make abuse in a few minutes per engine on two cores.
 func Defaults() Config {
-	return Config{Box: 12 * time.Second, Baseline: 4 * time.Second, VictimRate: 40}
+	return Config{Box: 12 * time.Second, Baseline: 4 * time.Second, Window: 8 * time.Second, VictimRate: 40}
 }
 
 // Replicas is how many servers run on engine e: two on PostgreSQL (the

@@ -15,8 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"gpugraph/bench"
 	"gpugraph/bench/proc"
@@ -334,11 +337,32 @@ func (e *env) setWithin(ctx context.Context, box time.Duration, r *Result, reque
 // out of its box) the victim alone again. The attack's CPU is the phase's
 // less what the victim's requests cost at baseline.
 func (e *env) noisy(ctx context.Context, r *Result, v victimLoad, requests, inFlight int, fn func(ctx context.Context)) error {
-	return e.noisyWithin(ctx, e.cfg.Box, r, v, requests, inFlight, fn)
+	return e.noisyWithin(ctx, e.cfg.Box, r, v, func() int { return requests }, inFlight, fn)
 }
 
-// noisyWithin is noisy with a box of its own.
-func (e *env) noisyWithin(ctx context.Context, box time.Duration, r *Result, v victimLoad, requests, inFlight int, fn func(ctx context.Context)) error {
+// flood is the noisy-neighbour attack of a key that keeps n requests in
+// flight for the whole attack window: each of n workers sends its next
+// request (send(ctx, i), i counting every request sent) as soon as its
+// last is answered, never faster than the key's rate limit would let
+// through (48/s per replica after a burst of n), so what is measured is
+// what the requests cost, not how cheap a 429 is.
+func (e *env) flood(ctx context.Context, r *Result, n int, send func(ctx context.Context, i int)) error {
+	var sent atomic.Int64
+	pace := rate.NewLimiter(rate.Limit(48*len(e.reps)), n)
+	return e.noisyWithin(ctx, e.cfg.Box, r, e.victimQuery(), func() int { return int(sent.Load()) }, n, func(ctx context.Context) {
+		wait, cancel := context.WithTimeout(ctx, e.cfg.Window)
+		defer cancel()
+		parallel(n, func(int) {
+			for pace.Wait(wait) == nil {
+				send(ctx, int(sent.Add(1)))
+			}
+		})
+	})
+}
+
+// noisyWithin is noisy with a box of its own and the count of requests
+// read once the attack is over.
+func (e *env) noisyWithin(ctx context.Context, box time.Duration, r *Result, v victimLoad, requests func() int, inFlight int, fn func(ctx context.Context)) error {
 	if err := e.ready(ctx); err != nil {
 		return err
 	}
@@ -384,7 +408,7 @@ func (e *env) noisyWithin(ctx context.Context, box time.Duration, r *Result, v v
 		after := e.victimLoop(ctx, v, stop)
 		r.Victim.After = &after
 	}
-	r.record(f, max(f.cpu-perVictim*time.Duration(during.sent()), 0), requests, inFlight)
+	r.record(f, max(f.cpu-perVictim*time.Duration(during.sent()), 0), requests(), inFlight)
 	if during.First != "" {
 		e.logf("%s: the victim's first error during the attack: %s", r.Attack.Name, during.First)
 	}

@@ -128,8 +128,8 @@ func (r *Report) Markdown(w io.Writer, cfg Config) {
 	for _, l := range r.Machine.Lines() {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
-	fmt.Fprintf(w, "\nBounds: server CPU ≤ %g s and memory ≤ %d MB per request; the victim's p99 ≤ %g× its baseline with no errors while the attacker's one read-only key sends %d requests at once (%d on two replicas: %d to each); each attack's own outcome in *want*. Phases are cut after %s (figures marked ≥ are lower bounds); the victim sends %g requests/s, measured for %s before the attack and at least as long during it.\n",
-		MaxCPUPerRequest.Seconds(), MaxMemoryPerRequest/1_000_000, MaxP99Ratio, NoisyRequests, noisyRequests(store.Postgres), BudgetPerReplica, cfg.Box, cfg.VictimRate, cfg.Baseline)
+	fmt.Fprintf(w, "\nBounds: server CPU ≤ %g s and memory ≤ %d MB per request; the victim's p99 ≤ %g× its baseline with no errors while the attacker's one read-only key keeps %d requests in flight (%d on two replicas: %d to each) for %s, no faster than its rate limit (a *flood*); each attack's own outcome in *want*. Phases are cut after %s (figures marked ≥ are lower bounds); the victim sends %g requests/s, measured for %s before and after the attack (the noisier is its baseline) and during it.\n",
+		MaxCPUPerRequest.Seconds(), MaxMemoryPerRequest/1_000_000, MaxP99Ratio, NoisyRequests, noisyRequests(store.Postgres), BudgetPerReplica, cfg.Window, cfg.Box, cfg.VictimRate, cfg.Baseline)
 	for _, e := range r.Engines {
 		fmt.Fprintf(w, "\n%s:\n\n", r.title(e))
 		var rows [][]string

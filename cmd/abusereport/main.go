@@ -29,7 +29,8 @@ func main() {
 	engines := flag.String("engines", "", "comma-separated: sqlite,postgres (default: sqlite, and postgres when TEST_DATABASE_URL is set)")
 	only := flag.String("attacks", "", "comma-separated attack numbers to run (default: all)")
 	flag.DurationVar(&cfg.Box, "box", cfg.Box, "longest a measured phase of an attack runs")
-	flag.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "how long the victim's baseline is measured")
+	flag.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "how long the victim's baseline is measured, before and after an attack")
+	flag.DurationVar(&cfg.Window, "window", cfg.Window, "how long a flood keeps the attacker's requests in flight")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
