@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test fuzz generate check-generate lint bench bench-peer bench-micro playground
+.PHONY: run build test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground
 
 ## run: serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set
 run:
@@ -59,6 +59,12 @@ PEERFLAGS ?=
 bench-peer:
 	$(GO) build -o bin/gpugraph .
 	$(GO) run ./cmd/benchpeer -server bin/gpugraph -o BENCHMARKS.md $(PEERFLAGS)
+
+## abuse: issue 23's attacks against bin/gpugraph run as processes of its own (SQLite; two replicas on one PostgreSQL when TEST_DATABASE_URL is set): per attack the server CPU and memory per request, what it answered, the victim tenant's p50/p99 against its baseline, PASS/FAIL; rewrites its section of BENCHMARKS.md, exits non-zero when a bound fails
+ABUSEFLAGS ?=
+abuse:
+	$(GO) build -o bin/gpugraph .
+	$(GO) run ./cmd/abusereport -server bin/gpugraph -o BENCHMARKS.md $(ABUSEFLAGS)
 
 ## bench-micro: every package's Go benchmarks, once each (PostgreSQL ones run when TEST_DATABASE_URL is set)
 bench-micro:

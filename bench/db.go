@@ -84,3 +84,42 @@ func freshURL(engine store.Dialect, pgURL string) (string, func(), error) {
 	u.Path = "/" + name
 	return u.String(), drop, nil
 }
+
+// WithApplicationName sets the application_name a PostgreSQL URL's
+// connections carry, so a server's backends can be found in
+// pg_stat_activity (Backends). Any other URL is answered as it is.
+func WithApplicationName(raw, app string) string {
+	if !store.IsPostgres(raw) {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Backends are the process ids of the PostgreSQL backends serving
+// connections named app (WithApplicationName); none on SQLite or
+// without a database.
+func Backends(ctx context.Context, db *DB, app string) []int {
+	if db == nil || db.Dialect != store.Postgres {
+		return nil
+	}
+	var pids []int
+	db.WithContext(ctx).Raw("SELECT pid FROM pg_stat_activity WHERE application_name = ?", app).Scan(&pids)
+	return pids
+}
+
+// TerminateBackends ends the PostgreSQL backends of connections named app:
+// a statement a killed client left running stops there.
+func TerminateBackends(ctx context.Context, db *DB, app string) {
+	if db == nil || db.Dialect != store.Postgres {
+		return
+	}
+	var ended []bool
+	db.WithContext(ctx).Raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?", app).Scan(&ended)
+}

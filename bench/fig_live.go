@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/coder/websocket/wsjson"
 
 	"gpugraph/bench/fleet"
+	"gpugraph/bench/proc"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
 	"gpugraph/live"
@@ -84,7 +84,7 @@ func (r *runner) liveFigure(ctx context.Context) error {
 	// Every stream is registered once the feed counts it open.
 	for deadline := time.Now().Add(2 * time.Minute); feed.Open.Load() < int64(n); {
 		if time.Now().After(deadline) {
-			var m wsMessage
+			var m WSMessage
 			rctx, cancel := context.WithTimeout(ctx, time.Second)
 			err := wsjson.Read(rctx, subs[n-1].conn, &m)
 			cancel()
@@ -174,13 +174,16 @@ type liveSub struct {
 	lat  []time.Duration
 }
 
-type wsMessage struct {
+// WSMessage is a graphql-transport-ws message.
+type WSMessage struct {
 	ID      string          `json:"id,omitempty"`
 	Type    string          `json:"type"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-func dialLive(ctx context.Context, base, token string) (*liveSub, error) {
+// DialGraphQLWS opens a graphql-transport-ws connection to base's /graphql
+// and initialises it with token (connection_init, connection_ack).
+func DialGraphQLWS(ctx context.Context, base, token string) (*websocket.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/graphql",
@@ -190,17 +193,25 @@ func dialLive(ctx context.Context, base, token string) (*liveSub, error) {
 	}
 	conn.SetReadLimit(1 << 20)
 	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + token})
-	if err := wsjson.Write(ctx, conn, wsMessage{Type: "connection_init", Payload: init}); err != nil {
+	if err := wsjson.Write(ctx, conn, WSMessage{Type: "connection_init", Payload: init}); err != nil {
 		conn.CloseNow()
 		return nil, err
 	}
-	var ack wsMessage
+	var ack WSMessage
 	if err := wsjson.Read(ctx, conn, &ack); err != nil || ack.Type != "connection_ack" {
 		conn.CloseNow()
 		return nil, fmt.Errorf("connection_init: %s %v", ack.Type, err)
 	}
+	return conn, nil
+}
+
+func dialLive(ctx context.Context, base, token string) (*liveSub, error) {
+	conn, err := DialGraphQLWS(ctx, base, token)
+	if err != nil {
+		return nil, err
+	}
 	q, _ := json.Marshal(map[string]any{"query": "subscription { vmEvents { id at } }"})
-	if err := wsjson.Write(ctx, conn, wsMessage{ID: "1", Type: "subscribe", Payload: q}); err != nil {
+	if err := wsjson.Write(ctx, conn, WSMessage{ID: "1", Type: "subscribe", Payload: q}); err != nil {
 		conn.CloseNow()
 		return nil, err
 	}
@@ -212,13 +223,13 @@ func dialLive(ctx context.Context, base, token string) (*liveSub, error) {
 func (s *liveSub) read(received *atomic.Int64) {
 	ctx := context.Background()
 	for {
-		var m wsMessage
+		var m WSMessage
 		if err := wsjson.Read(ctx, s.conn, &m); err != nil {
 			return
 		}
 		switch m.Type {
 		case "ping":
-			_ = wsjson.Write(ctx, s.conn, wsMessage{Type: "pong"})
+			_ = wsjson.Write(ctx, s.conn, WSMessage{Type: "pong"})
 		case "next":
 			now := time.Now()
 			var p struct {
@@ -244,15 +255,6 @@ func (s *liveSub) close() { s.conn.CloseNow() }
 // residentBytes is this process's resident set (VmRSS), 0 where /proc
 // does not say.
 func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	m, _ := proc.Memory(os.Getpid())
+	return m.RSS
 }

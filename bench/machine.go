@@ -88,3 +88,43 @@ func orNone(s, none string) string {
 	}
 	return s
 }
+
+// ParseEngines reads an -engines flag: a comma-separated list of sqlite
+// and postgres, or empty for SQLite and, when pgURL is set, PostgreSQL.
+func ParseEngines(list, pgURL string) ([]store.Dialect, error) {
+	if list == "" {
+		if pgURL != "" {
+			return []store.Dialect{store.SQLite, store.Postgres}, nil
+		}
+		return []store.Dialect{store.SQLite}, nil
+	}
+	var out []store.Dialect
+	for _, e := range strings.Split(list, ",") {
+		d := store.Dialect(strings.TrimSpace(e))
+		if d != store.SQLite && d != store.Postgres {
+			return nil, fmt.Errorf("unknown engine %q: want sqlite or postgres", e)
+		}
+		if d == store.Postgres && pgURL == "" {
+			return nil, fmt.Errorf("postgres needs TEST_DATABASE_URL")
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ParseNumbers reads a comma-separated list of numbers 1 … last (the
+// figures or attacks to run); empty is nil, all of them.
+func ParseNumbers(list string, last int) (map[int]bool, error) {
+	if list == "" {
+		return nil, nil
+	}
+	out := map[int]bool{}
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > last {
+			return nil, fmt.Errorf("%q is not a number 1–%d", f, last)
+		}
+		out[n] = true
+	}
+	return out, nil
+}

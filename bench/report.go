@@ -101,17 +101,37 @@ func (r *Report) Text(w io.Writer) {
 	for _, x := range r.Rows() {
 		lines = append(lines, r.cells(x))
 	}
+	WriteText(w, lines)
+}
+
+// Markdown writes the table as GitHub markdown.
+func (r *Report) Markdown(w io.Writer) {
+	var rows [][]string
+	for _, x := range r.Rows() {
+		rows = append(rows, r.cells(x))
+	}
+	WriteMarkdown(w, r.header(), rows)
+}
+
+// WriteText writes lines, the first the header, as columns aligned for a
+// terminal, with a rule under the header.
+func WriteText(w io.Writer, lines [][]string) {
+	if len(lines) == 0 {
+		return
+	}
 	width := make([]int, len(lines[0]))
 	for _, l := range lines {
 		for i, c := range l {
-			width[i] = max(width[i], len([]rune(c)))
+			if i < len(width) {
+				width[i] = max(width[i], len([]rune(c)))
+			}
 		}
 	}
 	for n, l := range lines {
 		var b strings.Builder
 		for i, c := range l {
 			b.WriteString(c)
-			if i < len(l)-1 {
+			if i < len(l)-1 && i < len(width) {
 				b.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))+2))
 			}
 		}
@@ -126,13 +146,13 @@ func (r *Report) Text(w io.Writer) {
 	}
 }
 
-// Markdown writes the table as GitHub markdown.
-func (r *Report) Markdown(w io.Writer) {
-	h := r.header()
-	fmt.Fprintln(w, "| "+strings.Join(h, " | ")+" |")
-	fmt.Fprintln(w, "|"+strings.Repeat(" --- |", len(h)))
-	for _, x := range r.Rows() {
-		c := r.cells(x)
+// WriteMarkdown writes header and rows as a GitHub markdown table; a '|'
+// inside a cell is escaped.
+func WriteMarkdown(w io.Writer, header []string, rows [][]string) {
+	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+	fmt.Fprintln(w, "|"+strings.Repeat(" --- |", len(header)))
+	for _, row := range rows {
+		c := append([]string(nil), row...)
 		for i := range c {
 			c[i] = strings.ReplaceAll(c[i], "|", `\|`)
 		}

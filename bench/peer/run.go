@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 
 	"gpugraph/bench"
 	"gpugraph/bench/fleet"
+	"gpugraph/bench/proc"
 	"gpugraph/dataset"
 	"gpugraph/store"
 )
@@ -77,7 +77,7 @@ type Report struct {
 
 type server struct {
 	name   string
-	proc   *process
+	proc   *proc.Process
 	url    string
 	token  string
 	app    string // application_name of its PostgreSQL connections
@@ -127,13 +127,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep := &Report{Started: time.Now().UTC(), Objects: map[string]int{}}
-	// The servers run in a directory of their own.
-	server, e := filepath.Abs(cfg.Server)
+	server, e := proc.Binary(cfg.Server)
 	if e != nil {
 		return nil, e
-	}
-	if _, e := os.Stat(server); e != nil {
-		return nil, fmt.Errorf("the gpugraph binary: %w", e)
 	}
 	cfg.Server = server
 	cache, e := CacheDir()
@@ -165,15 +161,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	ours, peer, e := startServers(ctx, cfg, cli, db.URL, tmp)
 	if ours != nil {
-		defer ours.proc.stop()
+		defer ours.proc.Stop()
 	}
 	if peer != nil {
-		defer peer.proc.stop()
+		defer peer.proc.Stop()
 	}
 	if e != nil {
 		return nil, e
 	}
-	logf("gpugraph (pid %d) and PostGraphile %s (pid %d) answer", ours.proc.pid(), Version, peer.proc.pid())
+	logf("gpugraph (pid %d) and PostGraphile %s (pid %d) answer", ours.proc.Pid(), Version, peer.proc.Pid())
 
 	for _, q := range Queries() {
 		if len(cfg.Only) > 0 && !cfg.Only[q.Name] {
@@ -227,19 +223,6 @@ func loadFleet(ctx context.Context, cfg Config, db *bench.DB, logf func(string, 
 	return nil
 }
 
-// withApp sets the application_name a server's connections carry, so its
-// PostgreSQL backends can be found in pg_stat_activity.
-func withApp(raw, app string) string {
-	u, e := url.Parse(raw)
-	if e != nil {
-		return raw
-	}
-	q := u.Query()
-	q.Set("application_name", app)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours, peer *server, e error) {
 	if e := os.WriteFile(filepath.Join(tmp, "postgraphile.tags.json5"), []byte(TagsFile), 0o644); e != nil {
 		return nil, nil, e
@@ -247,34 +230,34 @@ func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours
 	// Idle connections close before Node.js's 5 s keep-alive timeout would, so
 	// a reused one is never the one PostGraphile is closing.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: 2 * time.Second}}
-	pOurs, e := freePort()
+	pOurs, e := proc.FreePort()
 	if e != nil {
 		return nil, nil, e
 	}
-	proc, e := start("gpugraph", filepath.Join(tmp, "gpugraph.log"), tmp, nil, cfg.Server,
-		"--database-url", withApp(dbURL, "peer-gpugraph"), "--addr", "127.0.0.1:"+strconv.Itoa(pOurs),
+	p, e := proc.Start("gpugraph", filepath.Join(tmp, "gpugraph.log"), tmp, nil, cfg.Server,
+		"--database-url", bench.WithApplicationName(dbURL, "peer-gpugraph"), "--addr", "127.0.0.1:"+strconv.Itoa(pOurs),
 		"--demo=false", "--heartbeat-grace", "10000h",
 		// PostGraphile has no rate limits; one load client is one key.
 		"--rate-limit", "0")
 	if e != nil {
 		return nil, nil, e
 	}
-	ours = &server{name: "gpugraph", proc: proc, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pOurs), token: fleet.Token(0), app: "peer-gpugraph", client: client}
-	if e := proc.waitReady(ctx, httpOK(client, fmt.Sprintf("http://127.0.0.1:%d/healthz", pOurs), "")); e != nil {
+	ours = &server{name: "gpugraph", proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pOurs), token: fleet.Token(0), app: "peer-gpugraph", client: client}
+	if e := p.WaitReady(ctx, proc.HTTPOK(client, fmt.Sprintf("http://127.0.0.1:%d/healthz", pOurs), "")); e != nil {
 		return ours, nil, e
 	}
-	pPeer, e := freePort()
+	pPeer, e := proc.FreePort()
 	if e != nil {
 		return ours, nil, e
 	}
-	proc, e = start("PostGraphile", filepath.Join(tmp, "postgraphile.log"), tmp, []string{"NODE_ENV=production"}, "node", cli,
-		"-c", withApp(dbURL, "peer-postgraphile"), "--schema", "public", "--classic-ids", "--host", "127.0.0.1", "--port", strconv.Itoa(pPeer),
+	p, e = proc.Start("PostGraphile", filepath.Join(tmp, "postgraphile.log"), tmp, []string{"NODE_ENV=production"}, "node", cli,
+		"-c", bench.WithApplicationName(dbURL, "peer-postgraphile"), "--schema", "public", "--classic-ids", "--host", "127.0.0.1", "--port", strconv.Itoa(pPeer),
 		"--disable-default-mutations", "--disable-query-log", "--disable-graphiql")
 	if e != nil {
 		return ours, nil, e
 	}
-	peer = &server{name: "PostGraphile", proc: proc, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pPeer), app: "peer-postgraphile", client: client}
-	return ours, peer, proc.waitReady(ctx, httpOK(client, peer.url, `{"query":"{ __typename }"}`))
+	peer = &server{name: "PostGraphile", proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pPeer), app: "peer-postgraphile", client: client}
+	return ours, peer, p.WaitReady(ctx, proc.HTTPOK(client, peer.url, `{"query":"{ __typename }"}`))
 }
 
 // objects counts the JSON objects of an answer.
@@ -292,26 +275,20 @@ func objects(data json.RawMessage) int {
 	}
 }
 
-func backends(ctx context.Context, db *bench.DB, app string) []int {
-	var pids []int
-	db.WithContext(ctx).Raw("SELECT pid FROM pg_stat_activity WHERE application_name = ?", app).Scan(&pids)
-	return pids
-}
-
 // latency runs every query on both servers once per round, the order
 // alternating, one client: medians, and CPU per request.
 func latency(ctx context.Context, cfg Config, db *bench.DB, rep *Report, ours, peer *server, logf func(string, ...any)) error {
 	for r := -cfg.Warmup; r < cfg.Runs; r++ {
-		procs := map[*server][]int{ours: backends(ctx, db, ours.app), peer: backends(ctx, db, peer.app)}
+		procs := map[*server][]int{ours: bench.Backends(ctx, db, ours.app), peer: bench.Backends(ctx, db, peer.app)}
 		for _, res := range rep.Results {
 			for _, o := range interleaved(r, ours, peer, res) {
-				c0, d0 := cpuOf([]int{o.s.proc.pid()}), cpuOf(procs[o.s])
+				c0, d0 := proc.SumCPU([]int{o.s.proc.Pid()}), proc.SumCPU(procs[o.s])
 				t := time.Now()
 				if _, e := o.s.post(ctx, o.q); e != nil {
 					return fmt.Errorf("%s: %w", res.Query.Name, e)
 				}
 				took := time.Since(t)
-				c1, d1 := cpuOf([]int{o.s.proc.pid()}), cpuOf(procs[o.s])
+				c1, d1 := proc.SumCPU([]int{o.s.proc.Pid()}), proc.SumCPU(procs[o.s])
 				if r >= 0 {
 					o.side.runs = append(o.side.runs, took)
 					o.side.cpu[0] += c1 - c0

@@ -15,12 +15,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"time"
 
 	"gpugraph/bench"
-	"gpugraph/store"
 )
 
 func main() {
@@ -43,36 +41,17 @@ func main() {
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
-	if *only != "" {
-		cfg.Figures = map[int]bool{}
-		for _, f := range strings.Split(*only, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 || n > 8 {
-				fail("-figures: %q is not a figure number 1–8", f)
-			}
-			cfg.Figures[n] = true
-		}
+	figures, err := bench.ParseNumbers(*only, 8)
+	if err != nil {
+		fail("-figures: %v", err)
 	}
+	cfg.Figures = figures
 	cfg.PostgresURL = os.Getenv("TEST_DATABASE_URL")
-	switch *engines {
-	case "":
-		cfg.Engines = []store.Dialect{store.SQLite}
-		if cfg.PostgresURL != "" {
-			cfg.Engines = append(cfg.Engines, store.Postgres)
-		}
-	default:
-		for _, e := range strings.Split(*engines, ",") {
-			cfg.Engines = append(cfg.Engines, store.Dialect(strings.TrimSpace(e)))
-		}
+	engineList, err := bench.ParseEngines(*engines, cfg.PostgresURL)
+	if err != nil {
+		fail("%v", err)
 	}
-	for _, e := range cfg.Engines {
-		if e != store.SQLite && e != store.Postgres {
-			fail("unknown engine %q: want sqlite or postgres", e)
-		}
-		if e == store.Postgres && cfg.PostgresURL == "" {
-			fail("postgres needs TEST_DATABASE_URL")
-		}
-	}
+	cfg.Engines = engineList
 	if !*quiet {
 		cfg.Log = os.Stderr
 	}

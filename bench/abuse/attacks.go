@@ -1,0 +1,55 @@
+package abuse
+
+import "context"
+
+// Attack is one attack of the issue: which finding it reproduces, what it
+// sends, and what the finding requires of its outcome.
+type Attack struct {
+	No      int    // its row in the report
+	Finding int    // the finding of issue 23 it reproduces
+	Name    string // what it sends, in words
+	Want    string // the outcome the finding requires, in words
+	run     func(ctx context.Context, e *env, r *Result) error
+}
+
+// Attacks are every attack, in the report's order.
+func Attacks() []*Attack {
+	return []*Attack{
+		{No: 1, Finding: 1, Name: "forged access token signed with an empty key, claiming platform-operator permissions, a flood (noisy)",
+			Want: "401 on every request", run: forgedToken},
+		{No: 2, Finding: 1, Name: "token signed with the stored key (as if leaked), claiming more than its application holds",
+			Want: "admin paths 401/403, its application's own permission 200", run: leakedKey},
+		{No: 3, Finding: 2, Name: "another organization's agent key on shared nodes: fail a GPU, stop a workload, inflate RAM, register a rogue node",
+			Want: "every report refused (401/403), nothing changed, no answer naming another organization's VMs", run: agentKey},
+		{No: 4, Finding: 3, Name: "9,900 `__typename` (109 KB), one alone, then a flood (noisy)",
+			Want: "400", run: typenameBomb},
+		{No: 5, Finding: 3, Name: "9,000 repeated fields in one selection, one alone, then a flood (noisy)",
+			Want: "400", run: repeatedFields},
+		{No: 6, Finding: 4, Name: "1,000 distinct refused documents (3,000 aliases each), paced under the rate limit",
+			Want: "400 each; heap kept ≤ 100 MB after all", run: refusedDocuments},
+		{No: 7, Finding: 5, Name: "slow-body POSTs (one byte every 2 s), a flood (noisy)",
+			Want: "victim served; no 500", run: slowBodies},
+		{No: 8, Finding: 5, Name: "subscriptions sent as plain POSTs, a flood (noisy)",
+			Want: "400 at once, each", run: subscriptionPosts},
+		{No: 9, Finding: 6, Name: "20,000 invented HTTP methods (no key), then a /metrics scrape",
+			Want: "exposition within 5 % of its size before; a scrape ≤ 0.5 s CPU", run: inventedMethods},
+		{No: 10, Finding: 7, Name: "1,000 queries over one WebSocket (noisy)",
+			Want: "no more run than the rate limit allows (burst 100 + 50/s)", run: websocketQueries},
+		{No: 11, Finding: 7, Name: "100 WebSocket upgrades that never send `connection_init`",
+			Want: "each refused or closed by the server within 10 s", run: websocketNoInit},
+		{No: 12, Finding: 8, Name: "20 aliased `podMetrics` (19 types, 1,000 samples, one hour of 18 series), one alone, then a flood (noisy)",
+			Want: "200, or 400 BAD_REQUEST before any work; no 5xx", run: aliasedPodMetrics},
+		{No: 13, Finding: 8, Name: "the largest ingestion batch accepted (from 31.6 MB, halved while refused), the victim restarting its VM (noisy)",
+			Want: "2xx within 10 s; CPU ≤ 10 s; the victim's restart p99 at most 0.5 s above its baseline", run: largestBatch},
+		{No: 14, Finding: 9, Name: "33,000- and 70,000-value enum lists: `vms(status:)`, `nodes(status:)`",
+			Want: "data, or BAD_REQUEST naming `status`; never INTERNAL", run: enumLists},
+		{No: 15, Finding: 10, Name: "malformed GraphQL bodies: truncated, non-string query, variables array, deep nesting, 10 MB chunked",
+			Want: "400 (413 for size) with extensions.code; no ERROR line or panic logged", run: malformedBodies},
+		{No: 16, Finding: 11, Name: "an organization created with another organization's Run:ai tenant id",
+			Want: "409", run: duplicateTenant},
+		{No: 17, Finding: 12, Name: "event ids of two of the attacker's own events with the victim's between",
+			Want: "the ids do not count the victim's events", run: eventIDs},
+		{No: 18, Finding: 12, Name: "lenient parsing: repeated scalar parameters, `limit=+5`, trailing JSON, duplicate JSON keys, `//` in a path",
+			Want: "400 (404 for the path); never 2xx or 3xx", run: lenientParsing},
+	}
+}
