@@ -65,6 +65,7 @@ type options struct {
 	bodyTimeout             time.Duration
 	maxConns, maxConnsPerIP int
 	websocketsPerIP         int
+	credentialConcurrency   int
 	eventRetention          time.Duration
 	streamRecheck           time.Duration
 	metrics                 metricsOptions
@@ -128,6 +129,8 @@ func parseFlags(args []string) (options, error) {
 		"connections held open at once from one client address, 0 for no cap (behind a proxy every client has the proxy's address: raise it or set 0)")
 	fs.IntVar(&o.websocketsPerIP, "websockets-per-address", 64,
 		"WebSockets open at once from one client address, 0 for no cap (behind a proxy every client has the proxy's address: raise it or set 0)")
+	fs.IntVar(&o.credentialConcurrency, "credential-concurrency", httpapi.DefaultCredentialConcurrency(),
+		"API requests one credential may have in flight at once (more wait their turn); by default half the cores, so one key's burst leaves the other half to every other tenant")
 	fs.StringVar(&o.metrics.source, "metrics-source", envOr("GPUGRAPH_METRICS_SOURCE", "store"),
 		"where pod metrics are read: store, or prometheus:<base URL> of any Prometheus HTTP API (env GPUGRAPH_METRICS_SOURCE)")
 	fs.StringVar(&o.metrics.mapping, "metrics-mapping", os.Getenv("GPUGRAPH_METRICS_MAPPING"),
@@ -209,6 +212,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.websocketsPerIP == 0 {
 		o.websocketsPerIP = -1 // httpapi.Config: no cap
+	}
+	if o.credentialConcurrency < 1 {
+		return o, fmt.Errorf("--credential-concurrency %d: must be at least 1", o.credentialConcurrency)
 	}
 	return o, nil
 }
@@ -342,7 +348,8 @@ func run(ctx context.Context, args []string) error {
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
 			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(),
-			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP}),
+			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP,
+			CredentialConcurrency: o.credentialConcurrency}),
 		// Headers within --read-header-timeout (slowloris), at most
 		// maxHeaderBytes of them (431 past that).
 		ReadHeaderTimeout: o.readHeaderTimeout,

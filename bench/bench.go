@@ -184,7 +184,9 @@ func Serve(db *DB, cfg Config, token string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: cfg.LoaderWait})
+	// The load clients are one key measuring the server's capacity: the
+	// whole budget is theirs (a credential's default share is half the cores).
+	h := httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: cfg.LoaderWait, CredentialConcurrency: 64})
 	srv := httptest.NewServer(h)
 	return &Server{DB: db, Stmts: stmts, HTTP: srv,
 		Client: &Client{Base: srv.URL, Token: token, HTTP: NewHTTPClient(max(cfg.Clients, 1))}}, nil

@@ -242,7 +242,7 @@ func TestBudgetShareOfOneCredential(t *testing.T) {
 		resp := env.Request(http.MethodGet, "/v1/vms", "acme-operator", nil, nil)
 		b := readAll(t, resp)
 		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" ||
-			!strings.Contains(b, `"error":{"code":"RATE_LIMITED","message":"this credential has 2 requests in flight, its share of the server; retry when one has answered"`) {
+			!strings.Contains(b, `"error":{"code":"RATE_LIMITED","message":"this credential holds its share of the server, 2 in flight at once; retry when one has answered"`) {
 			t.Errorf("the credential at its share: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
 		}
 		if s, b := env.Do(http.MethodGet, "/api/v1/workloads/pods/count", "globex-operator", nil, nil); s != 200 {

@@ -158,7 +158,7 @@ func refusal(err error, share int64) *apierr.Error {
 	switch {
 	case errors.Is(err, errShare):
 		e := apierr.New(http.StatusTooManyRequests, RateLimitedCode,
-			"this credential has %d requests in flight, its share of the server; retry when one has answered", share)
+			"this credential holds its share of the server, %d in flight at once; retry when one has answered", share)
 		e.RetryAfter = 1
 		return e
 	case errors.Is(err, context.DeadlineExceeded):

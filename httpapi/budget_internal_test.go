@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -173,4 +174,15 @@ func BenchmarkBudget(b *testing.B) {
 			bud.release(key, 1)
 		}
 	})
+}
+
+// One credential's share of the budget is half the cores by default (at
+// least one), and the command line's value wins.
+func TestCredentialShareFollowsTheCores(t *testing.T) {
+	if got, want := (Config{}).withDefaults().CredentialConcurrency, max(1, runtime.GOMAXPROCS(0)/2); got != want || DefaultCredentialConcurrency() != want {
+		t.Fatalf("default credential concurrency %d, want %d", got, want)
+	}
+	if got := (Config{CredentialConcurrency: 7}).withDefaults().CredentialConcurrency; got != 7 {
+		t.Fatalf("a configured credential concurrency became %d", got)
+	}
 }

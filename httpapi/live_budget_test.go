@@ -228,7 +228,7 @@ func TestWebSocketOperationsTimeoutAndBudget(t *testing.T) {
 		// the other two answer at once.
 		for id, r := range s.results(2) {
 			if r.code() != "RATE_LIMITED" || r.Errors[0].Extensions["status"] != float64(429) ||
-				r.Errors[0].Message != "this credential has 2 requests in flight, its share of the server; retry when one has answered" {
+				r.Errors[0].Message != "this credential holds its share of the server, 2 in flight at once; retry when one has answered" {
 				t.Errorf("operation %s past the share: %s %+v", id, r.Data, r.Errors)
 			}
 		}

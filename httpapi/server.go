@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"slices"
 	"time"
 
@@ -60,7 +61,7 @@ type Config struct {
 	PlanCacheBytes  int64
 	// PublicConcurrency is how many /graphql and public REST requests (and
 	// queries and mutations over a stream) run at once, CredentialConcurrency
-	// how many of them one credential may run (default max(4, a quarter));
+	// how many of them one credential may run (DefaultCredentialConcurrency);
 	// more wait up to QueueWait, then answer 503 (429 for a credential at its
 	// share). /healthz, /metrics and the agent's reports are outside this
 	// budget.
@@ -123,7 +124,7 @@ func (cfg Config) withDefaults() Config {
 	orDefault(&cfg.PlanCacheBytes, plan.CacheBytes)
 	orDefault(&cfg.RequestTimeout, 30*time.Second)
 	orDefault(&cfg.PublicConcurrency, 64)
-	orDefault(&cfg.CredentialConcurrency, max(4, cfg.PublicConcurrency/4))
+	orDefault(&cfg.CredentialConcurrency, DefaultCredentialConcurrency())
 	orDefault(&cfg.QueueWait, 2*time.Second)
 	orDefault(&cfg.BodyTimeout, DefaultBodyTimeout)
 	orDefault(&cfg.BodyMemory, 256<<20)
@@ -132,6 +133,16 @@ func (cfg Config) withDefaults() Config {
 	orDefault(&cfg.WebSocketsPerCredential, 32)
 	return cfg
 }
+
+// DefaultCredentialConcurrency is Config.CredentialConcurrency's default
+// (--credential-concurrency): half the cores the process may run on, at
+// least one. The requests one credential runs at once each take a core
+// while they compute (a document parsed and refused, an answer written),
+// so holding them to half the cores leaves the other half to every other
+// tenant whatever one key sends at once: a hundred heavy requests from one
+// key wait their turn (up to QueueWait) instead of sharing the cores with
+// everyone's.
+func DefaultCredentialConcurrency() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // DefaultBodyTimeout is Config.BodyTimeout's default (--body-timeout): a
 // 32 MiB sample batch arrives within it at 3.2 MB/s.

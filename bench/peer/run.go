@@ -237,8 +237,8 @@ func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours
 	p, e := proc.Start("gpugraph", filepath.Join(tmp, "gpugraph.log"), tmp, nil, cfg.Server,
 		"--database-url", bench.WithApplicationName(dbURL, "peer-gpugraph"), "--addr", "127.0.0.1:"+strconv.Itoa(pOurs),
 		"--demo=false", "--heartbeat-grace", "10000h",
-		// PostGraphile has no rate limits; one load client is one key.
-		"--rate-limit", "0")
+		// PostGraphile has no rate limits or shares; one load client is one key.
+		"--rate-limit", "0", "--credential-concurrency", "64")
 	if e != nil {
 		return nil, nil, e
 	}

@@ -5,6 +5,7 @@ package servertest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -58,6 +59,12 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 		t.Fatal(err)
 	}
 	cfg.Store = st
+	if cfg.CredentialConcurrency == 0 {
+		// Tests race one key's requests against each other (double
+		// allocations, idempotency): the server's default share, a fraction
+		// of the cores, would queue them one after another instead.
+		cfg.CredentialConcurrency = cmp.Or(cfg.PublicConcurrency, 64)
+	}
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = LoaderWait
 	}
