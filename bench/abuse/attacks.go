@@ -26,7 +26,7 @@ func Attacks() []*Attack {
 		{No: 5, Finding: 3, Name: "9,000 repeated fields in one selection, one alone, then a flood (noisy)",
 			Want: "400 (429 at the key's share)", run: repeatedFields},
 		{No: 6, Finding: 4, Name: "1,000 distinct refused documents (3,000 aliases each), paced under the rate limit",
-			Want: "400 each; heap kept ≤ 100 MB after all", run: refusedDocuments},
+			Want: "400 each (429 at the key's share); heap kept ≤ 100 MB after all", run: refusedDocuments},
 		{No: 7, Finding: 5, Name: "slow-body POSTs (one byte every 2 s), a flood (noisy)",
 			Want: "victim served; no 500", run: slowBodies},
 		{No: 8, Finding: 5, Name: "subscriptions sent as plain POSTs, a flood (noisy)",
