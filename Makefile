@@ -1,5 +1,8 @@
 # gpugraph — the two commands that matter are `make run` and `make test`.
 GO      ?= go
+# Recipes that pipe (make test into its summary) fail when any stage fails.
+SHELL       := bash
+.SHELLFLAGS := -o pipefail -c
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
@@ -14,9 +17,11 @@ build:
 	$(GO) build -o bin/gpugraph .
 	$(GO) build -o bin/gpugraph-agent ./cmd/agent
 
-## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set
+## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set; prints go test's lines, then "N passed, N failed, N skipped" (SLOWEST=10 also lists the slowest tests)
+SLOWEST ?= 0
 test:
-	$(GO) test $(TESTFLAGS) $(PKGS)
+	$(GO) build -o bin/testsummary ./cmd/testsummary
+	$(GO) test $(TESTFLAGS) -json $(PKGS) | bin/testsummary -slowest $(SLOWEST)
 
 ## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, REST JSON bodies, filterBy, credential expiry, cursors, Accept-Encoding, the GraphQL answer's writing)
 FUZZTIME ?= 1000x
