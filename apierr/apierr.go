@@ -76,9 +76,11 @@ func Unauthorized(msg string) *Error {
 	return New(http.StatusUnauthorized, Unauthenticated, "%s", msg)
 }
 
-// MissingPermission is the 403 for a known key that lacks perm.
-func MissingPermission(perm string) *Error {
-	return New(http.StatusForbidden, Forbidden, "this API key lacks the %s permission", perm)
+// MissingPermission is the 403 for a known credential that lacks perm,
+// naming its kind (credential: "API key", "access token"). Services do not
+// call it: they ask the caller (auth.Caller.Require), which knows its kind.
+func MissingPermission(credential, perm string) *Error {
+	return New(http.StatusForbidden, Forbidden, "this %s lacks the %s permission", credential, perm)
 }
 
 // As finds the *Error in err's chain; anything else becomes an internal error

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -41,6 +42,21 @@ var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWr
 // implied lists what a permission grants besides itself.
 var implied = map[string][]string{ComputeOperate: {ComputeRead}}
 
+// Credential names a kind of credential as answers name it ("this access
+// token lacks …"): a caller says which one it was admitted with.
+type Credential string
+
+// The kinds of credential a request may carry.
+const (
+	APIKey      Credential = "API key"
+	AccessToken Credential = "access token"
+	// NodeCredential is an agent's (package nodeid): it reports on the
+	// agent's paths and is never a Caller.
+	NodeCredential Credential = "node credential"
+	// CommandLine is the administration commands' (SystemCaller).
+	CommandLine Credential = "command line"
+)
+
 // Caller is who sent a request.
 type Caller struct {
 	// KeyID names the key in logs and the event log: the first 12 hex
@@ -56,6 +72,8 @@ type Caller struct {
 	// System is the command line's caller (gpugraph keys …): whoever
 	// reaches the database directly administers every organization.
 	System bool
+	// Credential is the kind of credential the caller was admitted with.
+	Credential Credential
 	// LookedUpAt is when the credential was read: a change of credentials
 	// notified after it may not be in what was read.
 	LookedUpAt time.Time
@@ -71,7 +89,7 @@ type Caller struct {
 // SystemCaller is the caller of the administration commands.
 func SystemCaller() *Caller {
 	c := newCaller("", 0, false, Permissions)
-	c.System, c.KeyID = true, "cli"
+	c.System, c.KeyID, c.Credential = true, "cli", CommandLine
 	return c
 }
 
@@ -128,17 +146,34 @@ func Require(ctx context.Context, perm string) (*Caller, error) {
 	return c, c.Require(perm)
 }
 
-// Require answers nil when c holds perm: otherwise the 403 naming it, or
-// the 401 of a missing key when there is no caller (services handed a nil
-// caller by a face).
+// Require answers nil when c holds perm: otherwise the 403 naming it and
+// the kind of credential c used (Missing), or the 401 of a missing key
+// when there is no caller (services handed a nil caller by a face). Every
+// check of a permission goes through it.
 func (c *Caller) Require(perm string) error {
 	if c == nil {
 		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 	}
 	if !c.Can(perm) {
-		return apierr.MissingPermission(perm)
+		return c.Missing(perm)
 	}
 	return nil
+}
+
+// Missing is the 403 of c lacking perm, naming the credential c used:
+// "this access token lacks the compute.read permission".
+func (c *Caller) Missing(perm string) *apierr.Error {
+	return apierr.MissingPermission(string(c.CredentialKind()), perm)
+}
+
+// CredentialKind answers the kind of credential c was admitted with; a
+// caller made without one (a test's) says "credential", which is true of
+// every kind.
+func (c *Caller) CredentialKind() Credential {
+	if c == nil || c.Credential == "" {
+		return "credential"
+	}
+	return c.Credential
 }
 
 // Authenticator resolves API keys and access tokens against the store. No
@@ -186,6 +221,14 @@ func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, erro
 	if IsAccessToken(token) && a.Tokens != nil {
 		return a.lookupAccessToken(ctx, token)
 	}
+	// An agent's secrets are no API key: say what they are for, rather than
+	// "unknown API key" (and read no key row for them).
+	switch {
+	case strings.HasPrefix(token, agentapi.CredentialPrefix):
+		return nil, apierr.Unauthorized("a " + string(NodeCredential) + " reports to /v1/agent/inventory and /v1/agent/heartbeat only: send an API key or an access token here")
+	case strings.HasPrefix(token, agentapi.BootstrapTokenPrefix):
+		return nil, apierr.Unauthorized("a bootstrap token is exchanged for a node credential at POST " + agentapi.RegisterPath + " only: send an API key or an access token here")
+	}
 	row, ok, err := a.Store.APIKeyByHash(ctx, HashToken(token))
 	if err != nil {
 		return nil, err
@@ -201,7 +244,7 @@ func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, erro
 		return nil, err
 	}
 	c := newCaller(row.OrganizationID, row.TenantID, row.InfinibandEnabled, strings.Fields(row.Permissions))
-	c.KeyID = row.KeyID
+	c.KeyID, c.Credential = row.KeyID, APIKey
 	if c.KeyID == "" {
 		c.KeyID = models.KeyIDOf(row.TokenHash)
 	}
@@ -233,7 +276,7 @@ func (a *Authenticator) lookupAccessToken(ctx context.Context, token string) (*C
 		return nil, err
 	}
 	c := newCaller(app.OrganizationID, app.TenantID, app.InfinibandEnabled, held(cl.Permissions, strings.Fields(app.Permissions)))
-	c.KeyID = "app:" + app.ID
+	c.KeyID, c.Credential = "app:"+app.ID, AccessToken
 	c.OrganizationState = state
 	a.usage.touch(a.Store, store.KindApplication, app.ID, now)
 	return c, nil

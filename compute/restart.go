@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/models"
 	"gpugraph/placement"
@@ -39,11 +38,8 @@ const maxReplays = 5
 // Every refusal is an *apierr.Error with the code, HTTP status and message
 // of the contract.
 func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
-	if caller == nil {
-		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
-	}
-	if !caller.Can(auth.ComputeOperate) {
-		return nil, apierr.MissingPermission(auth.ComputeOperate)
+	if err := caller.Require(auth.ComputeOperate); err != nil {
+		return nil, err
 	}
 	var res *Result
 	var seen *models.VM

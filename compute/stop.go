@@ -36,11 +36,8 @@ func (s *Service) Terminate(ctx context.Context, caller *auth.Caller, id string)
 // serializes it with restarts and agent reports of the same row: whichever
 // comes second sees the first one's status.
 func (s *Service) end(ctx context.Context, caller *auth.Caller, id string, name models.TransitionName) (*Result, error) {
-	if caller == nil {
-		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
-	}
-	if !caller.Can(auth.ComputeOperate) {
-		return nil, apierr.MissingPermission(auth.ComputeOperate)
+	if err := caller.Require(auth.ComputeOperate); err != nil {
+		return nil, err
 	}
 	var res *Result
 	err := s.store.InTx(ctx, func(tx *store.Txn) error {

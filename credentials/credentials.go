@@ -205,7 +205,7 @@ func (s *Service) CreateOrganization(ctx context.Context, caller *auth.Caller, o
 		return nil, err
 	}
 	if !everyOrganization(caller) {
-		return nil, apierr.MissingPermission(auth.NodesAdmin)
+		return nil, caller.Missing(auth.NodesAdmin)
 	}
 	if err := checkName("id", o.ID, false); err != nil {
 		return nil, err

@@ -7,7 +7,6 @@
 package fleet
 
 import (
-	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/models"
 	"gpugraph/store"
@@ -31,11 +30,8 @@ const (
 
 // operator checks the caller and names it as the event log's actor.
 func operator(caller *auth.Caller) (models.Actor, error) {
-	if caller == nil {
-		return models.Actor{}, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
-	}
-	if !caller.Can(auth.NodesAdmin) {
-		return models.Actor{}, apierr.MissingPermission(auth.NodesAdmin)
+	if err := caller.Require(auth.NodesAdmin); err != nil {
+		return models.Actor{}, err
 	}
 	return models.Actor{Kind: models.ActorOperator, ID: "key:" + caller.KeyID}, nil
 }

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,10 +34,15 @@ func TestRESTRefusesAmbiguity(t *testing.T) {
 			{"GET", "/api/v1/workloads/pods?offset=05", "acme-workloads", "", 400, `"message":"offset must be an integer, got \"05\""`},
 			{"GET", "/v1/vms/vm-acme-1/events?after=%2B1", "acme-reader", "", 400, `"message":"after must be an event id (a whole number), got \"+1\""`},
 			{"GET", "/v1/vms//vm-acme-1", "acme-reader", "", 404, `{"error":{"code":"NOT_FOUND","message":"no such path: GET /v1/vms//vm-acme-1 (a path has no empty, \".\" or \"..\" segment)"`},
-			{"GET", "/v1/vms//restart", "acme-reader", "", 404, `"message":"no such path: GET /v1/vms//restart (a path has no empty, \".\" or \"..\" segment)"`},
-			{"POST", "/v1/vms//restart", "acme-operator", "", 404, `"message":"no such path: POST /v1/vms//restart (a path has no empty, \".\" or \"..\" segment)"`},
+			// An empty segment where a pattern has a wildcard: the answer names it.
+			{"GET", "/v1/vms//restart", "acme-reader", "", 404, `{"error":{"code":"NOT_FOUND","message":"no such path: GET /v1/vms//restart: the {id} of /v1/vms/{id}/restart is empty"`},
+			{"POST", "/v1/vms//restart", "acme-operator", "", 404, `"message":"no such path: POST /v1/vms//restart: the {id} of /v1/vms/{id}/restart is empty"`},
+			{"GET", "/v1/vms//events", "acme-reader", "", 404, `"message":"no such path: GET /v1/vms//events: the {id} of /v1/vms/{id}/events is empty"`},
+			{"GET", "/api/v1/workloads//pods/p1/metrics", "acme-workloads", "", 404, `{"code":404,"message":"no such path: GET /api/v1/workloads//pods/p1/metrics: the {workloadId} of /api/v1/workloads/{workloadId}/pods/{podId}/metrics is empty"`},
+			{"GET", "/api/v1/workloads//pods//metrics", "acme-workloads", "", 404, `"message":"no such path: GET /api/v1/workloads//pods//metrics: the {workloadId} and {podId} of /api/v1/workloads/{workloadId}/pods/{podId}/metrics are empty"`},
+			{"GET", "/v1//vms", "acme-reader", "", 404, `"message":"no such path: GET /v1//vms (a path has no empty, \".\" or \"..\" segment)"`},
 			{"GET", "/v1/vms/x/../vm-acme-1", "acme-reader", "", 404, `"code":"NOT_FOUND"`},
-			{"GET", "/api/v1/workloads//pods", "acme-workloads", "", 404, `{"code":404,"message":"no such path: GET /api/v1/workloads//pods (a path has no empty, \".\" or \"..\" segment)"`},
+			{"GET", "/api/v1/workloads//pods", "acme-workloads", "", 404, `{"code":404,"message":"no such path: GET /api/v1/workloads//pods: the {workloadId} of /api/v1/workloads/{workloadId}/pods is empty"`},
 			{"POST", "/v1/admin/organizations", "platform-admin", `{"id": "org-x", "name": "X", "tenantId": 5, "tenantId": 6}`, 400,
 				`"message":"tenantId is given twice: a name appears at most once in an object"`},
 			{"POST", "/v1/admin/organizations", "platform-admin", `{"id": "org-x", "name": "X", "tenantId": 5} {"id": "org-y"}`, 400,
@@ -61,6 +67,43 @@ func TestRESTRefusesAmbiguity(t *testing.T) {
 			if status, body := env.Do(http.MethodGet, path, token, nil, nil); status != 200 {
 				t.Errorf("%s: %d %s", path, status, body)
 			}
+		}
+	})
+}
+
+// /graphql answers a method it does not take with a 405 naming it, Allow
+// listing what it takes and GraphQL's error shape, whether a credential
+// came or not (as the REST paths' mux answers before any credential);
+// OPTIONS lists the methods to anyone.
+func TestGraphQLOtherMethods(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.New(t, st, servertest.Base)
+		for _, m := range []string{"PUT", "DELETE", "PATCH", "HEAD", "TRACE"} {
+			for _, token := range []string{"acme-reader", "", "nope"} {
+				resp := env.Request(m, "/graphql", token, []byte(`{"query": "{ vms { total } }"}`), http.Header{"Content-Type": {"application/json"}})
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				want := `{"data":null,"errors":[{"extensions":{"code":"METHOD_NOT_ALLOWED","requestId":"servertest","status":405},"message":"/graphql does not take ` + m + `; it takes GET and POST (OPTIONS lists them)"}]}`
+				if m == "HEAD" {
+					want = "" // no body to a HEAD
+				}
+				if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, POST, OPTIONS" || resp.Header.Get("Content-Type") != "application/json" ||
+					strings.TrimSpace(string(b)) != want {
+					t.Errorf("%s /graphql (key %q): %d Allow %q %q %s", m, token, resp.StatusCode, resp.Header.Get("Allow"), resp.Header.Get("Content-Type"), b)
+				}
+			}
+		}
+		for _, token := range []string{"acme-reader", ""} {
+			resp := env.Request("OPTIONS", "/graphql", token, nil, nil)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 204 || resp.Header.Get("Allow") != "GET, POST, OPTIONS" || len(b) != 0 {
+				t.Errorf("OPTIONS /graphql (key %q): %d Allow %q %s", token, resp.StatusCode, resp.Header.Get("Allow"), b)
+			}
+		}
+		// GET and POST still ask for the credential first.
+		if s, b := env.Do("POST", "/graphql", "", []byte(`{"query": "{ vms { total } }"}`), http.Header{"Content-Type": {"application/json"}}); s != 401 {
+			t.Errorf("POST /graphql without a key: %d %s", s, b)
 		}
 	})
 }

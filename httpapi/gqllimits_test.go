@@ -419,7 +419,7 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 			"/graphql takes a POST body of Content-Type application/json, got text/plain"},
 		{"a form POST", "POST", "/graphql", `query=%7B+vms+%7B+total+%7D+%7D`, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, 415, "UNSUPPORTED_MEDIA_TYPE",
 			"/graphql takes a POST body of Content-Type application/json, got application/x-www-form-urlencoded"},
-		{"PUT", "PUT", "/graphql", `{"query": "{ vms { total } }"}`, nil, 405, "METHOD_NOT_ALLOWED", "/graphql does not take PUT; it takes GET and POST"},
+		{"PUT", "PUT", "/graphql", `{"query": "{ vms { total } }"}`, nil, 405, "METHOD_NOT_ALLOWED", "/graphql does not take PUT; it takes GET and POST (OPTIONS lists them)"},
 		{"GET: a mutation", "GET", "/graphql?query=mutation+%7B+restartVm%28id%3A+%22vm-acme-2%22%29+%7B+id+%7D+%7D", "", nil, 405, "METHOD_NOT_ALLOWED",
 			"a GET runs queries only; send a mutation as a POST"},
 		{"GET: the query twice", "GET", "/graphql?query=%7B+vms+%7B+total+%7D+%7D&query=%7B+nodes+%7B+id+%7D+%7D", "", nil, 400, "BAD_REQUEST",

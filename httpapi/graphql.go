@@ -12,7 +12,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -55,7 +54,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 
 	srv := handler.New(es)
 	addLive(srv, cfg)
-	srv.AddTransport(transport.Options{})
+	// OPTIONS is answered before the credential (graphQLMethods).
 	srv.AddTransport(getQuery{})
 	srv.AddTransport(postJSON{})
 	srv.AddTransport(unsupported{})

@@ -44,7 +44,7 @@ const sharedFixture = `{
 
 // credentialRequired is what a server requiring node credentials answers
 // an agent report made with an API key.
-const credentialRequired = `{"error":{"code":"NODE_CREDENTIAL_REQUIRED","message":"this server accepts agent reports only with a node credential, never with an API key: ` +
+const credentialRequired = `{"error":{"code":"NODE_CREDENTIAL_REQUIRED","message":"this server accepts agent reports only with a node credential, never with an API key or an access token: ` +
 	`an operator enrolls the node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) for a one-time bootstrap token, ` +
 	`and its agent exchanges it at start (--bootstrap-token)","requestId":"servertest"}}`
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"gpugraph/apierr"
@@ -19,10 +20,21 @@ import (
 // GET /v1/vms//restart) is a 404 too, rather than the mux's 307 to the
 // cleaned path with an HTML body: a client that built it has a bug (an
 // empty id), and following the redirect would act on another path than
-// the one it named.
-func jsonMisses(mux *http.ServeMux) http.Handler {
+// the one it named. Where the empty segments stand for a pattern's
+// wildcards, the answer names them ("the {id} of /v1/vms/{id}/restart is
+// empty").
+func jsonMisses(mux *routeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(p) != p {
+			if names, pattern := emptyWildcards(mux.patterns, r.Method, p); names != "" {
+				verb := "is"
+				if strings.Contains(names, " and ") {
+					verb = "are"
+				}
+				writeMiss(w, r, apierr.NotFound(apierr.NotFoundCode,
+					"no such path: %s %s: the %s of %s %s empty", r.Method, r.URL.Path, names, pattern, verb))
+				return
+			}
 			writeMiss(w, r, apierr.NotFound(apierr.NotFoundCode,
 				"no such path: %s %s (a path has no empty, \".\" or \"..\" segment)", r.Method, r.URL.Path))
 			return
@@ -74,6 +86,54 @@ func cleanPath(p string) string {
 		np += "/"
 	}
 	return np
+}
+
+// emptyWildcards finds the pattern (of patterns, as registered) that the
+// escaped path p would match if its empty segments held values, and
+// answers the wildcards those segments stand for ("{id}", "{workloadId}
+// and {podId}") and the pattern's path; "" when none does, or when p has
+// "." or ".." segments. A pattern of method wins over one of another.
+func emptyWildcards(patterns []string, method, p string) (names, pattern string) {
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if slices.Contains(segs, ".") || slices.Contains(segs, "..") {
+		return "", ""
+	}
+	for _, sameMethod := range []bool{true, false} {
+		for _, pat := range patterns {
+			m, path, ok := strings.Cut(pat, " ")
+			if !ok {
+				m, path = "", pat
+			}
+			if (m == method || m == "") != sameMethod {
+				continue
+			}
+			if empty := emptyAt(strings.Split(strings.TrimPrefix(path, "/"), "/"), segs); len(empty) > 0 {
+				return strings.Join(empty, " and "), path
+			}
+		}
+	}
+	return "", ""
+}
+
+// emptyAt answers the wildcards of the pattern segments psegs that the
+// path segments segs leave empty, when segs match psegs otherwise; nil
+// when they do not match.
+func emptyAt(psegs, segs []string) []string {
+	if len(psegs) != len(segs) {
+		return nil
+	}
+	var empty []string
+	for i, ps := range psegs {
+		wildcard := strings.HasPrefix(ps, "{") && strings.HasSuffix(ps, "}") && !strings.HasSuffix(ps, "...}") && ps != "{$}"
+		switch {
+		case wildcard && segs[i] == "":
+			empty = append(empty, ps)
+		case wildcard || ps == segs[i]:
+		default:
+			return nil
+		}
+	}
+	return empty
 }
 
 // headerProbe records what the mux's own 404/405 handler would answer and

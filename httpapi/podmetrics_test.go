@@ -420,9 +420,14 @@ func TestPodMetricsBadRequests(t *testing.T) {
 			{[]string{"metricType", "", "start", start, "end", end}, "metricType is required: name at least one pod metric type"},
 			{[]string{"metricType", "GPU_UTILIZATION,GPU_TEMPERATURE", "start", start, "end", end}, `metricType "GPU_TEMPERATURE" is not a pod metric type`},
 			{[]string{"metricType", "GPU_UTILIZATION", "end", end}, "start is required (ISO 8601, e.g. 2023-06-06T12:09:18.211Z)"},
-			{[]string{"metricType", "GPU_UTILIZATION", "start", "yesterday", "end", end}, `start: "yesterday" is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)`},
+			{[]string{"metricType", "GPU_UTILIZATION", "start", "yesterday", "end", end}, `start: "yesterday" is not an ISO 8601 date-time (e.g. 2023-06-06T12:09:18.211Z; one without a zone, 2023-06-06T12:09:18.211, is read as UTC)`},
+			// A date alone, or str(datetime)'s space, is not a date-time.
+			{[]string{"metricType", "GPU_UTILIZATION", "start", "2025-01-01", "end", end}, `start: "2025-01-01" is not an ISO 8601 date-time (e.g. 2023-06-06T12:09:18.211Z; one without a zone, 2023-06-06T12:09:18.211, is read as UTC)`},
+			{[]string{"metricType", "GPU_UTILIZATION", "start", "2025-01-01 00:00:00", "end", end}, `start: "2025-01-01 00:00:00" is not an ISO 8601 date-time (e.g. 2023-06-06T12:09:18.211Z; one without a zone, 2023-06-06T12:09:18.211, is read as UTC)`},
+			{[]string{"metricType", "GPU_UTILIZATION", "start", "2025-02-30T00:00:00", "end", end}, `start: "2025-02-30T00:00:00" is not a date-time of the calendar (a day or a second out of range)`},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start}, "end is required (ISO 8601, e.g. 2023-06-06T12:09:18.211Z)"},
-			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", "2025-01-01T01:00:00"}, `end: "2025-01-01T01:00:00" is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)`},
+			// A zone-less end is UTC: one before start says so in UTC.
+			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", "2024-12-31T23:00:00"}, "end (2024-12-31T23:00:00.000Z) must be after start (2025-01-01T00:00:00.000Z)"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", end, "end", start}, "end (2025-01-01T00:00:00.000Z) must be after start (2025-01-01T01:00:00.000Z)"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", start}, "end (2025-01-01T00:00:00.000Z) must be after start (2025-01-01T00:00:00.000Z)"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "-1"}, "numberOfSamples must be between 0 and 1000, got -1"},

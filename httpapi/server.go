@@ -192,7 +192,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	gql := newGraphQL(cfg, res, g, metrics.registry)
 	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
 	graphQLRoute := route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, streams: true}
-	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.route(graphQLRoute, graphQLStatus(withStreamEnd(requireCaller(gql))))))
+	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.route(graphQLRoute, graphQLMethods(graphQLStatus(withStreamEnd(requireCaller(gql)))))))
 	mux.Handle("GET /healthz", healthz(st))
 	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
@@ -201,7 +201,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 		NodeReportKeys: cfg.NodeReportKeys, Credentials: credentials.New(st, cfg.Tokens)},
 		func(p rest.Policy, h http.Handler) http.Handler { return g.route(route{Policy: p}, h) })
 
-	return reqid.Middleware(compress(metrics.instrument(jsonMisses(mux.ServeMux)))), mux
+	return reqid.Middleware(compress(metrics.instrument(jsonMisses(mux)))), mux
 }
 
 // refuseAnnouncedOversize answers a GraphQL request whose announced body

@@ -158,9 +158,7 @@ func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 	switch r.Method {
 	case http.MethodGet, http.MethodPost:
 	default:
-		w.Header().Set("Allow", "GET, POST, OPTIONS")
-		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
-			"/graphql does not take %s; it takes GET and POST", r.Method))
+		refuseGraphQLMethod(w, r)
 		return
 	}
 	if r.Method == http.MethodPost {
@@ -173,6 +171,35 @@ func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 		return
 	}
 	writeGraphQLAPIError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
+}
+
+// graphQLAllow is what /graphql takes, as its Allow header says.
+const graphQLAllow = "GET, POST, OPTIONS"
+
+// graphQLMethods answers, before a credential is asked for, what /graphql
+// answers whoever asks, as the mux does for the REST paths: OPTIONS (204
+// with Allow) and a method it does not take (405 with Allow, in GraphQL's
+// error shape), so a PUT without a key learns the method is wrong rather
+// than that a key is missing.
+func graphQLMethods(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodPost:
+			next.ServeHTTP(w, r)
+		case http.MethodOptions:
+			w.Header().Set("Allow", graphQLAllow)
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			refuseGraphQLMethod(w, r)
+		}
+	})
+}
+
+// refuseGraphQLMethod is the 405 of a method /graphql does not take.
+func refuseGraphQLMethod(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", graphQLAllow)
+	writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+		"/graphql does not take %s; it takes GET and POST (OPTIONS lists them)", r.Method))
 }
 
 // maxBodyDepth is how deep a GraphQL request body may nest: the deepest

@@ -15,8 +15,8 @@ import (
 // numbering, models.VMEvent.Seq), or from now when after is nil. The channel closes when ctx ends or the stream does; end, when
 // not nil, is called first with the reason of an end that is not ctx's.
 func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.VMEvent, error) {
-	if !c.Can(auth.ComputeRead) {
-		return nil, apierr.MissingPermission(auth.ComputeRead)
+	if err := c.Require(auth.ComputeRead); err != nil {
+		return nil, err
 	}
 	if len(ids) > maxIDs {
 		return nil, apierr.BadRequest("ids lists %d VMs; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)
@@ -43,8 +43,8 @@ func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after
 // organization's allocation, and what a subscriber asks below it (node.vms,
 // gpu.vm) resolves for its own organization only.
 func (f *Feed) NodeEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.NodeEvent, error) {
-	if !c.Can(auth.ComputeRead) {
-		return nil, apierr.MissingPermission(auth.ComputeRead)
+	if err := c.Require(auth.ComputeRead); err != nil {
+		return nil, err
 	}
 	if len(ids) > maxIDs {
 		return nil, apierr.BadRequest("ids lists %d nodes; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"gpugraph/apierr"
+	"gpugraph/auth"
 	"gpugraph/store"
 )
 
@@ -32,7 +33,8 @@ const (
 	CodeEventsExpired = "EVENTS_EXPIRED"
 	// CodeTooManySubscriptions: the key holds PerKey streams already.
 	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
-	// CodeCredentialRevoked: the stream's API key no longer exists.
+	// CodeCredentialRevoked: the stream's credential (API key, access
+	// token) was revoked or expired.
 	// WebSocket close code 4403, as an organization suspended or deleted
 	// (whose codes are auth's ORGANIZATION_SUSPENDED, ORGANIZATION_DELETED)
 	// or a permission withdrawn (FORBIDDEN).
@@ -136,15 +138,22 @@ func (f *Feed) Shutdown() {
 	}
 }
 
-func (f *Feed) admit(key string) error {
+// admit counts a stream against its caller's credential (c.KeyID: an
+// access token's is its application's, all its tokens together).
+func (f *Feed) admit(c *auth.Caller) error {
+	key := c.KeyID
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return apierr.New(http.StatusServiceUnavailable, CodeGoingAway, "the server is shutting down; reconnect elsewhere")
 	}
 	if f.perKey[key] >= f.limits.PerKey {
+		holder, one := "this "+string(c.CredentialKind()), "key"
+		if c.CredentialKind() == auth.AccessToken {
+			holder, one = "the application of this access token", "application"
+		}
 		return apierr.New(http.StatusTooManyRequests, CodeTooManySubscriptions,
-			"this API key holds %d open subscriptions already, the most one key may hold", f.limits.PerKey)
+			"%s holds %d open subscriptions already, the most one %s may hold", holder, f.limits.PerKey, one)
 	}
 	f.perKey[key]++
 	return nil

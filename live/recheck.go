@@ -82,7 +82,7 @@ func (f *Feed) recheck() {
 	for _, ss := range byKey {
 		c, err := auth.Recheck(ctx, ss[0].caller)
 		for _, s := range ss {
-			e := refusal(c, err, s.perm)
+			e := refusal(s.caller, c, err, s.perm)
 			if e == nil {
 				continue
 			}
@@ -101,9 +101,11 @@ func (f *Feed) recheck() {
 	}
 }
 
-// refusal is the end of a stream whose recheck answered c, err: nil while
-// the key stands and holds perm, or when the check itself failed.
-func refusal(c *auth.Caller, err error, perm string) *apierr.Error {
+// refusal is the end of a stream opened by was whose recheck answered c,
+// err: nil while the credential stands and holds perm, or when the check
+// itself failed. Both name the kind of credential the stream was opened
+// with.
+func refusal(was, c *auth.Caller, err error, perm string) *apierr.Error {
 	if err != nil {
 		e, ok := apierr.As(err)
 		switch {
@@ -111,14 +113,15 @@ func refusal(c *auth.Caller, err error, perm string) *apierr.Error {
 			return nil
 		case e.Status == http.StatusUnauthorized:
 			return apierr.New(http.StatusUnauthorized, CodeCredentialRevoked,
-				"the API key of this stream was revoked; the stream is closed")
+				"the %s of this stream was revoked or expired; the stream is closed", was.CredentialKind())
 		case e.Status == http.StatusForbidden:
 			return e
 		}
 		return nil
 	}
-	if !c.Can(perm) {
-		return apierr.MissingPermission(perm)
+	if err := c.Require(perm); err != nil {
+		e, _ := apierr.As(err)
+		return e
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ type stream struct {
 // does; end, when not nil, is called first with the reason of an end that
 // is not ctx's.
 func open[T any](f *Feed, ctx context.Context, c *auth.Caller, perm string, src source[T], after *int64, end func(*apierr.Error)) (<-chan T, error) {
-	if err := f.admit(c.KeyID); err != nil {
+	if err := f.admit(c); err != nil {
 		return nil, err
 	}
 	f.startWatch()

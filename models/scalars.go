@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,12 +28,51 @@ func ParseTime(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, apierr.BadRequest("%q is not an ISO 8601 instant with a zone (e.g. 2023-06-06T12:09:18.211Z)", s)
 	}
+	return inYears(s, t)
+}
+
+// inYears answers t in UTC when it is in the years 0001 to 9999.
+func inYears(s string, t time.Time) (time.Time, error) {
 	if t = t.UTC(); t.Year() < 1 || t.Year() > 9999 {
 		// Year 0000 (or an offset that moves an instant out of 0001–9999)
 		// is no instant both engines store.
 		return time.Time{}, apierr.BadRequest("%q is outside the years 0001 to 9999", s)
 	}
 	return t, nil
+}
+
+// DateTimePattern is what ParseTimeDefaultUTC reads, as the REST document
+// gives it for Run:ai's start and end (rest/openapi/gpugraph.json): an
+// RFC 3339 date-time whose zone may be left out.
+const DateTimePattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?$`
+
+var dateTimeRE = regexp.MustCompile(DateTimePattern)
+
+// zonelessLayout is an ISO 8601 date-time without a zone (seconds, and any
+// fraction of them: Python's datetime.isoformat() writes six digits, or
+// none when the microseconds are 0).
+const zonelessLayout = "2006-01-02T15:04:05.999999999"
+
+// ParseTimeDefaultUTC reads the Run:ai REST face's instants: what
+// ParseTime reads, and a date-time without a zone as UTC, as Python's
+// naive datetime.isoformat() writes it (2025-02-01T10:00:00,
+// 2025-02-01T10:00:00.123456) and runapy sends it. Only DateTimePattern's
+// spellings are read (no date alone, no comma before the fraction), so
+// the document's pattern says exactly what is taken; the answers' own
+// instants stay FormatTime's.
+func ParseTimeDefaultUTC(s string) (time.Time, error) {
+	layout := time.RFC3339Nano
+	if m := dateTimeRE.FindStringSubmatch(s); m == nil {
+		return time.Time{}, apierr.BadRequest("%q is not an ISO 8601 date-time (e.g. 2023-06-06T12:09:18.211Z; one without a zone, 2023-06-06T12:09:18.211, is read as UTC)", s)
+	} else if m[6] == "" { // the pattern's sixth group: Z or the offset
+		layout = zonelessLayout
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		// The pattern passed, the calendar did not (February 30th, :60).
+		return time.Time{}, apierr.BadRequest("%q is not a date-time of the calendar (a day or a second out of range)", s)
+	}
+	return inYears(s, t)
 }
 
 // MarshalTime is the GraphQL Time scalar's writer.

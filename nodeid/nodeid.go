@@ -48,8 +48,8 @@ type Enrolled struct {
 // cluster clusterID. A node that is already registered must be in that
 // cluster: moving a node between clusters is not enrollment's to do.
 func Enroll(ctx context.Context, st *store.Store, caller *auth.Caller, nodeName, clusterID string) (*Enrolled, error) {
-	if !caller.Can(auth.NodesAdmin) {
-		return nil, apierr.MissingPermission(auth.NodesAdmin)
+	if err := caller.Require(auth.NodesAdmin); err != nil {
+		return nil, err
 	}
 	if err := checkName("nodeName", nodeName); err != nil {
 		return nil, err

@@ -37,8 +37,9 @@ const (
 const howToGetACredential = "an operator enrolls the node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) " +
 	"for a one-time bootstrap token, and its agent exchanges it at start (--bootstrap-token)"
 
-// credentialRequired refuses an API key where only node credentials report.
-const credentialRequired = "this server accepts agent reports only with a node credential, never with an API key: " + howToGetACredential
+// credentialRequired refuses an API key or an access token where only node
+// credentials report.
+const credentialRequired = "this server accepts agent reports only with a node credential, never with an API key or an access token: " + howToGetACredential
 
 // MayReport is the check that needs no report, made before the body is
 // read: a node credential; in legacy mode, a key holding nodes.report.

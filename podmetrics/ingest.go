@@ -74,8 +74,8 @@ type Ingested struct {
 // source src that ingestion does not write (nil is the store): a 409
 // saying where metrics come from.
 func CanIngest(c *auth.Caller, src Source) error {
-	if !c.Can(auth.MetricsWrite) {
-		return apierr.MissingPermission(auth.MetricsWrite)
+	if err := c.Require(auth.MetricsWrite); err != nil {
+		return err
 	}
 	if src != nil && !src.Ingests() {
 		return refuseIngest(src)

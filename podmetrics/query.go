@@ -100,8 +100,8 @@ func Query(ctx context.Context, st *store.Store, src Source, c *auth.Caller, req
 	if src == nil {
 		src = StoreSource{Store: st}
 	}
-	if !c.Can(auth.WorkloadsRead) {
-		return Result{}, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return Result{}, err
 	}
 	q, err := checkRequest(req)
 	if err != nil {

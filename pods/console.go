@@ -44,8 +44,8 @@ func cursorList(s filterby.Sort) string {
 // Connection answers a cursor page of the caller's tenant's pods, in q's
 // order, after q.After.
 func Connection(ctx context.Context, st *store.Store, c *auth.Caller, q CursorQuery) (*paging.Connection[models.Pod], error) {
-	if !c.Can(auth.WorkloadsRead) {
-		return nil, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return nil, err
 	}
 	sq, err := storeQuery(c, q.count())
 	if err != nil {
@@ -130,8 +130,8 @@ func sortValue(p *models.Pod, fd *podfield.Field) *string {
 
 // Projects answers the caller's tenant's projects by name.
 func Projects(ctx context.Context, st *store.Store, c *auth.Caller) ([]*models.Project, error) {
-	if !c.Can(auth.WorkloadsRead) {
-		return nil, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return nil, err
 	}
 	return st.ProjectsOfTenant(ctx, c.TenantID)
 }
@@ -139,8 +139,8 @@ func Projects(ctx context.Context, st *store.Store, c *auth.Caller) ([]*models.P
 // Workloads answers a page of the caller's tenant's workloads by name, of
 // one project when projectID is not "" (another tenant's project has none).
 func Workloads(ctx context.Context, st *store.Store, c *auth.Caller, projectID string, offset, limit *int) ([]*models.Workload, error) {
-	if !c.Can(auth.WorkloadsRead) {
-		return nil, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return nil, err
 	}
 	if err := edge.Text("projectId", projectID, edge.MaxID); err != nil {
 		return nil, err

@@ -88,8 +88,8 @@ type Listing struct {
 // without reading the database. A face that works out Columns and Total
 // from its own request does so on the Listing, once q is known to be good.
 func Prepare(c *auth.Caller, q Query) (*Listing, error) {
-	if !c.Can(auth.WorkloadsRead) {
-		return nil, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return nil, err
 	}
 	sq, err := storeQuery(c, q.count())
 	if err != nil {
@@ -143,8 +143,8 @@ func (l *Listing) Read(ctx context.Context, st *store.Store) (Page, error) {
 
 // Count answers how many of the caller's tenant's pods q matches.
 func Count(ctx context.Context, st *store.Store, c *auth.Caller, q CountQuery) (int, error) {
-	if !c.Can(auth.WorkloadsRead) {
-		return 0, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return 0, err
 	}
 	sq, err := storeQuery(c, q)
 	if err != nil {
@@ -158,8 +158,8 @@ func Count(ctx context.Context, st *store.Store, c *auth.Caller, q CountQuery) (
 // such lists are small by nature and not paged. It is 404 when the
 // revision is missing or another tenant's.
 func OfRevision(ctx context.Context, st *store.Store, c *auth.Caller, revisionID string, deleted bool) ([]*models.Pod, error) {
-	if !c.Can(auth.WorkloadsRead) {
-		return nil, apierr.MissingPermission(auth.WorkloadsRead)
+	if err := c.Require(auth.WorkloadsRead); err != nil {
+		return nil, err
 	}
 	if err := edge.Text("revisionId", revisionID, edge.MaxID); err != nil {
 		return nil, err

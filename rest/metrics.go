@@ -99,12 +99,14 @@ func parseMetricsParams(q url.Values) (metricsParams, error) {
 	return p, nil
 }
 
+// requiredTime reads start or end: an ISO 8601 date-time, one without a
+// zone read as UTC (what runapy sends for a naive Python datetime).
 func requiredTime(q url.Values, name string) (time.Time, error) {
 	s := q.Get(name)
 	if s == "" {
 		return time.Time{}, apierr.BadRequest("%s is required (ISO 8601, e.g. 2023-06-06T12:09:18.211Z)", name)
 	}
-	t, err := models.ParseTime(s)
+	t, err := models.ParseTimeDefaultUTC(s)
 	if err != nil {
 		e, _ := apierr.As(err)
 		return time.Time{}, apierr.BadRequest("%s: %s", name, e.Message)

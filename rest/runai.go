@@ -177,14 +177,16 @@ func intParam(v url.Values, name string) (*int, error) {
 	return &i, nil
 }
 
-// verbosityParam reads brief (the default) or full.
+// verbosityParam reads brief (the default) or full, and their enum's
+// qualified names as runapy sends them when handed its own PodVerbosity
+// (its URL builder writes str(PodVerbosity.FULL), "PodVerbosity.FULL").
 func verbosityParam(v url.Values) (bool, error) {
 	switch s := v.Get("verbosity"); s {
-	case "", "brief":
+	case "", "brief", "PodVerbosity.BRIEF":
 		return false, nil
-	case "full":
+	case "full", "PodVerbosity.FULL":
 		return true, nil
 	default:
-		return false, apierr.BadRequest("verbosity must be brief or full, got %q", s)
+		return false, apierr.BadRequest("verbosity must be brief or full (PodVerbosity.BRIEF and PodVerbosity.FULL are read as those), got %q", s)
 	}
 }

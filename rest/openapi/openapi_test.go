@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"gpugraph/models"
 )
 
 func decode(t *testing.T, b []byte) map[string]any {
@@ -72,7 +74,8 @@ func keeps(got, want any) bool {
 // and every schema and response
 // component it has, is in the served document unchanged; parameters are
 // kept (they may gain allowEmptyValue), and sortBy and filterBy, whose
-// schemas gpugraph widens, keep every value Run:ai's allow.
+// schemas gpugraph widens, keep every value Run:ai's allow; verbosity,
+// start and end are widened to what runapy sends (below).
 func TestRunaiKeptAsRunaiHasIt(t *testing.T) {
 	runai, served := decode(t, RunaiReference()), decode(t, Document())
 	for path, item := range object(runai["paths"]) {
@@ -109,7 +112,25 @@ func TestRunaiKeptAsRunaiHasIt(t *testing.T) {
 			t.Errorf("sortBy no longer takes %v", v)
 		}
 	}
-	widened := map[string]bool{"PodsSort": true, "PodsFilter": true}
+	// verbosity takes Run:ai's PodVerbosity and its qualified names
+	// (PodVerbosity.FULL); start and end take a date-time without a zone,
+	// so their pattern, which says so, stands for format date-time.
+	params := object(object(served["components"])["parameters"])
+	verbosity := object(params["PodsQueryVerbosity"])["schema"]
+	if want := map[string]any{"default": "brief", "anyOf": []any{
+		map[string]any{"$ref": "#/components/schemas/PodVerbosity"},
+		map[string]any{"type": "string", "enum": []any{"PodVerbosity.BRIEF", "PodVerbosity.FULL"},
+			"description": "PodVerbosity's members by their qualified names, as Python's str() writes them: read as brief and full."},
+	}}; !reflect.DeepEqual(verbosity, want) {
+		t.Errorf("verbosity's schema %v, want %v", verbosity, want)
+	}
+	for _, name := range []string{"StartRequired", "EndRequired"} {
+		want := map[string]any{"type": "string", "pattern": models.DateTimePattern, "example": object(object(object(runai["components"])["parameters"])[name])["schema"].(map[string]any)["example"]}
+		if got := object(params[name])["schema"]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s's schema %v, want %v", name, got, want)
+		}
+	}
+	widened := map[string]bool{"PodsSort": true, "PodsFilter": true, "PodsQueryVerbosity": true, "StartRequired": true, "EndRequired": true}
 	for name, v := range object(object(runai["components"])["parameters"]) {
 		g := object(object(object(served["components"])["parameters"])[name])
 		if widened[name] {
