@@ -3,13 +3,6 @@ GO      ?= go
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-# C debug info more than doubles the compile of SQLite's amalgamation (the
-# longest step of a cold build, see README "Build time") and nothing here
-# debugs C: every target compiles cgo without it, so they share one build
-# cache. A CGO_CFLAGS of the environment wins.
-CGO_CFLAGS ?= -O2
-export CGO_CFLAGS
-
 .PHONY: run build test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground
 
 # progress runs the command in $(1) saying every 10 s that it still runs,
@@ -18,11 +11,11 @@ export CGO_CFLAGS
 progress = ( s=0; while sleep 10 && kill -0 $$$$ 2>/dev/null; do s=$$((s+10)); echo "  ... still building ($${s} s)"; done ) & t=$$!; \
 	trap 'kill $$t 2>/dev/null' EXIT; trap 'exit 130' INT TERM; $(1)
 
-## run: build bin/gpugraph (go build -v lists each package it compiles), then serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set; RUNFLAGS are the server's flags
+## run: build bin/gpugraph and bin/gpugraph-agent (go build -v lists each package it compiles), then serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set; RUNFLAGS are the server's flags
 RUNFLAGS ?=
 run:
-	@echo "building bin/gpugraph: a first build compiles every dependency, cgo SQLite and NVML among them (about 2 minutes on 2 cores); later builds take seconds"
-	@$(call progress,$(GO) build -v -o bin/gpugraph .)
+	@echo "building bin/gpugraph and bin/gpugraph-agent: a first build compiles every dependency, cgo SQLite and NVML among them (about 2 minutes on 2 cores); later builds take seconds"
+	@$(call progress,$(GO) build -v -o bin/gpugraph . && $(GO) build -v -o bin/gpugraph-agent ./cmd/agent)
 	@echo "starting bin/gpugraph $(RUNFLAGS) (bin/gpugraph --help lists its flags and commands)"
 	@bin/gpugraph $(RUNFLAGS)
 

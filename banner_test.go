@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -229,4 +230,50 @@ func TestDemoBannerAgentKeys(t *testing.T) {
 			t.Errorf("required=%v: %d agent keys noted, want 3:\n%s", tc.required, n, b.String())
 		}
 	}
+}
+
+// The log is text or JSON as --log-format says; auto is JSON off a
+// terminal (a buffer, a pipe, /dev/null); --log-level filters.
+func TestLogHandler(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		level  slog.Level
+		want   string
+	}{
+		{"auto", slog.LevelInfo, `{"level":"INFO","msg":"listening","addr":":8080"}` + "\n"},
+		{"json", slog.LevelInfo, `{"level":"INFO","msg":"listening","addr":":8080"}` + "\n"},
+		{"text", slog.LevelInfo, "level=INFO msg=listening addr=:8080\n"},
+		{"text", slog.LevelDebug, "level=DEBUG msg=\"workload state\"\nlevel=INFO msg=listening addr=:8080\n"},
+		{"text", slog.LevelWarn, ""},
+	} {
+		var b bytes.Buffer
+		log := slog.New(noTime{logHandler(&b, tc.format, tc.level)})
+		log.Debug("workload state")
+		log.Info("listening", "addr", ":8080")
+		if b.String() != tc.want {
+			t.Errorf("%s at %v: %q, want %q", tc.format, tc.level, b.String(), tc.want)
+		}
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(null) || isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Error("/dev/null, a pipe or a buffer taken for a terminal")
+	}
+}
+
+// noTime drops the time of each record, so the lines compare exactly.
+type noTime struct{ slog.Handler }
+
+func (h noTime) Handle(ctx context.Context, r slog.Record) error {
+	r.Time = time.Time{}
+	return h.Handler.Handle(ctx, r)
 }
