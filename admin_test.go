@@ -215,7 +215,10 @@ func TestPostgresDemoOnlyWhenAsked(t *testing.T) {
 			t.Fatal("server never answered")
 		}
 		empty, err := st.Empty(context.Background())
-		st.Close()
+		// The demo's admin key comes once the server listens.
+		for i := 0; i < 600 && !c.wantEmpty && demoAdminKeys(t, st) == 0; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
 		cancel()
 		if rerr := <-done; rerr != nil {
 			t.Fatalf("run: %v", rerr)
@@ -223,6 +226,11 @@ func TestPostgresDemoOnlyWhenAsked(t *testing.T) {
 		if err != nil || empty != c.wantEmpty {
 			t.Errorf("%v: empty %v (%v), want %v", c.args, empty, err, c.wantEmpty)
 		}
+		// A production start (no --demo) gets no admin key; the demo one.
+		if n, want := demoAdminKeys(t, st), map[bool]int{false: 1}[c.wantEmpty]; n != want {
+			t.Errorf("%v: %d demo admin keys, want %d", c.args, n, want)
+		}
+		st.Close()
 	}
 }
 
@@ -359,4 +367,20 @@ func TestServerHelp(t *testing.T) {
 			t.Errorf("gpugraph %s: %v, want %q", args, err, want)
 		}
 	}
+}
+
+// demoAdminKeys counts the demo's admin keys that stand.
+func demoAdminKeys(t *testing.T, st *store.Store) int {
+	t.Helper()
+	keys, err := st.ListCredentials(context.Background(), store.KindAPIKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range keys {
+		if k.Name == demoAdminName && k.RevokedAt == nil {
+			n++
+		}
+	}
+	return n
 }
