@@ -8,14 +8,24 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: run build test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground
 
-## run: serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set
+# progress runs the command in $(1) saying every 10 s that it still runs,
+# so a long compile (SQLite's C is one file) is never silent. The ticker
+# stops with the command, and with this shell on Ctrl-C.
+progress = ( s=0; while sleep 10 && kill -0 $$$$ 2>/dev/null; do s=$$((s+10)); echo "  ... still building ($${s} s)"; done ) & t=$$!; \
+	trap 'kill $$t 2>/dev/null' EXIT; trap 'exit 130' INT TERM; $(1)
+
+## run: build bin/gpugraph and bin/gpugraph-agent (go build -v lists each package it compiles), then serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set; RUNFLAGS are the server's flags
+RUNFLAGS ?=
 run:
-	$(GO) run .
+	@echo "building bin/gpugraph and bin/gpugraph-agent: a first build compiles every dependency, cgo SQLite and NVML among them (about 2 minutes on 2 cores); later builds take seconds"
+	@$(call progress,$(GO) build -v -o bin/gpugraph . && $(GO) build -v -o bin/gpugraph-agent ./cmd/agent)
+	@echo "starting bin/gpugraph $(RUNFLAGS) (bin/gpugraph --help lists its flags and commands)"
+	@bin/gpugraph $(RUNFLAGS)
 
 ## build: the server and the node agent binaries into bin/
 build:
-	$(GO) build -o bin/gpugraph .
-	$(GO) build -o bin/gpugraph-agent ./cmd/agent
+	@$(call progress,$(GO) build -v -o bin/gpugraph .)
+	@$(call progress,$(GO) build -v -o bin/gpugraph-agent ./cmd/agent)
 
 ## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set; prints go test's lines, then "N passed, N failed, N skipped" (SLOWEST=10 also lists the slowest tests)
 SLOWEST ?= 0

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -95,13 +97,38 @@ func TestAdminCommands(t *testing.T) {
 			if _, err := authn.Lookup(context.Background(), secret); err == nil || !strings.HasPrefix(err.Error(), "API key revoked at ") {
 				t.Fatalf("revoked key: %v", err)
 			}
+			// By the key itself, as KEY=$(gpugraph keys create …) holds it.
+			second := strings.TrimSpace(mustAdmin(t, url, "keys", "create", "--org", "org-a", "--permissions", "workloads.read"))
+			c2, err := authn.Lookup(context.Background(), second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			authn.WaitUsage()
+			if out := mustAdmin(t, url, "keys", "revoke", second); !strings.HasPrefix(out, "revoked "+c2.KeyID+" at ") {
+				t.Fatalf("keys revoke KEY: %q", out)
+			}
+			if _, err := authn.Lookup(context.Background(), second); err == nil || !strings.HasPrefix(err.Error(), "API key revoked at ") {
+				t.Fatalf("key revoked by itself: %v", err)
+			}
+			if out := mustAdmin(t, url, "orgs", "list"); out != "ID     NAME  TENANT  INFINIBAND  STATE\norg-a  Acme  1001    true        active\n" {
+				t.Fatalf("orgs list:\n%q", out)
+			}
 
 			for _, c := range []struct {
 				args []string
 				want string
 			}{
-				{[]string{"keys", "create", "--permissions", "admin"}, "gpugraph keys create needs --org ORG\n" + adminUsage},
-				{[]string{"keys", "create", "--org", "org-nope", "--permissions", "admin"}, "organization org-nope not found"},
+				{[]string{"keys", "create", "--permissions", "admin"},
+					"gpugraph keys create needs --org ORG (gpugraph orgs list shows them)\nusage: gpugraph keys create --org ORG --permissions a,b [--expires 90d] [--name NAME]"},
+				{[]string{"keys", "create", "--org", "org-nope", "--permissions", "admin"},
+					"organization org-nope not found; known organizations: org-a (Acme); gpugraph orgs list lists them all"},
+				{[]string{"apps", "create", "--org", "a", "--permissions", "admin"},
+					"organization a not found; did you mean org-a (Acme)? gpugraph orgs list lists them all"},
+				{[]string{"keys", "list", "--org", "acme"},
+					"organization acme not found; did you mean org-a (Acme)? gpugraph orgs list lists them all"},
+				{[]string{"keys", "revoke"}, "gpugraph keys revoke needs one ID|KEY\nusage: gpugraph keys revoke ID|KEY"},
+				{[]string{"keys", "list", "--tenant-id", "3"},
+					"flag provided but not defined: -tenant-id\nusage: gpugraph keys list [--org ORG] (gpugraph keys list --help says more)"},
 				{[]string{"keys", "create", "--org", "org-a", "--permissions", "root"}, `permission "root" is not one of compute.read, compute.operate, workloads.read, metrics.write, nodes.report, nodes.admin, admin`},
 				{[]string{"keys", "revoke", "nope"}, "API key nope not found"},
 				{[]string{"orgs", "create", "--id", "org-a", "--name", "Acme", "--tenant-id", "1001"}, "organization org-a exists already"},
@@ -188,7 +215,10 @@ func TestPostgresDemoOnlyWhenAsked(t *testing.T) {
 			t.Fatal("server never answered")
 		}
 		empty, err := st.Empty(context.Background())
-		st.Close()
+		// The demo's admin key comes once the server listens.
+		for i := 0; i < 600 && !c.wantEmpty && demoAdminKeys(t, st) == 0; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
 		cancel()
 		if rerr := <-done; rerr != nil {
 			t.Fatalf("run: %v", rerr)
@@ -196,6 +226,11 @@ func TestPostgresDemoOnlyWhenAsked(t *testing.T) {
 		if err != nil || empty != c.wantEmpty {
 			t.Errorf("%v: empty %v (%v), want %v", c.args, empty, err, c.wantEmpty)
 		}
+		// A production start (no --demo) gets no admin key; the demo one.
+		if n, want := demoAdminKeys(t, st), map[bool]int{false: 1}[c.wantEmpty]; n != want {
+			t.Errorf("%v: %d demo admin keys, want %d", c.args, n, want)
+		}
+		st.Close()
 	}
 }
 
@@ -236,4 +271,116 @@ func TestNodesEnrollCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An unknown organization's error names the one meant, or up to three
+// known ones and how many more, or says there is none yet.
+func TestAdminUnknownOrganization(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	create := []string{"keys", "create", "--org", "acme", "--permissions", "admin"}
+	if _, _, err := runAdmin(t, url, create...); err == nil ||
+		err.Error() != "organization acme not found; there is no organization yet: gpugraph orgs create --id ID --name NAME --tenant-id N makes one" {
+		t.Errorf("no organization: %v", err)
+	}
+	for i, name := range []string{"Delta", "Alpha", "Gamma", "Beta"} {
+		mustAdmin(t, url, "orgs", "create", "--id", "org-"+strings.ToLower(name), "--name", name, "--tenant-id", fmt.Sprint(1001+i))
+	}
+	if _, _, err := runAdmin(t, url, create...); err == nil ||
+		err.Error() != "organization acme not found; known organizations: org-alpha (Alpha), org-beta (Beta), org-delta (Delta) and 1 more; gpugraph orgs list lists them all" {
+		t.Errorf("four organizations: %v", err)
+	}
+	create[3] = "gamma"
+	if _, _, err := runAdmin(t, url, create...); err == nil ||
+		err.Error() != "organization gamma not found; did you mean org-gamma (Gamma)? gpugraph orgs list lists them all" {
+		t.Errorf("an id without its prefix: %v", err)
+	}
+}
+
+// --help at every level prints to stdout and succeeds: a command's verbs,
+// a verb's synopsis and its own flags only.
+func TestAdminHelp(t *testing.T) {
+	url := storetest.URL(t, store.SQLite)
+	for _, args := range [][]string{{"apps", "--help"}, {"apps", "-h"}, {"apps", "help"}} {
+		out, errOut, err := runAdmin(t, url, args...)
+		if err != nil || errOut != "" || !strings.HasPrefix(out, "usage of gpugraph apps:\n  gpugraph apps create --org ORG --permissions a,b [--expires 90d] [--name NAME]\n      make an application") ||
+			!strings.Contains(out, "\n  gpugraph apps list [--org ORG]\n") || !strings.Contains(out, "\n  gpugraph apps revoke CLIENT_ID\n") || strings.Contains(out, "keys") {
+			t.Errorf("gpugraph %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+		}
+	}
+	out, _, err := runAdmin(t, url, "apps", "create", "--help")
+	if err != nil || !strings.HasPrefix(out, "usage: gpugraph apps create --org ORG --permissions a,b [--expires 90d] [--name NAME]\n\nmake an application") {
+		t.Errorf("apps create --help: %v\n%s", err, out)
+	}
+	for _, flag := range []string{"-database-url URL", "-org ORG", "-permissions a,b", "-expires 90d", "-name NAME"} {
+		if !strings.Contains(out, "  "+flag+"\n") {
+			t.Errorf("apps create --help lacks %s:\n%s", flag, out)
+		}
+	}
+	if strings.Contains(out, "-tenant-id") || strings.Contains(out, "-node-name") {
+		t.Errorf("apps create --help lists other commands' flags:\n%s", out)
+	}
+	if out, _, err := runAdmin(t, url, "orgs", "list", "-h"); err != nil || !strings.HasPrefix(out, "usage: gpugraph orgs list\n\nlist organizations") {
+		t.Errorf("orgs list -h: %v\n%s", err, out)
+	}
+	if _, _, err := runAdmin(t, url, "orgs"); err == nil || !strings.HasPrefix(err.Error(), "gpugraph orgs needs a command\nusage of gpugraph orgs:\n  gpugraph orgs create") {
+		t.Errorf("orgs alone: %v", err)
+	}
+}
+
+// gpugraph --help (and gpugraph help) lists the commands before the
+// server's flags; help COMMAND [VERB] is COMMAND [VERB] --help; a word that
+// is no command is refused, not taken for the server's start.
+func TestServerHelp(t *testing.T) {
+	var b bytes.Buffer
+	helpOutput = &b
+	t.Cleanup(func() { helpOutput = os.Stdout })
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		b.Reset()
+		if err := run(context.Background(), args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		out := b.String()
+		cmds, flags, ok := strings.Cut(out, "\nserver flags:\n")
+		if !ok || !strings.Contains(cmds, "\ncommands:\n  keys create|list|revoke  API keys\n") ||
+			!strings.Contains(cmds, "\n  orgs create|list         organizations\n") ||
+			!strings.Contains(cmds, "\n  nodes enroll             node enrollment") ||
+			!strings.Contains(flags, "  -addr string\n") || !strings.Contains(flags, "  -log-format string\n") {
+			t.Errorf("%v:\n%s", args, out)
+		}
+	}
+	b.Reset()
+	if err := run(context.Background(), []string{"help", "keys", "revoke"}); err != nil || !strings.HasPrefix(b.String(), "usage: gpugraph keys revoke ID|KEY\n") {
+		t.Errorf("help keys revoke: %v\n%s", err, b.String())
+	}
+	b.Reset()
+	if err := run(context.Background(), []string{"help", "orgs"}); err != nil || !strings.HasPrefix(b.String(), "usage of gpugraph orgs:\n") {
+		t.Errorf("help orgs: %v\n%s", err, b.String())
+	}
+	for args, want := range map[string]string{
+		"org list":         `unknown command "org": the commands are keys, apps, orgs, signing-key, nodes (gpugraph --help says more)`,
+		"help frobnicate":  `unknown command "frobnicate": the commands are keys, apps, orgs, signing-key, nodes (gpugraph --help says more)`,
+		"--adr :9090":      "flag provided but not defined: -adr (gpugraph --help lists the flags and commands)",
+		"--log-format=xml": `--log-format "xml": want auto, text or json`,
+		"--log-level=loud": `--log-level "loud": want debug, info, warn or error`,
+	} {
+		if err := run(context.Background(), strings.Fields(args)); err == nil || err.Error() != want {
+			t.Errorf("gpugraph %s: %v, want %q", args, err, want)
+		}
+	}
+}
+
+// demoAdminKeys counts the demo's admin keys that stand.
+func demoAdminKeys(t *testing.T, st *store.Store) int {
+	t.Helper()
+	keys, err := st.ListCredentials(context.Background(), store.KindAPIKey, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range keys {
+		if k.Name == demoAdminName && k.RevokedAt == nil {
+			n++
+		}
+	}
+	return n
 }

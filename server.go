@@ -18,10 +18,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"gpugraph/auth"
 	"gpugraph/connlimit"
+	"gpugraph/credentials"
 	"gpugraph/dataset"
 	"gpugraph/demo"
 	"gpugraph/demo/agents"
@@ -70,6 +72,8 @@ type options struct {
 	streamRecheck           time.Duration
 	metrics                 metricsOptions
 	rates                   rateOptions
+	logFormat               string
+	logLevel                slog.Level
 }
 
 // rateOptions are each credential's budgets (requests per second, burst)
@@ -96,7 +100,13 @@ type metricsOptions struct {
 
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("gpugraph", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // run says what was wrong, and --help goes to stdout
+	fs.Usage = func() {}
 	var o options
+	fs.StringVar(&o.logFormat, "log-format", envOr("GPUGRAPH_LOG_FORMAT", "auto"),
+		"auto (text when stderr is a terminal, JSON otherwise), text or json (env GPUGRAPH_LOG_FORMAT)")
+	logLevel := fs.String("log-level", envOr("GPUGRAPH_LOG_LEVEL", "info"),
+		"debug, info, warn or error: the least severe log line written; debug adds the demo agents' own lines (env GPUGRAPH_LOG_LEVEL)")
 	fs.StringVar(&o.addr, "addr", envOr("ADDR", ":8080"), "listen address (env ADDR)")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"),
 		"postgres://… or sqlite:PATH; unset means SQLite in "+store.DefaultSQLitePath+" (env DATABASE_URL)")
@@ -162,8 +172,22 @@ func parseFlags(args []string) (options, error) {
 		"metric sample batches per second per credential, 0 for no limit (env GPUGRAPH_INGEST_RATE_LIMIT)")
 	fs.IntVar(&o.rates.ingestBurst, "ingest-burst", envInt("GPUGRAPH_INGEST_BURST", 10),
 		"metric sample batches per credential at once above the rate (env GPUGRAPH_INGEST_BURST)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		serverHelp(helpOutput, fs)
 		return o, err
+	} else if err != nil {
+		return o, fmt.Errorf("%w (gpugraph --help lists the flags and commands)", err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unknown command %q: the commands are %s (gpugraph --help says more)", fs.Arg(0), strings.Join(nounList(), ", "))
+	}
+	switch o.logFormat {
+	case "auto", "text", "json":
+	default:
+		return o, fmt.Errorf("--log-format %q: want auto, text or json", o.logFormat)
+	}
+	if err := o.logLevel.UnmarshalText([]byte(*logLevel)); err != nil {
+		return o, fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -293,7 +317,16 @@ func envOr(key, def string) string {
 }
 
 func run(ctx context.Context, args []string) error {
-	if len(args) > 0 && adminCommands[args[0]] {
+	if len(args) > 0 && args[0] == "help" { // gpugraph help [COMMAND [VERB]]
+		if len(args) == 1 {
+			args = []string{"--help"}
+		} else if adminNouns[args[1]] {
+			return admin(ctx, append(args[1:min(len(args), 3)], "--help"), helpOutput, os.Stderr)
+		} else {
+			return fmt.Errorf("unknown command %q: the commands are %s (gpugraph --help says more)", args[1], strings.Join(nounList(), ", "))
+		}
+	}
+	if len(args) > 0 && adminNouns[args[0]] {
 		return admin(ctx, args, os.Stdout, os.Stderr)
 	}
 	o, err := parseFlags(args)
@@ -303,8 +336,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	logger := slog.New(reqid.LogHandler(slog.NewJSONHandler(logOutput, nil)))
-	slog.SetDefault(logger)
+	slog.SetDefault(slog.New(reqid.LogHandler(logHandler(logOutput, o.logFormat, o.logLevel))))
 	setGC()
 
 	metricsSrc, err := metricsSource(o.metrics)
@@ -424,8 +456,9 @@ func metricsName(src podmetrics.Source) string {
 
 // startDemoAgents runs the demo's in-process node agents (demo/agents)
 // when --demo is on and the database holds the demo data set, reporting to
-// this process's own listener over loopback; the returned func stops them
-// and waits until they have.
+// this process's own listener over loopback, makes the demo's admin key,
+// then prints the banner, last of the start's lines; the returned func
+// stops the agents and waits until they have.
 func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.Addr) (func(), error) {
 	if !o.demo {
 		return func() {}, nil
@@ -434,10 +467,13 @@ func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.A
 	if err != nil || !loaded {
 		return func() {}, err
 	}
-	printDemoBanner(banner, addr, o.nodeCredentialsRequired)
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return func() {}, fmt.Errorf("demo agents: listener address %v is not TCP", addr)
+	}
+	adminKey, err := demoAdminKey(ctx, st)
+	if err != nil {
+		return func() {}, fmt.Errorf("demo admin key: %w", err)
 	}
 	url := fmt.Sprintf("http://%s", net.JoinHostPort(loopback(tcp.IP), fmt.Sprint(tcp.Port)))
 	actx, cancel := context.WithCancel(ctx)
@@ -449,8 +485,40 @@ func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.A
 	// The demo's metrics keep coming relative to now, so "the last hour"
 	// has data however long ago the demo was loaded.
 	waitSamples := agents.PushSamples(actx, url, agents.SampleOptions{})
-	slog.Info("demo node agents and metric samples running in-process", "server", url)
+	slog.Info("demo node agents and metric samples running in-process (their own lines at --log-level=debug)", "server", url)
+	printDemoBanner(banner, addr, o.nodeCredentialsRequired, adminKey)
 	return func() { cancel(); wait(); waitSamples() }, nil
+}
+
+// demoAdminName names the demo's admin key among the keys of its first
+// organization.
+const demoAdminName = "demo-admin"
+
+// demoAdminKey makes the demo's admin key, with every permission (admin
+// and nodes.admin: every organization's credentials, the fleet), and
+// revokes the one an earlier start made: unlike the demo's other keys it
+// is random, so only whoever reads this start's banner holds it. Only a
+// database holding the demo data set gets one.
+func demoAdminKey(ctx context.Context, st *store.Store) (string, error) {
+	svc := credentials.New(st, nil)
+	caller := auth.SystemCaller()
+	org := demo.Keys()[0].OrganizationID
+	keys, err := svc.ListKeys(ctx, caller, org)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range keys {
+		if k.Name == demoAdminName && k.RevokedAt == nil {
+			if _, err := svc.RevokeKey(ctx, caller, k.ID); err != nil {
+				return "", err
+			}
+		}
+	}
+	k, err := svc.CreateKey(ctx, caller, credentials.Spec{OrganizationID: org, Name: demoAdminName, Permissions: auth.Permissions})
+	if err != nil {
+		return "", err
+	}
+	return k.Secret, nil
 }
 
 // loopback is the address to reach a listener bound to ip from this host.
@@ -500,22 +568,101 @@ func loadData(ctx context.Context, st *store.Store, o options) error {
 	return nil
 }
 
-// banner is where the start banner goes, logOutput where the log does;
-// variables so tests can read them.
+// banner is where the start banner goes, logOutput where the log does,
+// helpOutput where --help does; variables so tests can read them.
 var (
-	banner    io.Writer = os.Stderr
-	logOutput io.Writer = os.Stderr
+	banner     io.Writer = os.Stderr
+	logOutput  io.Writer = os.Stderr
+	helpOutput io.Writer = os.Stdout
 )
 
+// logHandler writes the log to w as format says: auto is slog's text
+// (key=value lines) when w is a terminal, someone reading, and JSON
+// otherwise, for a collector.
+func logHandler(w io.Writer, format string, level slog.Level) slog.Handler {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "text" || format == "auto" && isTerminal(w) {
+		return slog.NewTextHandler(w, opts)
+	}
+	return slog.NewJSONHandler(w, opts)
+}
+
+// isTerminal reports whether w is a terminal: a character device other
+// than the null device.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}
+
+// nounSummaries say what each command's subcommands administer, for
+// gpugraph --help.
+var nounSummaries = map[string]string{
+	"keys":        "API keys",
+	"apps":        "applications: Run:ai client credentials for POST /api/v1/token",
+	"orgs":        "organizations",
+	"signing-key": "the key signing access tokens",
+	"nodes":       "node enrollment: a one-time bootstrap token for a node's agent",
+}
+
+// nounList is the commands' first words, in the order of adminCmds.
+func nounList() []string {
+	var out []string
+	for _, c := range adminCmds {
+		if !slices.Contains(out, c.noun) {
+			out = append(out, c.noun)
+		}
+	}
+	return out
+}
+
+// serverHelp is gpugraph --help: the commands, then the server's flags.
+func serverHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `gpugraph serves a GPU cloud's control-plane API (GraphQL, OpenRelay's and Run:ai's REST paths) over one store;
+its commands administer that store straight, server running or not.
+
+usage:
+  gpugraph [flags]                 serve (the flags below)
+  gpugraph COMMAND VERB [flags]    administer the database of --database-url (env DATABASE_URL), as the server does
+  gpugraph COMMAND --help          a command's verbs; gpugraph COMMAND VERB --help lists its flags
+
+commands:
+`)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, noun := range nounList() {
+		var verbs []string
+		for _, c := range adminCmds {
+			if c.noun == noun {
+				verbs = append(verbs, c.verb)
+			}
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\n", noun, strings.Join(verbs, "|"), nounSummaries[noun])
+	}
+	_ = tw.Flush()
+	fmt.Fprint(w, "\nserver flags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
 // printDemoBanner tells whoever started the server, at every start on the
-// demo's data (not only the one that loaded it), where the playground is
-// and which keys to type into it — and that the agent keys (nodes.report)
-// report only in legacy mode, since the demo's own agents do not need them.
-func printDemoBanner(w io.Writer, addr net.Addr, credentialsRequired bool) {
+// demo's data (not only the one that loaded it), where the playground is,
+// which keys to type into it — and that the agent keys (nodes.report)
+// report only in legacy mode, since the demo's own agents do not need them
+// — this start's admin key, and three commands to try.
+func printDemoBanner(w io.Writer, addr net.Addr, credentialsRequired bool, adminKey string) {
 	url := "http://" + addr.String() + "/"
 	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
 		url = fmt.Sprintf("http://localhost:%d/", tcp.Port)
 	}
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
 	fmt.Fprintf(w, "Playground: %s (type a key into its API key field). Demo API keys (send as Authorization: Bearer <key>):\n", url)
 	for _, k := range demo.Keys() {
 		note := ""
@@ -528,4 +675,11 @@ func printDemoBanner(w io.Writer, addr net.Addr, credentialsRequired bool) {
 		fmt.Fprintf(w, "  %-22s %-14s %s%s\n", k.Token, k.Organization, strings.Join(k.Permissions, " "), note)
 	}
 	fmt.Fprintln(w, "The demo's node agents run in this process and report with node credentials, enrolled at every start.")
+	fmt.Fprintf(w, "DEMO ONLY: an admin key with every permission (admin and nodes.admin: every organization's credentials and the fleet), "+
+		"made at this start, the previous start's revoked:\n  export GPUGRAPH_ADMIN_KEY=%s\n", adminKey)
+	fmt.Fprintf(w, "Try (the demo is described in demo/README.md):\n")
+	fmt.Fprintf(w, "  curl -s %s/graphql -H 'Authorization: Bearer acme-operator' -H 'Content-Type: application/json' "+
+		"-d '{\"query\":\"{ vms(limit: 3) { vms { name status node { name gpus { index health } } } } }\"}'\n", host)
+	fmt.Fprintf(w, "  curl -s -X POST %s/v1/vms/vm-restart-ok-running/restart -H 'Authorization: Bearer acme-operator'\n", host)
+	fmt.Fprintf(w, "  curl -s %s/v1/admin/keys -H \"Authorization: Bearer $GPUGRAPH_ADMIN_KEY\"\n", host)
 }

@@ -234,6 +234,26 @@ func (s *Service) CreateOrganization(ctx context.Context, caller *auth.Caller, o
 	return &o, nil
 }
 
+// ListOrganizations lists the organizations the caller administers, by
+// id: every one for the platform operator (admin with nodes.admin) and the
+// command line, its own for an organization's admin.
+func (s *Service) ListOrganizations(ctx context.Context, caller *auth.Caller) ([]models.Organization, error) {
+	if err := mayAdminister(caller); err != nil {
+		return nil, err
+	}
+	all, err := s.store.ListOrganizations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []models.Organization{}
+	for _, o := range all {
+		if reaches(caller, o.ID) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
 // mayAdminister is the 401/403 of a caller that is not an administrator.
 func mayAdminister(caller *auth.Caller) error { return caller.Require(auth.Admin) }
 

@@ -178,6 +178,13 @@ func (s *Store) OrganizationExists(ctx context.Context, id string) (bool, error)
 	return n > 0, err
 }
 
+// ListOrganizations reads every organization, by id.
+func (s *Store) ListOrganizations(ctx context.Context) ([]models.Organization, error) {
+	var out []models.Organization
+	err := s.DB.WithContext(ctx).Order("id").Find(&out).Error
+	return out, err
+}
+
 // TenantTakenError is an organization refused because another one holds
 // its Run:ai tenant: each tenant's pods are read by one organization's keys.
 type TenantTakenError struct {

@@ -50,16 +50,29 @@ func Loaded(ctx context.Context, st *store.Store) (bool, error) {
 	return c.Can(auth.NodesReport), nil
 }
 
-// quiet drops an agent's Info lines (a dozen GPUs found per node, every
-// heartbeat's retries) from the server's log; warnings and the simulated
-// runtime's workload lines stay.
-type quiet struct{ slog.Handler }
+// debug writes an agent's lines below WARN at DEBUG: a dozen GPUs found
+// per node, every heartbeat's retries, every workload the simulated
+// runtime starts. They are routine for the demo, so the server's log at
+// its default level keeps only the agents' warnings and errors; at
+// --log-level=debug they are all there.
+type debug struct{ slog.Handler }
 
-func (h quiet) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+func (h debug) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelWarn {
+		l = slog.LevelDebug
+	}
+	return h.Handler.Enabled(ctx, l)
 }
-func (h quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{h.Handler.WithAttrs(as)} }
-func (h quiet) WithGroup(g string) slog.Handler       { return quiet{h.Handler.WithGroup(g)} }
+
+func (h debug) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		r.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h debug) WithAttrs(as []slog.Attr) slog.Handler { return debug{h.Handler.WithAttrs(as)} }
+func (h debug) WithGroup(g string) slog.Handler       { return debug{h.Handler.WithGroup(g)} }
 
 // Options of the in-process agents; zero values take the defaults.
 type Options struct {
@@ -176,12 +189,12 @@ func Start(ctx context.Context, st *store.Store, server string, o Options) (wait
 		if err != nil {
 			return nil, fmt.Errorf("enrolling demo node %s: %w", n.Name, err)
 		}
-		log := o.Log.With("demoAgent", n.Name)
+		log := slog.New(debug{o.Log.Handler()}).With("demoAgent", n.Name)
 		cfgs = append(cfgs, agent.Config{
 			Server: server, BootstrapToken: e.BootstrapToken, NodeName: n.Name, ClusterID: n.ClusterID,
 			NVML: m, AgentVersion: n.AgentVersion, Interval: o.Interval,
 			Runtime: &agent.MockRuntime{StartDelay: o.StartDelay, Log: log},
-			Log:     slog.New(quiet{log.Handler()}),
+			Log:     log,
 		})
 	}
 	var wg sync.WaitGroup
