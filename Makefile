@@ -14,24 +14,31 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 progress = ( s=0; while sleep 10 && kill -0 $$$$ 2>/dev/null; do s=$$((s+10)); echo "  ... still building ($${s} s)"; done ) & t=$$!; \
 	trap 'kill $$t 2>/dev/null' EXIT; trap 'exit 130' INT TERM; $(1)
 
+# quietbuild builds $(2) into $(1), listing each package it compiles,
+# without a dependency's compiler warnings (go-nvml's cgo warns on every
+# deprecated NVML call it wraps) unless its build fails: cmd/gosummary.
+quietbuild = $(GO) build -v -json -o $(1) $(2) | bin/gosummary
+
 ## run: build bin/gpugraph and bin/gpugraph-agent (go build -v lists each package it compiles), then serve on :8080 with embedded SQLite (gpugraph.db) and the demo data set; RUNFLAGS are the server's flags
 RUNFLAGS ?=
 run:
 	@echo "building bin/gpugraph and bin/gpugraph-agent: a first build compiles every dependency, cgo SQLite and NVML among them (about 2 minutes on 2 cores); later builds take seconds"
-	@$(call progress,$(GO) build -v -o bin/gpugraph . && $(GO) build -v -o bin/gpugraph-agent ./cmd/agent)
+	@$(GO) build -o bin/gosummary ./cmd/gosummary
+	@$(call progress,$(call quietbuild,bin/gpugraph,.) && $(call quietbuild,bin/gpugraph-agent,./cmd/agent))
 	@echo "starting bin/gpugraph $(RUNFLAGS) (bin/gpugraph --help lists its flags and commands)"
 	@bin/gpugraph $(RUNFLAGS)
 
 ## build: the server and the node agent binaries into bin/
 build:
-	@$(call progress,$(GO) build -v -o bin/gpugraph .)
-	@$(call progress,$(GO) build -v -o bin/gpugraph-agent ./cmd/agent)
+	@$(GO) build -o bin/gosummary ./cmd/gosummary
+	@$(call progress,$(call quietbuild,bin/gpugraph,.))
+	@$(call progress,$(call quietbuild,bin/gpugraph-agent,./cmd/agent))
 
 ## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set; prints go test's lines, then "N passed, N failed, N skipped" (SLOWEST=10 also lists the slowest tests)
 SLOWEST ?= 0
 test:
-	$(GO) build -o bin/testsummary ./cmd/testsummary
-	$(GO) test $(TESTFLAGS) -json $(PKGS) | bin/testsummary -slowest $(SLOWEST)
+	$(GO) build -o bin/gosummary ./cmd/gosummary
+	$(GO) test $(TESTFLAGS) -json $(PKGS) | bin/gosummary -slowest $(SLOWEST)
 
 ## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing)
 FUZZTIME ?= 1000x

@@ -108,3 +108,25 @@ func TestSummaryPrintsAnUnendedTestWhenItsPackageFails(t *testing.T) {
 		t.Error("a package that failed outside its tests does not fail the run")
 	}
 }
+
+// go build -v -json: the packages it compiles are listed, whoever's; a
+// dependency's warnings are not; a build has no tests to count.
+func TestSummaryOfABuild(t *testing.T) {
+	const stream = `{"ImportPath":"github.com/NVIDIA/go-nvml/pkg/nvml","Action":"build-output","Output":"github.com/NVIDIA/go-nvml/pkg/nvml\n"}
+{"ImportPath":"github.com/NVIDIA/go-nvml/pkg/nvml","Action":"build-output","Output":"# github.com/NVIDIA/go-nvml/pkg/nvml\n"}
+{"ImportPath":"github.com/NVIDIA/go-nvml/pkg/nvml","Action":"build-output","Output":"cgo-gcc-prolog:263:2: warning: 'nvmlDeviceGetTemperature' is deprecated\n"}
+{"ImportPath":"gpugraph","Action":"build-output","Output":"gpugraph\n"}
+`
+	var out strings.Builder
+	s := newSummary(&out, "gpugraph")
+	if err := s.read(strings.NewReader(stream)); err != nil {
+		t.Fatal(err)
+	}
+	s.close(0)
+	if got, want := out.String(), "github.com/NVIDIA/go-nvml/pkg/nvml\ngpugraph\n"; got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if s.failed() {
+		t.Error("a build that succeeded failed")
+	}
+}

@@ -1,9 +1,10 @@
-// Command testsummary reads `go test -json` on its input and prints what
-// a plain `go test` prints — each package's ok/FAIL line, a failed test's
-// own output, build errors — then one closing line that counts every test
-// and subtest: "N passed, N failed, N skipped in P packages (T)". It exits
-// 1 when anything failed, so `go test -json … | testsummary` stands where
-// `go test …` stood (make test).
+// Command gosummary reads `go test -json` (or `go build -json`) on its
+// input and prints what a plain `go test` (or `go build -v`) prints — each
+// package's ok/FAIL line, a failed test's own output, build errors, the
+// packages a build compiles — then, after tests, one closing line that
+// counts every test and subtest: "N passed, N failed, N skipped in P
+// packages (T)". It exits 1 when anything failed, so `go test -json … |
+// gosummary` stands where `go test …` stood (make test, make run).
 //
 // A dependency's build output that did not fail its build (go-nvml's cgo,
 // which warns on every deprecated NVML call it wraps, 147 lines on a cold
@@ -11,7 +12,8 @@
 // per-package C flags to silence it at the compiler. Our own packages'
 // build output, and any failed build's, is printed whole.
 //
-//	go test -race -json ./... | go run ./cmd/testsummary -slowest 10
+//	go test -race -json ./... | go run ./cmd/gosummary -slowest 10
+//	go build -v -json -o bin/gpugraph . | go run ./cmd/gosummary
 package main
 
 import (
@@ -33,7 +35,7 @@ func main() {
 	flag.Parse()
 	s := newSummary(os.Stdout, *module)
 	if err := s.read(os.Stdin); err != nil {
-		fmt.Fprintln(os.Stderr, "testsummary:", err)
+		fmt.Fprintln(os.Stderr, "gosummary:", err)
 		os.Exit(2)
 	}
 	s.close(*slowest)
@@ -94,7 +96,9 @@ func (s *summary) read(r io.Reader) error {
 func (s *summary) event(e event) {
 	switch e.Action {
 	case "build-output":
-		if strings.HasPrefix(e.ImportPath, s.module) {
+		// go build -v's line naming a package it compiles is progress,
+		// whoever's package it is.
+		if strings.HasPrefix(e.ImportPath, s.module) || e.Output == e.ImportPath+"\n" {
 			io.WriteString(s.w, e.Output)
 			return
 		}
@@ -204,6 +208,9 @@ func (s *summary) close(slowest int) {
 		for i := 0; i < slowest && i < len(all); i++ {
 			fmt.Fprintf(s.w, "  %7.2fs  %s %s\n", all[i].d, all[i].k.pkg, all[i].k.test)
 		}
+	}
+	if len(s.packages) == 0 {
+		return // a build: no tests to count
 	}
 	verdict := ""
 	if s.packageFailed && s.failedN == 0 {
