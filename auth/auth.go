@@ -152,12 +152,20 @@ func Require(ctx context.Context, perm string) (*Caller, error) {
 // check of a permission goes through it.
 func (c *Caller) Require(perm string) error {
 	if c == nil {
-		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+		return MissingKey()
 	}
 	if !c.Can(perm) {
 		return c.Missing(perm)
 	}
 	return nil
+}
+
+// MissingKey is the 401 of a request that sent no credential: the one
+// sentence every face answers it with, whichever check finds it missing
+// (the lookup of an empty bearer token, a face asking for its caller, a
+// service handed none).
+func MissingKey() *apierr.Error {
+	return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 }
 
 // Missing is the 403 of c lacking perm, naming the credential c used:
@@ -216,7 +224,7 @@ func (c *Caller) CredentialKey() string { return HashToken(c.bearer) }
 
 func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, error) {
 	if token == "" {
-		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+		return nil, MissingKey()
 	}
 	if IsAccessToken(token) && a.Tokens != nil {
 		return a.lookupAccessToken(ctx, token)

@@ -50,5 +50,5 @@ func Authenticate(ctx context.Context) (*Caller, error) {
 	if e, ok := ctx.Value(errKey{}).(*apierr.Error); ok {
 		return nil, e
 	}
-	return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+	return nil, MissingKey()
 }
