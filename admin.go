@@ -145,7 +145,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "rotated the access-token signing key; every replica signs with the new one within %v, and tokens signed with the old one work until they expire\n", auth.KeyRefresh)
 		}
 	case "nodes enroll":
-		e, err := nodeid.Enroll(ctx, st, caller, *nodeName, *clusterID)
+		e, err := nodeid.New(st).Enroll(ctx, caller, *nodeName, *clusterID)
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ func (r *queryResolver) PodMetrics(ctx context.Context, workloadID string, podID
 	for i, t := range metricTypes {
 		types[i] = string(t)
 	}
-	res, err := podmetrics.Query(ctx, r.Store, r.Metrics, c, podmetrics.Request{WorkloadID: workloadID, PodID: podID,
+	res, err := r.Services.Metrics.Query(ctx, c, podmetrics.Request{WorkloadID: workloadID, PodID: podID,
 		Types: types, Start: start, End: end, NumberOfSamples: numberOfSamples})
 	if err != nil {
 		return nil, err

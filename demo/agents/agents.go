@@ -172,7 +172,7 @@ func Start(ctx context.Context, st *store.Store, server string, o Options) (wait
 		if err != nil {
 			return nil, err
 		}
-		e, err := nodeid.Enroll(ctx, st, enroller(), n.Name, n.ClusterID)
+		e, err := nodeid.New(st).Enroll(ctx, enroller(), n.Name, n.ClusterID)
 		if err != nil {
 			return nil, fmt.Errorf("enrolling demo node %s: %w", n.Name, err)
 		}
