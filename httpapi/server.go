@@ -1,6 +1,8 @@
 // Package httpapi wires gpugraph's HTTP surface: the GraphQL endpoint and
 // its playground, the documented REST paths, health and metrics, around one
-// store, one resolver tree and the service packages both faces call. (The
+// Services value (package services), built here once over the store and
+// handed to both faces. Only this wiring and the background jobs hold the
+// store; the rest of the package serves through what it was handed. (The
 // command itself is the root's server.go, package main.)
 package httpapi
 

@@ -9,7 +9,7 @@ import (
 	"gpugraph/podmetrics"
 )
 
-// PodMetrics answers the podMetrics field from podmetrics.Query.
+// PodMetrics answers the podMetrics field from podmetrics.Service.Query.
 func (r *queryResolver) PodMetrics(ctx context.Context, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) (*model.PodMetrics, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {

@@ -1,6 +1,8 @@
-// Package resolvers answers the GraphQL schema. Every root field checks the
-// caller's permission first; every nested field goes through the request's
-// dataloaders, which are scoped to the caller.
+// Package resolvers answers the GraphQL schema. Every root field calls a
+// service of the Services it is handed (package services), which checks
+// the caller's permission first; a root field that reads through the
+// loaders asks the service's gate (MayRead) itself. Every nested field goes
+// through the request's dataloaders, which are scoped to the caller.
 package resolvers
 
 import (

@@ -1,8 +1,10 @@
 // Package rest serves the documented REST paths of the two source APIs
 // (OpenRelay's restart, Run:ai's pods) for clients that already speak them.
-// Handlers only translate: they parse parameters, call the same service
-// packages the GraphQL resolvers call (compute, pods, podmetrics, nodes),
-// and write the answer in the seed's shape.
+// Handlers only translate: they parse parameters, call the same services
+// the GraphQL resolvers call (one services.Services, handed to both faces),
+// and write the answer in the seed's shape. A route names the gate of the
+// service its handler calls (pods.Service.MayRead, …), asked before any
+// parameter is read; it names no permission of its own.
 package rest
 
 import (
