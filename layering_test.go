@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
@@ -150,6 +151,52 @@ func TestEdgeKnowsNoStore(t *testing.T) {
 	for _, name := range edgeStoreFiles {
 		if !importers[name] {
 			t.Errorf("httpapi/%s is allowed the store but does not import it: take it off edgeStoreFiles", name)
+		}
+	}
+}
+
+// permissionNames are auth's names of the permissions.
+var permissionNames = []string{"ComputeRead", "ComputeOperate", "WorkloadsRead", "MetricsWrite", "NodesReport", "NodesAdmin", "Admin"}
+
+// TestFacesNameNoPermission keeps the permission an operation needs in its
+// service (its May… gate, which calls caller.Require): no file of a face
+// names one of auth's permissions. A REST route names its service's gate.
+func TestFacesNameNoPermission(t *testing.T) {
+	pkgs := listPackages(t)
+	for path, p := range pkgs {
+		face := path == "gpugraph/httpapi"
+		for _, f := range storelessFaces {
+			face = face || path == f || strings.HasPrefix(path, f+"/")
+		}
+		if !face {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			file := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			authName := ""
+			for _, imp := range f.Imports {
+				if imp.Path.Value == `"gpugraph/auth"` {
+					authName = "auth"
+					if imp.Name != nil {
+						authName = imp.Name.Name
+					}
+				}
+			}
+			if authName == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == authName && slices.Contains(permissionNames, sel.Sel.Name) {
+						t.Errorf("%s/%s names auth.%s: ask the gate of the service it calls (compute.Service.MayRead, …)", path, name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
 		}
 	}
 }

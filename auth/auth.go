@@ -137,15 +137,6 @@ func FromContext(ctx context.Context) *Caller {
 	return c
 }
 
-// Require answers the caller when it holds perm, else the 401 or 403 error.
-func Require(ctx context.Context, perm string) (*Caller, error) {
-	c, err := Authenticate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c, c.Require(perm)
-}
-
 // Require answers nil when c holds perm: otherwise the 403 naming it and
 // the kind of credential c used (Missing), or the 401 of a missing key
 // when there is no caller (services handed a nil caller by a face). Every
