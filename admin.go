@@ -318,7 +318,7 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 			fmt.Fprintf(stdout, "rotated the access-token signing key; every replica signs with the new one within %v, and tokens signed with the old one work until they expire\n", auth.KeyRefresh)
 		}
 	case "nodes enroll":
-		e, err := nodeid.Enroll(ctx, st, caller, v.nodeName, v.clusterID)
+		e, err := nodeid.New(st).Enroll(ctx, caller, v.nodeName, v.clusterID)
 		if err != nil {
 			return err
 		}

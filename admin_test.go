@@ -253,7 +253,7 @@ func TestNodesEnrollCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			cred, err := nodeid.Register(context.Background(), st, token)
+			cred, err := nodeid.New(st).Register(context.Background(), token)
 			if err != nil || cred.NodeName != "lab-1" || cred.ClusterID != "c1" || !nodeid.IsCredential(cred.Credential) {
 				t.Fatalf("exchanging the token: %+v, %v", cred, err)
 			}

@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,6 +17,8 @@ import (
 // listed is what `go list -json` says of one package of the module.
 type listed struct {
 	ImportPath string
+	Dir        string
+	GoFiles    []string // non-test
 	Imports    []string // direct, non-test
 	Deps       []string // every package it depends on, transitively
 }
@@ -55,8 +62,18 @@ func TestLayering(t *testing.T) {
 	}
 	// Services hold the rules for both faces and know neither (an HTTP status
 	// travels in an apierr.Error, which both faces render).
-	for _, p := range []string{"gpugraph/compute", "gpugraph/inventory", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials"} {
+	for _, p := range []string{"gpugraph/compute", "gpugraph/inventory", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services"} {
 		forbidden[p] = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/loaders", "github.com/99designs/gqlgen", "gorm.io"}
+	}
+	// Faces do not import the store: they call the services they are
+	// handed (package services, built once by httpapi.New), which read and
+	// write through it. Their sub-packages neither.
+	for path := range pkgs {
+		for _, face := range storelessFaces {
+			if under(path, face) {
+				forbidden[path] = append(forbidden[path], "gpugraph/store")
+			}
+		}
 	}
 	for pkg, bans := range forbidden {
 		p, ok := pkgs[pkg]
@@ -89,6 +106,97 @@ func TestLayering(t *testing.T) {
 			if under(imp, "gorm.io") || under(imp, "github.com/jackc/pgx/v5") || imp == "github.com/mattn/go-sqlite3" {
 				t.Errorf("%s imports %s: only package store speaks to the database", path, imp)
 			}
+		}
+	}
+}
+
+// storelessFaces are the faces, which translate HTTP and GraphQL, and
+// never import the store (nor do their sub-packages). The HTTP edge,
+// httpapi, is held to it file by file (TestEdgeKnowsNoStore): it also
+// wires the server.
+var storelessFaces = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/web"}
+
+// edgeStoreFiles are the files of httpapi that may import the store: the
+// wiring, which builds the services and the loaders over it and hands the
+// probes their database, and the background jobs that still run the
+// store's sweeps (retention, heartbeat sweep). Every other file of the edge
+// serves requests through what the wiring handed it.
+var edgeStoreFiles = []string{"server.go", "sweep.go", "retention.go"}
+
+// TestEdgeKnowsNoStore keeps the store out of the HTTP edge's request
+// path: only edgeStoreFiles of httpapi import it, and each of them does
+// (a file that no longer needs it leaves the list).
+func TestEdgeKnowsNoStore(t *testing.T) {
+	p, ok := listPackages(t)["gpugraph/httpapi"]
+	if !ok {
+		t.Fatal("package gpugraph/httpapi is missing: the rule names it")
+	}
+	importers := map[string]bool{}
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == "gpugraph/store" || strings.HasPrefix(path, "gpugraph/store/") {
+				importers[name] = true
+			}
+		}
+	}
+	for name := range importers {
+		if !slices.Contains(edgeStoreFiles, name) {
+			t.Errorf("httpapi/%s imports gpugraph/store: the edge serves through the services httpapi.New builds (package services)", name)
+		}
+	}
+	for _, name := range edgeStoreFiles {
+		if !importers[name] {
+			t.Errorf("httpapi/%s is allowed the store but does not import it: take it off edgeStoreFiles", name)
+		}
+	}
+}
+
+// permissionNames are auth's names of the permissions.
+var permissionNames = []string{"ComputeRead", "ComputeOperate", "WorkloadsRead", "MetricsWrite", "NodesReport", "NodesAdmin", "Admin"}
+
+// TestFacesNameNoPermission keeps the permission an operation needs in its
+// service (its May… gate, which calls caller.Require): no file of a face
+// names one of auth's permissions. A REST route names its service's gate.
+func TestFacesNameNoPermission(t *testing.T) {
+	pkgs := listPackages(t)
+	for path, p := range pkgs {
+		face := path == "gpugraph/httpapi"
+		for _, f := range storelessFaces {
+			face = face || path == f || strings.HasPrefix(path, f+"/")
+		}
+		if !face {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			file := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			authName := ""
+			for _, imp := range f.Imports {
+				if imp.Path.Value == `"gpugraph/auth"` {
+					authName = "auth"
+					if imp.Name != nil {
+						authName = imp.Name.Name
+					}
+				}
+			}
+			if authName == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == authName && slices.Contains(permissionNames, sel.Sel.Name) {
+						t.Errorf("%s/%s names auth.%s: ask the gate of the service it calls (compute.Service.MayRead, …)", path, name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
 		}
 	}
 }

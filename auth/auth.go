@@ -137,27 +137,26 @@ func FromContext(ctx context.Context) *Caller {
 	return c
 }
 
-// Require answers the caller when it holds perm, else the 401 or 403 error.
-func Require(ctx context.Context, perm string) (*Caller, error) {
-	c, err := Authenticate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c, c.Require(perm)
-}
-
 // Require answers nil when c holds perm: otherwise the 403 naming it and
 // the kind of credential c used (Missing), or the 401 of a missing key
 // when there is no caller (services handed a nil caller by a face). Every
 // check of a permission goes through it.
 func (c *Caller) Require(perm string) error {
 	if c == nil {
-		return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+		return MissingKey()
 	}
 	if !c.Can(perm) {
 		return c.Missing(perm)
 	}
 	return nil
+}
+
+// MissingKey is the 401 of a request that sent no credential: the one
+// sentence every face answers it with, whichever check finds it missing
+// (the lookup of an empty bearer token, a face asking for its caller, a
+// service handed none).
+func MissingKey() *apierr.Error {
+	return apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
 }
 
 // Missing is the 403 of c lacking perm, naming the credential c used:
@@ -216,7 +215,7 @@ func (c *Caller) CredentialKey() string { return HashToken(c.bearer) }
 
 func (a *Authenticator) lookup(ctx context.Context, token string) (*Caller, error) {
 	if token == "" {
-		return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+		return nil, MissingKey()
 	}
 	if IsAccessToken(token) && a.Tokens != nil {
 		return a.lookupAccessToken(ctx, token)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,5 +60,54 @@ func TestMissingPermissionOnlyThroughTheCaller(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The 401 of a request without a credential is one sentence, made in one
+// place (MissingKey), whichever check finds the credential missing: the
+// lookup of an empty bearer token, a face asking for its caller, a service
+// handed none.
+func TestMissingKeyIsOneSentence(t *testing.T) {
+	const want = "missing API key: send Authorization: Bearer <API key>"
+	_, lookup := (&Authenticator{}).Lookup(context.Background(), "")
+	_, authenticate := Authenticate(context.Background())
+	for name, err := range map[string]error{
+		"MissingKey":   MissingKey(),
+		"Lookup":       lookup,
+		"Authenticate": authenticate,
+		"Require":      (*Caller)(nil).Require(ComputeRead),
+	} {
+		if e, ok := apierr.As(err); !ok || e.Status != 401 || e.Code != apierr.Unauthenticated || e.Message != want {
+			t.Errorf("%s: %v, want 401 %s %q", name, err, apierr.Unauthenticated, want)
+		}
+	}
+	n := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "graph") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if k := strings.Count(string(b), "missing API key"); k > 0 {
+			n += k
+			if filepath.Clean(path) != filepath.Join("..", "auth", "auth.go") {
+				t.Errorf("%s writes the missing-key sentence: answer auth.MissingKey()", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("the missing-key sentence is written %d times, want once (auth.MissingKey)", n)
 	}
 }

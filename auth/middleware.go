@@ -13,7 +13,7 @@ type errKey struct{}
 
 // Middleware resolves the request's API key into its caller. A request
 // without a valid key goes on with no caller and with the reason kept, so
-// each face answers 401 in its own format (Require returns that reason).
+// each face answers 401 in its own format (Authenticate returns that reason).
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -50,5 +50,5 @@ func Authenticate(ctx context.Context) (*Caller, error) {
 	if e, ok := ctx.Value(errKey{}).(*apierr.Error); ok {
 		return nil, e
 	}
-	return nil, apierr.Unauthorized("missing API key: send Authorization: Bearer <API key>")
+	return nil, MissingKey()
 }

@@ -25,7 +25,7 @@ type CursorQuery struct {
 // Connection is a cursor page of the caller's VMs and pods, newest first
 // as List orders them, after q.After. The caller must hold compute.read.
 func (s *Service) Connection(ctx context.Context, caller *auth.Caller, q CursorQuery) (*paging.Connection[models.VM], error) {
-	if err := canRead(caller); err != nil {
+	if err := s.MayRead(caller); err != nil {
 		return nil, err
 	}
 	page, err := paging.ParseCursor(vmCursors, 1, q.First, q.After)

@@ -56,7 +56,7 @@ func statusWords() string {
 // List is a page of the caller's VMs and pods, newest first, and how many
 // there are in all. The caller must hold compute.read.
 func (s *Service) List(ctx context.Context, caller *auth.Caller, q ListQuery) ([]*models.VM, int64, error) {
-	if err := canRead(caller); err != nil {
+	if err := s.MayRead(caller); err != nil {
 		return nil, 0, err
 	}
 	return s.store.VMPage(ctx, caller.OrganizationID, q.Statuses, q.Page.Offset, q.Page.Limit, q.Count, q.Columns)
@@ -66,7 +66,7 @@ func (s *Service) List(ctx context.Context, caller *auth.Caller, q ListQuery) ([
 // restart answers it; 404 VM_NOT_FOUND when the organization has none by
 // that id.
 func (s *Service) Get(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
-	if err := canRead(caller); err != nil {
+	if err := s.MayRead(caller); err != nil {
 		return nil, err
 	}
 	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id}, nil)
@@ -159,7 +159,7 @@ func ParseEventQuery(after *int64, limit *int) (EventQuery, error) {
 // and whether more events follow it: 404 VM_NOT_FOUND when the
 // organization has none by that id. The caller must hold compute.read.
 func (s *Service) EventPage(ctx context.Context, caller *auth.Caller, id string, q EventQuery) ([]*models.VMEvent, bool, error) {
-	if err := canRead(caller); err != nil {
+	if err := s.MayRead(caller); err != nil {
 		return nil, false, err
 	}
 	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id}, nil)
@@ -179,4 +179,13 @@ func (s *Service) EventPage(ctx context.Context, caller *auth.Caller, id string,
 	return events, false, nil
 }
 
-func canRead(caller *auth.Caller) error { return caller.Require(auth.ComputeRead) }
+// MayRead is the permission every read of VMs and pods needs:
+// compute.read. Each read checks it first; a face that reads parameters of
+// its own before calling one asks it first, so that a refusal answers
+// before a bad parameter does.
+func (s *Service) MayRead(caller *auth.Caller) error { return caller.Require(auth.ComputeRead) }
+
+// MayOperate is the permission restart, stop and terminate need:
+// compute.operate. Each checks it first; a face asks it first as it asks
+// MayRead.
+func (s *Service) MayOperate(caller *auth.Caller) error { return caller.Require(auth.ComputeOperate) }

@@ -38,7 +38,7 @@ const maxReplays = 5
 // Every refusal is an *apierr.Error with the code, HTTP status and message
 // of the contract.
 func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
-	if err := caller.Require(auth.ComputeOperate); err != nil {
+	if err := s.MayOperate(caller); err != nil {
 		return nil, err
 	}
 	var res *Result

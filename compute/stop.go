@@ -36,7 +36,7 @@ func (s *Service) Terminate(ctx context.Context, caller *auth.Caller, id string)
 // serializes it with restarts and agent reports of the same row: whichever
 // comes second sees the first one's status.
 func (s *Service) end(ctx context.Context, caller *auth.Caller, id string, name models.TransitionName) (*Result, error) {
-	if err := caller.Require(auth.ComputeOperate); err != nil {
+	if err := s.MayOperate(caller); err != nil {
 		return nil, err
 	}
 	var res *Result

@@ -97,7 +97,7 @@ func (s *Service) CreateApplication(ctx context.Context, caller *auth.Caller, sp
 }
 
 func (s *Service) newCredential(ctx context.Context, caller *auth.Caller, spec Spec) (store.Credential, error) {
-	if err := mayAdminister(caller); err != nil {
+	if err := s.MayAdminister(caller); err != nil {
 		return store.Credential{}, err
 	}
 	org, err := s.organization(ctx, caller, spec.OrganizationID)
@@ -133,7 +133,7 @@ func (s *Service) ListApplications(ctx context.Context, caller *auth.Caller, org
 }
 
 func (s *Service) list(ctx context.Context, caller *auth.Caller, kind store.CredentialKind, orgID string) ([]Credential, error) {
-	if err := mayAdminister(caller); err != nil {
+	if err := s.MayAdminister(caller); err != nil {
 		return nil, err
 	}
 	if orgID == "" && !everyOrganization(caller) {
@@ -164,7 +164,7 @@ func (s *Service) RevokeApplication(ctx context.Context, caller *auth.Caller, id
 }
 
 func (s *Service) revoke(ctx context.Context, caller *auth.Caller, kind store.CredentialKind, id, code, what string) (*Credential, error) {
-	if err := mayAdminister(caller); err != nil {
+	if err := s.MayAdminister(caller); err != nil {
 		return nil, err
 	}
 	if err := checkName("id", id, false); err != nil {
@@ -201,7 +201,7 @@ type Organization struct {
 // CreateOrganization stores a new, active organization: the platform
 // operator's (admin with nodes.admin) or the command line's.
 func (s *Service) CreateOrganization(ctx context.Context, caller *auth.Caller, o Organization) (*Organization, error) {
-	if err := mayAdminister(caller); err != nil {
+	if err := s.MayAdminister(caller); err != nil {
 		return nil, err
 	}
 	if !everyOrganization(caller) {
@@ -238,7 +238,7 @@ func (s *Service) CreateOrganization(ctx context.Context, caller *auth.Caller, o
 // id: every one for the platform operator (admin with nodes.admin) and the
 // command line, its own for an organization's admin.
 func (s *Service) ListOrganizations(ctx context.Context, caller *auth.Caller) ([]models.Organization, error) {
-	if err := mayAdminister(caller); err != nil {
+	if err := s.MayAdminister(caller); err != nil {
 		return nil, err
 	}
 	all, err := s.store.ListOrganizations(ctx)
@@ -254,8 +254,12 @@ func (s *Service) ListOrganizations(ctx context.Context, caller *auth.Caller) ([
 	return out, nil
 }
 
-// mayAdminister is the 401/403 of a caller that is not an administrator.
-func mayAdminister(caller *auth.Caller) error { return caller.Require(auth.Admin) }
+// MayAdminister is the permission every administration of credentials
+// needs: admin (the 401 or 403 of a caller that is not an administrator).
+// Each method checks it first; a face that reads a body of its own before
+// calling one asks it first, so that a refusal answers before a bad body
+// does.
+func (s *Service) MayAdminister(caller *auth.Caller) error { return caller.Require(auth.Admin) }
 
 // everyOrganization reports whether the caller administers every organization.
 func everyOrganization(c *auth.Caller) bool {

@@ -23,7 +23,7 @@ type NodeChange struct {
 // at clears a leavingAt that has not passed, and the running workloads'
 // leaving reason with it. at must be in the future.
 func (s *Service) SetLeavingAt(ctx context.Context, caller *auth.Caller, id string, at *time.Time) (*NodeChange, error) {
-	actor, err := operator(caller)
+	actor, err := s.operator(caller)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func canSetLeavingAt(node *models.Node, id string, now time.Time) error {
 // interruptible workloads (computeClass) stop with
 // spot_reclaimed_by_capacity_owner and release their GPUs; disks stay.
 func (s *Service) Reclaim(ctx context.Context, caller *auth.Caller, id string) (*NodeChange, error) {
-	actor, err := operator(caller)
+	actor, err := s.operator(caller)
 	if err != nil {
 		return nil, err
 	}

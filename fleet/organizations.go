@@ -50,7 +50,7 @@ func ParseOrgState(s string) (models.OrgState, error) {
 // starts nothing. Deleted is final, and an operator cannot take its own
 // organization out of active.
 func (s *Service) SetOrganizationState(ctx context.Context, caller *auth.Caller, id string, state models.OrgState) (*OrganizationChange, error) {
-	actor, err := operator(caller)
+	actor, err := s.operator(caller)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 	}, checks...)
 
 	srv := handler.New(es)
-	addLive(srv, cfg)
+	addLive(srv, cfg, g)
 	// OPTIONS is answered before the credential (graphQLMethods).
 	srv.AddTransport(getQuery{})
 	srv.AddTransport(postJSON{})

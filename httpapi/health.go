@@ -7,9 +7,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"gpugraph/store"
 )
+
+// database is what the probes ask of the store.
+type database interface {
+	// HealthPing is /healthz's cheap round trip.
+	HealthPing(ctx context.Context) error
+	// Ping and PendingMigrations are /readyz's checks.
+	Ping(ctx context.Context) error
+	PendingMigrations(ctx context.Context) ([]string, error)
+}
 
 // healthz answers 200 while the process is up and its database answers
 // (the contract's /healthz); it does nothing else, so it stays cheap to
@@ -18,7 +25,7 @@ import (
 // Server-Timing says how long the check took inside the server (its
 // database round trip), apart from the network and the client's own
 // scheduling: the abuse suite holds that to 100 ms on every probe.
-func healthz(st *store.Store) http.Handler {
+func healthz(st database) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -37,7 +44,7 @@ func healthz(st *store.Store) http.Handler {
 // readyz answers 200 when this process can serve: the database answers and
 // every migration this binary holds is applied; else 503 with a JSON body
 // naming each check that failed, for a load balancer or an operator.
-func readyz(st *store.Store) http.Handler {
+func readyz(st database) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

@@ -19,7 +19,6 @@ import (
 	"gpugraph/auth"
 	"gpugraph/live"
 	"gpugraph/loaders"
-	"gpugraph/store"
 )
 
 // WebSocket close codes of graphql-transport-ws: a refused
@@ -38,9 +37,9 @@ const (
 // legacy graphql-ws, which gqlgen speaks at no cost) and SSE, and fresh
 // loaders per event. The transports must come before POST, which would take
 // an SSE request for a plain one.
-func addLive(srv *handler.Server, cfg Config) {
-	authn := &auth.Authenticator{Store: cfg.Store, Tokens: cfg.Tokens}
-	srv.AroundResponses(freshLoadersPerEvent(cfg.Store, cfg.LoaderWait))
+func addLive(srv *handler.Server, cfg Config, g *gate) {
+	authn := g.authn
+	srv.AroundResponses(freshLoadersPerEvent(g.newLoaders))
 	srv.AddTransport(sseJSON{})
 	srv.AddTransport(transport.Websocket{
 		Implementation:        closableWebsocket{},
@@ -112,13 +111,13 @@ func isStream(r *http.Request) bool {
 // freshLoadersPerEvent gives every event of a subscription its own
 // dataloaders: the connection's would cache the VM as it was at the first
 // event. They are scoped to the caller, as every request's are.
-func freshLoadersPerEvent(st *store.Store, wait time.Duration) graphql.ResponseMiddleware {
+func freshLoadersPerEvent(newLoaders loaders.Factory) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		if !graphql.HasOperationContext(ctx) {
 			return next(ctx) // an error answered before any operation
 		}
 		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-			ctx = loaders.With(ctx, loaders.New(st, auth.FromContext(ctx), wait))
+			ctx = loaders.With(ctx, newLoaders(auth.FromContext(ctx)))
 		}
 		return next(ctx)
 	}

@@ -12,7 +12,6 @@ import (
 	"gpugraph/auth"
 	"gpugraph/loaders"
 	"gpugraph/rest"
-	"gpugraph/store"
 )
 
 // route is what the gate needs to know of one route: its REST policy
@@ -44,8 +43,7 @@ type gate struct {
 	bodies             *bodies
 	authn              *auth.Authenticator
 	rl                 *rateLimits
-	st                 *store.Store
-	loaderWait         time.Duration
+	newLoaders         loaders.Factory
 	// WebSocket connections open per client address and per credential.
 	wsAddrs, wsCreds *budget
 	wsInitTimeout    time.Duration
@@ -66,7 +64,7 @@ const (
 // noCap is a count no connection cap reaches.
 const noCap = 1 << 62
 
-func newGate(cfg Config, authn *auth.Authenticator, rl *rateLimits, reg *prometheus.Registry) *gate {
+func newGate(cfg Config, authn *auth.Authenticator, newLoaders loaders.Factory, rl *rateLimits, reg *prometheus.Registry) *gate {
 	if cfg.WebSocketsPerAddress < 0 {
 		cfg.WebSocketsPerAddress = noCap
 	}
@@ -78,8 +76,7 @@ func newGate(cfg Config, authn *auth.Authenticator, rl *rateLimits, reg *prometh
 			mem: newBudget(cfg.BodyMemory, cfg.BodyMemory/4)},
 		authn:         authn,
 		rl:            rl,
-		st:            cfg.Store,
-		loaderWait:    cfg.LoaderWait,
+		newLoaders:    newLoaders,
 		wsAddrs:       newBudget(noCap, int64(cfg.WebSocketsPerAddress)),
 		wsCreds:       newBudget(noCap, int64(cfg.WebSocketsPerCredential)),
 		wsInitTimeout: cfg.WebSocketInitTimeout,
@@ -97,7 +94,7 @@ func newGate(cfg Config, authn *auth.Authenticator, rl *rateLimits, reg *prometh
 
 // route wraps h, the handler of rt, in the gate.
 func (g *gate) route(rt route, h http.Handler) http.Handler {
-	inner := g.authn.Middleware(g.rl.limit(rt.Policy, loaders.Middleware(g.st, g.loaderWait, h)))
+	inner := g.authn.Middleware(g.rl.limit(rt.Policy, g.newLoaders.Middleware(h)))
 	limit := rt.MaxBody
 	if limit == 0 {
 		limit = rest.MaxBody

@@ -1,6 +1,8 @@
 // Package httpapi wires gpugraph's HTTP surface: the GraphQL endpoint and
 // its playground, the documented REST paths, health and metrics, around one
-// store, one resolver tree and the service packages both faces call. (The
+// Services value (package services), built here once over the store and
+// handed to both faces. Only this wiring and the background jobs hold the
+// store; the rest of the package serves through what it was handed. (The
 // command itself is the root's server.go, package main.)
 package httpapi
 
@@ -16,9 +18,8 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/compute"
-	"gpugraph/credentials"
 	"gpugraph/live"
+	"gpugraph/loaders"
 	"gpugraph/podmetrics"
 	"gpugraph/ratelimit"
 	"gpugraph/reqid"
@@ -26,6 +27,7 @@ import (
 	"gpugraph/resolvers/plan"
 	"gpugraph/rest"
 	"gpugraph/rest/openapi"
+	"gpugraph/services"
 	"gpugraph/store"
 	"gpugraph/web"
 )
@@ -172,19 +174,16 @@ func Patterns(cfg Config) []string {
 func newServer(cfg Config) (http.Handler, *routeMux) {
 	cfg = cfg.withDefaults()
 	st := cfg.Store
-	if cfg.Live == nil {
-		cfg.Live = live.New(st, live.Limits{})
-	}
-	res := &resolvers.Resolver{Store: st, Metrics: cfg.MetricsSource, Live: cfg.Live}
-	if cfg.Tokens == nil {
-		cfg.Tokens, _ = auth.NewTokens(st, nil, nil) // no key given: cannot fail
-	}
-	authn := &auth.Authenticator{Store: st, Tokens: cfg.Tokens}
+	// The services are built once, here, and handed to both faces; only
+	// this wiring (and the probes) know the store.
+	svc := services.New(st, services.Config{Metrics: cfg.MetricsSource, Tokens: cfg.Tokens, Live: cfg.Live,
+		NodeReportKeys: cfg.NodeReportKeys})
+	res := &resolvers.Resolver{Services: svc}
 	metrics := newMetrics(prometheus.NewRegistry())
-	registerLiveMetrics(metrics.registry, cfg.Live)
+	registerLiveMetrics(metrics.registry, svc.Live)
 
 	rl := newRateLimits(metrics.registry, cfg.RateLimits)
-	g := newGate(cfg, authn, rl, metrics.registry)
+	g := newGate(cfg, svc.Authenticator, loaders.NewFactory(st, cfg.LoaderWait), rl, metrics.registry)
 
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
@@ -197,8 +196,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
-	rest.Register(mux, &rest.API{Store: st, Compute: compute.New(st), Metrics: cfg.MetricsSource,
-		NodeReportKeys: cfg.NodeReportKeys, Credentials: credentials.New(st, cfg.Tokens)},
+	rest.Register(mux, &rest.API{Services: svc},
 		func(p rest.Policy, h http.Handler) http.Handler { return g.route(route{Policy: p}, h) })
 
 	return reqid.Middleware(compress(metrics.instrument(jsonMisses(mux)))), mux

@@ -80,7 +80,7 @@ func (s streamBudget) InterceptOperation(ctx context.Context, next graphql.Opera
 	// at its deadline, whichever is first: never later, whatever the
 	// transport does.
 	stop := context.AfterFunc(ctx, done)
-	ctx = loaders.With(ctx, loaders.New(s.g.st, c, s.g.loaderWait))
+	ctx = loaders.With(ctx, s.g.newLoaders(c))
 	h := next(ctx)
 	return func(ctx context.Context) *graphql.Response {
 		resp := h(ctx)

@@ -30,9 +30,18 @@ const (
 	gpuCursors  = "gpus"
 )
 
+// AllNodes answers every node of statuses (none: every status) by name,
+// unpaged: the nodes query.
+func (s *Service) AllNodes(ctx context.Context, c *auth.Caller, statuses []models.NodeStatus) ([]*models.Node, error) {
+	if err := s.MayRead(c); err != nil {
+		return nil, err
+	}
+	return s.store.Nodes(ctx, statuses)
+}
+
 // NodePage is an offset page of nodes by name and how many match in all.
 func (s *Service) NodePage(ctx context.Context, c *auth.Caller, statuses []models.NodeStatus, page paging.Page) ([]*models.Node, int64, error) {
-	if err := canRead(c); err != nil {
+	if err := s.MayRead(c); err != nil {
 		return nil, 0, err
 	}
 	return s.store.NodePage(ctx, statuses, page.Offset, page.Limit)
@@ -48,7 +57,7 @@ type NodeQuery struct {
 
 // Nodes is a cursor page of nodes by name.
 func (s *Service) Nodes(ctx context.Context, c *auth.Caller, q NodeQuery) (*paging.Connection[models.Node], error) {
-	if err := canRead(c); err != nil {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	page, err := paging.ParseCursor(nodeCursors, 1, q.First, q.After)
@@ -80,7 +89,7 @@ type GPUQuery struct {
 
 // GPUs is a cursor page of GPUs by node and index.
 func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging.Connection[models.Gpu], error) {
-	if err := canRead(c); err != nil {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	if err := edge.Text("modelId", q.ModelID, edge.MaxID); err != nil {
@@ -113,13 +122,17 @@ func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging
 
 // Models answers the GPU model catalog by name.
 func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GpuModel, error) {
-	if err := canRead(c); err != nil {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	return s.store.GpuModels(ctx)
 }
 
-func canRead(c *auth.Caller) error { return c.Require(auth.ComputeRead) }
+// MayRead is the permission every inventory read needs: compute.read. Each
+// read checks it first; a face that reads parameters of its own before
+// calling one asks it first, so that a refusal answers before a bad
+// parameter does.
+func (s *Service) MayRead(c *auth.Caller) error { return c.Require(auth.ComputeRead) }
 
 func deref(s *string) string {
 	if s == nil {

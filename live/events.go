@@ -10,12 +10,20 @@ import (
 	"gpugraph/store"
 )
 
+// MayRead is the permission every subscription needs: compute.read, as the
+// VMs and nodes it follows. VMEvents and NodeEvents check it first (and the
+// recheck of an open stream again); a face that reads arguments of its own
+// before opening one asks it first, so that a refusal answers before a bad
+// argument does. It needs no Feed: a server that streams nothing still
+// answers who may not subscribe.
+func (f *Feed) MayRead(c *auth.Caller) error { return c.Require(auth.ComputeRead) }
+
 // VMEvents streams the events of the caller's organization (of the VMs
 // ids only, when given) after the event id after (the organization's own
 // numbering, models.VMEvent.Seq), or from now when after is nil. The channel closes when ctx ends or the stream does; end, when
 // not nil, is called first with the reason of an end that is not ctx's.
 func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.VMEvent, error) {
-	if err := c.Require(auth.ComputeRead); err != nil {
+	if err := f.MayRead(c); err != nil {
 		return nil, err
 	}
 	if len(ids) > maxIDs {
@@ -43,7 +51,7 @@ func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after
 // organization's allocation, and what a subscriber asks below it (node.vms,
 // gpu.vm) resolves for its own organization only.
 func (f *Feed) NodeEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.NodeEvent, error) {
-	if err := c.Require(auth.ComputeRead); err != nil {
+	if err := f.MayRead(c); err != nil {
 		return nil, err
 	}
 	if len(ids) > maxIDs {

@@ -47,6 +47,10 @@ type Loaders struct {
 // (and its page of VMs); nil reads every column.
 type Columns struct{ Nodes, GPUs, VMs store.Columns }
 
+// NodeKey names a node as a pod does, by cluster and name: the key of
+// NodeByName.
+type NodeKey = store.NodeKey
+
 // Narrow makes the loaders read only cols of nodes, GPUs and VMs from now on:
 // the GraphQL face calls it, before a query runs, with the columns its
 // selection needs, so a page of 500 pods' nodes and GPUs does not carry
@@ -223,11 +227,22 @@ func With(ctx context.Context, l *Loaders) context.Context {
 	return context.WithValue(ctx, ctxKey{}, l)
 }
 
+// Factory makes the loaders of one request for its caller c, over the
+// store and wait it was made with (NewFactory): what the HTTP edge holds,
+// so that it makes loaders without knowing the store.
+type Factory func(c *auth.Caller) *Loaders
+
+// NewFactory is the Factory of loaders reading st that collect keys for
+// wait (DefaultWait when zero).
+func NewFactory(st *store.Store, wait time.Duration) Factory {
+	return func(c *auth.Caller) *Loaders { return New(st, c, wait) }
+}
+
 // Middleware gives each request its own loaders, scoped to its caller; it
 // runs after authentication.
-func Middleware(st *store.Store, wait time.Duration, next http.Handler) http.Handler {
+func (f Factory) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		next.ServeHTTP(w, r.WithContext(With(ctx, New(st, auth.FromContext(ctx), wait))))
+		next.ServeHTTP(w, r.WithContext(With(ctx, f(auth.FromContext(ctx)))))
 	})
 }

@@ -44,11 +44,23 @@ type Enrolled struct {
 	ExpiresAt      time.Time
 }
 
+// Service is node identity for both faces and the command line.
+type Service struct{ store *store.Store }
+
+// New is the node identity service over st.
+func New(st *store.Store) *Service { return &Service{store: st} }
+
+// MayEnroll is the permission enrolling a node needs: nodes.admin, the
+// fleet operator's. Enroll checks it first; a face that reads a body of its
+// own before calling Enroll asks it first, so that a refusal answers
+// before a bad body does.
+func (s *Service) MayEnroll(c *auth.Caller) error { return c.Require(auth.NodesAdmin) }
+
 // Enroll makes a one-time bootstrap token for the node named nodeName in
 // cluster clusterID. A node that is already registered must be in that
 // cluster: moving a node between clusters is not enrollment's to do.
-func Enroll(ctx context.Context, st *store.Store, caller *auth.Caller, nodeName, clusterID string) (*Enrolled, error) {
-	if err := caller.Require(auth.NodesAdmin); err != nil {
+func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, nodeName, clusterID string) (*Enrolled, error) {
+	if err := s.MayEnroll(caller); err != nil {
 		return nil, err
 	}
 	if err := checkName("nodeName", nodeName); err != nil {
@@ -57,7 +69,7 @@ func Enroll(ctx context.Context, st *store.Store, caller *auth.Caller, nodeName,
 	if err := checkName("clusterId", clusterID); err != nil {
 		return nil, err
 	}
-	cluster, known, err := st.NodeClusterByName(ctx, nodeName)
+	cluster, known, err := s.store.NodeClusterByName(ctx, nodeName)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +80,7 @@ func Enroll(ctx context.Context, st *store.Store, caller *auth.Caller, nodeName,
 	now := store.Now()
 	e := store.Enrollment{TokenHash: auth.HashToken(token), NodeName: nodeName, ClusterID: clusterID,
 		CreatedBy: caller.KeyID, CreatedAt: now, ExpiresAt: now.Add(BootstrapTTL)}
-	if err := st.CreateEnrollment(ctx, e); err != nil {
+	if err := s.store.CreateEnrollment(ctx, e); err != nil {
 		return nil, err
 	}
 	return &Enrolled{NodeName: nodeName, ClusterID: clusterID, BootstrapToken: token, ExpiresAt: e.ExpiresAt}, nil
@@ -77,12 +89,12 @@ func Enroll(ctx context.Context, st *store.Store, caller *auth.Caller, nodeName,
 // Register exchanges a bootstrap token for the node credential it was
 // made for. The token is spent whatever follows; a lost answer means a new
 // enrollment.
-func Register(ctx context.Context, st *store.Store, bootstrapToken string) (*agentapi.RegisterResponse, error) {
+func (s *Service) Register(ctx context.Context, bootstrapToken string) (*agentapi.RegisterResponse, error) {
 	if !strings.HasPrefix(bootstrapToken, agentapi.BootstrapTokenPrefix) {
 		return nil, refused(CodeBootstrapRefused, "send a bootstrap token (%s…) from POST /v1/admin/nodes/enroll as the bearer token", agentapi.BootstrapTokenPrefix)
 	}
 	secret := agentapi.CredentialPrefix + randomSecret()
-	cred, err := st.RedeemEnrollment(ctx, auth.HashToken(bootstrapToken), auth.HashToken(secret), store.Now())
+	cred, err := s.store.RedeemEnrollment(ctx, auth.HashToken(bootstrapToken), auth.HashToken(secret), store.Now())
 	switch {
 	case errors.Is(err, store.ErrEnrollmentUnknown):
 		return nil, refused(CodeBootstrapRefused, "unknown bootstrap token")
@@ -101,8 +113,8 @@ func Register(ctx context.Context, st *store.Store, bootstrapToken string) (*age
 func IsCredential(token string) bool { return strings.HasPrefix(token, agentapi.CredentialPrefix) }
 
 // Authenticate answers the node a credential names, or a 401.
-func Authenticate(ctx context.Context, st *store.Store, credential string) (*Identity, error) {
-	cred, ok, err := st.NodeCredentialByHash(ctx, auth.HashToken(credential))
+func (s *Service) Authenticate(ctx context.Context, credential string) (*Identity, error) {
+	cred, ok, err := s.store.NodeCredentialByHash(ctx, auth.HashToken(credential))
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +126,8 @@ func Authenticate(ctx context.Context, st *store.Store, credential string) (*Ide
 
 // HasCredential reports whether the node named name has a credential, so
 // that API keys may no longer report it.
-func HasCredential(ctx context.Context, st *store.Store, name string) (bool, error) {
-	return st.NodeHasCredential(ctx, name)
+func (s *Service) HasCredential(ctx context.Context, name string) (bool, error) {
+	return s.store.NodeHasCredential(ctx, name)
 }
 
 func refused(code, format string, args ...any) *apierr.Error {

@@ -18,24 +18,30 @@ import (
 // only with nodes.report. Answered before anything of the report is read.
 func TestWhoMayReport(t *testing.T) {
 	key := auth.SystemCaller() // holds nodes.report
+	strict, legacy := New(nil, nil, nil, Options{}), New(nil, nil, nil, Options{KeysAccepted: true})
 	for _, tc := range []struct {
 		name   string
+		svc    *Service
 		who    Reporter
 		status int
 		code   string
 	}{
-		{"no credential and no key", Reporter{}, 401, CodeNodeCredentialRequired},
-		{"an API key holding nodes.report", Reporter{Caller: key}, 403, CodeNodeCredentialRequired},
-		{"legacy mode, no key", Reporter{KeysAccepted: true}, 401, apierr.Unauthenticated},
-		{"legacy mode, a key without nodes.report", Reporter{KeysAccepted: true, Caller: &auth.Caller{}}, 403, apierr.Forbidden},
+		{"no credential and no key", strict, Reporter{}, 401, CodeNodeCredentialRequired},
+		{"an API key holding nodes.report", strict, Reporter{Caller: key}, 403, CodeNodeCredentialRequired},
+		{"legacy mode, no key", legacy, Reporter{}, 401, apierr.Unauthenticated},
+		{"legacy mode, a key without nodes.report", legacy, Reporter{Caller: &auth.Caller{}}, 403, apierr.Forbidden},
 	} {
 		for name, report := range map[string]func() error{
 			"inventory": func() error {
-				_, err := ReportInventory(context.Background(), nil, tc.who, agentapi.InventoryRequest{})
+				_, err := tc.svc.ReportInventory(context.Background(), tc.who, agentapi.InventoryRequest{})
 				return err
 			},
 			"heartbeat": func() error {
-				_, err := ReportHeartbeat(context.Background(), nil, tc.who, agentapi.HeartbeatRequest{})
+				_, err := tc.svc.ReportHeartbeat(context.Background(), tc.who, agentapi.HeartbeatRequest{})
+				return err
+			},
+			"identify": func() error {
+				_, err := tc.svc.Identify(context.Background(), "", tc.who.Caller, nil)
 				return err
 			},
 		} {
@@ -44,11 +50,21 @@ func TestWhoMayReport(t *testing.T) {
 			}
 		}
 	}
-	if err := (Reporter{KeysAccepted: true, Caller: key}).MayReport(); err != nil {
+	if err := legacy.MayReport(Reporter{Caller: key}); err != nil {
 		t.Errorf("legacy mode, a key holding nodes.report: %v", err)
 	}
-	if err := (Reporter{Node: &nodeid.Identity{NodeName: "n"}}).MayReport(); err != nil {
+	if err := strict.MayReport(Reporter{Node: &nodeid.Identity{NodeName: "n"}}); err != nil {
 		t.Errorf("a node credential: %v", err)
+	}
+	// In legacy mode a refused key answers its own refusal, as on every
+	// path that takes keys; otherwise the credential is what is missing.
+	unknown := apierr.Unauthorized("unknown API key")
+	if _, err := legacy.Identify(context.Background(), "gpgkey_x", nil, unknown); err != unknown {
+		t.Errorf("legacy mode, a refused key: got %v, want the key's refusal", err)
+	}
+	_, err := strict.Identify(context.Background(), "gpgkey_x", nil, unknown)
+	if e, ok := apierr.As(err); !ok || e.Status != 401 || e.Code != CodeNodeCredentialRequired {
+		t.Errorf("a refused key: got %v, want a 401 %s", err, CodeNodeCredentialRequired)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/nodeid"
 	"gpugraph/store"
 )
@@ -17,12 +18,52 @@ import (
 type Reporter struct {
 	Node   *nodeid.Identity // set when the report came with a node credential
 	Caller *auth.Caller     // the API key otherwise; nil when none was valid
-	// KeysAccepted is the legacy mode (--node-credentials-required=false):
+}
+
+// Service is the node agent's reports for the REST face.
+type Service struct {
+	store   *store.Store
+	compute *compute.Service
+	ids     *nodeid.Service
+	// keysAccepted is the legacy mode (--node-credentials-required=false):
 	// an API key holding nodes.report may report a node that has no
 	// credential — any organization's key, any such node, which is why it
-	// is not the default. Off (the zero value), only node credentials
-	// report.
+	// is not the default. Off, only node credentials report.
+	keysAccepted bool
+}
+
+// Options are how a Service takes reports.
+type Options struct {
+	// KeysAccepted turns the legacy mode on (Service.keysAccepted); the
+	// zero value accepts node credentials only.
 	KeysAccepted bool
+}
+
+// New is the reports service over st: it re-submits through cs the pods a
+// heartbeat says lost their job, and resolves node credentials through ids.
+func New(st *store.Store, cs *compute.Service, ids *nodeid.Service, o Options) *Service {
+	return &Service{store: st, compute: cs, ids: ids, keysAccepted: o.KeysAccepted}
+}
+
+// Identify answers who sent a report whose bearer token is bearer: the
+// node a node credential names (a 401 for an unknown one), or else the
+// request's caller c, nil when its key was refused with keyErr. It refuses
+// what may not report at all (MayReport), so a face calls it before it
+// reads the body (401/403 before 400). In legacy mode a refused key
+// answers keyErr, as on every path that takes keys.
+func (s *Service) Identify(ctx context.Context, bearer string, c *auth.Caller, keyErr error) (Reporter, error) {
+	if nodeid.IsCredential(bearer) {
+		id, err := s.ids.Authenticate(ctx, bearer)
+		if err != nil {
+			return Reporter{}, err
+		}
+		return Reporter{Node: id}, nil
+	}
+	if keyErr != nil && s.keysAccepted {
+		return Reporter{}, keyErr
+	}
+	who := Reporter{Caller: c}
+	return who, s.MayReport(who)
 }
 
 // Codes of the identity checks.
@@ -46,15 +87,15 @@ const credentialRequired = "this server accepts agent reports only with a node c
 // Without legacy mode anything but a node credential is refused whatever
 // it holds — 401 when no valid key came either, 403 for an API key — with
 // how to get a credential, since nodes.report would not help.
-func (r Reporter) MayReport() error {
+func (s *Service) MayReport(r Reporter) error {
 	switch {
 	case r.Node != nil:
 		return nil
-	case !r.KeysAccepted && r.Caller == nil:
+	case !s.keysAccepted && r.Caller == nil:
 		e := apierr.Unauthorized(credentialRequired)
 		e.Code = CodeNodeCredentialRequired
 		return e
-	case !r.KeysAccepted:
+	case !s.keysAccepted:
 		return apierr.Refused(CodeNodeCredentialRequired, "%s", credentialRequired)
 	}
 	return r.Caller.Require(auth.NodesReport)
@@ -68,7 +109,7 @@ func (r Reporter) MayReport() error {
 // sequence. In legacy mode an API key with nodes.report may still report a
 // node that has no credential (every agent before node identity did so);
 // once a node has a credential, no key may report it.
-func (r Reporter) admit(ctx context.Context, st *store.Store, name, cluster string, seq int64) (string, error) {
+func (s *Service) admit(ctx context.Context, r Reporter, name, cluster string, seq int64) (string, error) {
 	if seq < 0 {
 		return "", apierr.BadRequest("sequence %d must not be negative", seq)
 	}
@@ -85,7 +126,7 @@ func (r Reporter) admit(ctx context.Context, st *store.Store, name, cluster stri
 		}
 		return id.ClusterID, nil
 	}
-	enrolled, err := nodeid.HasCredential(ctx, st, name)
+	enrolled, err := s.ids.HasCredential(ctx, name)
 	if err != nil {
 		return "", err
 	}

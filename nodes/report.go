@@ -7,7 +7,6 @@ import (
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
-	"gpugraph/compute"
 	"gpugraph/models"
 	"gpugraph/store"
 )
@@ -31,44 +30,44 @@ const (
 
 // ReportInventory registers or updates the reporting node, for a node
 // credential of that node or (legacy mode) a key holding nodes.report.
-func ReportInventory(ctx context.Context, st *store.Store, who Reporter, in agentapi.InventoryRequest) (Report, error) {
+func (s *Service) ReportInventory(ctx context.Context, who Reporter, in agentapi.InventoryRequest) (Report, error) {
 	// The report is checked before the identity is looked up, so that
 	// nothing the database would refuse (a NUL in a name) reaches it.
-	if err := who.MayReport(); err != nil {
+	if err := s.MayReport(who); err != nil {
 		return Report{}, err
 	}
 	inv, err := inventoryToStore(in)
 	if err != nil {
 		return Report{}, err
 	}
-	cluster, err := who.admit(ctx, st, in.NodeName, in.ClusterID, in.Sequence)
+	cluster, err := s.admit(ctx, who, in.NodeName, in.ClusterID, in.Sequence)
 	if err != nil {
 		return Report{}, err
 	}
 	inv.ClusterID, inv.Sequence = cluster, in.Sequence
-	rep, err := st.RegisterInventory(ctx, inv, store.Now())
+	rep, err := s.store.RegisterInventory(ctx, inv, store.Now())
 	if err != nil {
 		return Report{}, reportError(err)
 	}
 	who.noteLegacy(ctx, in.NodeName)
-	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
+	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
 }
 
 // ReportHeartbeat records the reporting node's heartbeat, for the same
 // reporters as ReportInventory.
-func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agentapi.HeartbeatRequest) (Report, error) {
-	if err := who.MayReport(); err != nil {
+func (s *Service) ReportHeartbeat(ctx context.Context, who Reporter, in agentapi.HeartbeatRequest) (Report, error) {
+	if err := s.MayReport(who); err != nil {
 		return Report{}, err
 	}
 	hb, err := heartbeatToStore(in)
 	if err != nil {
 		return Report{}, err
 	}
-	if _, err := who.admit(ctx, st, in.NodeName, "", in.Sequence); err != nil {
+	if _, err := s.admit(ctx, who, in.NodeName, "", in.Sequence); err != nil {
 		return Report{}, err
 	}
 	hb.Sequence = in.Sequence
-	rep, err := st.RecordHeartbeat(ctx, hb, store.Now())
+	rep, err := s.store.RecordHeartbeat(ctx, hb, store.Now())
 	if err != nil {
 		return Report{}, reportError(err)
 	}
@@ -76,19 +75,18 @@ func ReportHeartbeat(ctx context.Context, st *store.Store, who Reporter, in agen
 	// read, so the agent learns their new generation in this answer.
 	// Each is its own transaction; one that fails is logged and left
 	// interrupted (its owner may restart it), and the report stands.
-	compute := compute.New(st)
 	for _, lost := range rep.JobLost {
-		if _, err := compute.Resubmit(ctx, lost.OrganizationID, lost.ID); err != nil {
+		if _, err := s.compute.Resubmit(ctx, lost.OrganizationID, lost.ID); err != nil {
 			slog.ErrorContext(ctx, "re-submitting a pod that lost its job", "pod", lost.ID, "err", err)
 		}
 	}
 	who.noteLegacy(ctx, in.NodeName)
-	return answer(ctx, st, Report{NodeID: rep.NodeID, Status: rep.Status})
+	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status})
 }
 
 // answer adds to rep what should run on its node.
-func answer(ctx context.Context, st *store.Store, rep Report) (Report, error) {
-	as, err := st.Assignments(ctx, rep.NodeID)
+func (s *Service) answer(ctx context.Context, rep Report) (Report, error) {
+	as, err := s.store.Assignments(ctx, rep.NodeID)
 	if err != nil {
 		return Report{}, err
 	}

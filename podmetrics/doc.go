@@ -1,10 +1,11 @@
-// Package podmetrics is the pod metrics service under both faces: Query
-// answers Run:ai's pod metrics (GET …/pods/{podId}/metrics and the
-// podMetrics GraphQL field) and Ingest stores a batch of samples (POST
-// /api/v1/metrics/samples). Its parameters and results are plain Go; the
-// faces turn them into GraphQL types, JSON or CSV.
+// Package podmetrics is the pod metrics service under both faces:
+// Service.Query answers Run:ai's pod metrics (GET …/pods/{podId}/metrics
+// and the podMetrics GraphQL field) and Service.Ingest stores a batch of
+// samples (POST /api/v1/metrics/samples). Its parameters and results are
+// plain Go; the faces turn them into GraphQL types, JSON or CSV.
 //
-// Each call checks the caller's permission first, then its parameters,
-// then the pod's tenancy, and answers *apierr.Error for anything the
-// caller can fix: a face never re-checks.
+// Each call checks the caller's permission first (MayRead, MayIngest),
+// then its parameters, then the pod's tenancy, and answers *apierr.Error
+// for anything the caller can fix: a face checks nothing of its own, and
+// asks the same gates when it must refuse before it reads its request.
 package podmetrics

@@ -9,7 +9,6 @@ import (
 	"gpugraph/auth"
 	"gpugraph/dataset"
 	"gpugraph/podfield"
-	"gpugraph/store"
 )
 
 // MaxBatchSamples bounds the samples (and histogram samples) of one
@@ -69,16 +68,21 @@ type Ingested struct {
 	HistogramSamples int
 }
 
-// CanIngest refuses, before a batch is read, a caller without
-// metrics.write, and every caller when the server reads metrics from a
-// source src that ingestion does not write (nil is the store): a 409
-// saying where metrics come from.
-func CanIngest(c *auth.Caller, src Source) error {
-	if err := c.Require(auth.MetricsWrite); err != nil {
+// MayWrite is the permission ingestion needs: metrics.write. A face that
+// reads parameters of its own before it reads a batch asks it first, so
+// that a refusal answers before a bad parameter does.
+func (s *Service) MayWrite(c *auth.Caller) error { return c.Require(auth.MetricsWrite) }
+
+// MayIngest refuses, before a batch is read, a caller without
+// metrics.write (MayWrite), and every caller when the server reads metrics
+// from a source that ingestion does not write: a 409 saying where metrics
+// come from.
+func (s *Service) MayIngest(c *auth.Caller) error {
+	if err := s.MayWrite(c); err != nil {
 		return err
 	}
-	if src != nil && !src.Ingests() {
-		return refuseIngest(src)
+	if !s.source.Ingests() {
+		return refuseIngest(s.source)
 	}
 	return nil
 }
@@ -87,20 +91,20 @@ func CanIngest(c *auth.Caller, src Source) error {
 // at all (store.IngestSamples). A key writes only its own tenant's pods;
 // another tenant's pod answers exactly as a missing one, as a bad entry
 // of the batch, checked in the transaction that writes.
-func Ingest(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b *Batch) (Ingested, error) {
-	if err := CanIngest(c, src); err != nil {
+func (s *Service) Ingest(ctx context.Context, c *auth.Caller, b *Batch) (Ingested, error) {
+	if err := s.MayIngest(c); err != nil {
 		return Ingested{}, err
 	}
-	s := b.c.Samples()
-	if len(s.Metrics)+len(s.Histograms) == 0 {
+	batch := b.c.Samples()
+	if len(batch.Metrics)+len(batch.Histograms) == 0 {
 		return Ingested{}, apierr.BadRequest("the batch is empty: send podMetrics and/or podHistograms entries")
 	}
-	ids := make([]string, len(s.Pods))
-	for i, p := range s.Pods {
+	ids := make([]string, len(batch.Pods))
+	for i, p := range batch.Pods {
 		ids[i] = p.ID
 	}
-	err := st.IngestSamples(ctx, c.TenantID, ids, s.Metrics, s.Histograms, func(found map[string]bool) error {
-		for _, p := range s.Pods {
+	err := s.store.IngestSamples(ctx, c.TenantID, ids, batch.Metrics, batch.Histograms, func(found map[string]bool) error {
+		for _, p := range batch.Pods {
 			if !found[p.ID] {
 				return apierr.BadRequest("%s: podId %q names no pod of this key's tenant", p.Row, p.ID)
 			}
@@ -110,7 +114,7 @@ func Ingest(ctx context.Context, st *store.Store, src Source, c *auth.Caller, b 
 	if err != nil {
 		return Ingested{}, err
 	}
-	return Ingested{Samples: len(s.Metrics), HistogramSamples: len(s.Histograms)}, nil
+	return Ingested{Samples: len(batch.Metrics), HistogramSamples: len(batch.Histograms)}, nil
 }
 
 // badEntry turns the checker's refusal into the 400 a client sees.

@@ -91,16 +91,36 @@ func OmittedDetails(types []string) string {
 		strings.Join(types, ", "))
 }
 
-// Query answers a pod's metrics to a caller holding workloads.read.
-// Parameters are checked before the pod is looked up, so a bad request
-// answers 400 whatever the pod; another tenant's pod answers 404 exactly as
-// a missing one. The samples come from src (the store when nil); the pod
-// and its tenancy are always the store's.
-func Query(ctx context.Context, st *store.Store, src Source, c *auth.Caller, req Request) (Result, error) {
+// Service is the pod metrics service for both faces: the store holds the
+// pods and their tenancy, the source the samples.
+type Service struct {
+	store  *store.Store
+	source Source
+}
+
+// New is the service reading pods from st and samples from src (st's own,
+// StoreSource, when nil).
+func New(st *store.Store, src Source) *Service {
 	if src == nil {
 		src = StoreSource{Store: st}
 	}
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+	return &Service{store: st, source: src}
+}
+
+// MayRead is the permission a query needs: workloads.read, as the pods it
+// reads of. Query checks it first; a face that reads parameters of its own
+// before calling Query asks it first, so that a refusal answers before a
+// bad parameter does.
+func (s *Service) MayRead(c *auth.Caller) error { return c.Require(auth.WorkloadsRead) }
+
+// Query answers a pod's metrics to a caller holding workloads.read.
+// Parameters are checked before the pod is looked up, so a bad request
+// answers 400 whatever the pod; another tenant's pod answers 404 exactly as
+// a missing one. The samples come from the service's source; the pod and
+// its tenancy are always the store's.
+func (s *Service) Query(ctx context.Context, c *auth.Caller, req Request) (Result, error) {
+	st, src := s.store, s.source
+	if err := s.MayRead(c); err != nil {
 		return Result{}, err
 	}
 	q, err := checkRequest(req)

@@ -14,15 +14,16 @@ func TestCallsNeedTheirPermission(t *testing.T) {
 	// A caller without the permission is refused before the store is used
 	// (there is none here); no caller at all is a 401.
 	none := &auth.Caller{}
-	_, err := Query(context.Background(), nil, nil, none, Request{})
+	svc := New(nil, nil)
+	_, err := svc.Query(context.Background(), none, Request{})
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Forbidden || e.Message != "this credential lacks the workloads.read permission" {
 		t.Errorf("Query: got %v, want a 403 naming workloads.read", err)
 	}
-	_, err = Ingest(context.Background(), nil, nil, none, NewBatch())
+	_, err = svc.Ingest(context.Background(), none, NewBatch())
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Forbidden || e.Message != "this credential lacks the metrics.write permission" {
 		t.Errorf("Ingest: got %v, want a 403 naming metrics.write", err)
 	}
-	_, err = Query(context.Background(), nil, nil, nil, Request{})
+	_, err = svc.Query(context.Background(), nil, Request{})
 	if e, ok := apierr.As(err); !ok || e.Code != apierr.Unauthenticated {
 		t.Errorf("Query without a caller: got %v, want a 401", err)
 	}

@@ -43,8 +43,8 @@ func cursorList(s filterby.Sort) string {
 
 // Connection answers a cursor page of the caller's tenant's pods, in q's
 // order, after q.After.
-func Connection(ctx context.Context, st *store.Store, c *auth.Caller, q CursorQuery) (*paging.Connection[models.Pod], error) {
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+func (s *Service) Connection(ctx context.Context, c *auth.Caller, q CursorQuery) (*paging.Connection[models.Pod], error) {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	sq, err := storeQuery(c, q.count())
@@ -70,7 +70,7 @@ func Connection(ctx context.Context, st *store.Store, c *auth.Caller, q CursorQu
 		q.Columns = append(slices.Clone(q.Columns), fd.Column)
 	}
 	sq.Columns = q.Columns
-	rows, more, total, err := st.PodsAfter(ctx, sq, after, page.First, q.Total)
+	rows, more, total, err := s.store.PodsAfter(ctx, sq, after, page.First, q.Total)
 	if err != nil {
 		return nil, err
 	}
@@ -129,17 +129,17 @@ func sortValue(p *models.Pod, fd *podfield.Field) *string {
 }
 
 // Projects answers the caller's tenant's projects by name.
-func Projects(ctx context.Context, st *store.Store, c *auth.Caller) ([]*models.Project, error) {
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+func (s *Service) Projects(ctx context.Context, c *auth.Caller) ([]*models.Project, error) {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
-	return st.ProjectsOfTenant(ctx, c.TenantID)
+	return s.store.ProjectsOfTenant(ctx, c.TenantID)
 }
 
 // Workloads answers a page of the caller's tenant's workloads by name, of
 // one project when projectID is not "" (another tenant's project has none).
-func Workloads(ctx context.Context, st *store.Store, c *auth.Caller, projectID string, offset, limit *int) ([]*models.Workload, error) {
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+func (s *Service) Workloads(ctx context.Context, c *auth.Caller, projectID string, offset, limit *int) ([]*models.Workload, error) {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	if err := edge.Text("projectId", projectID, edge.MaxID); err != nil {
@@ -149,5 +149,5 @@ func Workloads(ctx context.Context, st *store.Store, c *auth.Caller, projectID s
 	if err != nil {
 		return nil, err
 	}
-	return st.WorkloadsOfTenant(ctx, c.TenantID, projectID, page.Offset, page.Limit)
+	return s.store.WorkloadsOfTenant(ctx, c.TenantID, projectID, page.Offset, page.Limit)
 }

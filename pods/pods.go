@@ -60,14 +60,26 @@ type CountQuery struct {
 	Completed *bool
 }
 
+// Service is the pods capability for both faces.
+type Service struct{ store *store.Store }
+
+// New is the pods service over st.
+func New(st *store.Store) *Service { return &Service{store: st} }
+
+// MayRead is the permission every read of pods, workloads and projects
+// needs: workloads.read. Each method checks it first; a face that reads
+// parameters of its own before calling one asks it first, so that a
+// refusal answers before a bad parameter does.
+func (s *Service) MayRead(c *auth.Caller) error { return c.Require(auth.WorkloadsRead) }
+
 // List answers a page of the caller's tenant's pods, every column and no
 // total: Prepare and Read in one.
-func List(ctx context.Context, st *store.Store, c *auth.Caller, q Query) (Page, error) {
-	l, err := Prepare(c, q)
+func (s *Service) List(ctx context.Context, c *auth.Caller, q Query) (Page, error) {
+	l, err := s.Prepare(c, q)
 	if err != nil {
 		return Page{}, err
 	}
-	return l.Read(ctx, st)
+	return l.Read(ctx)
 }
 
 // Listing is a checked list, ready to read.
@@ -79,6 +91,7 @@ type Listing struct {
 	// statement; a list without it costs one.
 	Total bool
 
+	store      *store.Store
 	q          store.PodQuery
 	page       paging.Page
 	workloadID string
@@ -87,8 +100,8 @@ type Listing struct {
 // Prepare checks q for the caller (the permission, the filters, the page)
 // without reading the database. A face that works out Columns and Total
 // from its own request does so on the Listing, once q is known to be good.
-func Prepare(c *auth.Caller, q Query) (*Listing, error) {
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+func (s *Service) Prepare(c *auth.Caller, q Query) (*Listing, error) {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	sq, err := storeQuery(c, q.count())
@@ -103,14 +116,14 @@ func Prepare(c *auth.Caller, q Query) (*Listing, error) {
 		return nil, err
 	}
 	sq.Sort = q.Sort
-	return &Listing{q: sq, page: page, workloadID: podfield.CanonicalUUID(q.WorkloadID)}, nil
+	return &Listing{store: s.store, q: sq, page: page, workloadID: podfield.CanonicalUUID(q.WorkloadID)}, nil
 }
 
 // Read answers the page. The page reads one row past its limit to know
 // whether a next page exists, so it needs no count. It is 404 when the
 // list names a workload that is missing or another tenant's.
-func (l *Listing) Read(ctx context.Context, st *store.Store) (Page, error) {
-	sq := l.q
+func (l *Listing) Read(ctx context.Context) (Page, error) {
+	st, sq := l.store, l.q
 	if l.workloadID != "" {
 		ok, err := st.TenantHasWorkload(ctx, sq.TenantID, l.workloadID)
 		if err != nil {
@@ -142,37 +155,37 @@ func (l *Listing) Read(ctx context.Context, st *store.Store) (Page, error) {
 }
 
 // Count answers how many of the caller's tenant's pods q matches.
-func Count(ctx context.Context, st *store.Store, c *auth.Caller, q CountQuery) (int, error) {
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+func (s *Service) Count(ctx context.Context, c *auth.Caller, q CountQuery) (int, error) {
+	if err := s.MayRead(c); err != nil {
 		return 0, err
 	}
 	sq, err := storeQuery(c, q)
 	if err != nil {
 		return 0, err
 	}
-	n, err := st.CountPods(ctx, sq)
+	n, err := s.store.CountPods(ctx, sq)
 	return int(n), err
 }
 
 // OfRevision answers every pod of one inference revision, oldest first;
 // such lists are small by nature and not paged. It is 404 when the
 // revision is missing or another tenant's.
-func OfRevision(ctx context.Context, st *store.Store, c *auth.Caller, revisionID string, deleted bool) ([]*models.Pod, error) {
-	if err := c.Require(auth.WorkloadsRead); err != nil {
+func (s *Service) OfRevision(ctx context.Context, c *auth.Caller, revisionID string, deleted bool) ([]*models.Pod, error) {
+	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
 	if err := edge.Text("revisionId", revisionID, edge.MaxID); err != nil {
 		return nil, err
 	}
 	revisionID = podfield.CanonicalUUID(revisionID)
-	ok, err := st.TenantHasRevision(ctx, c.TenantID, revisionID)
+	ok, err := s.store.TenantHasRevision(ctx, c.TenantID, revisionID)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, apierr.NotFound(apierr.NotFoundCode, "revision %q not found", revisionID)
 	}
-	return st.Pods(ctx, store.PodQuery{TenantID: c.TenantID, RevisionID: revisionID, Deleted: deleted})
+	return s.store.Pods(ctx, store.PodQuery{TenantID: c.TenantID, RevisionID: revisionID, Deleted: deleted})
 }
 
 // count is q's filtering.

@@ -7,7 +7,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"gpugraph/loaders"
-	"gpugraph/store"
 )
 
 // The columns each field of Node, Gpu and VM is answered from, for the
@@ -68,9 +67,9 @@ func (narrowLoaders) InterceptOperation(ctx context.Context, next graphql.Operat
 // selectedColumns are the node, GPU and VM columns op's selections need;
 // nil (every column) for a type one of whose selected fields has no entry.
 func selectedColumns(op *graphql.OperationContext) loaders.Columns {
-	cols := map[string]store.Columns{}
+	cols := map[string][]string{}
 	for typ := range fieldColumns {
-		cols[typ] = store.Columns{}
+		cols[typ] = []string{}
 	}
 	need := func(typ string, c []string) {
 		if cols[typ] != nil { // nil: every column already

@@ -24,7 +24,7 @@ func (r *queryResolver) Projects(ctx context.Context) ([]*models.Project, error)
 	if err != nil {
 		return nil, err
 	}
-	return pods.Projects(ctx, r.Store, c)
+	return r.Services.Pods.Projects(ctx, c)
 }
 
 func (r *queryResolver) Workloads(ctx context.Context, projectID *string, offset, limit *int) ([]*models.Workload, error) {
@@ -32,7 +32,7 @@ func (r *queryResolver) Workloads(ctx context.Context, projectID *string, offset
 	if err != nil {
 		return nil, err
 	}
-	list, err := pods.Workloads(ctx, r.Store, c, orEmpty(projectID), offset, limit)
+	list, err := r.Services.Pods.Workloads(ctx, c, orEmpty(projectID), offset, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (r *queryResolver) GpuModels(ctx context.Context) ([]*models.GpuModel, erro
 	if err != nil {
 		return nil, err
 	}
-	return inventory.New(r.Store).Models(ctx, c)
+	return r.Services.Inventory.Models(ctx, c)
 }
 
 func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, modelID, nodeID *string, first *int, after *string) (*model.GpuConnection, error) {
@@ -52,7 +52,7 @@ func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, mode
 	if err != nil {
 		return nil, err
 	}
-	conn, err := inventory.New(r.Store).GPUs(ctx, c, inventory.GPUQuery{
+	conn, err := r.Services.Inventory.GPUs(ctx, c, inventory.GPUQuery{
 		Health: health, ModelID: orEmpty(modelID), NodeID: orEmpty(nodeID),
 		First: first, After: after, Total: selects(ctx, "totalCount"),
 	})
@@ -81,7 +81,7 @@ func (r *queryResolver) NodeList(ctx context.Context, status []models.NodeStatus
 	if err != nil {
 		return nil, err
 	}
-	nodes, total, err := inventory.New(r.Store).NodePage(ctx, c, status, page)
+	nodes, total, err := r.Services.Inventory.NodePage(ctx, c, status, page)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (r *queryResolver) NodesConnection(ctx context.Context, status []models.Nod
 	if err != nil {
 		return nil, err
 	}
-	conn, err := inventory.New(r.Store).Nodes(ctx, c, inventory.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	conn, err := r.Services.Inventory.Nodes(ctx, c, inventory.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (r *queryResolver) VmsConnection(ctx context.Context, status []models.VMSta
 	if err != nil {
 		return nil, err
 	}
-	conn, err := compute.New(r.Store).Connection(ctx, c, compute.CursorQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	conn, err := r.Services.Compute.Connection(ctx, c, compute.CursorQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (r *queryResolver) PodsConnection(ctx context.Context, where map[string]any
 	if err != nil {
 		return nil, err
 	}
-	conn, err := pods.Connection(ctx, r.Store, c, pods.CursorQuery{
+	conn, err := r.Services.Pods.Connection(ctx, c, pods.CursorQuery{
 		Query: pods.Query{
 			FilterBy:  filterBy,
 			Where:     podWhere(where),

@@ -11,8 +11,8 @@ import (
 )
 
 // Credential administration translates; package credentials checks admin
-// and decides. GraphQL issues no access tokens, so the service needs none.
-func (r *Resolver) credentials() *credentials.Service { return credentials.New(r.Store, nil) }
+// and decides. GraphQL issues no access tokens (POST /api/v1/token does).
+func (r *Resolver) credentials() *credentials.Service { return r.Services.Credentials }
 
 func (r *queryResolver) APIKeys(ctx context.Context, organizationID *string) ([]*model.Credential, error) {
 	c, err := auth.Authenticate(ctx)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gpugraph/auth"
-	"gpugraph/fleet"
 	"gpugraph/graph/model"
 	"gpugraph/models"
 )
@@ -19,7 +18,7 @@ func (r *mutationResolver) SetNodeLeavingAt(ctx context.Context, id string, leav
 	if err != nil {
 		return nil, err
 	}
-	ch, err := fleet.New(r.Store).SetLeavingAt(ctx, c, id, leavingAt)
+	ch, err := r.Services.Fleet.SetLeavingAt(ctx, c, id, leavingAt)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +30,7 @@ func (r *mutationResolver) ReclaimNode(ctx context.Context, id string) (*model.N
 	if err != nil {
 		return nil, err
 	}
-	ch, err := fleet.New(r.Store).Reclaim(ctx, c, id)
+	ch, err := r.Services.Fleet.Reclaim(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +42,7 @@ func (r *mutationResolver) SetOrganizationState(ctx context.Context, id string, 
 	if err != nil {
 		return nil, err
 	}
-	ch, err := fleet.New(r.Store).SetOrganizationState(ctx, c, id, models.OrgState(strings.ToLower(string(state))))
+	ch, err := r.Services.Fleet.SetOrganizationState(ctx, c, id, models.OrgState(strings.ToLower(string(state))))
 	if err != nil {
 		return nil, err
 	}

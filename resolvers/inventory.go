@@ -14,23 +14,30 @@ import (
 	"gpugraph/resolvers/prefetch"
 )
 
+// VM reads through the request's loaders, which are scoped to the
+// caller's organization; package compute says who may read VMs.
 func (r *queryResolver) VM(ctx context.Context, id string) (*models.VM, error) {
-	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
+	if err := r.may(ctx, r.Services.Compute.MayRead); err != nil {
 		return nil, err
 	}
 	return loaders.For(ctx).VMByID.Load(ctx, id)()
 }
 
 func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offset, limit *int) (*model.VMList, error) {
-	c, err := auth.Require(ctx, auth.ComputeRead)
+	c, err := auth.Authenticate(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// Asked before the page is read, so that a refusal answers before a
+	// bad offset or limit does.
+	if err := r.Services.Compute.MayRead(c); err != nil {
 		return nil, err
 	}
 	page, err := paging.Parse(offset, limit)
 	if err != nil {
 		return nil, err
 	}
-	vms, total, err := compute.New(r.Store).List(ctx, c, compute.ListQuery{Statuses: status, Page: page, Count: selects(ctx, "total"), Columns: loaders.For(ctx).Narrowed().VMs})
+	vms, total, err := r.Services.Compute.List(ctx, c, compute.ListQuery{Statuses: status, Page: page, Count: selects(ctx, "total"), Columns: loaders.For(ctx).Narrowed().VMs})
 	if err != nil {
 		return nil, err
 	}
@@ -43,18 +50,21 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	return &model.VMList{Vms: vms, Next: page.Next(total), Total: int(total)}, nil
 }
 
+// Node reads through the request's loaders; package inventory says who may
+// read nodes.
 func (r *queryResolver) Node(ctx context.Context, id string) (*models.Node, error) {
-	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
+	if err := r.may(ctx, r.Services.Inventory.MayRead); err != nil {
 		return nil, err
 	}
 	return loaders.For(ctx).NodeByID.Load(ctx, id)()
 }
 
 func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) ([]*models.Node, error) {
-	if _, err := auth.Require(ctx, auth.ComputeRead); err != nil {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
 		return nil, err
 	}
-	nodes, err := r.Store.Nodes(ctx, status)
+	nodes, err := r.Services.Inventory.AllNodes(ctx, c, status)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func (r *mutationResolver) end(ctx context.Context, id string,
 	if err != nil {
 		return nil, err
 	}
-	res, err := op(compute.New(r.Store), ctx, c, id)
+	res, err := op(r.Services.Compute, ctx, c, id)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func (r *subscriptionResolver) VMEvents(ctx context.Context, ids []string, after
 	if err != nil {
 		return nil, err
 	}
-	return r.Live.VMEvents(ctx, c, ids, from, endStream(ctx))
+	return r.Services.Live.VMEvents(ctx, c, ids, from, endStream(ctx))
 }
 
 // NodeEvents is the subscription nodeEvents: every node's changes, to a
@@ -35,16 +35,21 @@ func (r *subscriptionResolver) NodeEvents(ctx context.Context, ids []string, aft
 	if err != nil {
 		return nil, err
 	}
-	return r.Live.NodeEvents(ctx, c, ids, from, endStream(ctx))
+	return r.Services.Live.NodeEvents(ctx, c, ids, from, endStream(ctx))
 }
 
-// subscriber checks the caller and reads after.
+// subscriber checks the caller, through the feed's gate before anything
+// else, and reads after.
 func (r *subscriptionResolver) subscriber(ctx context.Context, after *string) (*auth.Caller, *int64, error) {
-	c, err := auth.Require(ctx, auth.ComputeRead)
+	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if r.Live == nil {
+	feed := r.Services.Live
+	if err := feed.MayRead(c); err != nil {
+		return nil, nil, err
+	}
+	if feed == nil {
 		return nil, nil, apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "this server streams no live updates")
 	}
 	if after == nil {

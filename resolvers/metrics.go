@@ -9,7 +9,7 @@ import (
 	"gpugraph/podmetrics"
 )
 
-// PodMetrics answers the podMetrics field from podmetrics.Query.
+// PodMetrics answers the podMetrics field from podmetrics.Service.Query.
 func (r *queryResolver) PodMetrics(ctx context.Context, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) (*model.PodMetrics, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
@@ -19,7 +19,7 @@ func (r *queryResolver) PodMetrics(ctx context.Context, workloadID string, podID
 	for i, t := range metricTypes {
 		types[i] = string(t)
 	}
-	res, err := podmetrics.Query(ctx, r.Store, r.Metrics, c, podmetrics.Request{WorkloadID: workloadID, PodID: podID,
+	res, err := r.Services.Metrics.Query(ctx, c, podmetrics.Request{WorkloadID: workloadID, PodID: podID,
 		Types: types, Start: start, End: end, NumberOfSamples: numberOfSamples})
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/graph/model"
-	"gpugraph/nodeid"
 )
 
 // EnrollNode translates; package nodeid checks nodes.admin and decides.
@@ -14,7 +13,7 @@ func (r *mutationResolver) EnrollNode(ctx context.Context, nodeName, clusterID s
 	if err != nil {
 		return nil, err
 	}
-	e, err := nodeid.Enroll(ctx, r.Store, c, nodeName, clusterID)
+	e, err := r.Services.NodeID.Enroll(ctx, c, nodeName, clusterID)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func (r *queryResolver) PodsCount(ctx context.Context, where map[string]any, fil
 	if err != nil {
 		return 0, err
 	}
-	return pods.Count(ctx, r.Store, c, pods.CountQuery{FilterBy: filterBy, Where: podWhere(where), Search: orEmpty(search), Deleted: isTrue(deleted), Completed: completed})
+	return r.Services.Pods.Count(ctx, c, pods.CountQuery{FilterBy: filterBy, Where: podWhere(where), Search: orEmpty(search), Deleted: isTrue(deleted), Completed: completed})
 }
 
 // WorkloadPods is Pods of one workload; 404 when the workload is missing or
@@ -44,7 +44,7 @@ func (r *queryResolver) RevisionPods(ctx context.Context, revisionID string, del
 	if err != nil {
 		return nil, err
 	}
-	list, err := pods.OfRevision(ctx, r.Store, c, revisionID, isTrue(deleted))
+	list, err := r.Services.Pods.OfRevision(ctx, c, revisionID, isTrue(deleted))
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, where ma
 	if err != nil {
 		return nil, err
 	}
-	l, err := pods.Prepare(c, pods.Query{
+	l, err := r.Services.Pods.Prepare(c, pods.Query{
 		WorkloadID: workloadID,
 		FilterBy:   filterBy,
 		Where:      podWhere(where),
@@ -74,7 +74,7 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, where ma
 		return nil, err
 	}
 	l.Columns, l.Total = podColumns(ctx), selects(ctx, "total")
-	page, err := l.Read(ctx, r.Store)
+	page, err := l.Read(ctx)
 	if err != nil {
 		return nil, err
 	}

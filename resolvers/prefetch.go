@@ -6,7 +6,6 @@ import (
 	"gpugraph/loaders"
 	"gpugraph/models"
 	"gpugraph/resolvers/prefetch"
-	"gpugraph/store"
 )
 
 // A list resolver prefetches, level by level, what its query selects below
@@ -72,9 +71,9 @@ func deref(s *string) string {
 }
 
 // podNodeKey is the key of the node a pod names (zero when it names none).
-func podNodeKey(p *models.Pod) store.NodeKey {
+func podNodeKey(p *models.Pod) loaders.NodeKey {
 	if p.NodeName == nil {
-		return store.NodeKey{}
+		return loaders.NodeKey{}
 	}
-	return store.NodeKey{ClusterID: p.ClusterID, Name: *p.NodeName}
+	return loaders.NodeKey{ClusterID: p.ClusterID, Name: *p.NodeName}
 }

@@ -1,22 +1,24 @@
-// Package resolvers answers the GraphQL schema. Every root field checks the
-// caller's permission first; every nested field goes through the request's
-// dataloaders, which are scoped to the caller.
+// Package resolvers answers the GraphQL schema. Every root field calls a
+// service of the Services it is handed (package services), which checks
+// the caller's permission first; a root field that reads through the
+// loaders asks the service's gate (MayRead) itself. Every nested field goes
+// through the request's dataloaders, which are scoped to the caller.
 package resolvers
 
 import (
+	"context"
+
+	"gpugraph/auth"
 	"gpugraph/graph"
-	"gpugraph/live"
-	"gpugraph/podmetrics"
-	"gpugraph/store"
+	"gpugraph/services"
 )
 
 // Resolver is the root of the resolver tree.
 type Resolver struct {
-	Store *store.Store
-	// Metrics is where pod metrics are read (the store when nil).
-	Metrics podmetrics.Source
-	// Live serves the subscriptions (nil: subscriptions answer unavailable).
-	Live *live.Feed
+	// Services are the services the resolvers call, built once by the
+	// server and shared with the REST face. Its Live serves the
+	// subscriptions (nil: subscriptions answer unavailable).
+	Services *services.Services
 }
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }
@@ -34,3 +36,15 @@ type nodeResolver struct{ *Resolver }
 type gpuResolver struct{ *Resolver }
 type podResolver struct{ *Resolver }
 type workloadResolver struct{ *Resolver }
+
+// may answers whether the request's caller passes may, a service's gate
+// (compute.Service.MayRead, …), for a field that reads through the
+// request's loaders rather than through a method of the service: the 401
+// of a missing or refused credential, else may's 403.
+func (r *Resolver) may(ctx context.Context, may func(*auth.Caller) error) error {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return err
+	}
+	return may(c)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"gpugraph/auth"
-	"gpugraph/compute"
 	"gpugraph/loaders"
 	"gpugraph/models"
 )
@@ -18,7 +17,7 @@ func (r *mutationResolver) RestartVM(ctx context.Context, id string) (*models.VM
 	if err != nil {
 		return nil, err
 	}
-	res, err := compute.New(r.Store).Restart(ctx, c, id)
+	res, err := r.Services.Compute.Restart(ctx, c, id)
 	if err != nil {
 		return nil, err
 	}

@@ -10,16 +10,16 @@ import (
 	"gpugraph/edge"
 	"gpugraph/fleet"
 	"gpugraph/models"
-	"gpugraph/nodeid"
 )
 
 // The fleet operator's paths (nodes.admin), in OpenRelay's error shape.
 func (api *API) adminRoutes() []route {
+	admin := api.Services.Fleet.MayAdminister
 	return []route{
-		{"PUT /v1/admin/nodes/{id}/leaving-at", openRelay(auth.NodesAdmin, api.setLeavingAt)},
-		{"POST /v1/admin/nodes/{id}/reclaim", openRelay(auth.NodesAdmin, api.reclaimNode)},
-		{"PUT /v1/admin/organizations/{id}/state", openRelay(auth.NodesAdmin, api.setOrganizationState)},
-		{"POST /v1/admin/nodes/enroll", openRelay(auth.NodesAdmin, api.enrollNode)},
+		{"PUT /v1/admin/nodes/{id}/leaving-at", openRelay(admin, api.setLeavingAt)},
+		{"POST /v1/admin/nodes/{id}/reclaim", openRelay(admin, api.reclaimNode)},
+		{"PUT /v1/admin/organizations/{id}/state", openRelay(admin, api.setOrganizationState)},
+		{"POST /v1/admin/nodes/enroll", openRelay(api.Services.NodeID.MayEnroll, api.enrollNode)},
 	}
 }
 
@@ -72,7 +72,7 @@ func (api *API) setLeavingAt(w http.ResponseWriter, r *http.Request) error {
 		}
 		at = &t
 	}
-	c, err := fleet.New(api.Store).SetLeavingAt(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), at)
+	c, err := api.Services.Fleet.SetLeavingAt(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), at)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (api *API) setLeavingAt(w http.ResponseWriter, r *http.Request) error {
 
 // reclaimNode stops the node's interruptible workloads for its owner.
 func (api *API) reclaimNode(w http.ResponseWriter, r *http.Request) error {
-	c, err := fleet.New(api.Store).Reclaim(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	c, err := api.Services.Fleet.Reclaim(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (api *API) setOrganizationState(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	c, err := fleet.New(api.Store).SetOrganizationState(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), state)
+	c, err := api.Services.Fleet.SetOrganizationState(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), state)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (api *API) enrollNode(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
-	e, err := nodeid.Enroll(r.Context(), api.Store, auth.FromContext(r.Context()), body.NodeName, body.ClusterID)
+	e, err := api.Services.NodeID.Enroll(r.Context(), auth.FromContext(r.Context()), body.NodeName, body.ClusterID)
 	if err != nil {
 		return err
 	}

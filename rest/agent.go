@@ -10,7 +10,6 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/edge"
-	"gpugraph/nodeid"
 	"gpugraph/nodes"
 )
 
@@ -35,27 +34,16 @@ func (api *API) agentRoutes() []route {
 
 type reporterKey struct{}
 
-// reporting serves a report path: a node credential is resolved here
-// (nodeid); anything else is an API key, which package nodes refuses
-// unless the server runs in legacy mode and it holds nodes.report. Both
-// are checked before the body is read (401/403 before 400).
+// reporting serves a report path: package nodes resolves a node
+// credential, and refuses anything else (an API key) unless the server
+// runs in legacy mode and it holds nodes.report. Both are checked before
+// the body is read (401/403 before 400).
 func (api *API) reporting(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		who := nodes.Reporter{KeysAccepted: api.NodeReportKeys, Caller: auth.FromContext(ctx)}
-		if token := auth.BearerToken(r); nodeid.IsCredential(token) {
-			id, err := nodeid.Authenticate(ctx, api.Store, token)
-			if err != nil {
-				WriteOpenRelayError(w, r, err)
-				return
-			}
-			who.Node, who.Caller = id, nil
-		} else if _, err := auth.Authenticate(ctx); err != nil && api.NodeReportKeys {
-			// Legacy mode answers a bad key as every key path does.
-			WriteOpenRelayError(w, r, err)
-			return
-		}
-		if err := who.MayReport(); err != nil {
+		c, keyErr := auth.Authenticate(ctx)
+		who, err := api.Services.Nodes.Identify(ctx, auth.BearerToken(r), c, keyErr)
+		if err != nil {
 			WriteOpenRelayError(w, r, err)
 			return
 		}
@@ -74,7 +62,7 @@ func reporterOf(r *http.Request) nodes.Reporter {
 // agentRegister exchanges the bootstrap token (the bearer token) for a
 // node credential; the body, if any, is ignored.
 func (api *API) agentRegister(w http.ResponseWriter, r *http.Request) {
-	out, err := nodeid.Register(r.Context(), api.Store, auth.BearerToken(r))
+	out, err := api.Services.NodeID.Register(r.Context(), auth.BearerToken(r))
 	if err != nil {
 		WriteOpenRelayError(w, r, err)
 		return
@@ -87,7 +75,7 @@ func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeReport(w, r, &in); err != nil {
 		return err
 	}
-	rep, err := nodes.ReportInventory(r.Context(), api.Store, reporterOf(r), in)
+	rep, err := api.Services.Nodes.ReportInventory(r.Context(), reporterOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -104,7 +92,7 @@ func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeReport(w, r, &in); err != nil {
 		return err
 	}
-	rep, err := nodes.ReportHeartbeat(r.Context(), api.Store, reporterOf(r), in)
+	rep, err := api.Services.Nodes.ReportHeartbeat(r.Context(), reporterOf(r), in)
 	if err != nil {
 		return err
 	}

@@ -13,15 +13,16 @@ import (
 // Run:ai's token path and the credential administrator's paths (admin),
 // the latter in OpenRelay's error shape as the other /v1/admin paths.
 func (api *API) credentialRoutes() []route {
+	admin := api.Services.Credentials.MayAdminister
 	return []route{
 		{"POST /api/v1/token", http.HandlerFunc(api.token)},
-		{"GET /v1/admin/keys", openRelay(auth.Admin, api.listKeys)},
-		{"POST /v1/admin/keys", openRelay(auth.Admin, api.createKey)},
-		{"POST /v1/admin/keys/{id}/revoke", openRelay(auth.Admin, api.revokeKey)},
-		{"GET /v1/admin/applications", openRelay(auth.Admin, api.listApplications)},
-		{"POST /v1/admin/applications", openRelay(auth.Admin, api.createApplication)},
-		{"POST /v1/admin/applications/{id}/revoke", openRelay(auth.Admin, api.revokeApplication)},
-		{"POST /v1/admin/organizations", openRelay(auth.Admin, api.createOrganization)},
+		{"GET /v1/admin/keys", openRelay(admin, api.listKeys)},
+		{"POST /v1/admin/keys", openRelay(admin, api.createKey)},
+		{"POST /v1/admin/keys/{id}/revoke", openRelay(admin, api.revokeKey)},
+		{"GET /v1/admin/applications", openRelay(admin, api.listApplications)},
+		{"POST /v1/admin/applications", openRelay(admin, api.createApplication)},
+		{"POST /v1/admin/applications/{id}/revoke", openRelay(admin, api.revokeApplication)},
+		{"POST /v1/admin/organizations", openRelay(admin, api.createOrganization)},
 	}
 }
 
@@ -46,7 +47,7 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 	if req.ClientID == "" && req.ClientSecret == "" {
 		req.ClientID, req.ClientSecret = body.AppID, body.AppSecret
 	}
-	t, err := api.Credentials.Token(r.Context(), req)
+	t, err := api.Services.Credentials.Token(r.Context(), req)
 	if err != nil {
 		WriteRunaiError(w, r, err)
 		return
@@ -95,7 +96,7 @@ func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
-	c, err := api.Credentials.CreateKey(r.Context(), auth.FromContext(r.Context()), body.spec())
+	c, err := api.Services.Credentials.CreateKey(r.Context(), auth.FromContext(r.Context()), body.spec())
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (api *API) createApplication(w http.ResponseWriter, r *http.Request) error 
 	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
-	c, err := api.Credentials.CreateApplication(r.Context(), auth.FromContext(r.Context()), body.spec())
+	c, err := api.Services.Credentials.CreateApplication(r.Context(), auth.FromContext(r.Context()), body.spec())
 	if err != nil {
 		return err
 	}
@@ -124,12 +125,12 @@ func (api *API) createApplication(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (api *API) listKeys(w http.ResponseWriter, r *http.Request) error {
-	cs, err := api.Credentials.ListKeys(r.Context(), auth.FromContext(r.Context()), r.URL.Query().Get("organizationId"))
+	cs, err := api.Services.Credentials.ListKeys(r.Context(), auth.FromContext(r.Context()), r.URL.Query().Get("organizationId"))
 	return writeCredentials(w, "keys", cs, err)
 }
 
 func (api *API) listApplications(w http.ResponseWriter, r *http.Request) error {
-	cs, err := api.Credentials.ListApplications(r.Context(), auth.FromContext(r.Context()), r.URL.Query().Get("organizationId"))
+	cs, err := api.Services.Credentials.ListApplications(r.Context(), auth.FromContext(r.Context()), r.URL.Query().Get("organizationId"))
 	return writeCredentials(w, "applications", cs, err)
 }
 
@@ -146,7 +147,7 @@ func writeCredentials(w http.ResponseWriter, key string, cs []credentials.Creden
 }
 
 func (api *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	c, err := api.Credentials.RevokeKey(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	c, err := api.Services.Credentials.RevokeKey(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (api *API) revokeKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (api *API) revokeApplication(w http.ResponseWriter, r *http.Request) error {
-	c, err := api.Credentials.RevokeApplication(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	c, err := api.Services.Credentials.RevokeApplication(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (api *API) createOrganization(w http.ResponseWriter, r *http.Request) error
 	if err := decodeAdmin(w, r, &body); err != nil {
 		return err
 	}
-	o, err := api.Credentials.CreateOrganization(r.Context(), auth.FromContext(r.Context()),
+	o, err := api.Services.Credentials.CreateOrganization(r.Context(), auth.FromContext(r.Context()),
 		credentials.Organization{ID: body.ID, Name: body.Name, TenantID: body.TenantID, InfinibandEnabled: body.InfinibandEnabled})
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func (api *API) idempotent(h handlerFunc) handlerFunc {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		caller := auth.FromContext(r.Context())
 		print := idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body)
-		answer, res, err := idempotency.New(api.Store).Begin(r.Context(), caller.OrganizationID, key, print)
+		answer, res, err := api.Services.Idempotency.Begin(r.Context(), caller.OrganizationID, key, print)
 		if err != nil {
 			return err
 		}

@@ -23,9 +23,10 @@ import (
 )
 
 func (api *API) metricsRoutes() []route {
+	metrics := api.Services.Metrics
 	return []route{
-		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", runai(auth.WorkloadsRead, api.podMetrics)},
-		{"POST /api/v1/metrics/samples", Costs(Policy{MaxBody: MaxSamplesBody, Rate: ratelimit.Ingest}, runai(auth.MetricsWrite, api.ingestSamples))},
+		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", runai(metrics.MayRead, api.podMetrics)},
+		{"POST /api/v1/metrics/samples", Costs(Policy{MaxBody: MaxSamplesBody, Rate: ratelimit.Ingest}, runai(metrics.MayWrite, api.ingestSamples))},
 	}
 }
 
@@ -37,7 +38,7 @@ func (api *API) podMetrics(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := podmetrics.Query(r.Context(), api.Store, api.Metrics, auth.FromContext(r.Context()), podmetrics.Request{
+	res, err := api.Services.Metrics.Query(r.Context(), auth.FromContext(r.Context()), podmetrics.Request{
 		WorkloadID: r.PathValue("workloadId"), PodID: r.PathValue("podId"),
 		Types: p.types, Start: p.start, End: p.end, NumberOfSamples: &p.numberOfSamples})
 	if err != nil {
@@ -259,14 +260,14 @@ const MaxSamplesBody = 8 << 20
 // caller and the metrics source are checked before the body is read.
 func (api *API) ingestSamples(w http.ResponseWriter, r *http.Request) error {
 	c := auth.FromContext(r.Context())
-	if err := podmetrics.CanIngest(c, api.Metrics); err != nil {
+	if err := api.Services.Metrics.MayIngest(c); err != nil {
 		return err
 	}
 	batch, err := decodeSampleBatch(http.MaxBytesReader(w, r.Body, MaxSamplesBody))
 	if err != nil {
 		return err
 	}
-	n, err := podmetrics.Ingest(r.Context(), api.Store, api.Metrics, c, batch)
+	n, err := api.Services.Metrics.Ingest(r.Context(), c, batch)
 	if err != nil {
 		return err
 	}

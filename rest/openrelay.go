@@ -9,14 +9,14 @@ import (
 
 func (api *API) openRelayRoutes() []route {
 	return []route{
-		{"POST /v1/vms/{id}/restart", Costs(Policy{Rate: ratelimit.Restart}, openRelay(auth.ComputeOperate, api.idempotent(api.restartVM)))},
+		{"POST /v1/vms/{id}/restart", Costs(Policy{Rate: ratelimit.Restart}, openRelay(api.Services.Compute.MayOperate, api.idempotent(api.restartVM)))},
 	}
 }
 
 // restartVM is OpenRelay's "Restart a VM": package compute decides, this
 // only renders the seed's VM object or its {"error": {...}} body.
 func (api *API) restartVM(w http.ResponseWriter, r *http.Request) error {
-	res, err := api.Compute.Restart(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	res, err := api.Services.Compute.Restart(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

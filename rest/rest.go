@@ -1,8 +1,10 @@
 // Package rest serves the documented REST paths of the two source APIs
 // (OpenRelay's restart, Run:ai's pods) for clients that already speak them.
-// Handlers only translate: they parse parameters, call the same service
-// packages the GraphQL resolvers call (compute, pods, podmetrics, nodes),
-// and write the answer in the seed's shape.
+// Handlers only translate: they parse parameters, call the same services
+// the GraphQL resolvers call (one services.Services, handed to both faces),
+// and write the answer in the seed's shape. A route names the gate of the
+// service its handler calls (pods.Service.MayRead, …), asked before any
+// parameter is read; it names no permission of its own.
 package rest
 
 import (
@@ -17,28 +19,17 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/compute"
-	"gpugraph/credentials"
 	"gpugraph/edge"
-	"gpugraph/podmetrics"
 	"gpugraph/ratelimit"
 	"gpugraph/reqid"
-	"gpugraph/store"
+	"gpugraph/services"
 )
 
 // API holds what the handlers delegate to.
 type API struct {
-	// Store and Compute are what the handlers pass the service packages.
-	Store   *store.Store
-	Compute *compute.Service
-	// Metrics is where pod metrics are read (the store when nil).
-	Metrics podmetrics.Source
-	// NodeReportKeys is the legacy mode (--node-credentials-required=false):
-	// agent reports made with a nodes.report API key are accepted for nodes
-	// without a credential. The zero value accepts node credentials only.
-	NodeReportKeys bool
-	// Credentials administers keys and applications and issues access tokens.
-	Credentials *credentials.Service
+	// Services are the services the handlers call, built once by the
+	// server and shared with the GraphQL face.
+	Services *services.Services
 }
 
 // Mux is where Register mounts the paths (an *http.ServeMux, or one that
@@ -211,22 +202,31 @@ func SetChallenge(w http.ResponseWriter, r *http.Request) {
 // write it in their API's shape.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// runai serves h as a Run:ai path: the caller must hold perm, checked
-// before any parameter (401/403 come before 400), and errors are written
-// as {"code", "message", "details"}.
-func runai(perm string, h handlerFunc) http.Handler {
-	return face(perm, h, WriteRunaiError)
+// gate is a service's check of a caller's permission (compute.Service's
+// MayRead, credentials.Service's MayAdminister, …): a route names the one
+// of the service it calls, and never a permission of its own.
+type gate func(*auth.Caller) error
+
+// runai serves h as a Run:ai path: the caller must pass may, the gate of
+// the service h calls, checked before any parameter (401/403 come before
+// 400), and errors are written as {"code", "message", "details"}.
+func runai(may gate, h handlerFunc) http.Handler {
+	return face(may, h, WriteRunaiError)
 }
 
 // openRelay serves h as an OpenRelay path: errors are written as
 // {"error": {"code", "message"}}.
-func openRelay(perm string, h handlerFunc) http.Handler {
-	return face(perm, h, WriteOpenRelayError)
+func openRelay(may gate, h handlerFunc) http.Handler {
+	return face(may, h, WriteOpenRelayError)
 }
 
-func face(perm string, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
+func face(may gate, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := auth.Require(r.Context(), perm); err != nil {
+		c, err := auth.Authenticate(r.Context())
+		if err == nil {
+			err = may(c)
+		}
+		if err != nil {
 			writeErr(w, r, err)
 			return
 		}

@@ -13,11 +13,12 @@ import (
 
 // Run:ai's pods paths: HTTP parameters → package pods → the Run:ai JSON.
 func (api *API) runaiRoutes() []route {
+	read := api.Services.Pods.MayRead
 	return []route{
-		{"GET /api/v1/workloads/pods", runai(auth.WorkloadsRead, api.listPods)},
-		{"GET /api/v1/workloads/pods/count", runai(auth.WorkloadsRead, api.countPods)},
-		{"GET /api/v1/workloads/{workloadId}/pods", runai(auth.WorkloadsRead, api.workloadPods)},
-		{"GET /api/v1/workloads/inferences/revisions/{revisionId}/pods", runai(auth.WorkloadsRead, api.revisionPods)},
+		{"GET /api/v1/workloads/pods", runai(read, api.listPods)},
+		{"GET /api/v1/workloads/pods/count", runai(read, api.countPods)},
+		{"GET /api/v1/workloads/{workloadId}/pods", runai(read, api.workloadPods)},
+		{"GET /api/v1/workloads/inferences/revisions/{revisionId}/pods", runai(read, api.revisionPods)},
 	}
 }
 
@@ -45,7 +46,7 @@ func (api *API) podList(w http.ResponseWriter, r *http.Request, workloadID strin
 		return err
 	}
 	q.WorkloadID = workloadID
-	page, err := pods.List(r.Context(), api.Store, c, q)
+	page, err := api.Services.Pods.List(r.Context(), c, q)
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func (api *API) countPods(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n, err := pods.Count(r.Context(), api.Store, c, pods.CountQuery{
+	n, err := api.Services.Pods.Count(r.Context(), c, pods.CountQuery{
 		FilterBy: v["filterBy"], Search: v.Get("search"), Deleted: isTrue(deleted), Completed: completed,
 	})
 	if err != nil {
@@ -95,7 +96,7 @@ func (api *API) revisionPods(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := pods.OfRevision(r.Context(), api.Store, c, r.PathValue("revisionId"), isTrue(deleted))
+	list, err := api.Services.Pods.OfRevision(r.Context(), c, r.PathValue("revisionId"), isTrue(deleted))
 	if err != nil {
 		return err
 	}

@@ -16,17 +16,18 @@ import (
 // event log. Package compute decides; these parse and render the seed's
 // VM object (encodeVM) or its {"error": {...}} body.
 func (api *API) vmRoutes() []route {
+	read, operate := api.Services.Compute.MayRead, api.Services.Compute.MayOperate
 	return []route{
-		{"GET /v1/vms", openRelay(auth.ComputeRead, api.listVMs)},
-		{"GET /v1/vms/{id}", openRelay(auth.ComputeRead, api.getVM)},
-		{"GET /v1/vms/{id}/events", openRelay(auth.ComputeRead, api.vmEvents)},
-		{"POST /v1/vms/{id}/stop", openRelay(auth.ComputeOperate, api.idempotent(api.stopVM))},
-		{"DELETE /v1/vms/{id}", openRelay(auth.ComputeOperate, api.idempotent(api.terminateVM))},
+		{"GET /v1/vms", openRelay(read, api.listVMs)},
+		{"GET /v1/vms/{id}", openRelay(read, api.getVM)},
+		{"GET /v1/vms/{id}/events", openRelay(read, api.vmEvents)},
+		{"POST /v1/vms/{id}/stop", openRelay(operate, api.idempotent(api.stopVM))},
+		{"DELETE /v1/vms/{id}", openRelay(operate, api.idempotent(api.terminateVM))},
 	}
 }
 
 func (api *API) getVM(w http.ResponseWriter, r *http.Request) error {
-	res, err := api.Compute.Get(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	res, err := api.Services.Compute.Get(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -59,11 +60,11 @@ func (api *API) listVMs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	vms, total, err := api.Compute.List(r.Context(), auth.FromContext(r.Context()), compute.ListQuery{Statuses: statuses, Page: page, Count: true})
+	vms, total, err := api.Services.Compute.List(r.Context(), auth.FromContext(r.Context()), compute.ListQuery{Statuses: statuses, Page: page, Count: true})
 	if err != nil {
 		return err
 	}
-	details, err := api.Compute.Details(r.Context(), vms)
+	details, err := api.Services.Compute.Details(r.Context(), vms)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	events, more, err := api.Compute.EventPage(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), q)
+	events, more, err := api.Services.Compute.EventPage(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"), q)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func encodeEvent(e *models.VMEvent) eventJSON {
 }
 
 func (api *API) stopVM(w http.ResponseWriter, r *http.Request) error {
-	res, err := api.Compute.Stop(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	res, err := api.Services.Compute.Stop(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (api *API) stopVM(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (api *API) terminateVM(w http.ResponseWriter, r *http.Request) error {
-	res, err := api.Compute.Terminate(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	res, err := api.Services.Compute.Terminate(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

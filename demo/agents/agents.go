@@ -180,12 +180,13 @@ func Start(ctx context.Context, st *store.Store, server string, o Options) (wait
 		return nil, err
 	}
 	var cfgs []agent.Config
+	ids := nodeid.New(st)
 	for _, n := range nodes {
 		m, err := simulate(n)
 		if err != nil {
 			return nil, err
 		}
-		e, err := nodeid.Enroll(ctx, st, enroller(), n.Name, n.ClusterID)
+		e, err := ids.Enroll(ctx, enroller(), n.Name, n.ClusterID)
 		if err != nil {
 			return nil, fmt.Errorf("enrolling demo node %s: %w", n.Name, err)
 		}

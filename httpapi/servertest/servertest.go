@@ -254,7 +254,7 @@ func (e *Env) Request(method, path, token string, body []byte, header http.Heade
 // for an agent's --bootstrap-token.
 func Enroll(t testing.TB, st *store.Store, node, cluster string) string {
 	t.Helper()
-	e, err := nodeid.Enroll(context.Background(), st, auth.SystemCaller(), node, cluster)
+	e, err := nodeid.New(st).Enroll(context.Background(), auth.SystemCaller(), node, cluster)
 	if err != nil {
 		t.Fatalf("enroll %s in %s: %v", node, cluster, err)
 	}
@@ -266,7 +266,7 @@ func Enroll(t testing.TB, st *store.Store, node, cluster string) string {
 // that grows, see Sequence).
 func NodeCredential(t testing.TB, st *store.Store, node, cluster string) string {
 	t.Helper()
-	r, err := nodeid.Register(context.Background(), st, Enroll(t, st, node, cluster))
+	r, err := nodeid.New(st).Register(context.Background(), Enroll(t, st, node, cluster))
 	if err != nil {
 		t.Fatalf("register %s: %v", node, err)
 	}
