@@ -12,10 +12,12 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 run:
 	$(GO) run .
 
-## build: the server and the node agent binaries into bin/
+## build: every binary into bin/ (ignored by git; make lint fails on a tracked binary): the server (bin/gpugraph), the node agent (bin/gpugraph-agent), the tools of cmd/ under their own names (bin/benchreport, …) and the demo's generator (bin/demogen)
 build:
 	$(GO) build -o bin/gpugraph .
 	$(GO) build -o bin/gpugraph-agent ./cmd/agent
+	$(GO) build -o bin/ ./cmd/abusereport ./cmd/benchpeer ./cmd/benchreport ./cmd/fleetgen ./cmd/testsummary ./cmd/trackedbinaries
+	$(GO) build -o bin/demogen ./demo/gen
 
 ## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set; prints go test's lines, then "N passed, N failed, N skipped" (SLOWEST=10 also lists the slowest tests)
 SLOWEST ?= 0
@@ -47,8 +49,9 @@ check-generate: generate
 	@git diff --exit-code -- graph/ || (echo "graph/ is out of date with schema.graphqls: run make generate and commit" >&2; exit 1)
 	@test -z "$$(git status --porcelain -- graph/)" || (echo "make generate left new files in graph/" >&2; git status --porcelain -- graph/; exit 1)
 
-## lint: gofmt, goimports (gpugraph/… imports in their own group) and go vet
+## lint: no tracked build output (cmd/trackedbinaries), gofmt, goimports (gpugraph/… imports in their own group) and go vet
 lint:
+	@$(GO) run ./cmd/trackedbinaries
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@misgrouped=$$($(GO) run golang.org/x/tools/cmd/goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
