@@ -101,3 +101,35 @@ func TestLayeringRuleBites(t *testing.T) {
 		t.Fatalf("go list reports no gorm import for gpugraph/store (%v): the layering test would pass on anything", p.Imports)
 	}
 }
+
+// TestAgentLinksNoSimulator keeps the simulator out of the real agent:
+// package agent depends neither on agent/sim nor on go-nvml's mock
+// packages (the simulated DGX servers), not even through another package,
+// and only the agent's --mock flag (cmd/agent) and the demo's in-process
+// agents import the simulator; tests may.
+func TestAgentLinksNoSimulator(t *testing.T) {
+	pkgs := listPackages(t)
+	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
+	const sim, nvmlMock = "gpugraph/agent/sim", "github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	agent, ok := pkgs["gpugraph/agent"]
+	if !ok {
+		t.Fatal("package gpugraph/agent is missing")
+	}
+	for _, dep := range agent.Deps {
+		if under(dep, sim) || under(dep, nvmlMock) {
+			t.Errorf("gpugraph/agent depends on %s: the real agent must not link the simulator (go list -deps gpugraph/agent)", dep)
+		}
+	}
+	allowed := []string{"gpugraph/cmd/agent", "gpugraph/demo/agents"}
+	for path, p := range pkgs {
+		if slices.Contains(p.Imports, sim) && !slices.Contains(allowed, path) && !under(path, sim) {
+			t.Errorf("%s imports %s: only %v (and tests) may", path, sim, allowed)
+		}
+	}
+	// The rule reads real dependencies: the agent's command links both
+	// through its --mock flag.
+	cmd := pkgs["gpugraph/cmd/agent"]
+	if !slices.Contains(cmd.Deps, sim) || !slices.ContainsFunc(cmd.Deps, func(d string) bool { return under(d, nvmlMock) }) {
+		t.Fatalf("go list reports no %s or %s under gpugraph/cmd/agent: the rule above would pass on anything", sim, nvmlMock)
+	}
+}

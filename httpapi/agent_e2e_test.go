@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"gpugraph/agent"
+	"gpugraph/agent/sim"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
@@ -94,7 +95,7 @@ func TestAgentEndToEnd(t *testing.T) {
 // the simulated server derives from its name, a VM and a pod on it, and
 // a reader's key.
 func e2eFixture(t *testing.T) string {
-	m, err := agent.NewMockServer("dgxh100", "dgx-e2e")
+	m, err := sim.NewServer("dgxh100", "dgx-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
