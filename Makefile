@@ -40,9 +40,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./edge/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./paging/
 
-## generate: regenerate graph/ from schema.graphqls (gqlgen)
+## generate: regenerate graph/ from schema.graphqls (gqlgen, a tool of go.mod: go tool gqlgen)
 generate:
-	$(GO) run github.com/99designs/gqlgen generate
+	$(GO) tool gqlgen generate
 
 ## check-generate: fail when the committed generated code differs from a fresh generate
 check-generate: generate
@@ -53,7 +53,7 @@ check-generate: generate
 lint:
 	@$(GO) run ./cmd/trackedbinaries
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
-	@misgrouped=$$($(GO) run golang.org/x/tools/cmd/goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
+	@misgrouped=$$($(GO) tool goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
 
 ## bench: the eight fleet-scale figures (the eighth: 1,000 live subscribers), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
