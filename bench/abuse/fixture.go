@@ -8,6 +8,7 @@ import (
 	"gpugraph/bench/fleet"
 	"gpugraph/dataset"
 	"gpugraph/models"
+	"gpugraph/podmetrics"
 )
 
 // The fixture's credentials. The attacker is organization 0 of the fleet,
@@ -102,7 +103,7 @@ func newFixture() *fixture {
 	fx.metricsGPUs, fx.metricsEnd = 8, fleet.Epoch
 	fx.metricsStart = fleet.Epoch.Add(-time.Duration(fleet.SeriesLength-1) * fleet.SampleStep)
 	series := func(typ string, gpu int, value func(i int) string) {
-		s := dataset.MetricSeries{PodID: fx.metricsPod.ID, Type: typ}
+		s := podmetrics.MetricSeries{PodID: fx.metricsPod.ID, Type: typ}
 		if gpu >= 0 {
 			s.Labels = map[string]string{"gpu": strconv.Itoa(gpu)}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/models"
+	"gpugraph/podmetrics"
 )
 
 // Options sizes a fleet.
@@ -318,7 +319,7 @@ func (g *gen) samples() {
 	left := g.o.Samples
 	for s := 0; left > 0; s++ {
 		typ, gpu := seriesOf(s / len(running))
-		series := dataset.MetricSeries{PodID: running[s%len(running)].ID, Type: typ}
+		series := podmetrics.MetricSeries{PodID: running[s%len(running)].ID, Type: typ}
 		if gpu >= 0 {
 			series.Labels = map[string]string{"gpu": strconv.Itoa(gpu)}
 		}
