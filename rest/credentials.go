@@ -92,7 +92,7 @@ func (b specBody) spec() credentials.Spec {
 
 func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	var body specBody
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	c, err := api.Credentials.CreateKey(r.Context(), auth.FromContext(r.Context()), body.spec())
@@ -108,7 +108,7 @@ func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 
 func (api *API) createApplication(w http.ResponseWriter, r *http.Request) error {
 	var body specBody
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	c, err := api.Credentials.CreateApplication(r.Context(), auth.FromContext(r.Context()), body.spec())
@@ -171,7 +171,7 @@ func (api *API) createOrganization(w http.ResponseWriter, r *http.Request) error
 		TenantID          int    `json:"tenantId"`
 		InfinibandEnabled bool   `json:"infinibandEnabled"`
 	}
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	o, err := api.Credentials.CreateOrganization(r.Context(), auth.FromContext(r.Context()),
