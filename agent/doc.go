@@ -7,7 +7,3 @@
 // which this package does not import: the agent links go-nvml's mock
 // packages only where cmd/agent's --mock flag asks for a simulation.
 package agent
-
-// Version is the agent's semantic version, sent as agentVersion in every
-// report so the server can tell agent generations apart.
-const Version = "2.6.1"
