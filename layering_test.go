@@ -50,7 +50,7 @@ func TestLayering(t *testing.T) {
 		"gpugraph/resolvers": {"gpugraph/rest"},
 	}
 	// Pure packages speak no HTTP, know no face and no store.
-	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield"} {
+	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
 		forbidden[p] = []string{"net/http", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/store"}
 	}
 	// Services hold the rules for both faces and know neither (an HTTP status
@@ -74,7 +74,7 @@ func TestLayering(t *testing.T) {
 	}
 
 	// …not even through another package.
-	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield"} {
+	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
 		if slices.Contains(pkgs[pkg].Deps, "net/http") {
 			t.Errorf("%s depends on net/http through its imports (go list -deps %s)", pkg, pkg)
 		}

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"strings"
 
+	"gpugraph/contentcoding"
+
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
-
-	"gpugraph/web"
 )
 
 // minCompress is the smallest body worth compressing: below it gzip's
@@ -55,7 +55,7 @@ var gzipAnswers = func() func(http.Handler) http.HandlerFunc {
 // compressor would hold their events back. Every answer says
 // Vary: Accept-Encoding, so a cache never serves one to the other.
 //
-// Whether the client accepts gzip is web.Negotiate's reading of
+// Whether the client accepts gzip is contentcoding.Negotiate's reading of
 // Accept-Encoding, the server's one reading, which the playground's assets
 // follow too (RFC 9110: "*", "x-gzip", every header line, a malformed or
 // out-of-range q refused); gzhttp's own reading differs (the first line
@@ -71,7 +71,7 @@ func compress(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isStream(r) || r.Method == http.MethodHead || web.Negotiate(r.Header.Values("Accept-Encoding"), false, true) != "gzip" {
+		if isStream(r) || r.Method == http.MethodHead || contentcoding.Negotiate(r.Header.Values("Accept-Encoding"), false, true) != "gzip" {
 			w.Header().Add("Vary", "Accept-Encoding")
 			next.ServeHTTP(w, r)
 			return

@@ -73,7 +73,7 @@ func TestCompressChoosesWhatToCompress(t *testing.T) {
 	}
 }
 
-// TestCompressReadsAcceptEncodingOnce: the decision is web.Negotiate's
+// TestCompressReadsAcceptEncodingOnce: the decision is contentcoding.Negotiate's
 // (gzhttp, left to itself, reads "*" and a second header line as no gzip
 // and clamps q=2 to 1), and the handler behind compress sees the request
 // as the client sent it, Accept-Encoding and all.
