@@ -7,7 +7,7 @@ import (
 	"gpugraph/compute"
 	"gpugraph/filterby"
 	"gpugraph/graph/model"
-	"gpugraph/inventory"
+	"gpugraph/hardware"
 	"gpugraph/loaders"
 	"gpugraph/models"
 	"gpugraph/paging"
@@ -44,7 +44,7 @@ func (r *queryResolver) GpuModels(ctx context.Context) ([]*models.GpuModel, erro
 	if err != nil {
 		return nil, err
 	}
-	return inventory.New(r.Store).Models(ctx, c)
+	return hardware.New(r.Store).Models(ctx, c)
 }
 
 func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, modelID, nodeID *string, first *int, after *string) (*model.GpuConnection, error) {
@@ -52,7 +52,7 @@ func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, mode
 	if err != nil {
 		return nil, err
 	}
-	conn, err := inventory.New(r.Store).GPUs(ctx, c, inventory.GPUQuery{
+	conn, err := hardware.New(r.Store).GPUs(ctx, c, hardware.GPUQuery{
 		Health: health, ModelID: orEmpty(modelID), NodeID: orEmpty(nodeID),
 		First: first, After: after, Total: selects(ctx, "totalCount"),
 	})
@@ -81,7 +81,7 @@ func (r *queryResolver) NodeList(ctx context.Context, status []models.NodeStatus
 	if err != nil {
 		return nil, err
 	}
-	nodes, total, err := inventory.New(r.Store).NodePage(ctx, c, status, page)
+	nodes, total, err := hardware.New(r.Store).NodePage(ctx, c, status, page)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (r *queryResolver) NodesConnection(ctx context.Context, status []models.Nod
 	if err != nil {
 		return nil, err
 	}
-	conn, err := inventory.New(r.Store).Nodes(ctx, c, inventory.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	conn, err := hardware.New(r.Store).Nodes(ctx, c, hardware.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}

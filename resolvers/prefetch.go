@@ -13,7 +13,7 @@ import (
 // the list: one statement per nested level and loader, read before the
 // nested fields run and primed into the request's loaders, so the field
 // resolvers below answer from the loaders' cache. Each nested field that
-// loads is declared here once, beside its resolver in inventory.go: the
+// loads is declared here once, beside its resolver in fields.go: the
 // loader it loads from and the key it loads by, the same as the resolver's
 // Load call. The walk is package prefetch; adding a field is its package
 // doc's recipe. A field keyed by its parent's own id (SameKeyAs the loader

@@ -1,10 +1,14 @@
-// Package inventory is the shared inventory's reads for consoles: nodes a
-// page at a time, GPUs narrowed by health, model and node, and the GPU
-// model catalog. Nodes and GPUs are shared by every organization and need
-// compute.read; who holds a GPU is not part of these rows (the GraphQL
-// face shows a GPU's holder only through the caller's own VMs), so no
-// organization's allocation shows here.
-package inventory
+// Package hardware is the console's reads of the nodes, their GPUs and the
+// GPU model catalog: nodes a page at a time, GPUs narrowed by health,
+// model and node. Nodes and GPUs are shared by every organization (the
+// shared inventory) and need compute.read; who holds a GPU is not part of
+// these rows (the GraphQL face shows a GPU's holder only through the
+// caller's own VMs), so no organization's allocation shows here.
+//
+// It is not the agent's inventory report (POST /v1/agent/inventory,
+// package nodes): in code "inventory" names only that report, the wire's
+// word, and this package's name says what it reads.
+package hardware
 
 import (
 	"context"
@@ -18,10 +22,10 @@ import (
 	"gpugraph/store"
 )
 
-// Service is the inventory reads for both faces.
+// Service is the hardware reads for both faces.
 type Service struct{ store *store.Store }
 
-// New is the inventory service over st.
+// New is the hardware service over st.
 func New(st *store.Store) *Service { return &Service{store: st} }
 
 // The lists' names in their cursors.

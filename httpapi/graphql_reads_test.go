@@ -14,7 +14,7 @@ import (
 	"gpugraph/store/storetest"
 )
 
-func TestInventoryQueries(t *testing.T) {
+func TestHardwareQueries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 
