@@ -74,7 +74,7 @@ func (s *Service) Nodes(ctx context.Context, c *auth.Caller, q NodeQuery) (*pagi
 
 // GPUQuery is a cursor page of GPUs, narrowed by health, model and node.
 type GPUQuery struct {
-	Health  *models.GpuHealth
+	Health  *models.GPUHealth
 	ModelID string
 	NodeID  string
 	First   *int
@@ -83,7 +83,7 @@ type GPUQuery struct {
 }
 
 // GPUs is a cursor page of GPUs by node and index.
-func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging.Connection[models.Gpu], error) {
+func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging.Connection[models.GPU], error) {
 	if err := canRead(c); err != nil {
 		return nil, err
 	}
@@ -109,18 +109,18 @@ func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging
 	if err != nil {
 		return nil, err
 	}
-	return paging.NewConnection(gpuCursors, page, rows, more, total, func(g *models.Gpu) paging.Key {
+	return paging.NewConnection(gpuCursors, page, rows, more, total, func(g *models.GPU) paging.Key {
 		idx := strconv.Itoa(g.Index)
 		return paging.Key{Sort: []*string{&g.NodeID, &idx}, ID: g.ID}
 	}), nil
 }
 
 // Models answers the GPU model catalog by name.
-func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GpuModel, error) {
+func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GPUModel, error) {
 	if err := canRead(c); err != nil {
 		return nil, err
 	}
-	return s.store.GpuModels(ctx)
+	return s.store.GPUModels(ctx)
 }
 
 func canRead(c *auth.Caller) error { return c.Require(auth.ComputeRead) }

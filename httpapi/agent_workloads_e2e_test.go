@@ -203,7 +203,7 @@ func checkVM(t *testing.T, st *store.Store, vm *models.VM, reason string, gpus i
 		t.Errorf("%s: statusReason %q, want %q", vm.ID, vm.StatusReason, reason)
 	}
 	var held int64
-	if err := st.WithContext(context.Background()).Model(&models.Gpu{}).Where("holder_vm_id = ?", vm.ID).Count(&held).Error; err != nil {
+	if err := st.WithContext(context.Background()).Model(&models.GPU{}).Where("holder_vm_id = ?", vm.ID).Count(&held).Error; err != nil {
 		t.Fatal(err)
 	}
 	if held != int64(gpus) {

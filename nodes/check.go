@@ -138,8 +138,8 @@ func checkNode(name, version string, versionRequired bool) error {
 	return nil
 }
 
-func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (models.GpuHealth, error) {
-	h := models.GpuHealth(health)
+func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (models.GPUHealth, error) {
+	h := models.GPUHealth(health)
 	switch j, dup := seen[uuid]; {
 	case uuid == "":
 		return "", apierr.BadRequest("%s.uuid is missing", field)
@@ -157,8 +157,8 @@ func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (m
 }
 
 // reasonIf keeps a failed reason only with a failed health.
-func reasonIf(h models.GpuHealth, reason string) string {
-	if h != models.GpuFailed {
+func reasonIf(h models.GPUHealth, reason string) string {
+	if h != models.GPUFailed {
 		return ""
 	}
 	return reason

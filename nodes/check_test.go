@@ -59,7 +59,7 @@ func TestInventoryChecks(t *testing.T) {
 	}
 	ok := agentapi.InventoryRequest{NodeName: "node-1", AgentVersion: "2.6.1", GPUs: []agentapi.InventoryGPU{gpu(0, "GPU-a"), gpu(1, "GPU-b")}}
 	inv, err := inventoryToStore(ok)
-	if err != nil || len(inv.GPUs) != 2 || inv.GPUs[1].Health != models.GpuHealthy {
+	if err != nil || len(inv.GPUs) != 2 || inv.GPUs[1].Health != models.GPUHealthy {
 		t.Fatalf("a good inventory: got %+v, %v", inv, err)
 	}
 

@@ -39,7 +39,7 @@ func (r *queryResolver) Workloads(ctx context.Context, projectID *string, offset
 	return list, prefetchBelow(ctx, list)
 }
 
-func (r *queryResolver) GpuModels(ctx context.Context) ([]*models.GpuModel, error) {
+func (r *queryResolver) GPUModels(ctx context.Context) ([]*models.GPUModel, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (r *queryResolver) GpuModels(ctx context.Context) ([]*models.GpuModel, erro
 	return hardware.New(r.Store).Models(ctx, c)
 }
 
-func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, modelID, nodeID *string, first *int, after *string) (*model.GpuConnection, error) {
+func (r *queryResolver) Gpus(ctx context.Context, health *models.GPUHealth, modelID, nodeID *string, first *int, after *string) (*model.GPUConnection, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
@@ -65,9 +65,9 @@ func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, mode
 	if err := fillModels(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
-	out := &model.GpuConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GpuEdge, len(conn.Rows))}
+	out := &model.GPUConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GPUEdge, len(conn.Rows))}
 	for i, g := range conn.Rows {
-		out.Edges[i] = &model.GpuEdge{Cursor: conn.Cursors[i], Node: g}
+		out.Edges[i] = &model.GPUEdge{Cursor: conn.Cursors[i], Node: g}
 	}
 	return out, nil
 }
