@@ -28,11 +28,13 @@ run:
 	@echo "starting bin/gpugraph $(RUNFLAGS) (bin/gpugraph --help lists its flags and commands)"
 	@bin/gpugraph $(RUNFLAGS)
 
-## build: the server and the node agent binaries into bin/
+## build: every binary into bin/ (ignored by git; make lint fails on a tracked binary): the server (bin/gpugraph), the node agent (bin/gpugraph-agent), the tools of cmd/ under their own names (bin/benchreport, …) and the demo's generator (bin/demogen)
 build:
 	@$(GO) build -o bin/gosummary ./cmd/gosummary
 	@$(call progress,$(call quietbuild,bin/gpugraph,.))
 	@$(call progress,$(call quietbuild,bin/gpugraph-agent,./cmd/agent))
+	$(GO) build -o bin/ ./cmd/abusereport ./cmd/benchpeer ./cmd/benchreport ./cmd/fleetgen ./cmd/trackedbinaries
+	$(GO) build -o bin/demogen ./demo/gen
 
 ## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set; prints go test's lines, then "N passed, N failed, N skipped" (SLOWEST=10 also lists the slowest tests)
 SLOWEST ?= 0
@@ -48,7 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCountFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./web/
+	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./contentcoding/
 	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./filterby/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParseExpires$$' -fuzztime $(FUZZTIME) -parallel 2 ./credentials/
@@ -56,19 +58,20 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./paging/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTimeDefaultUTC$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 
-## generate: regenerate graph/ from schema.graphqls (gqlgen)
+## generate: regenerate graph/ from schema.graphqls (gqlgen, a tool of go.mod: go tool gqlgen)
 generate:
-	$(GO) run github.com/99designs/gqlgen generate
+	$(GO) tool gqlgen generate
 
 ## check-generate: fail when the committed generated code differs from a fresh generate
 check-generate: generate
 	@git diff --exit-code -- graph/ || (echo "graph/ is out of date with schema.graphqls: run make generate and commit" >&2; exit 1)
 	@test -z "$$(git status --porcelain -- graph/)" || (echo "make generate left new files in graph/" >&2; git status --porcelain -- graph/; exit 1)
 
-## lint: gofmt, goimports (gpugraph/… imports in their own group) and go vet
+## lint: no tracked build output (cmd/trackedbinaries), gofmt, goimports (gpugraph/… imports in their own group) and go vet
 lint:
+	@$(GO) run ./cmd/trackedbinaries
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
-	@misgrouped=$$($(GO) run golang.org/x/tools/cmd/goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
+	@misgrouped=$$($(GO) tool goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
 
 ## bench: the eight fleet-scale figures (the eighth: 1,000 live subscribers), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md

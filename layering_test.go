@@ -57,12 +57,12 @@ func TestLayering(t *testing.T) {
 		"gpugraph/resolvers": {"gpugraph/rest"},
 	}
 	// Pure packages speak no HTTP, know no face and no store.
-	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield"} {
+	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
 		forbidden[p] = []string{"net/http", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/store"}
 	}
 	// Services hold the rules for both faces and know neither (an HTTP status
 	// travels in an apierr.Error, which both faces render).
-	for _, p := range []string{"gpugraph/compute", "gpugraph/inventory", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services"} {
+	for _, p := range []string{"gpugraph/compute", "gpugraph/hardware", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services"} {
 		forbidden[p] = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/loaders", "github.com/99designs/gqlgen", "gorm.io"}
 	}
 	// Faces do not import the store: they call the services they are
@@ -91,7 +91,7 @@ func TestLayering(t *testing.T) {
 	}
 
 	// …not even through another package.
-	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield"} {
+	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
 		if slices.Contains(pkgs[pkg].Deps, "net/http") {
 			t.Errorf("%s depends on net/http through its imports (go list -deps %s)", pkg, pkg)
 		}
@@ -207,5 +207,37 @@ func TestLayeringRuleBites(t *testing.T) {
 	p := listPackages(t)["gpugraph/store"]
 	if !slices.Contains(p.Imports, "gorm.io/gorm") {
 		t.Fatalf("go list reports no gorm import for gpugraph/store (%v): the layering test would pass on anything", p.Imports)
+	}
+}
+
+// TestAgentLinksNoSimulator keeps the simulator out of the real agent:
+// package agent depends neither on agent/sim nor on go-nvml's mock
+// packages (the simulated DGX servers), not even through another package,
+// and only the agent's --mock flag (cmd/agent) and the demo's in-process
+// agents import the simulator; tests may.
+func TestAgentLinksNoSimulator(t *testing.T) {
+	pkgs := listPackages(t)
+	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
+	const sim, nvmlMock = "gpugraph/agent/sim", "github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	agent, ok := pkgs["gpugraph/agent"]
+	if !ok {
+		t.Fatal("package gpugraph/agent is missing")
+	}
+	for _, dep := range agent.Deps {
+		if under(dep, sim) || under(dep, nvmlMock) {
+			t.Errorf("gpugraph/agent depends on %s: the real agent must not link the simulator (go list -deps gpugraph/agent)", dep)
+		}
+	}
+	allowed := []string{"gpugraph/cmd/agent", "gpugraph/demo/agents"}
+	for path, p := range pkgs {
+		if slices.Contains(p.Imports, sim) && !slices.Contains(allowed, path) && !under(path, sim) {
+			t.Errorf("%s imports %s: only %v (and tests) may", path, sim, allowed)
+		}
+	}
+	// The rule reads real dependencies: the agent's command links both
+	// through its --mock flag.
+	cmd := pkgs["gpugraph/cmd/agent"]
+	if !slices.Contains(cmd.Deps, sim) || !slices.ContainsFunc(cmd.Deps, func(d string) bool { return under(d, nvmlMock) }) {
+		t.Fatalf("go list reports no %s or %s under gpugraph/cmd/agent: the rule above would pass on anything", sim, nvmlMock)
 	}
 }

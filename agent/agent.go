@@ -29,7 +29,7 @@ type Config struct {
 	// it in memory only.
 	CredentialFile string
 
-	NVML nvml.Interface // nvml.New() on a GPU node, a *MockServer otherwise
+	NVML nvml.Interface // nvml.New() on a GPU node, a *sim.Server (package agent/sim) otherwise
 	Host HostInfo       // CPU, RAM and disk figures for the inventory
 
 	Interval time.Duration // heartbeat period; zero: DefaultInterval

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"gpugraph/agent/sim"
+
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
@@ -63,7 +65,7 @@ func TestDiscoverMockServers(t *testing.T) {
 // must not share any.
 func TestMockUUIDsStablePerNode(t *testing.T) {
 	uuids := func(seed string) []string {
-		m, err := NewMockServer("dgxh100", seed)
+		m, err := sim.NewServer("dgxh100", seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,11 +112,5 @@ func TestDiscoverUnreadableGPU(t *testing.T) {
 	}
 	if health, _ := h.Status(gpus[3].UUID); health != HealthHealthy {
 		t.Errorf("GPU 3: %s", health)
-	}
-}
-
-func TestUnknownMockModel(t *testing.T) {
-	if _, err := NewMockServer("dgx1", "n"); err == nil {
-		t.Fatal("want an error for an unknown model")
 	}
 }

@@ -3,9 +3,7 @@
 // reports inventory and heartbeats to the gpugraph server over HTTP.
 //
 // Every NVML call goes through an nvml.Interface so that the same code runs
-// on a real driver and on the simulated DGX servers built by NewMockServer.
+// on a real driver and on the simulated DGX servers of package agent/sim,
+// which this package does not import: the agent links go-nvml's mock
+// packages only where cmd/agent's --mock flag asks for a simulation.
 package agent
-
-// Version is the agent's semantic version, sent as agentVersion in every
-// report so the server can tell agent generations apart.
-const Version = "2.6.1"

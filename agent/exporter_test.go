@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"gpugraph/agent/sim"
 	"gpugraph/agentapi"
 )
 
@@ -14,7 +15,7 @@ import (
 // the heartbeat answer's assignments, and leaves the labels empty on a GPU
 // nothing holds, as DCGM exporter does.
 func TestExporterLabelsGPUsWithTheirWorkload(t *testing.T) {
-	m, err := NewMockServer("dgxh100", "node-x")
+	m, err := sim.NewServer("dgxh100", "node-x")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/agent/sim"
+
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 )
 
 func TestXIDHealth(t *testing.T) {
@@ -92,7 +95,7 @@ func TestECCEventsDoNotFail(t *testing.T) {
 		t.Errorf("GPU 1 after ECC events: %s %q", health, reason)
 	}
 	// Events the agent did not register for never reach it.
-	if err := w.mock.RaiseEvent(1, nvml.EventTypePState, 0); !errors.Is(err, ErrNoListener) {
+	if err := w.mock.RaiseEvent(1, nvml.EventTypePState, 0); !errors.Is(err, sim.ErrNoListener) {
 		t.Errorf("P-state event: %v, want ErrNoListener", err)
 	}
 }
@@ -118,9 +121,12 @@ func TestEventWaitErrorFailsAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHealthState(gpus, log)
-	m.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
-		return brokenSet{newMockEventSet(nil)}, nvml.SUCCESS
+	// An event set whose every Wait fails, as on a GPU that fell off the bus.
+	broken := &mock.EventSet{
+		WaitFunc: func(uint32) (nvml.EventData, nvml.Return) { return nvml.EventData{}, nvml.ERROR_GPU_IS_LOST },
+		FreeFunc: func() nvml.Return { return nvml.SUCCESS },
 	}
+	m.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return broken, nvml.SUCCESS }
 	for i := range gpus {
 		m.Device(i).RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
 	}
@@ -146,14 +152,8 @@ func TestEventWaitErrorFailsAll(t *testing.T) {
 	}
 }
 
-type brokenSet struct{ *mockEventSet }
-
-func (brokenSet) Wait(uint32) (nvml.EventData, nvml.Return) {
-	return nvml.EventData{}, nvml.ERROR_GPU_IS_LOST
-}
-
 func TestRegistrationFailures(t *testing.T) {
-	w := startWatching(t, "dgxh100", NewXIDPolicy(nil, false), func(m *MockServer) {
+	w := startWatching(t, "dgxh100", NewXIDPolicy(nil, false), func(m *sim.Server) {
 		m.Device(0).GetSupportedEventTypesFunc = func() (uint64, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
 		m.Device(1).RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.ERROR_UNKNOWN }
 		m.Device(2).RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.ERROR_NOT_SUPPORTED }

@@ -6,15 +6,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gpugraph/agent/sim"
 )
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func newMock(t *testing.T, model string) *MockServer {
+func newMock(t *testing.T, model string) *sim.Server {
 	t.Helper()
-	m, err := NewMockServer(model, "test-node")
+	m, err := sim.NewServer(model, "test-node")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +26,12 @@ func newMock(t *testing.T, model string) *MockServer {
 // watched is a simulated server with discovery done and, unless XID checks
 // are off, an XID watcher running until the test ends.
 type watched struct {
-	mock   *MockServer
+	mock   *sim.Server
 	gpus   []*GPU
 	health *HealthState
 }
 
-func startWatching(t *testing.T, model string, policy XIDPolicy, prepare ...func(*MockServer)) *watched {
+func startWatching(t *testing.T, model string, policy XIDPolicy, prepare ...func(*sim.Server)) *watched {
 	t.Helper()
 	m := newMock(t, model)
 	for _, p := range prepare {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/agent/sim"
 	"gpugraph/agentapi"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -18,7 +19,7 @@ import (
 
 // runAgent runs the agent on m against server until the test ends or the
 // agent returns; the returned channel yields Run's result.
-func runAgent(t *testing.T, m *MockServer, server string, tweak ...func(*Config)) (<-chan error, context.CancelFunc) {
+func runAgent(t *testing.T, m *sim.Server, server string, tweak ...func(*Config)) (<-chan error, context.CancelFunc) {
 	t.Helper()
 	cfg := Config{
 		Server:    server,
@@ -26,7 +27,7 @@ func runAgent(t *testing.T, m *MockServer, server string, tweak ...func(*Config)
 		NodeName:  "gpu-node-1",
 		ClusterID: "cluster-a",
 		NVML:      m,
-		Host:      m.HostInfo(),
+		Host:      HostInfo(m.HostInfo()),
 		Interval:  20 * time.Millisecond,
 		Backoff:   Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond},
 		EventWait: 10 * time.Millisecond,
@@ -140,11 +141,11 @@ func TestWireFormat(t *testing.T) {
 func TestMockXIDAfterFirstHeartbeat(t *testing.T) {
 	srv := newFakeServer(t, nil)
 	m := newMock(t, "dgxh100")
-	x, err := ParseMockXID("3:79")
+	x, err := sim.ParseXID("3:79")
 	if err != nil {
 		t.Fatal(err)
 	}
-	runAgent(t, m, srv.URL, func(c *Config) { c.AfterHeartbeat = m.RaiseAfterFirstHeartbeat([]MockXID{x}, c.Log) })
+	runAgent(t, m, srv.URL, func(c *Config) { c.AfterHeartbeat = m.RaiseAfterFirstHeartbeat([]sim.XID{x}, c.Log) })
 	waitUntil(t, "4 heartbeats", func() bool { return len(srv.accepted(agentapi.HeartbeatPath)) >= 4 })
 
 	inv := decode[agentapi.InventoryRequest](t, srv.accepted(agentapi.InventoryPath)[0])

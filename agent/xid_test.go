@@ -43,21 +43,3 @@ func TestXIDPolicyDefaults(t *testing.T) {
 		t.Error("zero policy ignores XID 79")
 	}
 }
-
-func TestParseMockXID(t *testing.T) {
-	if x, err := ParseMockXID("3:79"); err != nil || x != (MockXID{Index: 3, XID: 79}) {
-		t.Errorf("ParseMockXID(3:79) = %+v, %v", x, err)
-	}
-	for _, bad := range []string{"", "3", "3:", ":79", "-1:79", "a:79", "3:x", "3:-79"} {
-		if _, err := ParseMockXID(bad); err == nil {
-			t.Errorf("ParseMockXID(%q): want an error", bad)
-		}
-	}
-	m := newMock(t, "dgxh100")
-	if err := m.CheckIndexes([]MockXID{{Index: 7, XID: 79}}); err != nil {
-		t.Error(err)
-	}
-	if err := m.CheckIndexes([]MockXID{{Index: 8, XID: 79}}); err == nil {
-		t.Error("GPU 8 of 8 accepted")
-	}
-}

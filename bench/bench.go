@@ -40,7 +40,7 @@ type Config struct {
 
 	RestartNodes int // figure 5: 1,000 nodes
 	VMsPerNode   int
-	VMGpus       int
+	VMGPUs       int
 
 	LiveSubscribers int // figure 8: 1,000 WebSocket subscribers
 	LiveEvents      int // figure 8: events committed while they listen
@@ -68,7 +68,7 @@ func Defaults() Config {
 		FleetNodes: 1500, FleetPods: 30000, Tenants: 4,
 		BigPods: 1_000_000, SQLiteBigPods: 100_000,
 		Samples: 1_000_000, SeriesPoints: 1000,
-		RestartNodes: 1000, VMsPerNode: 5, VMGpus: 2,
+		RestartNodes: 1000, VMsPerNode: 5, VMGPUs: 2,
 		LiveSubscribers: 1000, LiveEvents: 100,
 		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
 		Seed: 1,

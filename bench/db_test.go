@@ -106,9 +106,9 @@ func TestBulkSamples(t *testing.T) {
 func TestDoubleAllocations(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		f := fleet.Generate(fleet.Options{Nodes: 3, Tenants: 1, Seed: 1, VMsPerNode: 2, VMGpus: 2})
-		f.VMs[0].Status, f.VMs[0].GpuIDs = models.VMRunning, []string{"node-00000-g0", "node-00000-g1"}
-		f.VMs[1].Status, f.VMs[1].GpuIDs = models.VMRunning, []string{"node-00000-g2", "node-00000-g3"}
+		f := fleet.Generate(fleet.Options{Nodes: 3, Tenants: 1, Seed: 1, VMsPerNode: 2, VMGPUs: 2})
+		f.VMs[0].Status, f.VMs[0].GPUIDs = models.VMRunning, []string{"node-00000-g0", "node-00000-g1"}
+		f.VMs[1].Status, f.VMs[1].GPUIDs = models.VMRunning, []string{"node-00000-g2", "node-00000-g3"}
 		if _, err := dataset.Load(ctx, st, f); err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func (r *runner) liveFigure(ctx context.Context) error {
 		return err
 	}
 	defer db.Drop()
-	f := fleet.Generate(fleet.Options{Nodes: liveNodes, Tenants: 1, Seed: c.Seed, VMsPerNode: 1, VMGpus: 2})
+	f := fleet.Generate(fleet.Options{Nodes: liveNodes, Tenants: 1, Seed: c.Seed, VMsPerNode: 1, VMGPUs: 2})
 	if _, err := dataset.Load(ctx, db.Store, f); err != nil {
 		return err
 	}

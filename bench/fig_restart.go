@@ -27,7 +27,7 @@ func (r *runner) restarts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f := fleet.Generate(fleet.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed, VMsPerNode: c.VMsPerNode, VMGpus: c.VMGpus})
+	f := fleet.Generate(fleet.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed, VMsPerNode: c.VMsPerNode, VMGPUs: c.VMGPUs})
 	if _, err := dataset.Load(ctx, db.Store, f); err != nil {
 		db.Drop()
 		return err
@@ -47,12 +47,12 @@ func (r *runner) restarts(ctx context.Context) error {
 	want := 0
 	for _, n := range f.Nodes {
 		healthy := 0
-		for _, g := range n.Gpus {
-			if g.Health == models.GpuHealthy {
+		for _, g := range n.GPUs {
+			if g.Health == models.GPUHealthy {
 				healthy++
 			}
 		}
-		want += min(c.VMsPerNode, healthy/c.VMGpus)
+		want += min(c.VMsPerNode, healthy/c.VMGPUs)
 	}
 	type target struct{ id, token string }
 	var targets []target

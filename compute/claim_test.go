@@ -36,7 +36,7 @@ func TestClaimRefusesWhatTheRowsRefuse(t *testing.T) {
 		claim := func(ids ...string) error {
 			return st.InTx(ctx, func(tx *store.Txn) error {
 				r := &restart{st: st, tx: tx, fw: placement.Default(),
-					vm: &models.VM{ID: "me"}, model: &models.GpuModel{ID: "h100"}}
+					vm: &models.VM{ID: "me"}, model: &models.GPUModel{ID: "h100"}}
 				return r.claimGPUs("n1", ids)
 			})
 		}

@@ -90,8 +90,8 @@ func (s *Service) Details(ctx context.Context, vms []*models.VM) ([]*Result, err
 	var modelIDs []string
 	for _, v := range vms {
 		ids = append(ids, v.ID)
-		if v.GpuModelID != nil && !slices.Contains(modelIDs, *v.GpuModelID) {
-			modelIDs = append(modelIDs, *v.GpuModelID)
+		if v.GPUModelID != nil && !slices.Contains(modelIDs, *v.GPUModelID) {
+			modelIDs = append(modelIDs, *v.GPUModelID)
 		}
 	}
 	out := make([]*Result, len(vms))
@@ -102,13 +102,13 @@ func (s *Service) Details(ctx context.Context, vms []*models.VM) ([]*Result, err
 	if err != nil {
 		return nil, err
 	}
-	byVM := map[string][]*models.Gpu{}
+	byVM := map[string][]*models.GPU{}
 	for _, g := range gpus {
 		byVM[*g.HolderVMID] = append(byVM[*g.HolderVMID], g)
 	}
-	byID := map[string]*models.GpuModel{}
+	byID := map[string]*models.GPUModel{}
 	if len(modelIDs) > 0 {
-		ms, err := s.store.GpuModelsByIDs(ctx, modelIDs)
+		ms, err := s.store.GPUModelsByIDs(ctx, modelIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -119,10 +119,10 @@ func (s *Service) Details(ctx context.Context, vms []*models.VM) ([]*Result, err
 	for i, v := range vms {
 		r := &Result{VM: v, GPUs: byVM[v.ID]}
 		if r.GPUs == nil {
-			r.GPUs = []*models.Gpu{}
+			r.GPUs = []*models.GPU{}
 		}
-		if v.GpuModelID != nil {
-			r.Model = byID[*v.GpuModelID]
+		if v.GPUModelID != nil {
+			r.Model = byID[*v.GPUModelID]
 		}
 		out[i] = r
 	}

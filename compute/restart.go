@@ -25,8 +25,8 @@ func New(st *store.Store) *Service { return &Service{store: st} }
 // besides its row.
 type Result struct {
 	VM    *models.VM
-	GPUs  []*models.Gpu    // the GPUs it holds now, lowest index first
-	Model *models.GpuModel // its GPU model; nil on a CPU-only row
+	GPUs  []*models.GPU    // the GPUs it holds now, lowest index first
+	Model *models.GPUModel // its GPU model; nil on a CPU-only row
 }
 
 // maxReplays bounds how often a restart whose chosen node changed under it
@@ -82,7 +82,7 @@ type restart struct {
 	actor models.Actor
 
 	vm    *models.VM
-	model *models.GpuModel
+	model *models.GPUModel
 	req   *placement.Request
 
 	// refused, when set, is the refusal of an earlier attempt that a
@@ -205,11 +205,11 @@ func (r *restart) refusal(st *placement.Status) error { return Refusal(st, r.req
 func (r *restart) request(orgID string) error {
 	vm := r.vm
 	req := &placement.Request{
-		VMID: vm.ID, OrganizationID: vm.OrganizationID, Pod: vm.IsPod(), GPUCount: vm.GpuCount,
+		VMID: vm.ID, OrganizationID: vm.OrganizationID, Pod: vm.IsPod(), GPUCount: vm.GPUCount,
 		CPUCores: vm.CPUCores, RAMGb: vm.RAMGb, DiskGb: vm.DiskSizeGb,
 	}
-	if vm.GpuModelID != nil {
-		m, err := r.st.GpuModel(r.tx, *vm.GpuModelID)
+	if vm.GPUModelID != nil {
+		m, err := r.st.GPUModel(r.tx, *vm.GPUModelID)
 		if err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func nodeInfos(snap *store.Snapshot) []*placement.NodeInfo {
 			continue
 		}
 		pg := placement.GPU{ID: g.ID, Index: g.Index, Address: g.Address, ModelID: g.ModelID,
-			Healthy: g.Health == models.GpuHealthy}
+			Healthy: g.Health == models.GPUHealthy}
 		if g.FailedReason != nil {
 			pg.FailedReason = *g.FailedReason
 		}

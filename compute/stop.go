@@ -57,9 +57,9 @@ func (s *Service) end(ctx context.Context, caller *auth.Caller, id string, name 
 		if _, err := s.store.Apply(tx, vm, store.Change{Transition: name, Actor: caller.Actor()}, store.Now()); err != nil {
 			return err
 		}
-		res = &Result{VM: vm, GPUs: []*models.Gpu{}}
-		if vm.GpuModelID != nil {
-			if res.Model, err = s.store.GpuModel(tx, *vm.GpuModelID); err != nil {
+		res = &Result{VM: vm, GPUs: []*models.GPU{}}
+		if vm.GPUModelID != nil {
+			if res.Model, err = s.store.GPUModel(tx, *vm.GPUModelID); err != nil {
 				return err
 			}
 		}

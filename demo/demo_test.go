@@ -15,7 +15,7 @@ import (
 // file is the fixture as the models spell its keys; decoding it strictly
 // catches a key the generator misspells.
 type file struct {
-	GpuModels     []models.GpuModel     `json:"gpuModels"`
+	GPUModels     []models.GPUModel     `json:"gpuModels"`
 	Fabrics       []models.Fabric       `json:"fabrics"`
 	Nodes         []node                `json:"nodes"`
 	Organizations []models.Organization `json:"organizations"`
@@ -43,7 +43,7 @@ type file struct {
 
 type node struct {
 	models.Node
-	Gpus []models.Gpu `json:"gpus"`
+	GPUs []models.GPU `json:"gpus"`
 }
 
 type apiKey struct {
@@ -54,10 +54,10 @@ type apiKey struct {
 
 type vm struct {
 	models.VM
-	GpuIDs []string `json:"gpuIds"`
+	GPUIDs []string `json:"gpuIds"`
 	// The seed's VM object carries these; the loader reads them from the catalog.
-	GpuManufacturer string `json:"gpuManufacturer"`
-	GpuModelName    string `json:"gpuModelName"`
+	GPUManufacturer string `json:"gpuManufacturer"`
+	GPUModelName    string `json:"gpuModelName"`
 }
 
 func load(t *testing.T, b []byte) *file {
@@ -83,7 +83,7 @@ func demoAt(t *testing.T, now time.Time) *file {
 func TestJSONParses(t *testing.T) {
 	f := demoAt(t, time.Now())
 	counts := map[string]int{
-		"gpuModels": len(f.GpuModels), "fabrics": len(f.Fabrics), "nodes": len(f.Nodes),
+		"gpuModels": len(f.GPUModels), "fabrics": len(f.Fabrics), "nodes": len(f.Nodes),
 		"organizations": len(f.Organizations), "apiKeys": len(f.APIKeys), "vms": len(f.VMs),
 		"projects": len(f.Projects), "workloads": len(f.Workloads), "revisions": len(f.Revisions),
 		"pods": len(f.Pods), "podMetrics": len(f.PodMetrics), "podHistograms": len(f.PodHistograms),

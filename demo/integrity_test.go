@@ -12,8 +12,8 @@ import (
 func TestReferences(t *testing.T) {
 	f := demoAt(t, time.Now())
 
-	gpuModels := map[string]models.GpuModel{}
-	for _, m := range f.GpuModels {
+	gpuModels := map[string]models.GPUModel{}
+	for _, m := range f.GPUModels {
 		gpuModels[m.ID] = m
 	}
 	fabrics := map[string]bool{}
@@ -22,7 +22,7 @@ func TestReferences(t *testing.T) {
 	}
 	nodes := map[string]node{}
 	nodeByName := map[string]node{}
-	gpus := map[string]models.Gpu{}
+	gpus := map[string]models.GPU{}
 	gpuNode := map[string]string{}
 	for _, n := range f.Nodes {
 		nodes[n.ID], nodeByName[n.Name] = n, n
@@ -32,17 +32,17 @@ func TestReferences(t *testing.T) {
 		if n.LastHeartbeatAt != nil {
 			t.Errorf("node %s: has a heartbeat; the sweep would take it offline", n.ID)
 		}
-		if len(n.Gpus) != 8 {
-			t.Errorf("node %s: %d GPUs, want 8", n.ID, len(n.Gpus))
+		if len(n.GPUs) != 8 {
+			t.Errorf("node %s: %d GPUs, want 8", n.ID, len(n.GPUs))
 		}
-		for _, g := range n.Gpus {
+		for _, g := range n.GPUs {
 			if _, ok := gpuModels[g.ModelID]; !ok {
 				t.Errorf("gpu %s: unknown model %s", g.ID, g.ModelID)
 			}
 			if _, dup := gpus[g.ID]; dup {
 				t.Errorf("gpu %s: id twice", g.ID)
 			}
-			if (g.Health == models.GpuFailed) != (g.FailedReason != nil) {
+			if (g.Health == models.GPUFailed) != (g.FailedReason != nil) {
 				t.Errorf("gpu %s: health %s with failedReason %v", g.ID, g.Health, g.FailedReason)
 			}
 			gpus[g.ID], gpuNode[g.ID] = g, n.ID
@@ -67,9 +67,9 @@ func TestReferences(t *testing.T) {
 		if !orgs[v.OrganizationID] {
 			t.Errorf("vm %s: unknown organization", v.ID)
 		}
-		m, ok := gpuModels[deref(v.GpuModelID)]
-		if !ok || v.GpuManufacturer != string(m.Manufacturer) || v.GpuModelName != m.Name {
-			t.Errorf("vm %s: model %v does not match the catalog", v.ID, v.GpuModelID)
+		m, ok := gpuModels[deref(v.GPUModelID)]
+		if !ok || v.GPUManufacturer != string(m.Manufacturer) || v.GPUModelName != m.Name {
+			t.Errorf("vm %s: model %v does not match the catalog", v.ID, v.GPUModelID)
 		}
 		if v.NodeID != nil {
 			if _, ok := nodes[*v.NodeID]; !ok {
@@ -77,26 +77,26 @@ func TestReferences(t *testing.T) {
 			}
 		}
 		if !v.Status.Holds() {
-			if len(v.GpuIDs) != 0 {
-				t.Errorf("vm %s: %s but lists gpuIds %v", v.ID, v.Status, v.GpuIDs)
+			if len(v.GPUIDs) != 0 {
+				t.Errorf("vm %s: %s but lists gpuIds %v", v.ID, v.Status, v.GPUIDs)
 			}
 			continue
 		}
-		if len(v.GpuIDs) != v.GpuCount {
-			t.Errorf("vm %s: holds %d GPUs, gpuCount %d", v.ID, len(v.GpuIDs), v.GpuCount)
+		if len(v.GPUIDs) != v.GPUCount {
+			t.Errorf("vm %s: holds %d GPUs, gpuCount %d", v.ID, len(v.GPUIDs), v.GPUCount)
 		}
-		for _, id := range v.GpuIDs {
+		for _, id := range v.GPUIDs {
 			g, ok := gpus[id]
 			switch {
 			case !ok:
 				t.Errorf("vm %s: unknown gpu %s", v.ID, id)
 			case gpuNode[id] != deref(v.NodeID):
 				t.Errorf("vm %s: gpu %s is on %s, not its node", v.ID, id, gpuNode[id])
-			case g.ModelID != deref(v.GpuModelID):
+			case g.ModelID != deref(v.GPUModelID):
 				t.Errorf("vm %s: gpu %s is a %s", v.ID, id, g.ModelID)
 			case heldBy[id] != "":
 				t.Errorf("vm %s: gpu %s is held by %s too", v.ID, id, heldBy[id])
-			case g.Health == models.GpuFailed && v.Status != models.VMRunning:
+			case g.Health == models.GPUFailed && v.Status != models.VMRunning:
 				t.Errorf("vm %s: a %s VM holds failed gpu %s", v.ID, v.Status, id)
 			}
 			heldBy[id] = v.ID

@@ -21,7 +21,7 @@ func TestLoadsIntoStore(t *testing.T) {
 	f := load(t, b)
 	held := 0
 	for _, v := range f.VMs {
-		held += len(v.GpuIDs)
+		held += len(v.GPUIDs)
 	}
 	samples := 0
 	for _, s := range f.PodMetrics {
@@ -40,7 +40,7 @@ func TestLoadsIntoStore(t *testing.T) {
 			t.Errorf("loaded %+v", stats)
 		}
 		var n int64
-		if err := st.DB.Model(&models.Gpu{}).Where("holder_vm_id IS NOT NULL").Count(&n).Error; err != nil {
+		if err := st.DB.Model(&models.GPU{}).Where("holder_vm_id IS NOT NULL").Count(&n).Error; err != nil {
 			t.Fatal(err)
 		}
 		if int(n) != held {

@@ -136,7 +136,7 @@ func checkOutcome(t *testing.T, name string, got, want outcome) {
 
 // world is the compute side of the demo, enough to answer restarts.
 type world struct {
-	models map[string]models.GpuModel
+	models map[string]models.GPUModel
 	orgs   map[string]models.Organization
 	nodes  []node
 	vms    map[string]*vm
@@ -144,9 +144,9 @@ type world struct {
 }
 
 func newWorld(f *file) *world {
-	w := &world{models: map[string]models.GpuModel{}, orgs: map[string]models.Organization{},
+	w := &world{models: map[string]models.GPUModel{}, orgs: map[string]models.Organization{},
 		nodes: f.Nodes, vms: map[string]*vm{}, fabric: map[string]int{}}
-	for _, m := range f.GpuModels {
+	for _, m := range f.GPUModels {
 		w.models[m.ID] = m
 	}
 	for _, o := range f.Organizations {
@@ -157,7 +157,7 @@ func newWorld(f *file) *world {
 	}
 	for _, v := range f.VMs {
 		c := v
-		c.GpuIDs = slices.Clone(v.GpuIDs)
+		c.GPUIDs = slices.Clone(v.GPUIDs)
 		w.vms[v.ID] = &c
 	}
 	return w
@@ -180,7 +180,7 @@ func (w *world) snapshot() []*placement.NodeInfo {
 		if !v.Status.Holds() {
 			continue
 		}
-		for _, g := range v.GpuIDs {
+		for _, g := range v.GPUIDs {
 			holder[g] = v.ID
 		}
 		nodeID := deref(v.NodeID)
@@ -196,9 +196,9 @@ func (w *world) snapshot() []*placement.NodeInfo {
 	for _, n := range w.nodes {
 		ni := &placement.NodeInfo{ID: n.ID, Name: n.Name, State: nodeState(n.Status), Status: string(n.Status), AgentVersion: n.AgentVersion,
 			CPUCores: n.CPUCores, RAMGb: n.RAMGb, DiskGb: n.DiskGb, Holdings: holdings[n.ID], Fabric: fabrics[nodeFabric[n.ID]]}
-		for _, g := range n.Gpus {
+		for _, g := range n.GPUs {
 			ni.GPUs = append(ni.GPUs, placement.GPU{ID: g.ID, Index: g.Index, Address: g.Address, ModelID: g.ModelID,
-				Healthy: g.Health == models.GpuHealthy, FailedReason: deref(g.FailedReason), HolderID: holder[g.ID]})
+				Healthy: g.Health == models.GPUHealthy, FailedReason: deref(g.FailedReason), HolderID: holder[g.ID]})
 		}
 		out = append(out, ni)
 	}
@@ -249,10 +249,10 @@ func (w *world) restart(id, orgID string) outcome {
 	case models.VMPending, models.VMDeploying:
 		return refuse(http.StatusConflict, "VM_NOT_READY")
 	}
-	m := w.models[deref(v.GpuModelID)]
+	m := w.models[deref(v.GPUModelID)]
 	req := &placement.Request{VMID: v.ID, Pod: v.IsPod(),
 		GPUModel: placement.Model{ID: m.ID, Name: m.Name, Manufacturer: string(m.Manufacturer)},
-		GPUCount: v.GpuCount, CPUCores: v.CPUCores, RAMGb: v.RAMGb, DiskGb: v.DiskSizeGb,
+		GPUCount: v.GPUCount, CPUCores: v.CPUCores, RAMGb: v.RAMGb, DiskGb: v.DiskSizeGb,
 		InfiniBand: w.orgs[v.OrganizationID].InfinibandEnabled}
 	nodes := w.snapshot()
 	var own *placement.NodeInfo
@@ -294,6 +294,6 @@ func (w *world) restart(id, orgID string) outcome {
 }
 
 func (w *world) claim(v *vm, gpus []string) outcome {
-	v.Status, v.StatusReason, v.GpuIDs = models.VMDeploying, "user_restarted", gpus
+	v.Status, v.StatusReason, v.GPUIDs = models.VMDeploying, "user_restarted", gpus
 	return outcome{HTTP: 200, Status: models.VMDeploying}
 }

@@ -10,7 +10,7 @@ import (
 
 type report struct {
 	NodeName string `json:"nodeName"`
-	Gpus     []struct {
+	GPUs     []struct {
 		Index int    `json:"index"`
 		UUID  string `json:"uuid"`
 	} `json:"gpus"`

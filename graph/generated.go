@@ -51,8 +51,8 @@ type ComplexityRoot struct {
 		CPU               func(childComplexity int) int
 		CPUMemory         func(childComplexity int) int
 		ExtendedResources func(childComplexity int) int
-		Gpu               func(childComplexity int) int
-		GpuMemory         func(childComplexity int) int
+		GPU               func(childComplexity int) int
+		GPUMemory         func(childComplexity int) int
 	}
 
 	Container struct {
@@ -222,7 +222,7 @@ type ComplexityRoot struct {
 		FromHealth    func(childComplexity int) int
 		FromLeavingAt func(childComplexity int) int
 		FromStatus    func(childComplexity int) int
-		GpuID         func(childComplexity int) int
+		GPUID         func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Kind          func(childComplexity int) int
 		Node          func(childComplexity int) int
@@ -327,9 +327,9 @@ type ComplexityRoot struct {
 		CPU               func(childComplexity int) int
 		CPUMemory         func(childComplexity int) int
 		ExtendedResources func(childComplexity int) int
-		Gpu               func(childComplexity int) int
-		GpuMemory         func(childComplexity int) int
-		GpuRequestType    func(childComplexity int) int
+		GPU               func(childComplexity int) int
+		GPUMemory         func(childComplexity int) int
+		GPURequestType    func(childComplexity int) int
 	}
 
 	PodToleration struct {
@@ -354,8 +354,8 @@ type ComplexityRoot struct {
 	Query struct {
 		APIKeys         func(childComplexity int, organizationID *string) int
 		Applications    func(childComplexity int, organizationID *string) int
-		GpuModels       func(childComplexity int) int
-		Gpus            func(childComplexity int, health *models.GpuHealth, modelID *string, nodeID *string, first *int, after *string) int
+		GPUModels       func(childComplexity int) int
+		Gpus            func(childComplexity int, health *models.GPUHealth, modelID *string, nodeID *string, first *int, after *string) int
 		Node            func(childComplexity int, id string) int
 		NodeList        func(childComplexity int, status []models.NodeStatus, offset *int, limit *int) int
 		Nodes           func(childComplexity int, status []models.NodeStatus) int
@@ -396,12 +396,12 @@ type ComplexityRoot struct {
 		DiskSizeGb        func(childComplexity int) int
 		EndpointURL       func(childComplexity int) int
 		Events            func(childComplexity int, after *string, limit *int) int
-		GpuCount          func(childComplexity int) int
-		GpuIds            func(childComplexity int) int
-		GpuManufacturer   func(childComplexity int) int
-		GpuModel          func(childComplexity int) int
-		GpuModelID        func(childComplexity int) int
-		GpuModelName      func(childComplexity int) int
+		GPUCount          func(childComplexity int) int
+		GPUIds            func(childComplexity int) int
+		GPUManufacturer   func(childComplexity int) int
+		GPUModel          func(childComplexity int) int
+		GPUModelID        func(childComplexity int) int
+		GPUModelName      func(childComplexity int) int
 		Gpus              func(childComplexity int) int
 		ID                func(childComplexity int) int
 		ImageURL          func(childComplexity int) int
@@ -468,10 +468,10 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type GpuResolver interface {
-	MemoryUsedBytes(ctx context.Context, obj *models.Gpu) (*float64, error)
+	MemoryUsedBytes(ctx context.Context, obj *models.GPU) (*float64, error)
 
-	VM(ctx context.Context, obj *models.Gpu) (*models.VM, error)
-	Node(ctx context.Context, obj *models.Gpu) (*models.Node, error)
+	VM(ctx context.Context, obj *models.GPU) (*models.VM, error)
+	Node(ctx context.Context, obj *models.GPU) (*models.Node, error)
 }
 type MutationResolver interface {
 	RestartVM(ctx context.Context, id string) (*models.VM, error)
@@ -488,7 +488,7 @@ type MutationResolver interface {
 	CreateOrganization(ctx context.Context, id string, name string, tenantID int, infinibandEnabled *bool) (*models.Organization, error)
 }
 type NodeResolver interface {
-	Gpus(ctx context.Context, obj *models.Node) ([]*models.Gpu, error)
+	Gpus(ctx context.Context, obj *models.Node) ([]*models.GPU, error)
 	Vms(ctx context.Context, obj *models.Node) ([]*models.VM, error)
 }
 type NodeEventResolver interface {
@@ -517,8 +517,8 @@ type QueryResolver interface {
 	Applications(ctx context.Context, organizationID *string) ([]*model.Credential, error)
 	Projects(ctx context.Context) ([]*models.Project, error)
 	Workloads(ctx context.Context, projectID *string, offset *int, limit *int) ([]*models.Workload, error)
-	GpuModels(ctx context.Context) ([]*models.GpuModel, error)
-	Gpus(ctx context.Context, health *models.GpuHealth, modelID *string, nodeID *string, first *int, after *string) (*model.GpuConnection, error)
+	GPUModels(ctx context.Context) ([]*models.GPUModel, error)
+	Gpus(ctx context.Context, health *models.GPUHealth, modelID *string, nodeID *string, first *int, after *string) (*model.GPUConnection, error)
 	NodeList(ctx context.Context, status []models.NodeStatus, offset *int, limit *int) (*model.NodeList, error)
 	NodesConnection(ctx context.Context, status []models.NodeStatus, first *int, after *string) (*model.NodeConnection, error)
 	VmsConnection(ctx context.Context, status []models.VMStatus, first *int, after *string) (*model.VMConnection, error)
@@ -529,15 +529,15 @@ type SubscriptionResolver interface {
 	NodeEvents(ctx context.Context, ids []string, after *string) (<-chan *models.NodeEvent, error)
 }
 type VMResolver interface {
-	GpuManufacturer(ctx context.Context, obj *models.VM) (*models.Manufacturer, error)
+	GPUManufacturer(ctx context.Context, obj *models.VM) (*models.Manufacturer, error)
 
-	GpuModelName(ctx context.Context, obj *models.VM) (*string, error)
+	GPUModelName(ctx context.Context, obj *models.VM) (*string, error)
 
-	GpuIds(ctx context.Context, obj *models.VM) ([]string, error)
+	GPUIds(ctx context.Context, obj *models.VM) ([]string, error)
 
 	Node(ctx context.Context, obj *models.VM) (*models.Node, error)
-	Gpus(ctx context.Context, obj *models.VM) ([]*models.Gpu, error)
-	GpuModel(ctx context.Context, obj *models.VM) (*models.GpuModel, error)
+	Gpus(ctx context.Context, obj *models.VM) ([]*models.GPU, error)
+	GPUModel(ctx context.Context, obj *models.VM) (*models.GPUModel, error)
 	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
 }
 type VmEventResolver interface {
@@ -589,17 +589,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AllocatedResources.ExtendedResources(childComplexity), true
 	case "AllocatedResources.gpu":
-		if e.ComplexityRoot.AllocatedResources.Gpu == nil {
+		if e.ComplexityRoot.AllocatedResources.GPU == nil {
 			break
 		}
 
-		return e.ComplexityRoot.AllocatedResources.Gpu(childComplexity), true
+		return e.ComplexityRoot.AllocatedResources.GPU(childComplexity), true
 	case "AllocatedResources.gpuMemory":
-		if e.ComplexityRoot.AllocatedResources.GpuMemory == nil {
+		if e.ComplexityRoot.AllocatedResources.GPUMemory == nil {
 			break
 		}
 
-		return e.ComplexityRoot.AllocatedResources.GpuMemory(childComplexity), true
+		return e.ComplexityRoot.AllocatedResources.GPUMemory(childComplexity), true
 
 	case "Container.image":
 		if e.ComplexityRoot.Container.Image == nil {
@@ -1284,11 +1284,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NodeEvent.FromStatus(childComplexity), true
 	case "NodeEvent.gpuId":
-		if e.ComplexityRoot.NodeEvent.GpuID == nil {
+		if e.ComplexityRoot.NodeEvent.GPUID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.NodeEvent.GpuID(childComplexity), true
+		return e.ComplexityRoot.NodeEvent.GPUID(childComplexity), true
 	case "NodeEvent.id":
 		if e.ComplexityRoot.NodeEvent.ID == nil {
 			break
@@ -1710,23 +1710,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PodRequestResources.ExtendedResources(childComplexity), true
 	case "PodRequestResources.gpu":
-		if e.ComplexityRoot.PodRequestResources.Gpu == nil {
+		if e.ComplexityRoot.PodRequestResources.GPU == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PodRequestResources.Gpu(childComplexity), true
+		return e.ComplexityRoot.PodRequestResources.GPU(childComplexity), true
 	case "PodRequestResources.gpuMemory":
-		if e.ComplexityRoot.PodRequestResources.GpuMemory == nil {
+		if e.ComplexityRoot.PodRequestResources.GPUMemory == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PodRequestResources.GpuMemory(childComplexity), true
+		return e.ComplexityRoot.PodRequestResources.GPUMemory(childComplexity), true
 	case "PodRequestResources.gpuRequestType":
-		if e.ComplexityRoot.PodRequestResources.GpuRequestType == nil {
+		if e.ComplexityRoot.PodRequestResources.GPURequestType == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PodRequestResources.GpuRequestType(childComplexity), true
+		return e.ComplexityRoot.PodRequestResources.GPURequestType(childComplexity), true
 
 	case "PodToleration.effect":
 		if e.ComplexityRoot.PodToleration.Effect == nil {
@@ -1814,11 +1814,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Applications(childComplexity, args["organizationId"].(*string)), true
 	case "Query.gpuModels":
-		if e.ComplexityRoot.Query.GpuModels == nil {
+		if e.ComplexityRoot.Query.GPUModels == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Query.GpuModels(childComplexity), true
+		return e.ComplexityRoot.Query.GPUModels(childComplexity), true
 	case "Query.gpus":
 		if e.ComplexityRoot.Query.Gpus == nil {
 			break
@@ -1829,7 +1829,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Gpus(childComplexity, args["health"].(*models.GpuHealth), args["modelId"].(*string), args["nodeId"].(*string), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Gpus(childComplexity, args["health"].(*models.GPUHealth), args["modelId"].(*string), args["nodeId"].(*string), args["first"].(*int), args["after"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -2089,41 +2089,41 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.VM.Events(childComplexity, args["after"].(*string), args["limit"].(*int)), true
 	case "VM.gpuCount":
-		if e.ComplexityRoot.VM.GpuCount == nil {
+		if e.ComplexityRoot.VM.GPUCount == nil {
 			break
 		}
 
-		return e.ComplexityRoot.VM.GpuCount(childComplexity), true
+		return e.ComplexityRoot.VM.GPUCount(childComplexity), true
 	case "VM.gpuIds":
-		if e.ComplexityRoot.VM.GpuIds == nil {
+		if e.ComplexityRoot.VM.GPUIds == nil {
 			break
 		}
 
-		return e.ComplexityRoot.VM.GpuIds(childComplexity), true
+		return e.ComplexityRoot.VM.GPUIds(childComplexity), true
 	case "VM.gpuManufacturer":
-		if e.ComplexityRoot.VM.GpuManufacturer == nil {
+		if e.ComplexityRoot.VM.GPUManufacturer == nil {
 			break
 		}
 
-		return e.ComplexityRoot.VM.GpuManufacturer(childComplexity), true
+		return e.ComplexityRoot.VM.GPUManufacturer(childComplexity), true
 	case "VM.gpuModel":
-		if e.ComplexityRoot.VM.GpuModel == nil {
+		if e.ComplexityRoot.VM.GPUModel == nil {
 			break
 		}
 
-		return e.ComplexityRoot.VM.GpuModel(childComplexity), true
+		return e.ComplexityRoot.VM.GPUModel(childComplexity), true
 	case "VM.gpuModelId":
-		if e.ComplexityRoot.VM.GpuModelID == nil {
+		if e.ComplexityRoot.VM.GPUModelID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.VM.GpuModelID(childComplexity), true
+		return e.ComplexityRoot.VM.GPUModelID(childComplexity), true
 	case "VM.gpuModelName":
-		if e.ComplexityRoot.VM.GpuModelName == nil {
+		if e.ComplexityRoot.VM.GPUModelName == nil {
 			break
 		}
 
-		return e.ComplexityRoot.VM.GpuModelName(childComplexity), true
+		return e.ComplexityRoot.VM.GPUModelName(childComplexity), true
 	case "VM.gpus":
 		if e.ComplexityRoot.VM.Gpus == nil {
 			break
@@ -4888,8 +4888,8 @@ func (ec *executionContext) field_Query_gpus_args(ctx context.Context, rawArgs m
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "health",
-		func(ctx context.Context, v any) (*models.GpuHealth, error) {
-			return ec.unmarshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx, v)
+		func(ctx context.Context, v any) (*models.GPUHealth, error) {
+			return ec.unmarshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGPUHealth(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5635,7 +5635,7 @@ func (ec *executionContext) _AllocatedResources_gpu(ctx context.Context, field g
 			return ec.fieldContext_AllocatedResources_gpu(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Gpu, nil
+			return obj.GPU, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
@@ -5658,7 +5658,7 @@ func (ec *executionContext) _AllocatedResources_gpuMemory(ctx context.Context, f
 			return ec.fieldContext_AllocatedResources_gpuMemory(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.GpuMemory, nil
+			return obj.GPUMemory, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -6205,7 +6205,7 @@ func (ec *executionContext) fieldContext_ExtendedResource_exclude(_ context.Cont
 	return graphql.NewScalarFieldContext("ExtendedResource", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Gpu_id(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_id(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6228,7 +6228,7 @@ func (ec *executionContext) fieldContext_Gpu_id(_ context.Context, field graphql
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Gpu_nodeId(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_nodeId(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6251,7 +6251,7 @@ func (ec *executionContext) fieldContext_Gpu_nodeId(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Gpu_index(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_index(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6274,7 +6274,7 @@ func (ec *executionContext) fieldContext_Gpu_index(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Gpu_uuid(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_uuid(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6297,7 +6297,7 @@ func (ec *executionContext) fieldContext_Gpu_uuid(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "String")
 }
 
-func (ec *executionContext) _Gpu_address(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_address(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6320,7 +6320,7 @@ func (ec *executionContext) fieldContext_Gpu_address(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "String")
 }
 
-func (ec *executionContext) _Gpu_modelId(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_modelId(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6343,7 +6343,7 @@ func (ec *executionContext) fieldContext_Gpu_modelId(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Gpu_health(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_health(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6355,8 +6355,8 @@ func (ec *executionContext) _Gpu_health(ctx context.Context, field graphql.Colle
 			return obj.Health, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v models.GpuHealth) graphql.Marshaler {
-			return ec.marshalNGpuHealth2gpugraphᚋmodelsᚐGpuHealth(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v models.GPUHealth) graphql.Marshaler {
+			return ec.marshalNGpuHealth2gpugraphᚋmodelsᚐGPUHealth(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6366,7 +6366,7 @@ func (ec *executionContext) fieldContext_Gpu_health(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "GpuHealth")
 }
 
-func (ec *executionContext) _Gpu_failedReason(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_failedReason(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6389,7 +6389,7 @@ func (ec *executionContext) fieldContext_Gpu_failedReason(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "String")
 }
 
-func (ec *executionContext) _Gpu_utilization(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_utilization(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6412,7 +6412,7 @@ func (ec *executionContext) fieldContext_Gpu_utilization(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Gpu", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Gpu_memoryUsedBytes(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_memoryUsedBytes(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6435,7 +6435,7 @@ func (ec *executionContext) fieldContext_Gpu_memoryUsedBytes(_ context.Context, 
 	return graphql.NewScalarFieldContext("Gpu", field, true, true, "Float")
 }
 
-func (ec *executionContext) _Gpu_model(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_model(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6447,8 +6447,8 @@ func (ec *executionContext) _Gpu_model(ctx context.Context, field graphql.Collec
 			return obj.Model, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuModel) graphql.Marshaler {
-			return ec.marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUModel) graphql.Marshaler {
+			return ec.marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6467,7 +6467,7 @@ func (ec *executionContext) fieldContext_Gpu_model(_ context.Context, field grap
 	return fc, nil
 }
 
-func (ec *executionContext) _Gpu_vm(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_vm(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6499,7 +6499,7 @@ func (ec *executionContext) fieldContext_Gpu_vm(_ context.Context, field graphql
 	return fc, nil
 }
 
-func (ec *executionContext) _Gpu_node(ctx context.Context, field graphql.CollectedField, obj *models.Gpu) (ret graphql.Marshaler) {
+func (ec *executionContext) _Gpu_node(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6531,7 +6531,7 @@ func (ec *executionContext) fieldContext_Gpu_node(_ context.Context, field graph
 	return fc, nil
 }
 
-func (ec *executionContext) _GpuConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GPUConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6543,8 +6543,8 @@ func (ec *executionContext) _GpuConnection_edges(ctx context.Context, field grap
 			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.GpuEdge) graphql.Marshaler {
-			return ec.marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGpuEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.GPUEdge) graphql.Marshaler {
+			return ec.marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGPUEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6563,7 +6563,7 @@ func (ec *executionContext) fieldContext_GpuConnection_edges(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _GpuConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.GPUConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6575,8 +6575,8 @@ func (ec *executionContext) _GpuConnection_nodes(ctx context.Context, field grap
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*models.Gpu) graphql.Marshaler {
-			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGpuᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.GPU) graphql.Marshaler {
+			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGPUᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6595,7 +6595,7 @@ func (ec *executionContext) fieldContext_GpuConnection_nodes(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _GpuConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.GPUConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6627,7 +6627,7 @@ func (ec *executionContext) fieldContext_GpuConnection_pageInfo(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _GpuConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.GpuConnection) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.GPUConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6650,7 +6650,7 @@ func (ec *executionContext) fieldContext_GpuConnection_totalCount(_ context.Cont
 	return graphql.NewScalarFieldContext("GpuConnection", field, false, false, "Int")
 }
 
-func (ec *executionContext) _GpuEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.GpuEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.GPUEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6673,7 +6673,7 @@ func (ec *executionContext) fieldContext_GpuEdge_cursor(_ context.Context, field
 	return graphql.NewScalarFieldContext("GpuEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _GpuEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.GpuEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.GPUEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6685,8 +6685,8 @@ func (ec *executionContext) _GpuEdge_node(ctx context.Context, field graphql.Col
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.Gpu) graphql.Marshaler {
-			return ec.marshalNGpu2ᚖgpugraphᚋmodelsᚐGpu(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPU) graphql.Marshaler {
+			return ec.marshalNGpu2ᚖgpugraphᚋmodelsᚐGPU(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6705,7 +6705,7 @@ func (ec *executionContext) fieldContext_GpuEdge_node(_ context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _GpuModel_id(ctx context.Context, field graphql.CollectedField, obj *models.GpuModel) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuModel_id(ctx context.Context, field graphql.CollectedField, obj *models.GPUModel) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6728,7 +6728,7 @@ func (ec *executionContext) fieldContext_GpuModel_id(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("GpuModel", field, false, false, "ID")
 }
 
-func (ec *executionContext) _GpuModel_name(ctx context.Context, field graphql.CollectedField, obj *models.GpuModel) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuModel_name(ctx context.Context, field graphql.CollectedField, obj *models.GPUModel) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6751,7 +6751,7 @@ func (ec *executionContext) fieldContext_GpuModel_name(_ context.Context, field 
 	return graphql.NewScalarFieldContext("GpuModel", field, false, false, "String")
 }
 
-func (ec *executionContext) _GpuModel_manufacturer(ctx context.Context, field graphql.CollectedField, obj *models.GpuModel) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuModel_manufacturer(ctx context.Context, field graphql.CollectedField, obj *models.GPUModel) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6774,7 +6774,7 @@ func (ec *executionContext) fieldContext_GpuModel_manufacturer(_ context.Context
 	return graphql.NewScalarFieldContext("GpuModel", field, false, false, "GpuManufacturer")
 }
 
-func (ec *executionContext) _GpuModel_memoryGb(ctx context.Context, field graphql.CollectedField, obj *models.GpuModel) (ret graphql.Marshaler) {
+func (ec *executionContext) _GpuModel_memoryGb(ctx context.Context, field graphql.CollectedField, obj *models.GPUModel) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7907,8 +7907,8 @@ func (ec *executionContext) _Node_gpus(ctx context.Context, field graphql.Collec
 			return ec.Resolvers.Node().Gpus(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*models.Gpu) graphql.Marshaler {
-			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGpuᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.GPU) graphql.Marshaler {
+			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGPUᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8514,7 +8514,7 @@ func (ec *executionContext) _NodeEvent_gpuId(ctx context.Context, field graphql.
 			return ec.fieldContext_NodeEvent_gpuId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.GpuID, nil
+			return obj.GPUID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -8540,8 +8540,8 @@ func (ec *executionContext) _NodeEvent_fromHealth(ctx context.Context, field gra
 			return obj.FromHealth, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuHealth) graphql.Marshaler {
-			return ec.marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUHealth) graphql.Marshaler {
+			return ec.marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGPUHealth(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8563,8 +8563,8 @@ func (ec *executionContext) _NodeEvent_toHealth(ctx context.Context, field graph
 			return obj.ToHealth, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuHealth) graphql.Marshaler {
-			return ec.marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUHealth) graphql.Marshaler {
+			return ec.marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGPUHealth(ctx, selections, v)
 		},
 		true,
 		false,
@@ -10189,7 +10189,7 @@ func (ec *executionContext) _PodRequestResources_gpuRequestType(ctx context.Cont
 			return ec.fieldContext_PodRequestResources_gpuRequestType(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.GpuRequestType, nil
+			return obj.GPURequestType, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -10212,7 +10212,7 @@ func (ec *executionContext) _PodRequestResources_gpu(ctx context.Context, field 
 			return ec.fieldContext_PodRequestResources_gpu(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Gpu, nil
+			return obj.GPU, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.RequestResourceCores) graphql.Marshaler {
@@ -10244,7 +10244,7 @@ func (ec *executionContext) _PodRequestResources_gpuMemory(ctx context.Context, 
 			return ec.fieldContext_PodRequestResources_gpuMemory(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.GpuMemory, nil
+			return obj.GPUMemory, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.RequestResourceQuantity) graphql.Marshaler {
@@ -11171,11 +11171,11 @@ func (ec *executionContext) _Query_gpuModels(ctx context.Context, field graphql.
 			return ec.fieldContext_Query_gpuModels(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().GpuModels(ctx)
+			return ec.Resolvers.Query().GPUModels(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*models.GpuModel) graphql.Marshaler {
-			return ec.marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGpuModelᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.GPUModel) graphql.Marshaler {
+			return ec.marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGPUModelᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11204,11 +11204,11 @@ func (ec *executionContext) _Query_gpus(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Gpus(ctx, fc.Args["health"].(*models.GpuHealth), fc.Args["modelId"].(*string), fc.Args["nodeId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Gpus(ctx, fc.Args["health"].(*models.GPUHealth), fc.Args["modelId"].(*string), fc.Args["nodeId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.GpuConnection) graphql.Marshaler {
-			return ec.marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐGpuConnection(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GPUConnection) graphql.Marshaler {
+			return ec.marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐGPUConnection(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11909,7 +11909,7 @@ func (ec *executionContext) _VM_gpuCount(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_VM_gpuCount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.GpuCount, nil
+			return obj.GPUCount, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -11932,7 +11932,7 @@ func (ec *executionContext) _VM_gpuManufacturer(ctx context.Context, field graph
 			return ec.fieldContext_VM_gpuManufacturer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.VM().GpuManufacturer(ctx, obj)
+			return ec.Resolvers.VM().GPUManufacturer(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.Manufacturer) graphql.Marshaler {
@@ -11955,7 +11955,7 @@ func (ec *executionContext) _VM_gpuModelId(ctx context.Context, field graphql.Co
 			return ec.fieldContext_VM_gpuModelId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.GpuModelID, nil
+			return obj.GPUModelID, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -11978,7 +11978,7 @@ func (ec *executionContext) _VM_gpuModelName(ctx context.Context, field graphql.
 			return ec.fieldContext_VM_gpuModelName(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.VM().GpuModelName(ctx, obj)
+			return ec.Resolvers.VM().GPUModelName(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -12231,7 +12231,7 @@ func (ec *executionContext) _VM_gpuIds(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_VM_gpuIds(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.VM().GpuIds(ctx, obj)
+			return ec.Resolvers.VM().GPUIds(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
@@ -12381,8 +12381,8 @@ func (ec *executionContext) _VM_gpus(ctx context.Context, field graphql.Collecte
 			return ec.Resolvers.VM().Gpus(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*models.Gpu) graphql.Marshaler {
-			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGpuᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.GPU) graphql.Marshaler {
+			return ec.marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGPUᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12410,11 +12410,11 @@ func (ec *executionContext) _VM_gpuModel(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_VM_gpuModel(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.VM().GpuModel(ctx, obj)
+			return ec.Resolvers.VM().GPUModel(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.GpuModel) graphql.Marshaler {
-			return ec.marshalOGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUModel) graphql.Marshaler {
+			return ec.marshalOGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx, selections, v)
 		},
 		true,
 		false,
@@ -14777,7 +14777,7 @@ func (ec *executionContext) _ExtendedResource(ctx context.Context, sel ast.Selec
 
 var gpuImplementors = []string{"Gpu"}
 
-func (ec *executionContext) _Gpu(ctx context.Context, sel ast.SelectionSet, obj *models.Gpu) graphql.Marshaler {
+func (ec *executionContext) _Gpu(ctx context.Context, sel ast.SelectionSet, obj *models.GPU) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, gpuImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14873,7 +14873,7 @@ func (ec *executionContext) _Gpu(ctx context.Context, sel ast.SelectionSet, obj 
 
 var gpuConnectionImplementors = []string{"GpuConnection"}
 
-func (ec *executionContext) _GpuConnection(ctx context.Context, sel ast.SelectionSet, obj *model.GpuConnection) graphql.Marshaler {
+func (ec *executionContext) _GpuConnection(ctx context.Context, sel ast.SelectionSet, obj *model.GPUConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, gpuConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14921,7 +14921,7 @@ func (ec *executionContext) _GpuConnection(ctx context.Context, sel ast.Selectio
 
 var gpuEdgeImplementors = []string{"GpuEdge"}
 
-func (ec *executionContext) _GpuEdge(ctx context.Context, sel ast.SelectionSet, obj *model.GpuEdge) graphql.Marshaler {
+func (ec *executionContext) _GpuEdge(ctx context.Context, sel ast.SelectionSet, obj *model.GPUEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, gpuEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -14959,7 +14959,7 @@ func (ec *executionContext) _GpuEdge(ctx context.Context, sel ast.SelectionSet, 
 
 var gpuModelImplementors = []string{"GpuModel"}
 
-func (ec *executionContext) _GpuModel(ctx context.Context, sel ast.SelectionSet, obj *models.GpuModel) graphql.Marshaler {
+func (ec *executionContext) _GpuModel(ctx context.Context, sel ast.SelectionSet, obj *models.GPUModel) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, gpuModelImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17724,11 +17724,11 @@ func (ec *executionContext) marshalNExtendedResource2gpugraphᚋmodelsᚐExtende
 	return ec._ExtendedResource(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGpuᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.Gpu) graphql.Marshaler {
+func (ec *executionContext) marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGPUᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.GPU) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGpu2ᚖgpugraphᚋmodelsᚐGpu(ctx, sel, v[i])
+		return ec.marshalNGpu2ᚖgpugraphᚋmodelsᚐGPU(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17740,7 +17740,7 @@ func (ec *executionContext) marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGpuᚄ(ctx con
 	return ret
 }
 
-func (ec *executionContext) marshalNGpu2ᚖgpugraphᚋmodelsᚐGpu(ctx context.Context, sel ast.SelectionSet, v *models.Gpu) graphql.Marshaler {
+func (ec *executionContext) marshalNGpu2ᚖgpugraphᚋmodelsᚐGPU(ctx context.Context, sel ast.SelectionSet, v *models.GPU) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Gpu!")
 		return graphql.Null
@@ -17748,7 +17748,7 @@ func (ec *executionContext) marshalNGpu2ᚖgpugraphᚋmodelsᚐGpu(ctx context.C
 	return ec._Gpu(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐGpuConnection(ctx context.Context, sel ast.SelectionSet, v *model.GpuConnection) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐGPUConnection(ctx context.Context, sel ast.SelectionSet, v *model.GPUConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "GpuConnection!")
 		return graphql.Null
@@ -17756,11 +17756,11 @@ func (ec *executionContext) marshalNGpuConnection2ᚖgpugraphᚋgraphᚋmodelᚐ
 	return ec._GpuConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGpuEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.GpuEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGPUEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.GPUEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGpuEdge(ctx, sel, v[i])
+		return ec.marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGPUEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17772,7 +17772,7 @@ func (ec *executionContext) marshalNGpuEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐGpu
 	return ret
 }
 
-func (ec *executionContext) marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGpuEdge(ctx context.Context, sel ast.SelectionSet, v *model.GpuEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGPUEdge(ctx context.Context, sel ast.SelectionSet, v *model.GPUEdge) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "GpuEdge!")
 		return graphql.Null
@@ -17780,13 +17780,13 @@ func (ec *executionContext) marshalNGpuEdge2ᚖgpugraphᚋgraphᚋmodelᚐGpuEdg
 	return ec._GpuEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNGpuHealth2gpugraphᚋmodelsᚐGpuHealth(ctx context.Context, v any) (models.GpuHealth, error) {
-	var res models.GpuHealth
+func (ec *executionContext) unmarshalNGpuHealth2gpugraphᚋmodelsᚐGPUHealth(ctx context.Context, v any) (models.GPUHealth, error) {
+	var res models.GPUHealth
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNGpuHealth2gpugraphᚋmodelsᚐGpuHealth(ctx context.Context, sel ast.SelectionSet, v models.GpuHealth) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuHealth2gpugraphᚋmodelsᚐGPUHealth(ctx context.Context, sel ast.SelectionSet, v models.GPUHealth) graphql.Marshaler {
 	return v
 }
 
@@ -17800,11 +17800,11 @@ func (ec *executionContext) marshalNGpuManufacturer2gpugraphᚋmodelsᚐManufact
 	return v
 }
 
-func (ec *executionContext) marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGpuModelᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.GpuModel) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGPUModelᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.GPUModel) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx, sel, v[i])
+		return ec.marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -17816,7 +17816,7 @@ func (ec *executionContext) marshalNGpuModel2ᚕᚖgpugraphᚋmodelsᚐGpuModel�
 	return ret
 }
 
-func (ec *executionContext) marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx context.Context, sel ast.SelectionSet, v *models.GpuModel) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx context.Context, sel ast.SelectionSet, v *models.GPUModel) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "GpuModel!")
 		return graphql.Null
@@ -18668,16 +18668,16 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) unmarshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx context.Context, v any) (*models.GpuHealth, error) {
+func (ec *executionContext) unmarshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGPUHealth(ctx context.Context, v any) (*models.GPUHealth, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(models.GpuHealth)
+	var res = new(models.GPUHealth)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGpuHealth(ctx context.Context, sel ast.SelectionSet, v *models.GpuHealth) graphql.Marshaler {
+func (ec *executionContext) marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGPUHealth(ctx context.Context, sel ast.SelectionSet, v *models.GPUHealth) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -18700,7 +18700,7 @@ func (ec *executionContext) marshalOGpuManufacturer2ᚖgpugraphᚋmodelsᚐManuf
 	return v
 }
 
-func (ec *executionContext) marshalOGpuModel2ᚖgpugraphᚋmodelsᚐGpuModel(ctx context.Context, sel ast.SelectionSet, v *models.GpuModel) graphql.Marshaler {
+func (ec *executionContext) marshalOGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx context.Context, sel ast.SelectionSet, v *models.GPUModel) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"gpugraph/agent"
+	"gpugraph/agent/sim"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
@@ -55,9 +56,9 @@ func TestAgentEndToEnd(t *testing.T) {
 		boot, credFile := servertest.Enroll(t, st, "dgx-e2e", "c-e2e"), filepath.Join(t.TempDir(), "credential.json")
 		a := startAgent(t, bin, srv.URL, boot, credFile)
 		seen := waitNode(t, env, a, "8 GPUs, GPU 3 failed with XID 79", func(n e2eNode) bool {
-			return n.Status == "ONLINE" && len(n.Gpus) == 8 && n.Gpus[3].Health == "FAILED" && n.Gpus[3].Utilization != nil
+			return n.Status == "ONLINE" && len(n.GPUs) == 8 && n.GPUs[3].Health == "FAILED" && n.GPUs[3].Utilization != nil
 		})
-		for i, g := range seen.Gpus {
+		for i, g := range seen.GPUs {
 			want := "HEALTHY"
 			if i == 3 {
 				want = "FAILED"
@@ -80,8 +81,8 @@ func TestAgentEndToEnd(t *testing.T) {
 		// simulated XID comes again; the server never heals it.
 		a = startAgent(t, bin, srv.URL, boot, credFile)
 		waitNode(t, env, a, "node online, its VM and pod running again", func(n e2eNode) bool {
-			if len(n.Gpus) == 8 && n.Gpus[3].Health != "FAILED" {
-				t.Fatalf("GPU 3 healed by a report: %+v", n.Gpus[3])
+			if len(n.GPUs) == 8 && n.GPUs[3].Health != "FAILED" {
+				t.Fatalf("GPU 3 healed by a report: %+v", n.GPUs[3])
 			}
 			return n.Status == "ONLINE" && n.vms() == "pod-e2e=RUNNING/ vm-e2e=RUNNING/" &&
 				n.Vms[0].InterruptedAt == nil && n.Vms[1].InterruptedAt == nil
@@ -94,7 +95,7 @@ func TestAgentEndToEnd(t *testing.T) {
 // the simulated server derives from its name, a VM and a pod on it, and
 // a reader's key.
 func e2eFixture(t *testing.T) string {
-	m, err := agent.NewMockServer("dgxh100", "dgx-e2e")
+	m, err := sim.NewServer("dgxh100", "dgx-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ type e2eNode struct {
 	Status          string
 	AgentVersion    string
 	LastHeartbeatAt *string
-	Gpus            []struct {
+	GPUs            []struct {
 		Index        int
 		UUID         string
 		Health       string

@@ -133,7 +133,7 @@ func TestAgentReports(t *testing.T) {
 		var got struct {
 			Node struct {
 				LastHeartbeatAt string
-				Gpus            json.RawMessage
+				GPUs            json.RawMessage
 			}
 		}
 		env.Decode(r, &got)
@@ -146,8 +146,8 @@ func TestAgentReports(t *testing.T) {
 		model := `"model":{"id":"nvidia-h200-141gb-hbm3e","name":"NVIDIA H200 141GB HBM3e","manufacturer":"NVIDIA","memoryGb":141}`
 		want := `[{"id":"GPU-dgx-07-0","index":0,"uuid":"GPU-dgx-07-0","address":"0000:1B:00.0","health":"HEALTHY","failedReason":null,"utilization":93,"memoryUsedBytes":75161927680,` + model + `},` +
 			`{"id":"GPU-dgx-07-1","index":1,"uuid":"GPU-dgx-07-1","address":"0000:1C:00.0","health":"FAILED","failedReason":"XID 79","utilization":0,"memoryUsedBytes":0,` + model + `}]`
-		if string(got.Node.Gpus) != want {
-			t.Errorf("gpus\n got %s\nwant %s", got.Node.Gpus, want)
+		if string(got.Node.GPUs) != want {
+			t.Errorf("gpus\n got %s\nwant %s", got.Node.GPUs, want)
 		}
 		if !strings.Contains(string(r.Data), `"name":"dgx-07","clusterId":"c-9","nodePool":"default","status":"ONLINE","agentVersion":"2.6.1","cpuCores":224,"ramGb":2048,"diskGb":27939`) {
 			t.Errorf("node = %s", r.Data)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/agent"
+	"gpugraph/agent/sim"
 	"gpugraph/agentapi"
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
@@ -82,7 +82,7 @@ func TestAgentRunsWorkloads(t *testing.T) {
 			t.Fatalf("restart vm-bad: %d %s", code, body)
 		}
 		v = waitVM(t, st, a, "vm-bad", models.VMFailed)
-		checkVM(t, st, v, models.ReasonFailedToStartPrefix+agent.MockFailStartMessage, 0)
+		checkVM(t, st, v, models.ReasonFailedToStartPrefix+sim.FailStartMessage, 0)
 		checkEvents(t, st, "vm-bad", "restart-deploy:stopped>deploying:user:*", "agent-failed-start:deploying>failed:agent:dgx-wl")
 	})
 }
@@ -129,7 +129,7 @@ func (h *heartbeatWatch) wrap(next http.Handler) http.Handler {
 }
 
 func workloadsFixture(t *testing.T) string {
-	m, err := agent.NewMockServer("dgxh100", "dgx-wl")
+	m, err := sim.NewServer("dgxh100", "dgx-wl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func checkVM(t *testing.T, st *store.Store, vm *models.VM, reason string, gpus i
 		t.Errorf("%s: statusReason %q, want %q", vm.ID, vm.StatusReason, reason)
 	}
 	var held int64
-	if err := st.WithContext(context.Background()).Model(&models.Gpu{}).Where("holder_vm_id = ?", vm.ID).Count(&held).Error; err != nil {
+	if err := st.WithContext(context.Background()).Model(&models.GPU{}).Where("holder_vm_id = ?", vm.ID).Count(&held).Error; err != nil {
 		t.Fatal(err)
 	}
 	if held != int64(gpus) {

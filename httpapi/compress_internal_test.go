@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,6 +69,49 @@ func TestCompressChoosesWhatToCompress(t *testing.T) {
 		}
 		if body != tc.body {
 			t.Errorf("%s: body changed: %.80q", tc.name, body)
+		}
+	}
+}
+
+// TestCompressReadsAcceptEncodingOnce: the decision is contentcoding.Negotiate's
+// (gzhttp, left to itself, reads "*" and a second header line as no gzip
+// and clamps q=2 to 1), and the handler behind compress sees the request
+// as the client sent it, Accept-Encoding and all.
+func TestCompressReadsAcceptEncodingOnce(t *testing.T) {
+	big := strings.Repeat(`{"k":"v"},`, 200)
+	for _, tc := range []struct {
+		name   string
+		accept []string
+		want   bool
+	}{
+		{"star", []string{"*"}, true},
+		{"x-gzip", []string{"x-gzip"}, true},
+		{"second line", []string{"br", "gzip"}, true},
+		{"named twice", []string{"gzip;q=0, gzip;q=0.5"}, true},
+		{"q above one", []string{"gzip;q=2"}, false},
+		{"refused", []string{"gzip;q=0"}, false},
+	} {
+		var seen []string
+		var sawHeaders int
+		h := compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = r.Header.Values("Accept-Encoding")
+			sawHeaders = len(r.Header)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, big)
+		}))
+		req := httptest.NewRequest("GET", "/x", nil)
+		req.Header.Set("Authorization", "Bearer k")
+		for _, v := range tc.accept {
+			req.Header.Add("Accept-Encoding", v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		gz := rec.Header().Get("Content-Encoding") == "gzip"
+		if gz != tc.want || len(rec.Header().Values("Vary")) != 1 || rec.Header().Get("Vary") != "Accept-Encoding" {
+			t.Errorf("%s: gzip %v Vary %q, want gzip %v and one Vary", tc.name, gz, rec.Header().Values("Vary"), tc.want)
+		}
+		if !slices.Equal(seen, tc.accept) || sawHeaders != 2 {
+			t.Errorf("%s: the handler saw Accept-Encoding %q and %d headers, want %q and 2", tc.name, seen, sawHeaders, tc.accept)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func TestConsoleListsPrefetchEachLevelInOneStatement(t *testing.T) {
 		{"workloads", "fleet-000", `query($n: Int) { workloads(limit: $n) { name project { name } } }`, 3},
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 60, Pods: 600, Tenants: 1, Seed: 2, VMsPerNode: 2, VMGpus: 2}))
+		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 60, Pods: 600, Tenants: 1, Seed: 2, VMsPerNode: 2, VMGPUs: 2}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func TestCursorPagesStableUnderInserts(t *testing.T) {
 			t.Fatalf("gpus: %d", len(wantGPUs))
 		}
 		gotGPUs := walk(t, env, "fleet-reader", "gpus", "", "", 5, func(page int) {
-			g := &models.Gpu{ID: fmt.Sprintf("x%d-g", page), NodeID: "a", Index: page, UUID: fmt.Sprintf("GPU-x-%d", page), ModelID: "h100", Health: models.GpuHealthy}
+			g := &models.GPU{ID: fmt.Sprintf("x%d-g", page), NodeID: "a", Index: page, UUID: fmt.Sprintf("GPU-x-%d", page), ModelID: "h100", Health: models.GPUHealthy}
 			if err := st.DB.WithContext(ctx).Create(g).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -35,7 +35,7 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 		t.Cleanup(func() { cancel(); wait() })
 		db := st.WithContext(context.Background())
 		var gpusBefore int64
-		db.Model(&models.Gpu{}).Count(&gpusBefore)
+		db.Model(&models.GPU{}).Count(&gpusBefore)
 
 		if code, body := env.Do("POST", "/v1/vms/vm-restart-ok-stopped/restart", "acme-operator", nil, nil); code != 200 {
 			t.Fatalf("restart: %d %s", code, body)
@@ -66,13 +66,13 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 				t.Errorf("node %s host figures changed: %d cores, %d GB", n.Name, n.CPUCores, n.RAMGb)
 			}
 		}
-		var failed []models.Gpu
-		db.Where("health = ?", models.GpuFailed).Order("id").Find(&failed)
+		var failed []models.GPU
+		db.Where("health = ?", models.GPUFailed).Order("id").Find(&failed)
 		if len(failed) != 2 || failed[0].ID != "dgx-a100-02-gpu-5" || failed[1].ID != "dgx-h100-02-gpu-3" {
 			t.Errorf("failed GPUs after the agents reported: %+v", failed)
 		}
 		var gpusAfter int64
-		db.Model(&models.Gpu{}).Count(&gpusAfter)
+		db.Model(&models.GPU{}).Count(&gpusAfter)
 		if gpusAfter != gpusBefore {
 			t.Errorf("GPU rows: %d before the agents, %d after", gpusBefore, gpusAfter)
 		}

@@ -70,7 +70,7 @@ func readWorkload(t *testing.T, st *store.Store, id string) workload {
 		t.Fatal(err)
 	}
 	w := workload{Status: vm.Status, StatusReason: vm.StatusReason, NodeID: vm.NodeID, DeletedAt: vm.DeletedAt}
-	st.DB.Model(&models.Gpu{}).Where("holder_vm_id = ?", id).Count(&w.GPUs)
+	st.DB.Model(&models.GPU{}).Where("holder_vm_id = ?", id).Count(&w.GPUs)
 	// Host shares and InfiniBand addresses are derived from a holding
 	// status (store.Snapshot): a row that does not hold counts for none.
 	if vm.Status.Holds() && !vm.IsPod() {
@@ -263,7 +263,7 @@ func TestReservedRestartPreemptsInterruptibleCapacity(t *testing.T) {
 			t.Fatalf("the dearer pod was stopped too: %+v", w)
 		}
 		var held string
-		st.DB.Model(&models.Gpu{}).Select("id").Where("holder_vm_id = ?", "res-1").Scan(&held)
+		st.DB.Model(&models.GPU{}).Select("id").Where("holder_vm_id = ?", "res-1").Scan(&held)
 		if w := readWorkload(t, st, "res-1"); w.Status != models.VMDeploying || w.GPUs != 1 || held != "n1-g6" {
 			t.Fatalf("res-1: %+v on %s", w, held)
 		}
@@ -396,7 +396,7 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 			Vms  struct{ Vms []struct{ ID string } }
 			Node struct {
 				Vms  []struct{ ID string }
-				Gpus []struct {
+				GPUs []struct {
 					Index int
 					VM    *struct{ ID string }
 				}
@@ -411,7 +411,7 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 				t.Fatalf("a deleted pod is listed: %s", r.Data)
 			}
 		}
-		for _, g := range d.Node.Gpus {
+		for _, g := range d.Node.GPUs {
 			if g.VM != nil && g.VM.ID == "pod-acme-1" {
 				t.Fatalf("GPU %d names a deleted pod", g.Index)
 			}

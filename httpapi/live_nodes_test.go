@@ -86,12 +86,12 @@ const nodeEventsQuery = `subscription($ids: [ID!], $after: ID) { nodeEvents(ids:
 type gotNodeEvent struct {
 	ID, NodeID, Kind, Actor                    string
 	FromStatus, ToStatus, FromHealth, ToHealth *string
-	FromLeavingAt, ToLeavingAt, GpuID          *string
+	FromLeavingAt, ToLeavingAt, GPUID          *string
 	FailedReason                               *string
 	Node                                       *struct {
 		ID, Status string
 		Vms        []struct{ ID string }
-		Gpus       []struct {
+		GPUs       []struct {
 			ID string
 			VM *struct{ ID string }
 		}
@@ -140,7 +140,7 @@ func (e gotNodeEvent) summary() string {
 	case "LEAVING_AT":
 		return e.NodeID + ":leavingAt:" + str(e.FromLeavingAt) + ">" + str(e.ToLeavingAt)
 	}
-	return e.NodeID + ":gpu:" + str(e.GpuID) + ":" + str(e.FromHealth) + ">" + str(e.ToHealth) + ":" + str(e.FailedReason)
+	return e.NodeID + ":gpu:" + str(e.GPUID) + ":" + str(e.FromHealth) + ">" + str(e.ToHealth) + ":" + str(e.FailedReason)
 }
 
 func summaries(evs []gotNodeEvent) string {
@@ -185,7 +185,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		if vms := vmIDs(g[0]); vms != "vm-g" {
 			t.Errorf("globex sees vms %s on n1", vms)
 		}
-		for _, gpu := range g[0].Node.Gpus {
+		for _, gpu := range g[0].Node.GPUs {
 			if gpu.VM != nil && gpu.VM.ID != "vm-g" {
 				t.Errorf("globex sees %s on GPU %s", gpu.VM.ID, gpu.ID)
 			}

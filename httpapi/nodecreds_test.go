@@ -89,7 +89,7 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 			{"fail a GPU another organization's VM holds", agentapi.HeartbeatPath, failGPU, func(t *testing.T) {
 				var health []string
 				st.DB.Table("gpus").Where("id = ?", "s0").Pluck("health", &health)
-				if len(health) != 1 || health[0] != string(models.GpuHealthy) {
+				if len(health) != 1 || health[0] != string(models.GPUHealthy) {
 					t.Errorf("GPU s0 is %v", health)
 				}
 				if s, b := restart("vm-a-run"); s != 200 {

@@ -222,7 +222,7 @@ func TestInventoryMayNotShrinkHeld(t *testing.T) {
 		n := nodeRow(t, st, "na")
 		var health []string
 		st.DB.Table("gpus").Where("id = ?", "a0").Pluck("health", &health)
-		if n.CPUCores != 224 || n.RAMGb != 2048 || n.DiskGb != 27939 || health[0] != string(models.GpuHealthy) {
+		if n.CPUCores != 224 || n.RAMGb != 2048 || n.DiskGb != 27939 || health[0] != string(models.GPUHealthy) {
 			t.Errorf("a refused inventory was applied: %+v, GPU a0 %v", n, health)
 		}
 

@@ -72,7 +72,7 @@ func TestPlansAnswerAsGqlgen(t *testing.T) {
 			fragment F on Pod { name node { gpus { model { name } } } workload @skip(if: $no) { name } }`, 1},
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 20, Pods: 200, Tenants: 1, Seed: 3, VMsPerNode: 2, VMGpus: 2}))
+		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 20, Pods: 200, Tenants: 1, Seed: 3, VMsPerNode: 2, VMGPUs: 2}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,8 +120,8 @@ func TestPlanFallsBackPerRootField(t *testing.T) {
 			Derived, Planned struct {
 				Vms []struct {
 					ID     string
-					GpuIds []string
-					Gpus   []struct{ ID string }
+					GPUIDs []string
+					GPUs   []struct{ ID string }
 				}
 			}
 		}
@@ -134,11 +134,11 @@ func TestPlanFallsBackPerRootField(t *testing.T) {
 		}
 		for i, v := range got.Derived.Vms {
 			var ids []string
-			for _, g := range got.Planned.Vms[i].Gpus {
+			for _, g := range got.Planned.Vms[i].GPUs {
 				ids = append(ids, g.ID)
 			}
-			if len(ids) == 0 || !slices.Equal(v.GpuIds, ids) {
-				t.Errorf("vm %s: gpuIds %v, gpus %v", v.ID, v.GpuIds, ids)
+			if len(ids) == 0 || !slices.Equal(v.GPUIDs, ids) {
+				t.Errorf("vm %s: gpuIds %v, gpus %v", v.ID, v.GPUIDs, ids)
 			}
 		}
 	})

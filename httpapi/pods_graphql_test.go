@@ -228,7 +228,7 @@ func TestPodNestedFields(t *testing.T) {
 					Name string
 					Node *struct {
 						Name string
-						Gpus []struct{ Index int }
+						GPUs []struct{ Index int }
 					}
 					Workload struct {
 						Name    string
@@ -243,7 +243,7 @@ func TestPodNestedFields(t *testing.T) {
 		for _, p := range got.Pods.Pods {
 			node := "-"
 			if p.Node != nil {
-				node = fmt.Sprintf("%s/%d", p.Node.Name, len(p.Node.Gpus))
+				node = fmt.Sprintf("%s/%d", p.Node.Name, len(p.Node.GPUs))
 			}
 			lines = append(lines, fmt.Sprintf("%s %s %s/%s %s:%s", p.Name, node, p.Workload.Name, p.Workload.Project.Name, p.Project.ID, p.Project.Name))
 		}

@@ -68,7 +68,7 @@ func TestPodPagesPrefetch(t *testing.T) {
 				Pods struct {
 					Pods []struct {
 						Node *struct {
-							Gpus []struct{ Model struct{ Name string } }
+							GPUs []struct{ Model struct{ Name string } }
 						}
 						Workload struct{ Project struct{ Name string } }
 					}

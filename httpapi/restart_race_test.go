@@ -28,7 +28,7 @@ import (
 // GPUs ran out, and so do the pods.
 func raceWorld() *dataset.File {
 	f := &dataset.File{
-		GpuModels:     []models.GpuModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
+		GPUModels:     []models.GPUModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
 		Fabrics:       []models.Fabric{{ID: "ib-r", IPCapacity: 4}},
 		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
 		APIKeys:       []dataset.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
@@ -53,7 +53,7 @@ func raceWorld() *dataset.File {
 // the two nodes' locks do not cover, limits them: exactly 3 fit.
 func fabricRaceWorld() *dataset.File {
 	f := &dataset.File{
-		GpuModels:     []models.GpuModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
+		GPUModels:     []models.GPUModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
 		Fabrics:       []models.Fabric{{ID: "ib-f", IPCapacity: 3}},
 		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
 		APIKeys:       []dataset.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
@@ -159,7 +159,7 @@ func raceRestart(client *http.Client, env *servertest.Env, id string) raceAnswer
 	if body.NodeID != nil {
 		a.node = *body.NodeID
 	}
-	a.gpus = body.GpuIDs
+	a.gpus = body.GPUIDs
 	return a
 }
 
@@ -167,7 +167,7 @@ func raceRestart(client *http.Client, env *servertest.Env, id string) raceAnswer
 type raceVMBody struct {
 	Status string   `json:"status"`
 	NodeID *string  `json:"nodeId"`
-	GpuIDs []string `json:"gpuIds"`
+	GPUIDs []string `json:"gpuIds"`
 }
 
 func checkRaceRound(t *testing.T, st *store.Store, round, wantWins int, answers []raceAnswer) {
@@ -219,7 +219,7 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 	var (
 		vms     []models.VM
 		nodes   []models.Node
-		gpus    []models.Gpu
+		gpus    []models.GPU
 		fabrics []models.Fabric
 		orgs    []models.Organization
 	)
@@ -228,7 +228,7 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 			t.Fatal(err)
 		}
 	}
-	gpuByID := map[string]models.Gpu{}
+	gpuByID := map[string]models.GPU{}
 	for _, g := range gpus {
 		gpuByID[g.ID] = g
 	}
@@ -255,12 +255,12 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 		}
 		held += len(mine)
 		if !winner || v.Status != models.VMDeploying || v.NodeID == nil || *v.NodeID != a.node ||
-			len(mine) != v.GpuCount || !sameStrings(mine, a.gpus) {
+			len(mine) != v.GPUCount || !sameStrings(mine, a.gpus) {
 			t.Errorf("round %d: %s %s on %v holding %v; answered %+v", round, v.ID, v.Status, v.NodeID, mine, a)
 			continue
 		}
 		for _, id := range mine {
-			if g := gpuByID[id]; g.NodeID != *v.NodeID || g.Health != models.GpuHealthy || g.ModelID != *v.GpuModelID {
+			if g := gpuByID[id]; g.NodeID != *v.NodeID || g.Health != models.GPUHealthy || g.ModelID != *v.GPUModelID {
 				t.Errorf("round %d: %s holds %+v", round, v.ID, g)
 			}
 		}

@@ -427,7 +427,7 @@ func runRestartCase(t *testing.T, env *servertest.Env, tc restartCase) {
 			t.Errorf("GPU %s newly held by %s", g, holder)
 		}
 	}
-	checkVMBody(t, tc, body, v.CapabilityTier == "pod", v.GpuModelID != nil)
+	checkVMBody(t, tc, body, v.CapabilityTier == "pod", v.GPUModelID != nil)
 }
 
 // vmSnapshot is what a refusal must leave as it was.

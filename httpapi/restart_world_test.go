@@ -35,7 +35,7 @@ func ptr[T any](v T) *T { return &v }
 // newWorld returns a fresh copy of the world; tests add VMs and change it.
 func newWorld() *dataset.File {
 	f := &dataset.File{
-		GpuModels: []models.GpuModel{
+		GPUModels: []models.GPUModel{
 			{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80},
 			{ID: mi3, Name: "AMD Instinct MI300X", Manufacturer: models.AMD, MemoryGb: 192},
 		},
@@ -71,17 +71,17 @@ func addNode(f *dataset.File, id, status, agent, fabric string, cpu, ram, disk i
 		n.FabricID = ptr(fabric)
 	}
 	for i := range gpus {
-		n.Gpus = append(n.Gpus, models.Gpu{ID: fmt.Sprintf("%s-g%d", id, i), Index: i,
-			UUID: fmt.Sprintf("GPU-%s-%04d", id, i), Address: pciAddress[i], ModelID: model, Health: models.GpuHealthy})
+		n.GPUs = append(n.GPUs, models.GPU{ID: fmt.Sprintf("%s-g%d", id, i), Index: i,
+			UUID: fmt.Sprintf("GPU-%s-%04d", id, i), Address: pciAddress[i], ModelID: model, Health: models.GPUHealthy})
 	}
 	f.Nodes = append(f.Nodes, n)
 }
 
 func failGPU(f *dataset.File, id, reason string) {
 	for i := range f.Nodes {
-		for j := range f.Nodes[i].Gpus {
-			if g := &f.Nodes[i].Gpus[j]; g.ID == id {
-				g.Health, g.FailedReason = models.GpuFailed, ptr(reason)
+		for j := range f.Nodes[i].GPUs {
+			if g := &f.Nodes[i].GPUs[j]; g.ID == id {
+				g.Health, g.FailedReason = models.GPUFailed, ptr(reason)
 				return
 			}
 		}
@@ -109,12 +109,12 @@ func addVM(f *dataset.File, s vmSpec) {
 	}
 	v := dataset.VM{VM: models.VM{
 		ID: s.id, Name: s.id + "-name", OrganizationID: s.org, Status: models.VMStatus(s.status), StatusReason: s.reason,
-		CreatedAt: ptr(created), GpuCount: s.gpus, CPUCores: s.cpu, RAMGb: s.ram, DiskSizeGb: s.disk,
+		CreatedAt: ptr(created), GPUCount: s.gpus, CPUCores: s.cpu, RAMGb: s.ram, DiskSizeGb: s.disk,
 		TearingDown: s.tearingDown, ManagedBy: s.managedBy, Tier: "standard", ResourceSize: fmt.Sprintf("%dxGPU", s.gpus),
 		PricePerHourCents: 225 * s.gpus, ProvisioningStage: "ready", EndpointURL: "https://" + s.id + ".example.net",
-	}, GpuIDs: s.held}
+	}, GPUIDs: s.held}
 	if s.held == nil {
-		v.GpuIDs = []string{}
+		v.GPUIDs = []string{}
 	}
 	if s.pod {
 		v.CapabilityTier, v.ComputeClass, v.VolumeGb, v.ImageURL = "pod", "on_demand", 100, "nvcr.io/nvidia/pytorch:24.05-py3"
@@ -124,7 +124,7 @@ func addVM(f *dataset.File, s vmSpec) {
 		v.NodeID = ptr(s.node)
 	}
 	if s.model != "" {
-		v.GpuModelID = ptr(s.model)
+		v.GPUModelID = ptr(s.model)
 	}
 	if s.status == "interrupted" {
 		v.InterruptedAt = ptr(created.Add(time.Hour))
@@ -158,7 +158,7 @@ func fixtureJSON(t testing.TB, f *dataset.File) string {
 // holders reads who holds each GPU: GPU id → VM id, held GPUs only.
 func holders(t testing.TB, st *store.Store) map[string]string {
 	t.Helper()
-	var rows []models.Gpu
+	var rows []models.GPU
 	if err := st.DB.Where("holder_vm_id IS NOT NULL").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -58,11 +58,11 @@ func basePod(t *testing.T, change func(p map[string]any), extra map[string]any) 
 	return string(b)
 }
 
-// TestCPUOnlyPodLeavesGpuRequestTypeOut (item 1): an unknown
+// TestCPUOnlyPodLeavesGPURequestTypeOut (item 1): an unknown
 // gpuRequestType is left out, not null, which strict OpenAPI 3.0.3
 // refuses for a nullable enum that does not list null. servertest checks
 // every answer so; the test also checks the key and the strict validator.
-func TestCPUOnlyPodLeavesGpuRequestTypeOut(t *testing.T) {
+func TestCPUOnlyPodLeavesGPURequestTypeOut(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 		cpuOnly := basePod(t, func(p map[string]any) {

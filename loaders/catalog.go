@@ -15,7 +15,7 @@ import (
 // fields run concurrently: a GPU's Model is written once, under the
 // request's lock, and only while it is nil, so every reader's own fill
 // happens after the one write.
-func (l *Loaders) FillGPUModels(ctx context.Context, gpus []*models.Gpu) error {
+func (l *Loaders) FillGPUModels(ctx context.Context, gpus []*models.GPU) error {
 	l.mu.Lock()
 	var keys []string
 	seen := map[string]bool{}
@@ -35,7 +35,7 @@ func (l *Loaders) FillGPUModels(ctx context.Context, gpus []*models.Gpu) error {
 			return err
 		}
 	}
-	byID := make(map[string]*models.GpuModel, len(rows))
+	byID := make(map[string]*models.GPUModel, len(rows))
 	for i, m := range rows {
 		byID[keys[i]] = m
 	}

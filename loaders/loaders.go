@@ -27,9 +27,9 @@ const DefaultWait = 2 * time.Millisecond
 type Loaders struct {
 	NodeByID     *dataloader.Loader[string, *models.Node]
 	NodeByName   *dataloader.Loader[store.NodeKey, *models.Node]
-	GPUsByNode   *dataloader.Loader[string, []*models.Gpu]
-	GPUsByVM     *dataloader.Loader[string, []*models.Gpu]
-	ModelByID    *dataloader.Loader[string, *models.GpuModel]
+	GPUsByNode   *dataloader.Loader[string, []*models.GPU]
+	GPUsByVM     *dataloader.Loader[string, []*models.GPU]
+	ModelByID    *dataloader.Loader[string, *models.GPUModel]
 	VMByID       *dataloader.Loader[string, *models.VM]
 	VMsByNode    *dataloader.Loader[string, []*models.VM]
 	WorkloadByID *dataloader.Loader[string, *models.Workload]
@@ -73,9 +73,9 @@ func (l *Loaders) Narrowed() Columns {
 type fetchers struct {
 	nodesByID   func(context.Context, []string) ([]*models.Node, error)
 	nodesByName func(context.Context, []store.NodeKey) ([]*models.Node, error)
-	gpusByNode  func(context.Context, []string) ([]*models.Gpu, error)
-	gpusByVM    func(context.Context, []string) ([]*models.Gpu, error)
-	models      func(context.Context, []string) ([]*models.GpuModel, error)
+	gpusByNode  func(context.Context, []string) ([]*models.GPU, error)
+	gpusByVM    func(context.Context, []string) ([]*models.GPU, error)
+	models      func(context.Context, []string) ([]*models.GPUModel, error)
 	vms         func(context.Context, []string) ([]*models.VM, error)
 	vmsByNode   func(context.Context, []string) ([]*models.VM, error)
 	workloads   func(context.Context, []string) ([]*models.Workload, error)
@@ -88,14 +88,14 @@ func nodeID(n *models.Node) string { return n.ID }
 func nodeKey(n *models.Node) store.NodeKey {
 	return store.NodeKey{ClusterID: n.ClusterID, Name: n.Name}
 }
-func gpuNode(g *models.Gpu) string { return g.NodeID }
-func gpuHolder(g *models.Gpu) string {
+func gpuNode(g *models.GPU) string { return g.NodeID }
+func gpuHolder(g *models.GPU) string {
 	if g.HolderVMID == nil {
 		return ""
 	}
 	return *g.HolderVMID
 }
-func modelID(m *models.GpuModel) string { return m.ID }
+func modelID(m *models.GPUModel) string { return m.ID }
 func vmID(v *models.VM) string          { return v.ID }
 func vmNode(v *models.VM) string {
 	if v.NodeID == nil {
@@ -125,13 +125,13 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 		nodesByName: func(ctx context.Context, keys []store.NodeKey) ([]*models.Node, error) {
 			return st.NodesByClusterNames(ctx, keys, l.Narrowed().Nodes)
 		},
-		gpusByNode: func(ctx context.Context, ids []string) ([]*models.Gpu, error) {
+		gpusByNode: func(ctx context.Context, ids []string) ([]*models.GPU, error) {
 			return st.GPUsByNodeIDs(ctx, ids, l.Narrowed().GPUs)
 		},
-		gpusByVM: func(ctx context.Context, ids []string) ([]*models.Gpu, error) {
+		gpusByVM: func(ctx context.Context, ids []string) ([]*models.GPU, error) {
 			return st.GPUsByHolders(ctx, ids, l.Narrowed().GPUs)
 		},
-		models: st.GpuModelsByIDs,
+		models: st.GPUModelsByIDs,
 		vms: func(ctx context.Context, ids []string) ([]*models.VM, error) {
 			return st.VMsByIDs(ctx, org, ids, l.Narrowed().VMs)
 		},

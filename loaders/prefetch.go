@@ -54,9 +54,9 @@ func (s *Source[K, V]) Load(ctx context.Context, key K) (any, error) {
 var (
 	NodeByID     = &Source[string, models.Node]{(*Loaders).primeNodes, nodeID, load(func(l *Loaders) *dataloader.Loader[string, *models.Node] { return l.NodeByID })}
 	NodeByName   = &Source[store.NodeKey, models.Node]{(*Loaders).primeNodesByName, nodeKey, load(func(l *Loaders) *dataloader.Loader[store.NodeKey, *models.Node] { return l.NodeByName })}
-	GPUsByNode   = &Source[string, models.Gpu]{(*Loaders).primeGPUsByNode, gpuNode, load(func(l *Loaders) *dataloader.Loader[string, []*models.Gpu] { return l.GPUsByNode })}
-	GPUsByVM     = &Source[string, models.Gpu]{(*Loaders).primeGPUsByVM, gpuHolder, load(func(l *Loaders) *dataloader.Loader[string, []*models.Gpu] { return l.GPUsByVM })}
-	ModelByID    = &Source[string, models.GpuModel]{(*Loaders).primeModels, modelID, load(func(l *Loaders) *dataloader.Loader[string, *models.GpuModel] { return l.ModelByID })}
+	GPUsByNode   = &Source[string, models.GPU]{(*Loaders).primeGPUsByNode, gpuNode, load(func(l *Loaders) *dataloader.Loader[string, []*models.GPU] { return l.GPUsByNode })}
+	GPUsByVM     = &Source[string, models.GPU]{(*Loaders).primeGPUsByVM, gpuHolder, load(func(l *Loaders) *dataloader.Loader[string, []*models.GPU] { return l.GPUsByVM })}
+	ModelByID    = &Source[string, models.GPUModel]{(*Loaders).primeModels, modelID, load(func(l *Loaders) *dataloader.Loader[string, *models.GPUModel] { return l.ModelByID })}
 	VMByID       = &Source[string, models.VM]{(*Loaders).primeVMs, vmID, load(func(l *Loaders) *dataloader.Loader[string, *models.VM] { return l.VMByID })}
 	VMsByNode    = &Source[string, models.VM]{(*Loaders).primeVMsByNode, vmNode, load(func(l *Loaders) *dataloader.Loader[string, []*models.VM] { return l.VMsByNode })}
 	WorkloadByID = &Source[string, models.Workload]{(*Loaders).primeWorkloads, workloadID, load(func(l *Loaders) *dataloader.Loader[string, *models.Workload] { return l.WorkloadByID })}
@@ -80,15 +80,15 @@ func (l *Loaders) primeNodesByName(ctx context.Context, keys []store.NodeKey) ([
 	return primeOne(ctx, l.NodeByName, l.fetch.nodesByName, nodeKey, keys)
 }
 
-func (l *Loaders) primeGPUsByNode(ctx context.Context, nodeIDs []string) ([]*models.Gpu, error) {
+func (l *Loaders) primeGPUsByNode(ctx context.Context, nodeIDs []string) ([]*models.GPU, error) {
 	return primeMany(ctx, l.GPUsByNode, l.fetch.gpusByNode, gpuNode, nodeIDs)
 }
 
-func (l *Loaders) primeGPUsByVM(ctx context.Context, vmIDs []string) ([]*models.Gpu, error) {
+func (l *Loaders) primeGPUsByVM(ctx context.Context, vmIDs []string) ([]*models.GPU, error) {
 	return primeMany(ctx, l.GPUsByVM, l.fetch.gpusByVM, gpuHolder, vmIDs)
 }
 
-func (l *Loaders) primeModels(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
+func (l *Loaders) primeModels(ctx context.Context, ids []string) ([]*models.GPUModel, error) {
 	return primeOne(ctx, l.ModelByID, l.fetch.models, modelID, ids)
 }
 

@@ -4,7 +4,7 @@ import "time"
 
 // VM is OpenRelay's VM object; a row whose CapabilityTier is TierPod is a pod.
 // The GPUs it holds are not a column here: they are the GPU rows whose
-// holder it is (see Gpu.HolderVMID).
+// holder it is (see GPU.HolderVMID).
 type VM struct {
 	ID                string     `gorm:"primaryKey" json:"id"`
 	Name              string     `json:"name"`
@@ -16,8 +16,8 @@ type VM struct {
 	CreatedAt         *time.Time `gorm:"autoCreateTime:false" json:"createdAt"`
 	DiskSizeGb        int        `json:"diskSizeGb"`
 	EndpointURL       string     `gorm:"column:endpoint_url" json:"endpointUrl"`
-	GpuCount          int        `json:"gpuCount"`
-	GpuModelID        *string    `json:"gpuModelId"`
+	GPUCount          int        `json:"gpuCount"`
+	GPUModelID        *string    `json:"gpuModelId"`
 	ImageURL          string     `gorm:"column:image_url" json:"imageUrl"`
 	ManagedBy         string     `json:"managedBy"`
 	PricePerHourCents int        `json:"pricePerHourCents"`

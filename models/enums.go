@@ -39,16 +39,16 @@ const (
 // NodeStatuses lists every status a node row may carry.
 var NodeStatuses = []NodeStatus{NodeOnline, NodeOffline, NodeRemoved}
 
-// GpuHealth is a GPU's health as the node agent judges it.
-type GpuHealth string
+// GPUHealth is a GPU's health as the node agent judges it.
+type GPUHealth string
 
 const (
-	GpuHealthy GpuHealth = "healthy"
-	GpuFailed  GpuHealth = "failed"
+	GPUHealthy GPUHealth = "healthy"
+	GPUFailed  GPUHealth = "failed"
 )
 
-// GpuHealths lists every health value.
-var GpuHealths = []GpuHealth{GpuHealthy, GpuFailed}
+// GPUHealths lists every health value.
+var GPUHealths = []GPUHealth{GPUHealthy, GPUFailed}
 
 // Manufacturer is a GPU vendor of the catalog.
 type Manufacturer string
@@ -63,16 +63,16 @@ var Manufacturers = []Manufacturer{NVIDIA, AMD}
 
 func (s VMStatus) Valid() bool                { return oneOf(s, VMStatuses) }
 func (s NodeStatus) Valid() bool              { return oneOf(s, NodeStatuses) }
-func (h GpuHealth) Valid() bool               { return oneOf(h, GpuHealths) }
+func (h GPUHealth) Valid() bool               { return oneOf(h, GPUHealths) }
 func (m Manufacturer) Valid() bool            { return oneOf(m, Manufacturers) }
 func (s VMStatus) MarshalGQL(w io.Writer)     { marshalEnum(w, string(s)) }
 func (s NodeStatus) MarshalGQL(w io.Writer)   { marshalEnum(w, string(s)) }
-func (h GpuHealth) MarshalGQL(w io.Writer)    { marshalEnum(w, string(h)) }
+func (h GPUHealth) MarshalGQL(w io.Writer)    { marshalEnum(w, string(h)) }
 func (m Manufacturer) MarshalGQL(w io.Writer) { marshalEnum(w, string(m)) }
 
 func (s *VMStatus) UnmarshalGQL(v any) error     { return unmarshalEnum(v, s, VMStatuses) }
 func (s *NodeStatus) UnmarshalGQL(v any) error   { return unmarshalEnum(v, s, NodeStatuses) }
-func (h *GpuHealth) UnmarshalGQL(v any) error    { return unmarshalEnum(v, h, GpuHealths) }
+func (h *GPUHealth) UnmarshalGQL(v any) error    { return unmarshalEnum(v, h, GPUHealths) }
 func (m *Manufacturer) UnmarshalGQL(v any) error { return unmarshalEnum(v, m, Manufacturers) }
 
 func oneOf[T comparable](v T, all []T) bool {

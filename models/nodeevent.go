@@ -13,8 +13,8 @@ const (
 	NodeEventStatus NodeEventKind = "status"
 	// NodeEventLeavingAt: the operator set or cleared the node's leavingAt.
 	NodeEventLeavingAt NodeEventKind = "leaving_at"
-	// NodeEventGpuHealth: one of the node's GPUs changed health.
-	NodeEventGpuHealth NodeEventKind = "gpu_health"
+	// NodeEventGPUHealth: one of the node's GPUs changed health.
+	NodeEventGPUHealth NodeEventKind = "gpu_health"
 )
 
 // NodeEvent is one change of a node's shared state, as the node event log
@@ -30,9 +30,9 @@ type NodeEvent struct {
 	// FromLeavingAt and ToLeavingAt: nil is "not leaving".
 	FromLeavingAt *time.Time `json:"fromLeavingAt"`
 	ToLeavingAt   *time.Time `json:"toLeavingAt"`
-	GpuID         *string    `json:"gpuId"`
-	FromHealth    *GpuHealth `json:"fromHealth"`
-	ToHealth      *GpuHealth `json:"toHealth"`
+	GPUID         *string    `gorm:"column:gpu_id" json:"gpuId"`
+	FromHealth    *GPUHealth `json:"fromHealth"`
+	ToHealth      *GPUHealth `json:"toHealth"`
 	// FailedReason is the GPU's failedReason after the change ("XID 79").
 	FailedReason *string   `json:"failedReason"`
 	ActorKind    ActorKind `json:"actorKind"`
@@ -52,15 +52,15 @@ func NodeStatusEvent(nodeID string, from, to NodeStatus, by Actor, at time.Time)
 		ActorKind: by.Kind, ActorID: by.ID, At: at}
 }
 
-// GpuFailedEvent is the event of a healthy GPU failing with reason.
-func GpuFailedEvent(nodeID, gpuID, reason string, by Actor, at time.Time) *NodeEvent {
-	from, to := GpuHealthy, GpuFailed
-	return &NodeEvent{NodeID: nodeID, Kind: NodeEventGpuHealth, GpuID: &gpuID, FromHealth: &from, ToHealth: &to,
+// GPUFailedEvent is the event of a healthy GPU failing with reason.
+func GPUFailedEvent(nodeID, gpuID, reason string, by Actor, at time.Time) *NodeEvent {
+	from, to := GPUHealthy, GPUFailed
+	return &NodeEvent{NodeID: nodeID, Kind: NodeEventGPUHealth, GPUID: &gpuID, FromHealth: &from, ToHealth: &to,
 		FailedReason: &reason, ActorKind: by.Kind, ActorID: by.ID, At: at}
 }
 
 // NodeEventKinds lists every kind a node event may have.
-var NodeEventKinds = []NodeEventKind{NodeEventStatus, NodeEventLeavingAt, NodeEventGpuHealth}
+var NodeEventKinds = []NodeEventKind{NodeEventStatus, NodeEventLeavingAt, NodeEventGPUHealth}
 
 func (k NodeEventKind) MarshalGQL(w io.Writer)    { marshalEnum(w, string(k)) }
 func (k *NodeEventKind) UnmarshalGQL(v any) error { return unmarshalEnum(v, k, NodeEventKinds) }

@@ -53,12 +53,12 @@ type Container struct {
 
 // PodRequestResources is what a pod asked for.
 type PodRequestResources struct {
-	// GpuRequestType is left out when unknown: Run:ai's schema declares it
+	// GPURequestType is left out when unknown: Run:ai's schema declares it
 	// a nullable enum of portion and memory, and strict OpenAPI 3.0.3
 	// validators refuse null because the enum does not list it.
-	GpuRequestType    *string                  `json:"gpuRequestType,omitempty"`
-	Gpu               *RequestResourceCores    `json:"gpu"`
-	GpuMemory         *RequestResourceQuantity `json:"gpuMemory"`
+	GPURequestType    *string                  `json:"gpuRequestType,omitempty"`
+	GPU               *RequestResourceCores    `json:"gpu"`
+	GPUMemory         *RequestResourceQuantity `json:"gpuMemory"`
 	CPU               *RequestResourceCores    `json:"cpu"`
 	CPUMemory         *RequestResourceQuantity `json:"cpuMemory"`
 	ExtendedResources []ExtendedResource       `json:"extendedResources"`
@@ -85,8 +85,8 @@ type ExtendedResource struct {
 
 // AllocatedResources is what the scheduler gave a pod.
 type AllocatedResources struct {
-	Gpu               *float64           `json:"gpu"`
-	GpuMemory         *string            `json:"gpuMemory"`
+	GPU               *float64           `json:"gpu"`
+	GPUMemory         *string            `json:"gpuMemory"`
 	CPU               *float64           `json:"cpu"`
 	CPUMemory         *string            `json:"cpuMemory"`
 	ExtendedResources []ExtendedResource `json:"extendedResources"`

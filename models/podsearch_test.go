@@ -55,7 +55,7 @@ func TestNormalizeQuantity(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"a": {"gpu": 1, "cpuMemory": "0B", "gpuMemory": "2Gi"}, "r": {"limit": "2GB", "request": null}}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	if *r.Alloc.CPUMemory != "0" || *r.Alloc.GpuMemory != "2Gi" || *r.Alloc.Gpu != 1 || *r.Req.Limit != "2G" || r.Req.Request != nil {
+	if *r.Alloc.CPUMemory != "0" || *r.Alloc.GPUMemory != "2Gi" || *r.Alloc.GPU != 1 || *r.Req.Limit != "2G" || r.Req.Request != nil {
 		t.Errorf("unmarshalled %+v %+v", r.Alloc, r.Req)
 	}
 }

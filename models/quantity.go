@@ -41,6 +41,6 @@ func (a *AllocatedResources) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(a)); err != nil {
 		return err
 	}
-	a.GpuMemory, a.CPUMemory = NormalizeQuantity(a.GpuMemory), NormalizeQuantity(a.CPUMemory)
+	a.GPUMemory, a.CPUMemory = NormalizeQuantity(a.GPUMemory), NormalizeQuantity(a.CPUMemory)
 	return nil
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"unicode"
+
+	"golang.org/x/mod/semver"
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
@@ -105,8 +108,17 @@ func heartbeatToStore(in agentapi.HeartbeatRequest) (store.Heartbeat, error) {
 	return hb, nil
 }
 
-// semver is MAJOR.MINOR.PATCH with an optional pre-release and build.
-var semver = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+// fullSemver reports a semantic version written in full: MAJOR.MINOR.PATCH
+// with an optional pre-release and build, an optional leading "v", valid
+// as golang.org/x/mod/semver reads it (the placement's ordering of agent
+// versions reads them the same way, so every version the server accepts
+// is one it can rank). semver's shorthands ("2.6" for 2.6.0) are refused:
+// an agent states its version in full.
+func fullSemver(v string) bool {
+	sv := "v" + strings.TrimPrefix(v, "v")
+	withoutBuild, _, _ := strings.Cut(sv, "+")
+	return semver.IsValid(sv) && semver.Canonical(sv) == withoutBuild
+}
 
 // busID is the agent's normalised PCI address: 0000:3B:00.0 (a domain
 // wider than four digits keeps its digits).
@@ -120,14 +132,14 @@ func checkNode(name, version string, versionRequired bool) error {
 		return apierr.BadRequest("nodeName %q must be at most %d bytes of printable text without spaces", name, maxNameLen)
 	case version == "" && versionRequired:
 		return apierr.BadRequest("agentVersion is missing")
-	case version != "" && (len(version) > 64 || !semver.MatchString(version)):
+	case version != "" && (len(version) > 64 || !fullSemver(version)):
 		return apierr.BadRequest("agentVersion %q is not a semantic version such as 2.6.1", version)
 	}
 	return nil
 }
 
-func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (models.GpuHealth, error) {
-	h := models.GpuHealth(health)
+func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (models.GPUHealth, error) {
+	h := models.GPUHealth(health)
 	switch j, dup := seen[uuid]; {
 	case uuid == "":
 		return "", apierr.BadRequest("%s.uuid is missing", field)
@@ -145,8 +157,8 @@ func checkGPU(field, uuid, health, reason string, seen map[string]int, i int) (m
 }
 
 // reasonIf keeps a failed reason only with a failed health.
-func reasonIf(h models.GpuHealth, reason string) string {
-	if h != models.GpuFailed {
+func reasonIf(h models.GPUHealth, reason string) string {
+	if h != models.GPUFailed {
 		return ""
 	}
 	return reason

@@ -27,7 +27,11 @@ func TestAgentAtLeast(t *testing.T) {
 		{"2.4.1-rc1", "2.4.0", true},
 		{"3.0.0-rc1", "2.6.0", true},
 		{"2.4.0-rc.10", "2.4.0-rc.2", true},
-		{"2.4.0-rc.010", "2.4.0-rc.10", true}, // leading zeros do not change the number
+		// A number with a leading zero is not semver (semver.org §2, §9):
+		// unparseable, so older than any requirement.
+		{"2.4.0-rc.010", "2.4.0-rc.10", false},
+		{"2.4.0-rc.010", "2.4.0-rc.1", false},
+		{"02.6.0", "2.4.0", false},
 		{"2.4.0-beta", "2.4.0-alpha", true},
 		{"2.4.0-alpha.1", "2.4.0-alpha", true},
 		{"2.4.0-alpha", "2.4.0-1", true},
@@ -41,7 +45,8 @@ func TestAgentAtLeast(t *testing.T) {
 		{"-2.4.0", "2.4.0", false},
 		{"2.4.0-", "2.4.0", false},
 		{"2.4.0-rc_1", "2.4.0", false},
-		{"99999999999999999999.0.0", "2.4.0", false}, // overflows uint64
+		{"99999999999999999999.0.0", "2.4.0", true}, // numbers have no bound (semver.org §2)
+		{"2.4-rc1", "2.4.0-alpha", false},           // a shorthand takes no pre-release
 		{"2.6.0", "not-a-version", false},
 	}
 	for _, tt := range tests {

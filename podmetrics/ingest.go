@@ -7,7 +7,6 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/dataset"
 	"gpugraph/podfield"
 )
 
@@ -26,18 +25,18 @@ const TooManySamplesCode = "PAYLOAD_TOO_LARGE"
 
 // Batch is a batch of samples as it is read: podMetrics and podHistograms
 // entries in the data set file's shape, each checked as it is added
-// (dataset.SampleChecker: the loader's checks, so a sample the loader
-// takes is taken here too) and kept only as the rows it becomes.
+// (SampleChecker: the loader's checks, so a sample the loader takes is
+// taken here too) and kept only as the rows it becomes.
 type Batch struct {
-	c *dataset.SampleChecker
+	c *SampleChecker
 }
 
 // NewBatch starts a batch.
-func NewBatch() *Batch { return &Batch{c: dataset.NewSampleChecker()} }
+func NewBatch() *Batch { return &Batch{c: NewSampleChecker()} }
 
 // AddMetric checks the next podMetrics entry: a bad one is a 400 naming
 // it, one past MaxBatchSamples a 413.
-func (b *Batch) AddMetric(s dataset.MetricSeries) error {
+func (b *Batch) AddMetric(s MetricSeries) error {
 	s.PodID = podfield.CanonicalUUID(s.PodID)
 	if err := b.room(len(s.Samples)); err != nil {
 		return err
@@ -46,7 +45,7 @@ func (b *Batch) AddMetric(s dataset.MetricSeries) error {
 }
 
 // AddHistogram checks the next podHistograms entry as AddMetric does.
-func (b *Batch) AddHistogram(h dataset.HistogramSeries) error {
+func (b *Batch) AddHistogram(h HistogramSeries) error {
 	h.PodID = podfield.CanonicalUUID(h.PodID)
 	if err := b.room(len(h.Samples)); err != nil {
 		return err
@@ -119,9 +118,9 @@ func (s *Service) Ingest(ctx context.Context, c *auth.Caller, b *Batch) (Ingeste
 
 // badEntry turns the checker's refusal into the 400 a client sees.
 func badEntry(err error) error {
-	var fe *dataset.Error
+	var fe *EntryError
 	if errors.As(err, &fe) {
-		return apierr.BadRequest("%s: %s", fe.Row, fe.Msg)
+		return apierr.BadRequest("%s: %s", fe.Entry, fe.Msg)
 	}
 	return err
 }

@@ -7,7 +7,7 @@ import (
 	"gpugraph/compute"
 	"gpugraph/filterby"
 	"gpugraph/graph/model"
-	"gpugraph/inventory"
+	"gpugraph/hardware"
 	"gpugraph/loaders"
 	"gpugraph/models"
 	"gpugraph/paging"
@@ -39,20 +39,20 @@ func (r *queryResolver) Workloads(ctx context.Context, projectID *string, offset
 	return list, prefetchBelow(ctx, list)
 }
 
-func (r *queryResolver) GpuModels(ctx context.Context) ([]*models.GpuModel, error) {
+func (r *queryResolver) GPUModels(ctx context.Context) ([]*models.GPUModel, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Services.Inventory.Models(ctx, c)
+	return r.Services.Hardware.Models(ctx, c)
 }
 
-func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, modelID, nodeID *string, first *int, after *string) (*model.GpuConnection, error) {
+func (r *queryResolver) Gpus(ctx context.Context, health *models.GPUHealth, modelID, nodeID *string, first *int, after *string) (*model.GPUConnection, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := r.Services.Inventory.GPUs(ctx, c, inventory.GPUQuery{
+	conn, err := r.Services.Hardware.GPUs(ctx, c, hardware.GPUQuery{
 		Health: health, ModelID: orEmpty(modelID), NodeID: orEmpty(nodeID),
 		First: first, After: after, Total: selects(ctx, "totalCount"),
 	})
@@ -65,9 +65,9 @@ func (r *queryResolver) Gpus(ctx context.Context, health *models.GpuHealth, mode
 	if err := fillModels(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
-	out := &model.GpuConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GpuEdge, len(conn.Rows))}
+	out := &model.GPUConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GPUEdge, len(conn.Rows))}
 	for i, g := range conn.Rows {
-		out.Edges[i] = &model.GpuEdge{Cursor: conn.Cursors[i], Node: g}
+		out.Edges[i] = &model.GPUEdge{Cursor: conn.Cursors[i], Node: g}
 	}
 	return out, nil
 }
@@ -81,7 +81,7 @@ func (r *queryResolver) NodeList(ctx context.Context, status []models.NodeStatus
 	if err != nil {
 		return nil, err
 	}
-	nodes, total, err := r.Services.Inventory.NodePage(ctx, c, status, page)
+	nodes, total, err := r.Services.Hardware.NodePage(ctx, c, status, page)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (r *queryResolver) NodesConnection(ctx context.Context, status []models.Nod
 	if err != nil {
 		return nil, err
 	}
-	conn, err := r.Services.Inventory.Nodes(ctx, c, inventory.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	conn, err := r.Services.Hardware.Nodes(ctx, c, hardware.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}

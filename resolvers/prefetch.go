@@ -12,7 +12,7 @@ import (
 // the list: one statement per nested level and loader, read before the
 // nested fields run and primed into the request's loaders, so the field
 // resolvers below answer from the loaders' cache. Each nested field that
-// loads is declared here once, beside its resolver in inventory.go: the
+// loads is declared here once, beside its resolver in fields.go: the
 // loader it loads from and the key it loads by, the same as the resolver's
 // Load call. The walk is package prefetch; adding a field is its package
 // doc's recipe. A field keyed by its parent's own id (SameKeyAs the loader
@@ -29,9 +29,9 @@ var prefetchFields = []prefetch.Field{
 	prefetch.Load("Node", "gpus", loaders.GPUsByNode, nodeID, prefetch.Plain, prefetch.SameKeyAs(loaders.NodeByID)),
 	prefetch.Load("Node", "vms", loaders.VMsByNode, nodeID, prefetch.Plain, prefetch.SameKeyAs(loaders.NodeByID)),
 
-	prefetch.Load("Gpu", "model", loaders.ModelByID, func(g *models.Gpu) string { return g.ModelID }, prefetch.Plain),
-	prefetch.Load("Gpu", "vm", loaders.VMByID, func(g *models.Gpu) string { return deref(g.HolderVMID) }, prefetch.Plain),
-	prefetch.Load("Gpu", "node", loaders.NodeByID, func(g *models.Gpu) string { return g.NodeID }, prefetch.Plain),
+	prefetch.Load("Gpu", "model", loaders.ModelByID, func(g *models.GPU) string { return g.ModelID }, prefetch.Plain),
+	prefetch.Load("Gpu", "vm", loaders.VMByID, func(g *models.GPU) string { return deref(g.HolderVMID) }, prefetch.Plain),
+	prefetch.Load("Gpu", "node", loaders.NodeByID, func(g *models.GPU) string { return g.NodeID }, prefetch.Plain),
 
 	prefetch.Load("Pod", "node", loaders.NodeByName, podNodeKey, prefetch.Plain),
 	prefetch.Load("Pod", "workload", loaders.WorkloadByID, func(p *models.Pod) string { return p.WorkloadID }, prefetch.Plain),
@@ -61,7 +61,7 @@ func prefetchBelow[T any](ctx context.Context, objects []*T) error {
 
 func vmID(v *models.VM) string      { return v.ID }
 func vmNodeID(v *models.VM) string  { return deref(v.NodeID) }
-func vmModelID(v *models.VM) string { return deref(v.GpuModelID) }
+func vmModelID(v *models.VM) string { return deref(v.GPUModelID) }
 func nodeID(n *models.Node) string  { return n.ID }
 func deref(s *string) string {
 	if s == nil {

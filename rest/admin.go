@@ -26,10 +26,11 @@ func (api *API) adminRoutes() []route {
 // maxAdminBody bounds an operator's request body.
 const maxAdminBody = 4 << 10
 
-// decodeAdmin reads an operator's request body: as an agent's report, but
-// a member the path does not take is refused, naming it (a misspelt
-// permissions would otherwise create a key holding none).
-func decodeAdmin(w http.ResponseWriter, r *http.Request, into any) error {
+// decodeAdminBody reads an operator's request body (the /v1/admin paths
+// and the credential administration): a member the path does not take is
+// refused, naming it (a misspelt permissions would otherwise create a key
+// holding none).
+func decodeAdminBody(w http.ResponseWriter, r *http.Request, into any) error {
 	return decodeBody(w, r, into, maxAdminBody, edge.KnownMembers)
 }
 
@@ -53,7 +54,7 @@ func (api *API) setLeavingAt(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
 		LeavingAt json.RawMessage `json:"leavingAt"`
 	}
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	var at *time.Time
@@ -96,7 +97,7 @@ func (api *API) setOrganizationState(w http.ResponseWriter, r *http.Request) err
 	var body struct {
 		State *string `json:"state"`
 	}
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	if body.State == nil {
@@ -123,7 +124,7 @@ func (api *API) enrollNode(w http.ResponseWriter, r *http.Request) error {
 		NodeName  string `json:"nodeName"`
 		ClusterID string `json:"clusterId"`
 	}
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	e, err := api.Services.NodeID.Enroll(r.Context(), auth.FromContext(r.Context()), body.NodeName, body.ClusterID)

@@ -2,14 +2,10 @@ package rest
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 
 	"gpugraph/agentapi"
-	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/edge"
 	"gpugraph/nodes"
 )
 
@@ -72,7 +68,7 @@ func (api *API) agentRegister(w http.ResponseWriter, r *http.Request) {
 
 func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 	var in agentapi.InventoryRequest
-	if err := decodeReport(w, r, &in); err != nil {
+	if err := decodeAgentReport(w, r, &in); err != nil {
 		return err
 	}
 	rep, err := api.Services.Nodes.ReportInventory(r.Context(), reporterOf(r), in)
@@ -89,7 +85,7 @@ func (api *API) agentInventory(w http.ResponseWriter, r *http.Request) error {
 
 func (api *API) agentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	var in agentapi.HeartbeatRequest
-	if err := decodeReport(w, r, &in); err != nil {
+	if err := decodeAgentReport(w, r, &in); err != nil {
 		return err
 	}
 	rep, err := api.Services.Nodes.ReportHeartbeat(r.Context(), reporterOf(r), in)
@@ -106,23 +102,10 @@ func reportBodyOf(rep nodes.Report) agentapi.ReportResponse {
 	return agentapi.ReportResponse{NodeID: rep.NodeID, Status: string(rep.Status), Workloads: rep.Workloads}
 }
 
-// decodeReport reads one JSON object (edge.DecodeJSON: a name given twice,
-// data after the object, a name in another case are refused). Fields it
-// does not know are ignored, so a newer agent can report to an older
-// server.
-func decodeReport(w http.ResponseWriter, r *http.Request, into any) error {
+// decodeAgentReport reads an agent's inventory or heartbeat: one JSON
+// object (edge.DecodeJSON: a name given twice, data after the object, a
+// name in another case are refused). Fields it does not know are ignored,
+// so a newer agent can report to an older server.
+func decodeAgentReport(w http.ResponseWriter, r *http.Request, into any) error {
 	return decodeBody(w, r, into, maxReportBytes, 0)
-}
-
-// decodeBody reads a request body of at most max bytes under rules.
-func decodeBody(w http.ResponseWriter, r *http.Request, into any, max int64, rules edge.JSONRules) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the request body is larger than %d bytes", max)
-	case err != nil:
-		return err
-	}
-	return edge.DecodeJSON("the request body", body, into, rules)
 }

@@ -93,7 +93,7 @@ func (b specBody) spec() credentials.Spec {
 
 func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 	var body specBody
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	c, err := api.Services.Credentials.CreateKey(r.Context(), auth.FromContext(r.Context()), body.spec())
@@ -109,7 +109,7 @@ func (api *API) createKey(w http.ResponseWriter, r *http.Request) error {
 
 func (api *API) createApplication(w http.ResponseWriter, r *http.Request) error {
 	var body specBody
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	c, err := api.Services.Credentials.CreateApplication(r.Context(), auth.FromContext(r.Context()), body.spec())
@@ -172,7 +172,7 @@ func (api *API) createOrganization(w http.ResponseWriter, r *http.Request) error
 		TenantID          int    `json:"tenantId"`
 		InfinibandEnabled bool   `json:"infinibandEnabled"`
 	}
-	if err := decodeAdmin(w, r, &body); err != nil {
+	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
 	}
 	o, err := api.Services.Credentials.CreateOrganization(r.Context(), auth.FromContext(r.Context()),

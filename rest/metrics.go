@@ -14,7 +14,6 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/dataset"
 	"gpugraph/edge"
 	"gpugraph/models"
 	"gpugraph/podmetrics"
@@ -320,7 +319,7 @@ func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
 		switch section := name.String(); section {
 		case "podMetrics":
 			add = func() error {
-				var e dataset.MetricSeries
+				var e podmetrics.MetricSeries
 				if err := edge.DecodeValue(dec, &e, edge.KnownMembers); err != nil {
 					return err // its place in the body names the entry: podMetrics[3].samples[2][1]
 				}
@@ -328,7 +327,7 @@ func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
 			}
 		case "podHistograms":
 			add = func() error {
-				var e dataset.HistogramSeries
+				var e podmetrics.HistogramSeries
 				if err := edge.DecodeValue(dec, &e, edge.KnownMembers); err != nil {
 					return err
 				}

@@ -14,10 +14,10 @@ type vmJSON struct {
 	CreatedAt         *string `json:"createdAt"`
 	DiskSizeGb        int     `json:"diskSizeGb"`
 	EndpointURL       string  `json:"endpointUrl"`
-	GpuCount          int     `json:"gpuCount"`
-	GpuManufacturer   *string `json:"gpuManufacturer,omitempty"`
-	GpuModelID        *string `json:"gpuModelId,omitempty"`
-	GpuModelName      *string `json:"gpuModelName,omitempty"`
+	GPUCount          int     `json:"gpuCount"`
+	GPUManufacturer   *string `json:"gpuManufacturer,omitempty"`
+	GPUModelID        *string `json:"gpuModelId,omitempty"`
+	GPUModelName      *string `json:"gpuModelName,omitempty"`
 	ID                string  `json:"id"`
 	ImageURL          string  `json:"imageUrl"`
 	ManagedBy         string  `json:"managedBy"`
@@ -34,7 +34,7 @@ type vmJSON struct {
 	VolumeGb          int     `json:"volumeGb"`
 
 	NodeID        *string  `json:"nodeId"`
-	GpuIDs        []string `json:"gpuIds"`
+	GPUIDs        []string `json:"gpuIds"`
 	CPUCores      int      `json:"cpuCores"`
 	RAMGb         int      `json:"ramGb"`
 	TearingDown   bool     `json:"tearingDown"`
@@ -50,8 +50,8 @@ func encodeVM(res *compute.Result) *vmJSON {
 		CreatedAt:         timeOrNil(vm.CreatedAt),
 		DiskSizeGb:        vm.DiskSizeGb,
 		EndpointURL:       vm.EndpointURL,
-		GpuCount:          vm.GpuCount,
-		GpuModelID:        vm.GpuModelID,
+		GPUCount:          vm.GPUCount,
+		GPUModelID:        vm.GPUModelID,
 		ID:                vm.ID,
 		ImageURL:          vm.ImageURL,
 		ManagedBy:         vm.ManagedBy,
@@ -67,18 +67,18 @@ func encodeVM(res *compute.Result) *vmJSON {
 		Tier:              vm.Tier,
 		VolumeGb:          vm.VolumeGb,
 		NodeID:            vm.NodeID,
-		GpuIDs:            make([]string, 0, len(gpus)),
+		GPUIDs:            make([]string, 0, len(gpus)),
 		CPUCores:          vm.CPUCores,
 		RAMGb:             vm.RAMGb,
 		TearingDown:       vm.TearingDown,
 		InterruptedAt:     timeOrNil(vm.InterruptedAt),
 	}
 	for _, g := range gpus {
-		out.GpuIDs = append(out.GpuIDs, g.ID)
+		out.GPUIDs = append(out.GPUIDs, g.ID)
 	}
-	if m := res.Model; vm.GpuModelID != nil && m != nil {
+	if m := res.Model; vm.GPUModelID != nil && m != nil {
 		name, maker := m.Name, string(m.Manufacturer)
-		out.GpuModelName, out.GpuManufacturer = &name, &maker
+		out.GPUModelName, out.GPUManufacturer = &name, &maker
 	}
 	return out
 }

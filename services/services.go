@@ -20,8 +20,8 @@ import (
 	"gpugraph/compute"
 	"gpugraph/credentials"
 	"gpugraph/fleet"
+	"gpugraph/hardware"
 	"gpugraph/idempotency"
-	"gpugraph/inventory"
 	"gpugraph/live"
 	"gpugraph/nodeid"
 	"gpugraph/nodes"
@@ -37,8 +37,8 @@ type Services struct {
 	Authenticator *auth.Authenticator
 	// Compute restarts, stops and terminates VMs and pods and reads them.
 	Compute *compute.Service
-	// Inventory reads nodes, GPUs and the GPU model catalog.
-	Inventory *inventory.Service
+	// Hardware reads nodes, GPUs and the GPU model catalog.
+	Hardware *hardware.Service
 	// Pods lists and counts Run:ai's pods, workloads and projects.
 	Pods *pods.Service
 	// Metrics reads and ingests pod metrics.
@@ -88,7 +88,7 @@ func New(st *store.Store, cfg Config) *Services {
 	return &Services{
 		Authenticator: &auth.Authenticator{Store: st, Tokens: cfg.Tokens},
 		Compute:       cs,
-		Inventory:     inventory.New(st),
+		Hardware:      hardware.New(st),
 		Pods:          pods.New(st),
 		Metrics:       podmetrics.New(st, cfg.Metrics),
 		Nodes:         nodes.New(st, cs, ids, nodes.Options{KeysAccepted: cfg.NodeReportKeys}),

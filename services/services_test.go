@@ -51,8 +51,8 @@ func TestGatesNameThePermissionAndComeFirst(t *testing.T) {
 			_, err := s.Compute.Stop(ctx, c, "vm")
 			return err
 		}},
-		{"Inventory.MayRead", auth.ComputeRead, s.Inventory.MayRead, func(c *auth.Caller) error {
-			_, err := s.Inventory.AllNodes(ctx, c, nil)
+		{"Hardware.MayRead", auth.ComputeRead, s.Hardware.MayRead, func(c *auth.Caller) error {
+			_, err := s.Hardware.AllNodes(ctx, c, nil)
 			return err
 		}},
 		{"Pods.MayRead", auth.WorkloadsRead, s.Pods.MayRead, func(c *auth.Caller) error {

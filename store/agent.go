@@ -47,7 +47,7 @@ type InventoryGPU struct {
 	Address      string // "" when NVML could not read it
 	Name         string // NVML product name; "" when NVML could not read it
 	MemoryBytes  uint64
-	Health       models.GpuHealth
+	Health       models.GPUHealth
 	FailedReason string
 }
 
@@ -66,7 +66,7 @@ type Heartbeat struct {
 // HeartbeatGPU is one GPU's live state in a Heartbeat.
 type HeartbeatGPU struct {
 	UUID            string
-	Health          models.GpuHealth
+	Health          models.GPUHealth
 	FailedReason    string
 	Utilization     int
 	MemoryUsedBytes int64
@@ -283,7 +283,7 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 	var have []struct {
 		ID     string
 		UUID   string
-		Health models.GpuHealth
+		Health models.GPUHealth
 	}
 	if err := tx.Table("gpus").Select("id, uuid, health").Where("node_id = ?", node.ID).Scan(&have).Error; err != nil {
 		return Report{}, err
@@ -293,7 +293,7 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 	for _, g := range have {
 		if g.UUID != "" {
 			ids[g.UUID] = g.ID
-			healthy[g.ID] = g.Health == models.GpuHealthy
+			healthy[g.ID] = g.Health == models.GPUHealthy
 		}
 	}
 	for _, g := range hb.GPUs {
@@ -332,7 +332,7 @@ func (s *Store) recordHeartbeat(tx *gorm.DB, hb Heartbeat, now time.Time) (Repor
 	}
 	for _, g := range hb.GPUs {
 		id := ids[g.UUID]
-		if g.Health == models.GpuFailed && healthy[id] {
+		if g.Health == models.GPUFailed && healthy[id] {
 			ev, err := failGPU(tx, node.ID, id, g.FailedReason, by, now)
 			if err != nil {
 				return Report{}, err
@@ -377,11 +377,11 @@ func writeSamples(tx *gorm.DB, gpus []HeartbeatGPU, ids map[string]string, now t
 func failGPU(tx *gorm.DB, nodeID, id, reason string, by models.Actor, now time.Time) (*models.NodeEvent, error) {
 	reason = failedReason(reason)
 	res := tx.Exec("UPDATE gpus SET health = ?, failed_reason = ? WHERE id = ? AND health = ?",
-		models.GpuFailed, reason, id, models.GpuHealthy)
+		models.GPUFailed, reason, id, models.GPUHealthy)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return nil, res.Error
 	}
-	return models.GpuFailedEvent(nodeID, id, reason, by, now), nil
+	return models.GPUFailedEvent(nodeID, id, reason, by, now), nil
 }
 
 func randomHex(n int) string {

@@ -24,7 +24,7 @@ func fleetOf(b *testing.B, st *store.Store, n int) []store.Heartbeat {
 		for g := range 8 {
 			uuid := fmt.Sprintf("GPU-%s-%d", name, g)
 			inv.GPUs = append(inv.GPUs, h100(g, uuid))
-			hb.GPUs = append(hb.GPUs, store.HeartbeatGPU{UUID: uuid, Health: models.GpuHealthy, Utilization: 50, MemoryUsedBytes: 1 << 30})
+			hb.GPUs = append(hb.GPUs, store.HeartbeatGPU{UUID: uuid, Health: models.GPUHealthy, Utilization: 50, MemoryUsedBytes: 1 << 30})
 		}
 		if _, err := st.RegisterInventory(ctx, inv, t0); err != nil {
 			b.Fatal(err)

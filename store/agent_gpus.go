@@ -20,7 +20,7 @@ import (
 // not name is failed "vanished from inventory" and kept, moved to a free
 // index when the report gave its index to another GPU.
 func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU, by models.Actor, now time.Time) ([]*models.NodeEvent, error) {
-	var have []*models.Gpu
+	var have []*models.GPU
 	if err := tx.Where("node_id = ?", nodeID).Order("idx").Find(&have).Error; err != nil {
 		return nil, err
 	}
@@ -34,8 +34,8 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU, by model
 		return nil, err
 	}
 
-	byUUID := map[string]*models.Gpu{}
-	noUUID := map[int]*models.Gpu{}
+	byUUID := map[string]*models.GPU{}
+	noUUID := map[int]*models.GPU{}
 	for _, g := range have {
 		takenIDs[g.ID] = true
 		if g.UUID != "" {
@@ -45,14 +45,14 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU, by model
 		}
 	}
 
-	set := map[*models.Gpu]map[string]any{}
-	change := func(g *models.Gpu, col string, v any) {
+	set := map[*models.GPU]map[string]any{}
+	change := func(g *models.GPU, col string, v any) {
 		if set[g] == nil {
 			set[g] = map[string]any{}
 		}
 		set[g][col] = v
 	}
-	target := map[*models.Gpu]int{}
+	target := map[*models.GPU]int{}
 	usedIdx := map[int]bool{}
 	var added []InventoryGPU
 	for _, r := range reported {
@@ -72,21 +72,21 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU, by model
 		if r.Address != "" && r.Address != g.Address {
 			change(g, "address", r.Address)
 		}
-		if r.Health == models.GpuFailed && g.Health == models.GpuHealthy {
-			change(g, "health", models.GpuFailed)
+		if r.Health == models.GPUFailed && g.Health == models.GPUHealthy {
+			change(g, "health", models.GPUFailed)
 			change(g, "failed_reason", failedReason(r.FailedReason))
-			evs = append(evs, models.GpuFailedEvent(nodeID, g.ID, failedReason(r.FailedReason), by, now))
+			evs = append(evs, models.GPUFailedEvent(nodeID, g.ID, failedReason(r.FailedReason), by, now))
 		}
 	}
-	var vanished []*models.Gpu
+	var vanished []*models.GPU
 	for _, g := range have {
 		if _, ok := target[g]; ok {
 			continue
 		}
-		if g.Health == models.GpuHealthy {
-			change(g, "health", models.GpuFailed)
+		if g.Health == models.GPUHealthy {
+			change(g, "health", models.GPUFailed)
 			change(g, "failed_reason", FailedVanished)
-			evs = append(evs, models.GpuFailedEvent(nodeID, g.ID, FailedVanished, by, now))
+			evs = append(evs, models.GPUFailedEvent(nodeID, g.ID, FailedVanished, by, now))
 		}
 		if !usedIdx[g.Index] {
 			target[g] = g.Index
@@ -106,7 +106,7 @@ func reconcileGPUs(tx *gorm.DB, nodeID string, reported []InventoryGPU, by model
 
 	// Indexes are unique per node: rows that move step aside to negative
 	// indexes first, so no intermediate state collides.
-	var moving []*models.Gpu
+	var moving []*models.GPU
 	for _, g := range have {
 		if target[g] != g.Index {
 			moving = append(moving, g)
@@ -160,15 +160,15 @@ func addGPUs(tx *gorm.DB, nodeID string, added []InventoryGPU, takenIDs map[stri
 	if err != nil {
 		return err
 	}
-	rows := make([]models.Gpu, 0, len(added))
+	rows := make([]models.GPU, 0, len(added))
 	for _, r := range added {
 		id := r.UUID
 		if takenIDs[id] {
 			id = "gpu-" + randomHex(8)
 		}
-		g := models.Gpu{ID: id, NodeID: nodeID, Index: r.Index, UUID: r.UUID, Address: r.Address,
+		g := models.GPU{ID: id, NodeID: nodeID, Index: r.Index, UUID: r.UUID, Address: r.Address,
 			ModelID: modelIDs[r.Name], Health: r.Health}
-		if r.Health == models.GpuFailed {
+		if r.Health == models.GPUFailed {
 			reason := failedReason(r.FailedReason)
 			g.FailedReason = &reason
 		}
@@ -196,7 +196,7 @@ func modelsByName(tx *gorm.DB, gpus []InventoryGPU) (map[string]string, error) {
 		}
 		memory[g.Name] = max(memory[g.Name], g.MemoryBytes)
 	}
-	var known []models.GpuModel
+	var known []models.GPUModel
 	if err := tx.Where("name IN ?", names).Order("id").Find(&known).Error; err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func modelsByName(tx *gorm.DB, gpus []InventoryGPU) (map[string]string, error) {
 		if ids[name] != "" {
 			continue
 		}
-		m := models.GpuModel{Name: name, Manufacturer: ManufacturerOf(name), MemoryGb: MemoryGb(memory[name])}
+		m := models.GPUModel{Name: name, Manufacturer: ManufacturerOf(name), MemoryGb: MemoryGb(memory[name])}
 		if name == "" {
 			m.Name = "unknown"
 		}
@@ -236,7 +236,7 @@ func freeModelID(tx *gorm.DB, base, name string) (string, error) {
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		var m []models.GpuModel
+		var m []models.GPUModel
 		if err := tx.Where("id = ?", id).Limit(1).Find(&m).Error; err != nil {
 			return "", err
 		}

@@ -45,7 +45,7 @@ func vm(t *testing.T, st *store.Store, id string) models.VM {
 // gpuRows lists a node's GPUs as "idx:id:uuid:health:reason:holder" by index.
 func gpuRows(t *testing.T, st *store.Store, nodeID string) string {
 	t.Helper()
-	var gs []models.Gpu
+	var gs []models.GPU
 	if err := st.DB.Where("node_id = ?", nodeID).Order("idx").Find(&gs).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -65,16 +65,16 @@ func gpuRows(t *testing.T, st *store.Store, nodeID string) string {
 
 func h100(index int, uuid string) store.InventoryGPU {
 	return store.InventoryGPU{Index: index, UUID: uuid, Address: fmt.Sprintf("0000:%02X:00.0", 0x1B+index),
-		Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20, Health: models.GpuHealthy}
+		Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20, Health: models.GPUHealthy}
 }
 
 func TestInventoryRegistersNewNode(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		failed := h100(1, "GPU-b")
-		failed.Health, failed.FailedReason = models.GpuFailed, "XID 79"
+		failed.Health, failed.FailedReason = models.GPUFailed, "XID 79"
 		amd := store.InventoryGPU{Index: 2, UUID: "GPU-c", Address: "0000:9D:00.0", Name: "AMD Instinct MI300X",
-			MemoryBytes: 192 << 30, Health: models.GpuHealthy}
+			MemoryBytes: 192 << 30, Health: models.GPUHealthy}
 		inv := store.Inventory{NodeName: "dgx-01", ClusterID: "c1", AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939,
 			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), failed, amd}}
 		rep, err := st.RegisterInventory(ctx, inv, t0)
@@ -93,12 +93,12 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 		if got := gpuRows(t, st, "dgx-01"); got != want {
 			t.Fatalf("gpus\n got %s\nwant %s", got, want)
 		}
-		var ms []models.GpuModel
+		var ms []models.GPUModel
 		st.DB.Order("id").Find(&ms)
 		if fmt.Sprint(ms) != "[{amd-instinct-mi300x AMD Instinct MI300X AMD 192} {nvidia-h100-80gb-hbm3 NVIDIA H100 80GB HBM3 NVIDIA 80}]" {
 			t.Fatalf("models = %v", ms)
 		}
-		var g models.Gpu
+		var g models.GPU
 		st.DB.Take(&g, "id = ?", "GPU-c")
 		if g.ModelID != "amd-instinct-mi300x" || g.Address != "0000:9D:00.0" {
 			t.Fatalf("gpu = %+v", g)
@@ -153,7 +153,7 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 		// (A held GPU may not vanish: TestInventoryMayNotShrinkHeld.)
 		c := h100(1, "GPU-c")
 		e := h100(2, "GPU-e")
-		e.Health, e.FailedReason = models.GpuFailed, ""
+		e.Health, e.FailedReason = models.GPUFailed, ""
 		inv := store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1", CPUCores: 224,
 			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), c, e, h100(3, "GPU-d")}}
 		rep, err := st.RegisterInventory(ctx, inv, t0)
@@ -168,7 +168,7 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 		if got := gpuRows(t, st, "n1"); got != want {
 			t.Fatalf("gpus\n got %s\nwant %s", got, want)
 		}
-		var g models.Gpu
+		var g models.GPU
 		st.DB.Take(&g, "id = ?", "g2")
 		if g.Address != "0000:1C:00.0" || g.ModelID != "h100" {
 			t.Errorf("moved GPU = %+v", g)
@@ -242,7 +242,7 @@ func TestHeartbeat(t *testing.T) {
 		// A GPU the inventory did not register refuses the whole heartbeat.
 		t1 := t0.Add(10 * time.Second)
 		_, err = st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-a", Health: models.GpuFailed, FailedReason: "XID 79"}, {UUID: "GPU-x", Health: models.GpuHealthy}}}, t1)
+			{UUID: "GPU-a", Health: models.GPUFailed, FailedReason: "XID 79"}, {UUID: "GPU-x", Health: models.GPUHealthy}}}, t1)
 		var unknown *store.UnknownGPUError
 		if !errors.As(err, &unknown) || unknown.UUID != "GPU-x" {
 			t.Fatalf("unknown GPU: %v", err)
@@ -255,9 +255,9 @@ func TestHeartbeat(t *testing.T) {
 		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
 		st.DB.Exec("UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
 		rep, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", AgentVersion: "2.7.0", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-a", Health: models.GpuHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
-			{UUID: "GPU-b", Health: models.GpuFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
-			{UUID: "GPU-c", Health: models.GpuHealthy, Utilization: 5, MemoryUsedBytes: 1 << 40}}}, t1)
+			{UUID: "GPU-a", Health: models.GPUHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
+			{UUID: "GPU-b", Health: models.GPUFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
+			{UUID: "GPU-c", Health: models.GPUHealthy, Utilization: 5, MemoryUsedBytes: 1 << 40}}}, t1)
 		if err != nil || !reflect.DeepEqual(rep, store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
 			t.Fatalf("heartbeat: %+v %v", rep, err)
 		}
@@ -305,11 +305,11 @@ func TestHeartbeat(t *testing.T) {
 		// Never healed by a report, and the first reason stays.
 		t2 := t1.Add(10 * time.Second)
 		if _, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-b", Health: models.GpuHealthy, Utilization: 1}}}, t2); err != nil {
+			{UUID: "GPU-b", Health: models.GPUHealthy, Utilization: 1}}}, t2); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-b", Health: models.GpuFailed, FailedReason: "XID 94"}}}, t2); err != nil {
+			{UUID: "GPU-b", Health: models.GPUFailed, FailedReason: "XID 94"}}}, t2); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1",

@@ -18,11 +18,11 @@ func TestBatchReadsMatchKeysExactly(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		for _, id := range append(ids, "other") {
-			if err := st.DB.Create(&models.GpuModel{ID: id, Name: "n-" + id, Manufacturer: "NVIDIA"}).Error; err != nil {
+			if err := st.DB.Create(&models.GPUModel{ID: id, Name: "n-" + id, Manufacturer: "NVIDIA"}).Error; err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := st.GpuModelsByIDs(ctx, append(ids, "missing"))
+		got, err := st.GPUModelsByIDs(ctx, append(ids, "missing"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,9 +30,9 @@ func (s *Store) WorkloadsOfTenant(ctx context.Context, tenantID int, projectID s
 	return out, q.Order("name, id").Offset(offset).Limit(limit).Find(&out).Error
 }
 
-// GpuModels lists the catalog by name.
-func (s *Store) GpuModels(ctx context.Context) ([]*models.GpuModel, error) {
-	out := []*models.GpuModel{}
+// GPUModels lists the catalog by name.
+func (s *Store) GPUModels(ctx context.Context) ([]*models.GPUModel, error) {
+	out := []*models.GPUModel{}
 	return out, s.WithContext(ctx).Order("name, id").Find(&out).Error
 }
 
@@ -68,7 +68,7 @@ func (s *Store) NodesAfter(ctx context.Context, statuses []models.NodeStatus, a 
 
 // GPUQuery narrows the GPU list; "" and nil leave a field free.
 type GPUQuery struct {
-	Health  *models.GpuHealth
+	Health  *models.GPUHealth
 	ModelID string
 	NodeID  string
 }
@@ -78,8 +78,8 @@ var GPUSort = []SortKey{{Column: "node_id"}, {Column: "idx"}}
 
 // GPUsAfter lists GPUs by node and index after a (nil: from the first), at
 // most limit, and whether more follow; total counts every match when count.
-func (s *Store) GPUsAfter(ctx context.Context, q GPUQuery, a *After, limit int, count bool) ([]*models.Gpu, bool, int64, error) {
-	db := s.WithContext(ctx).Model(&models.Gpu{})
+func (s *Store) GPUsAfter(ctx context.Context, q GPUQuery, a *After, limit int, count bool) ([]*models.GPU, bool, int64, error) {
+	db := s.WithContext(ctx).Model(&models.GPU{})
 	if q.Health != nil {
 		db = db.Where("health = ?", *q.Health)
 	}
@@ -89,7 +89,7 @@ func (s *Store) GPUsAfter(ctx context.Context, q GPUQuery, a *After, limit int, 
 	if q.NodeID != "" {
 		db = db.Where("node_id = ?", q.NodeID)
 	}
-	out := []*models.Gpu{}
+	out := []*models.GPU{}
 	return keysetPage(db, GPUSort, a, limit, count, &out)
 }
 

@@ -20,13 +20,13 @@ const dataSetBatch = 400
 
 // DataSet is a checked data set, in the shape the tables take.
 type DataSet struct {
-	GpuModels     []models.GpuModel
+	GPUModels     []models.GPUModel
 	Fabrics       []models.Fabric
 	Nodes         []models.Node
 	Organizations []models.Organization
 	APIKeys       []models.APIKey
 	VMs           []models.VM
-	GPUs          []models.Gpu
+	GPUs          []models.GPU
 	// Holders is, for each VM of the data set, exactly the GPUs it holds:
 	// the VM gives up any other it held before.
 	Holders          map[string][]string
@@ -46,7 +46,7 @@ func (s *Store) WriteDataSet(tx *Txn, d *DataSet) error {
 		name string
 		run  func() error
 	}{
-		{"gpuModels", func() error { return upsertAll(db, d.GpuModels, nil) }},
+		{"gpuModels", func() error { return upsertAll(db, d.GPUModels, nil) }},
 		{"fabrics", func() error { return upsertAll(db, d.Fabrics, nil) }},
 		{"nodes", func() error { return upsertAll(db, d.Nodes, nil) }},
 		{"organizations", func() error { return upsertAll(db, d.Organizations, nil) }},
@@ -120,10 +120,10 @@ func (s *Store) NamesByID(tx *Txn, table string, ids []string) (map[string]strin
 
 // GPUPlacements reads where the stored GPUs among ids are and who holds
 // them: only ID, NodeID, ModelID and HolderVMID are filled.
-func (s *Store) GPUPlacements(tx *Txn, ids []string) ([]models.Gpu, error) {
-	var out []models.Gpu
+func (s *Store) GPUPlacements(tx *Txn, ids []string) ([]models.GPU, error) {
+	var out []models.GPU
 	for chunk := range batchesOf(ids, dataSetBatch) {
-		var stored []models.Gpu
+		var stored []models.GPU
 		if err := tx.db.Select("id", "node_id", "model_id", "holder_vm_id").Where("id IN ?", chunk).Find(&stored).Error; err != nil {
 			return nil, err
 		}
@@ -172,7 +172,7 @@ func writeHolders(db *gorm.DB, holders map[string][]string) error {
 		vmIDs = append(vmIDs, id)
 	}
 	for chunk := range batchesOf(vmIDs, dataSetBatch) {
-		if err := db.Model(&models.Gpu{}).Where("holder_vm_id IN ?", chunk).Update("holder_vm_id", nil).Error; err != nil {
+		if err := db.Model(&models.GPU{}).Where("holder_vm_id IN ?", chunk).Update("holder_vm_id", nil).Error; err != nil {
 			return err
 		}
 	}
@@ -180,7 +180,7 @@ func writeHolders(db *gorm.DB, holders map[string][]string) error {
 		if len(gpuIDs) == 0 {
 			continue
 		}
-		if err := db.Model(&models.Gpu{}).Where("id IN ?", gpuIDs).Update("holder_vm_id", vmID).Error; err != nil {
+		if err := db.Model(&models.GPU{}).Where("id IN ?", gpuIDs).Update("holder_vm_id", vmID).Error; err != nil {
 			return err
 		}
 	}

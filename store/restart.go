@@ -42,10 +42,10 @@ func (s *Store) LockVM(tx *Txn, orgID, id string) (*models.VM, error) {
 	return &vms[0], nil
 }
 
-// GpuModel reads one model of the catalog, which must exist (a VM's
+// GPUModel reads one model of the catalog, which must exist (a VM's
 // foreign key says so).
-func (s *Store) GpuModel(tx *Txn, id string) (*models.GpuModel, error) {
-	var m models.GpuModel
+func (s *Store) GPUModel(tx *Txn, id string) (*models.GPUModel, error) {
+	var m models.GPUModel
 	if err := tx.db.Where("id = ?", id).Take(&m).Error; err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ var ErrClaimLost = errors.New("store: a GPU claim lost a race")
 // else ErrClaimLost. One holder column per GPU and this count are what
 // guard against double booking besides the locks.
 func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) error {
-	release := tx.db.Model(&models.Gpu{}).Where("holder_vm_id = ?", vmID)
+	release := tx.db.Model(&models.GPU{}).Where("holder_vm_id = ?", vmID)
 	if len(ids) > 0 {
 		release = release.Where("id NOT IN ?", ids)
 	}
@@ -108,9 +108,9 @@ func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) e
 	if len(ids) == 0 {
 		return nil
 	}
-	res := tx.db.Model(&models.Gpu{}).
+	res := tx.db.Model(&models.GPU{}).
 		Where("id IN ? AND node_id = ? AND model_id = ? AND health = ? AND (holder_vm_id IS NULL OR holder_vm_id = ?)",
-			ids, nodeID, modelID, models.GpuHealthy, vmID).
+			ids, nodeID, modelID, models.GPUHealthy, vmID).
 		Update("holder_vm_id", vmID)
 	if res.Error != nil {
 		return res.Error
@@ -124,8 +124,8 @@ func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) e
 }
 
 // HeldGPUs reads the GPUs vmID holds, by node and index; never nil.
-func (s *Store) HeldGPUs(tx *Txn, vmID string) ([]*models.Gpu, error) {
-	gpus := []*models.Gpu{}
+func (s *Store) HeldGPUs(tx *Txn, vmID string) ([]*models.GPU, error) {
+	gpus := []*models.GPU{}
 	if err := tx.db.Where("holder_vm_id = ?", vmID).Order("node_id, idx").Find(&gpus).Error; err != nil {
 		return nil, err
 	}

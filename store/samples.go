@@ -44,7 +44,7 @@ const pgSampleChunk = 50000
 // 400-row INSERTs of 2,000 parameters each. The statement goes to the
 // transaction's connection directly, since gorm would expand a slice
 // argument into a parameter list. A batch never holds one key twice
-// (dataset.CheckSamples refuses it), which ON CONFLICT DO UPDATE needs.
+// (podmetrics.CheckSamples refuses it), which ON CONFLICT DO UPDATE needs.
 func upsertMetricsPG(db *gorm.DB, rows []models.MetricSample) error {
 	for len(rows) > 0 {
 		chunk := rows[:min(pgSampleChunk, len(rows))]

@@ -171,19 +171,19 @@ var nodes = &table[models.Node]{name: "nodes", always: set("id"), columns: []col
 	{"last_heartbeat_at", func(n *models.Node) any { return &n.LastHeartbeatAt }},
 }}
 
-var gpus = &table[models.Gpu]{name: "gpus", always: set("model_id"), columns: []column[models.Gpu]{
-	{"id", func(g *models.Gpu) any { return &g.ID }},
-	{"node_id", func(g *models.Gpu) any { return &g.NodeID }},
-	{"idx", func(g *models.Gpu) any { return &g.Index }},
-	{"uuid", func(g *models.Gpu) any { return &g.UUID }},
-	{"address", func(g *models.Gpu) any { return &g.Address }},
-	{"model_id", func(g *models.Gpu) any { return &g.ModelID }},
-	{"health", func(g *models.Gpu) any { return &g.Health }},
-	{"failed_reason", func(g *models.Gpu) any { return &g.FailedReason }},
-	{"holder_vm_id", func(g *models.Gpu) any { return &g.HolderVMID }},
-	{"utilization", func(g *models.Gpu) any { return &g.Utilization }},
-	{"memory_used_bytes", func(g *models.Gpu) any { return &g.MemoryUsedBytes }},
-	{"sampled_at", func(g *models.Gpu) any { return &g.SampledAt }},
+var gpus = &table[models.GPU]{name: "gpus", always: set("model_id"), columns: []column[models.GPU]{
+	{"id", func(g *models.GPU) any { return &g.ID }},
+	{"node_id", func(g *models.GPU) any { return &g.NodeID }},
+	{"idx", func(g *models.GPU) any { return &g.Index }},
+	{"uuid", func(g *models.GPU) any { return &g.UUID }},
+	{"address", func(g *models.GPU) any { return &g.Address }},
+	{"model_id", func(g *models.GPU) any { return &g.ModelID }},
+	{"health", func(g *models.GPU) any { return &g.Health }},
+	{"failed_reason", func(g *models.GPU) any { return &g.FailedReason }},
+	{"holder_vm_id", func(g *models.GPU) any { return &g.HolderVMID }},
+	{"utilization", func(g *models.GPU) any { return &g.Utilization }},
+	{"memory_used_bytes", func(g *models.GPU) any { return &g.MemoryUsedBytes }},
+	{"sampled_at", func(g *models.GPU) any { return &g.SampledAt }},
 }}
 
 func set(names ...string) map[string]bool {
@@ -194,11 +194,11 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-var gpuModels = &table[models.GpuModel]{name: "gpu_models", columns: []column[models.GpuModel]{
-	{"id", func(m *models.GpuModel) any { return &m.ID }},
-	{"name", func(m *models.GpuModel) any { return &m.Name }},
-	{"manufacturer", func(m *models.GpuModel) any { return &m.Manufacturer }},
-	{"memory_gb", func(m *models.GpuModel) any { return &m.MemoryGb }},
+var gpuModels = &table[models.GPUModel]{name: "gpu_models", columns: []column[models.GPUModel]{
+	{"id", func(m *models.GPUModel) any { return &m.ID }},
+	{"name", func(m *models.GPUModel) any { return &m.Name }},
+	{"manufacturer", func(m *models.GPUModel) any { return &m.Manufacturer }},
+	{"memory_gb", func(m *models.GPUModel) any { return &m.MemoryGb }},
 }}
 
 var workloads = &table[models.Workload]{name: "workloads", columns: []column[models.Workload]{
@@ -225,8 +225,8 @@ var vms = &table[models.VM]{name: "vms", always: set("id"), columns: []column[mo
 	{"created_at", func(v *models.VM) any { return &v.CreatedAt }},
 	{"disk_size_gb", func(v *models.VM) any { return &v.DiskSizeGb }},
 	{"endpoint_url", func(v *models.VM) any { return &v.EndpointURL }},
-	{"gpu_count", func(v *models.VM) any { return &v.GpuCount }},
-	{"gpu_model_id", func(v *models.VM) any { return &v.GpuModelID }},
+	{"gpu_count", func(v *models.VM) any { return &v.GPUCount }},
+	{"gpu_model_id", func(v *models.VM) any { return &v.GPUModelID }},
 	{"image_url", func(v *models.VM) any { return &v.ImageURL }},
 	{"managed_by", func(v *models.VM) any { return &v.ManagedBy }},
 	{"price_per_hour_cents", func(v *models.VM) any { return &v.PricePerHourCents }},

@@ -14,7 +14,7 @@ import (
 // it into placement's view; the store knows nothing of placement.
 type Snapshot struct {
 	Nodes []models.Node // by id
-	GPUs  []models.Gpu  // by node, then index
+	GPUs  []models.GPU  // by node, then index
 	// HostShares are the CPU, RAM and disk plain VMs hold on the nodes:
 	// VMs in a holding status (pods hold none of these).
 	HostShares []HostShare

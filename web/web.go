@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"gpugraph/contentcoding"
 )
 
 //go:embed dist
@@ -78,7 +80,7 @@ func serve(v variants, contentType, version, cacheControl string) http.Handler {
 		h.Set("Vary", "Accept-Encoding")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Content-Security-Policy", contentSecurityPolicy(r.Host))
-		body, enc := v.identity, Negotiate(r.Header.Values("Accept-Encoding"), v.br != nil, v.gzip != nil)
+		body, enc := v.identity, contentcoding.Negotiate(r.Header.Values("Accept-Encoding"), v.br != nil, v.gzip != nil)
 		switch enc {
 		case "br":
 			body = v.br

@@ -136,7 +136,7 @@ func agentKey(ctx context.Context, e *env, r *Result) error {
 	n := e.fx.sharedNode
 	healthy := func(failed int) []agentapi.HeartbeatGPU {
 		var out []agentapi.HeartbeatGPU
-		for i, g := range n.Gpus {
+		for i, g := range n.GPUs {
 			h := agentapi.HeartbeatGPU{UUID: g.UUID, Health: "healthy"}
 			if i == failed {
 				h.Health, h.FailedReason = "failed", "XID 79"
@@ -148,7 +148,7 @@ func agentKey(ctx context.Context, e *env, r *Result) error {
 	inventory := func(name string, ram int, fake bool) agentapi.InventoryRequest {
 		inv := agentapi.InventoryRequest{NodeName: name, ClusterID: n.ClusterID, AgentVersion: n.AgentVersion,
 			CPUCores: n.CPUCores, RAMGb: ram, DiskGb: n.DiskGb}
-		for i, g := range n.Gpus {
+		for i, g := range n.GPUs {
 			ig := agentapi.InventoryGPU{Index: g.Index, UUID: g.UUID, Address: g.Address, Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 80 << 30, Health: "healthy"}
 			if fake {
 				ig.UUID, ig.Address = fmt.Sprintf("GPU-abuse-rogue-%d", i), fmt.Sprintf("0000:%02X:00.0", 0xC0+i)
@@ -197,7 +197,7 @@ func agentKey(ctx context.Context, e *env, r *Result) error {
 			VM   struct{ Status string } `json:"vm"`
 			Node struct {
 				RAMGb int `json:"ramGb"`
-				Gpus  []struct{ Health string }
+				GPUs  []struct{ Health string }
 			} `json:"node"`
 			Nodes []struct{ Name string } `json:"nodes"`
 		} `json:"data"`
@@ -212,7 +212,7 @@ func agentKey(ctx context.Context, e *env, r *Result) error {
 		harm = append(harm, "the victim's VM is "+strings.ToLower(view.Data.VM.Status))
 	}
 	failed := 0
-	for _, g := range view.Data.Node.Gpus {
+	for _, g := range view.Data.Node.GPUs {
 		if g.Health != "HEALTHY" {
 			failed++
 		}

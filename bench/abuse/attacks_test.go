@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/podmetrics"
+
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
-
-	"gpugraph/dataset"
 )
 
 // TestAttacksCoverTheIssue holds the attack list to issue 23: every
@@ -130,7 +130,7 @@ func TestSampleBatch(t *testing.T) {
 			t.Errorf("a batch of %d bytes asked is %d", size, len(b))
 		}
 		var batch struct {
-			PodMetrics []dataset.MetricSeries `json:"podMetrics"`
+			PodMetrics []podmetrics.MetricSeries `json:"podMetrics"`
 		}
 		if err := json.Unmarshal(b, &batch); err != nil {
 			t.Fatalf("the batch is not JSON: %v", err)

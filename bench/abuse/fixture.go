@@ -8,6 +8,7 @@ import (
 	"gpugraph/bench/fleet"
 	"gpugraph/dataset"
 	"gpugraph/models"
+	"gpugraph/podmetrics"
 )
 
 // The fixture's credentials. The attacker is organization 0 of the fleet,
@@ -56,7 +57,7 @@ type fixture struct {
 // attacker's extra keys, the platform operator, and 18 metric series on
 // one of the attacker's pods.
 func newFixture() *fixture {
-	f := fleet.Generate(fleet.Options{Nodes: 8, Pods: 200, Tenants: 2, Seed: 1, VMsPerNode: 1, VMGpus: 2})
+	f := fleet.Generate(fleet.Options{Nodes: 8, Pods: 200, Tenants: 2, Seed: 1, VMsPerNode: 1, VMGPUs: 2})
 	fx := &fixture{file: f,
 		attackerOrg: fleet.OrgID(0), victimOrg: fleet.OrgID(1),
 		attackerTenant: fleet.TenantID(0), victimTenant: fleet.TenantID(1),
@@ -66,8 +67,8 @@ func newFixture() *fixture {
 	}
 	// Every GPU healthy, so a failed one is the attack's doing.
 	for i := range f.Nodes {
-		for j := range f.Nodes[i].Gpus {
-			f.Nodes[i].Gpus[j].Health, f.Nodes[i].Gpus[j].FailedReason = models.GpuHealthy, nil
+		for j := range f.Nodes[i].GPUs {
+			f.Nodes[i].GPUs[j].Health, f.Nodes[i].GPUs[j].FailedReason = models.GPUHealthy, nil
 		}
 	}
 	fx.sharedNode = f.Nodes[3]
@@ -77,7 +78,7 @@ func newFixture() *fixture {
 			continue
 		}
 		v.Status, v.StatusReason = models.VMRunning, ""
-		v.GpuIDs = []string{*v.NodeID + "-g0", *v.NodeID + "-g1"}
+		v.GPUIDs = []string{*v.NodeID + "-g0", *v.NodeID + "-g1"}
 	}
 	f.Organizations = append(f.Organizations, models.Organization{ID: PlatformOrg, Name: "Platform", TenantID: 9001})
 	f.APIKeys = append(f.APIKeys,
@@ -102,7 +103,7 @@ func newFixture() *fixture {
 	fx.metricsGPUs, fx.metricsEnd = 8, fleet.Epoch
 	fx.metricsStart = fleet.Epoch.Add(-time.Duration(fleet.SeriesLength-1) * fleet.SampleStep)
 	series := func(typ string, gpu int, value func(i int) string) {
-		s := dataset.MetricSeries{PodID: fx.metricsPod.ID, Type: typ}
+		s := podmetrics.MetricSeries{PodID: fx.metricsPod.ID, Type: typ}
 		if gpu >= 0 {
 			s.Labels = map[string]string{"gpu": strconv.Itoa(gpu)}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/models"
+	"gpugraph/podmetrics"
 )
 
 // Options sizes a fleet.
@@ -23,9 +24,9 @@ type Options struct {
 	Tenants int    // organizations, each with its own Run:ai tenant and API key
 	Seed    uint64 // the same seed gives the same fixture
 	// VMsPerNode stopped VMs are placed on every node, each wanting
-	// VMGpus GPUs of its node's model: restart targets.
+	// VMGPUs GPUs of its node's model: restart targets.
 	VMsPerNode int
-	VMGpus     int
+	VMGPUs     int
 }
 
 // Epoch is the instant every generated time is relative to.
@@ -71,7 +72,7 @@ var Phases = []struct {
 }{{"Running", 55}, {"Pending", 10}, {"Succeeded", 25}, {"Failed", 10}}
 
 // The GPU catalog of the fleet.
-var Catalog = []models.GpuModel{
+var Catalog = []models.GPUModel{
 	{ID: "h100-80gb", Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80},
 	{ID: "a100-80gb", Name: "NVIDIA A100-SXM4-80GB", Manufacturer: models.NVIDIA, MemoryGb: 80},
 	{ID: "mi300x", Name: "AMD Instinct MI300X", Manufacturer: models.AMD, MemoryGb: 192},
@@ -98,11 +99,11 @@ func Generate(o Options) *dataset.File {
 	if o.Tenants < 1 {
 		o.Tenants = 1
 	}
-	if o.VMGpus < 1 {
-		o.VMGpus = 1
+	if o.VMGPUs < 1 {
+		o.VMGPUs = 1
 	}
 	g := &gen{o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x666c656574)), f: &dataset.File{}}
-	g.f.GpuModels = append(g.f.GpuModels, Catalog...)
+	g.f.GPUModels = append(g.f.GPUModels, Catalog...)
 	for c := 0; c*nodesPerCluster < max(o.Nodes, 1); c++ {
 		g.clusters = append(g.clusters, g.uuid())
 	}
@@ -122,7 +123,7 @@ func (g *gen) uuid() string {
 }
 
 // modelOf is node i's GPU model: mostly H100, some A100, a few MI300X.
-func modelOf(i int) models.GpuModel {
+func modelOf(i int) models.GPUModel {
 	switch i % 10 {
 	case 7, 8:
 		return Catalog[1]
@@ -147,15 +148,15 @@ func (g *gen) inventory() {
 			CPUCores: 224, RAMGb: 2048, DiskGb: 30000,
 		}}
 		for j := 0; j < GPUsPerNode; j++ {
-			gpu := models.Gpu{
+			gpu := models.GPU{
 				ID: fmt.Sprintf("%s-g%d", n.ID, j), Index: j, UUID: "GPU-" + g.uuid(),
-				Address: "0000:" + busIDs[j] + ":00.0", ModelID: m.ID, Health: models.GpuHealthy,
+				Address: "0000:" + busIDs[j] + ":00.0", ModelID: m.ID, Health: models.GPUHealthy,
 			}
 			if g.rng.IntN(500) == 0 {
 				reason := "XID 79"
-				gpu.Health, gpu.FailedReason = models.GpuFailed, &reason
+				gpu.Health, gpu.FailedReason = models.GPUFailed, &reason
 			}
-			n.Gpus = append(n.Gpus, gpu)
+			n.GPUs = append(n.GPUs, gpu)
 		}
 		g.f.Nodes = append(g.f.Nodes, n)
 	}
@@ -172,7 +173,7 @@ func (g *gen) tenancy() {
 }
 
 // vms puts VMsPerNode stopped VMs on every node, round-robin over the
-// organizations, each wanting VMGpus GPUs of its node's model.
+// organizations, each wanting VMGPUs GPUs of its node's model.
 func (g *gen) vms() {
 	for i := 0; i < g.o.Nodes && g.o.VMsPerNode > 0; i++ {
 		m := modelOf(i)
@@ -182,11 +183,11 @@ func (g *gen) vms() {
 			g.f.VMs = append(g.f.VMs, dataset.VM{VM: models.VM{
 				ID: VMID(i, j), Name: fmt.Sprintf("train-%05d-%d", i, j), OrganizationID: OrgID((i*g.o.VMsPerNode + j) % g.o.Tenants),
 				Status: models.VMStopped, StatusReason: "user_stopped", CreatedAt: &created,
-				GpuCount: g.o.VMGpus, GpuModelID: &model, NodeID: &node,
-				CPUCores: 16, RAMGb: 128, DiskSizeGb: 500, PricePerHourCents: 225 * g.o.VMGpus,
-				ResourceSize: fmt.Sprintf("%dx%s", g.o.VMGpus, m.ID), Tier: "standard", ProvisioningStage: "ready",
+				GPUCount: g.o.VMGPUs, GPUModelID: &model, NodeID: &node,
+				CPUCores: 16, RAMGb: 128, DiskSizeGb: 500, PricePerHourCents: 225 * g.o.VMGPUs,
+				ResourceSize: fmt.Sprintf("%dx%s", g.o.VMGPUs, m.ID), Tier: "standard", ProvisioningStage: "ready",
 				EndpointURL: "https://" + VMID(i, j) + ".example.net",
-			}, GpuIDs: []string{}})
+			}, GPUIDs: []string{}})
 		}
 	}
 }
@@ -258,7 +259,7 @@ func (g *gen) pod(t int, wl models.Workload, pr models.Project, rev *string, nod
 	gpus, cpu := float64(1+g.rng.IntN(GPUsPerNode)), float64(8+g.rng.IntN(56))
 	mem := fmt.Sprintf("%dG", 32+g.rng.IntN(480))
 	p.RequestedResources = &models.PodRequestResources{
-		Gpu: &models.RequestResourceCores{Request: &gpus}, CPU: &models.RequestResourceCores{Request: &cpu},
+		GPU: &models.RequestResourceCores{Request: &gpus}, CPU: &models.RequestResourceCores{Request: &cpu},
 		CPUMemory: &models.RequestResourceQuantity{Request: &mem},
 	}
 	p.Containers = []models.Container{{Name: "main", Image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"}}
@@ -272,7 +273,7 @@ func (g *gen) pod(t int, wl models.Workload, pr models.Project, rev *string, nod
 		started := created.Add(time.Duration(5+g.rng.IntN(120)) * time.Second)
 		p.NodeName, p.CurrentNodePool, p.IP = &name, &pool, &ip
 		p.RequestedNodePools = []string{pool}
-		p.AllocatedResources = &models.AllocatedResources{Gpu: &gpus, CPU: &cpu, CPUMemory: &mem}
+		p.AllocatedResources = &models.AllocatedResources{GPU: &gpus, CPU: &cpu, CPUMemory: &mem}
 		p.Containers[0].StartedAt = &started
 		p.K8sPhaseUpdatedAt, p.UpdatedAt = started, started
 	}
@@ -318,7 +319,7 @@ func (g *gen) samples() {
 	left := g.o.Samples
 	for s := 0; left > 0; s++ {
 		typ, gpu := seriesOf(s / len(running))
-		series := dataset.MetricSeries{PodID: running[s%len(running)].ID, Type: typ}
+		series := podmetrics.MetricSeries{PodID: running[s%len(running)].ID, Type: typ}
 		if gpu >= 0 {
 			series.Labels = map[string]string{"gpu": strconv.Itoa(gpu)}
 		}

@@ -22,7 +22,7 @@ func encode(t *testing.T, o fleet.Options) []byte {
 }
 
 func TestSameSeedSameFixture(t *testing.T) {
-	o := fleet.Options{Nodes: 30, Pods: 250, Samples: 1000, Tenants: 3, Seed: 7, VMsPerNode: 2, VMGpus: 2}
+	o := fleet.Options{Nodes: 30, Pods: 250, Samples: 1000, Tenants: 3, Seed: 7, VMsPerNode: 2, VMGPUs: 2}
 	a, b := encode(t, o), encode(t, o)
 	if string(a) != string(b) {
 		t.Fatal("two runs with one seed differ")
@@ -34,11 +34,11 @@ func TestSameSeedSameFixture(t *testing.T) {
 }
 
 func TestSizes(t *testing.T) {
-	f := fleet.Generate(fleet.Options{Nodes: 1001, Pods: 1234, Samples: 5000, Tenants: 4, Seed: 1, VMsPerNode: 3, VMGpus: 2})
+	f := fleet.Generate(fleet.Options{Nodes: 1001, Pods: 1234, Samples: 5000, Tenants: 4, Seed: 1, VMsPerNode: 3, VMGPUs: 2})
 	gpus := 0
 	clusters := map[string]bool{}
 	for _, n := range f.Nodes {
-		gpus += len(n.Gpus)
+		gpus += len(n.GPUs)
 		clusters[n.ClusterID] = true
 	}
 	samples := 0
@@ -72,7 +72,7 @@ func TestSizes(t *testing.T) {
 // A generated fleet is a valid fixture: the loader takes it whole.
 func TestLoads(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		b := encode(t, fleet.Options{Nodes: 40, Pods: 300, Samples: 2000, Tenants: 2, Seed: 3, VMsPerNode: 1, VMGpus: 4})
+		b := encode(t, fleet.Options{Nodes: 40, Pods: 300, Samples: 2000, Tenants: 2, Seed: 3, VMsPerNode: 1, VMGPUs: 4})
 		stats, err := dataset.LoadFile(context.Background(), st, b)
 		if err != nil {
 			t.Fatal(err)

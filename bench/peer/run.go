@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func newSide() *Side { return &Side{RPS: map[int]float64{}, rounds: map[int][]float64{}} }
 
 func loadFleet(ctx context.Context, cfg Config, db *bench.DB, logf func(string, ...any)) error {
-	file := fleet.Generate(fleet.Options{Nodes: cfg.Nodes, Pods: cfg.Pods, Tenants: cfg.Tenants, VMsPerNode: cfg.VMsPerNode, VMGpus: 2, Seed: 1})
+	file := fleet.Generate(fleet.Options{Nodes: cfg.Nodes, Pods: cfg.Pods, Tenants: cfg.Tenants, VMsPerNode: cfg.VMsPerNode, VMGPUs: 2, Seed: 1})
 	b, e := json.Marshal(file)
 	if e != nil {
 		return e

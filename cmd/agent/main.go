@@ -8,7 +8,7 @@
 //	      [--mock-start-delay 2s] [--mock-fail-start ID]... [--mock-exit ID]...
 //
 // With --mock the agent also simulates a container runtime for what the
-// server assigns to the node (agent.MockRuntime). Without it there is no
+// server assigns to the node (sim.Runtime, package agent/sim). Without it there is no
 // runtime in this project: the agent reports no workloads, and the server
 // fails what stays deploying after its --provision-timeout.
 //
@@ -41,6 +41,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"gpugraph/agent"
+	"gpugraph/agent/sim"
 )
 
 const prog = "gpugraph-agent"
@@ -57,7 +58,7 @@ type options struct {
 	interval                           time.Duration
 	mock                               string
 	metricsAddr                        string
-	mockXIDs                           []agent.MockXID
+	mockXIDs                           []sim.XID
 	ignoreXIDs                         []uint64
 	ignoreAllXIDs                      bool
 	mockStartDelay                     time.Duration
@@ -94,7 +95,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		Log:            log,
 	}
 	if opts.mock != "" {
-		m, err := agent.NewMockServer(opts.mock, opts.nodeName)
+		m, err := sim.NewServer(opts.mock, opts.nodeName)
 		if err == nil {
 			err = m.CheckIndexes(opts.mockXIDs)
 		}
@@ -102,9 +103,9 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 2
 		}
-		cfg.NVML, cfg.Host = m, m.HostInfo()
+		cfg.NVML, cfg.Host = m, agent.HostInfo(m.HostInfo())
 		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
-		cfg.Runtime = &agent.MockRuntime{StartDelay: opts.mockStartDelay, FailStart: opts.mockFailStart,
+		cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, FailStart: opts.mockFailStart,
 			Exit: opts.mockExit, Log: log}
 		log.Info("running on a simulated server", "mock", opts.mock)
 	} else {
@@ -151,9 +152,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.clusterID, "cluster-id", "", "cluster the node belongs to")
 	fs.DurationVar(&o.interval, "interval", agent.DefaultInterval, "heartbeat interval")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the GPUs in DCGM exporter's names on this address (e.g. :9400)")
-	fs.StringVar(&o.mock, "mock", "", "run on a simulated server instead of NVML: "+strings.Join(agent.MockModels, "|"))
+	fs.StringVar(&o.mock, "mock", "", "run on a simulated server instead of NVML: "+strings.Join(sim.Models, "|"))
 	fs.Func("mock-xid", "with --mock, raise XID on GPU INDEX after the first heartbeat (INDEX:XID, repeatable)", func(s string) error {
-		x, err := agent.ParseMockXID(s)
+		x, err := sim.ParseXID(s)
 		if err == nil {
 			o.mockXIDs = append(o.mockXIDs, x)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"gpugraph/agent"
+	"gpugraph/agent/sim"
 	"gpugraph/agentapi"
 )
 
@@ -41,7 +41,7 @@ func TestParseFlags(t *testing.T) {
 			"--mock-xid", "3:79", "--mock-xid", "1:94", "--ignore-xids", "1,2"),
 			check: func(o options) bool {
 				return o.clusterID == "c9" && o.interval == 2*time.Second && o.mock == "dgxa100" &&
-					len(o.mockXIDs) == 2 && o.mockXIDs[0] == (agent.MockXID{Index: 3, XID: 79}) &&
+					len(o.mockXIDs) == 2 && o.mockXIDs[0] == (sim.XID{Index: 3, XID: 79}) &&
 					len(o.ignoreXIDs) == 2 && !o.ignoreAllXIDs
 			}},
 		{name: "ignore all", args: append(base, "--token", "t", "--ignore-xids", "all"),

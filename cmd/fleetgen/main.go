@@ -28,10 +28,10 @@ func main() {
 	flag.IntVar(&o.Tenants, "tenants", 4, "organizations, each with one Run:ai tenant and one API key")
 	flag.Uint64Var(&o.Seed, "seed", 1, "random seed: the same flags and seed give the same file")
 	flag.IntVar(&o.VMsPerNode, "vms-per-node", 0, "stopped VMs on every node (restart targets)")
-	flag.IntVar(&o.VMGpus, "vm-gpus", 2, "GPUs each VM wants")
+	flag.IntVar(&o.VMGPUs, "vm-gpus", 2, "GPUs each VM wants")
 	out := flag.String("o", "", "write to this file instead of standard output")
 	flag.Parse()
-	if o.Nodes < 0 || o.Pods < 0 || o.Samples < 0 || o.Tenants < 1 || o.VMsPerNode < 0 || o.VMGpus < 1 || o.VMGpus > fleet.GPUsPerNode {
+	if o.Nodes < 0 || o.Pods < 0 || o.Samples < 0 || o.Tenants < 1 || o.VMsPerNode < 0 || o.VMGPUs < 1 || o.VMGPUs > fleet.GPUsPerNode {
 		fmt.Fprintln(os.Stderr, "fleetgen: sizes must not be negative, --tenants at least 1, --vm-gpus 1–8")
 		os.Exit(2)
 	}

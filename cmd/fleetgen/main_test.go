@@ -11,7 +11,7 @@ import (
 
 func TestWritesTheFixture(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.json")
-	o := fleet.Options{Nodes: 12, Pods: 90, Samples: 300, Tenants: 2, Seed: 4, VMGpus: 2}
+	o := fleet.Options{Nodes: 12, Pods: 90, Samples: 300, Tenants: 2, Seed: 4, VMGPUs: 2}
 	if err := write(path, o); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestWritesTheFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Nodes) != 12 || len(f.Nodes[11].Gpus) != 8 || len(f.Pods) != 90 || len(f.APIKeys) != 2 || f.APIKeys[1].Token != "fleet-001" {
+	if len(f.Nodes) != 12 || len(f.Nodes[11].GPUs) != 8 || len(f.Pods) != 90 || len(f.APIKeys) != 2 || f.APIKeys[1].Token != "fleet-001" {
 		t.Fatalf("nodes %d, pods %d, keys %+v", len(f.Nodes), len(f.Pods), f.APIKeys)
 	}
 }

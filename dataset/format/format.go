@@ -18,7 +18,7 @@ type Instant string
 
 // Fixture is the whole file; the field order is the order of the sections.
 type Fixture struct {
-	GpuModels     []GpuModel        `json:"gpuModels"`
+	GPUModels     []GPUModel        `json:"gpuModels"`
 	Fabrics       []*Fabric         `json:"fabrics"`
 	Nodes         []*Node           `json:"nodes"`
 	Organizations []Organization    `json:"organizations"`
@@ -32,7 +32,7 @@ type Fixture struct {
 	PodHistograms []HistogramSeries `json:"podHistograms"`
 }
 
-type GpuModel struct {
+type GPUModel struct {
 	ID           string `json:"id"`
 	Name         string `json:"name"`
 	Manufacturer string `json:"manufacturer"`
@@ -57,10 +57,10 @@ type Node struct {
 	DiskGb          int      `json:"diskGb"`
 	LeavingAt       *Instant `json:"leavingAt"`
 	LastHeartbeatAt *Instant `json:"lastHeartbeatAt"`
-	Gpus            []*Gpu   `json:"gpus"`
+	GPUs            []*GPU   `json:"gpus"`
 }
 
-type Gpu struct {
+type GPU struct {
 	ID           string  `json:"id"`
 	Index        int     `json:"index"`
 	UUID         string  `json:"uuid"`
@@ -97,10 +97,10 @@ type VM struct {
 	CreatedAt         Instant  `json:"createdAt"`
 	DiskSizeGb        int      `json:"diskSizeGb"`
 	EndpointURL       string   `json:"endpointUrl"`
-	GpuCount          int      `json:"gpuCount"`
-	GpuManufacturer   string   `json:"gpuManufacturer"`
-	GpuModelID        string   `json:"gpuModelId"`
-	GpuModelName      string   `json:"gpuModelName"`
+	GPUCount          int      `json:"gpuCount"`
+	GPUManufacturer   string   `json:"gpuManufacturer"`
+	GPUModelID        string   `json:"gpuModelId"`
+	GPUModelName      string   `json:"gpuModelName"`
 	ImageURL          string   `json:"imageUrl"`
 	ManagedBy         string   `json:"managedBy"`
 	PricePerHourCents int      `json:"pricePerHourCents"`
@@ -111,7 +111,7 @@ type VM struct {
 	Tier              string   `json:"tier"`
 	VolumeGb          int      `json:"volumeGb"`
 	NodeID            *string  `json:"nodeId"`
-	GpuIDs            []string `json:"gpuIds"`
+	GPUIDs            []string `json:"gpuIds"`
 	CPUCores          int      `json:"cpuCores"`
 	RAMGb             int      `json:"ramGb"`
 	TearingDown       bool     `json:"tearingDown"`
@@ -174,9 +174,9 @@ type Container struct {
 }
 
 type RequestedResources struct {
-	GpuRequestType    *string            `json:"gpuRequestType"`
-	Gpu               *Cores             `json:"gpu"`
-	GpuMemory         *Quantity          `json:"gpuMemory"`
+	GPURequestType    *string            `json:"gpuRequestType"`
+	GPU               *Cores             `json:"gpu"`
+	GPUMemory         *Quantity          `json:"gpuMemory"`
 	CPU               *Cores             `json:"cpu"`
 	CPUMemory         *Quantity          `json:"cpuMemory"`
 	ExtendedResources []ExtendedResource `json:"extendedResources"`
@@ -200,8 +200,8 @@ type ExtendedResource struct {
 }
 
 type AllocatedResources struct {
-	Gpu               *float64           `json:"gpu"`
-	GpuMemory         *string            `json:"gpuMemory"`
+	GPU               *float64           `json:"gpu"`
+	GPUMemory         *string            `json:"gpuMemory"`
 	CPU               *float64           `json:"cpu"`
 	CPUMemory         *string            `json:"cpuMemory"`
 	ExtendedResources []ExtendedResource `json:"extendedResources"`

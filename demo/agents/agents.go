@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"gpugraph/agent"
+	"gpugraph/agent/sim"
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/demo"
@@ -142,11 +143,11 @@ func mockModel(modelID string) string {
 }
 
 // simulate builds node n's simulated server with the demo's GPU identities.
-func simulate(n node) (*agent.MockServer, error) {
+func simulate(n node) (*sim.Server, error) {
 	if len(n.GPUs) == 0 {
 		return nil, fmt.Errorf("demo node %s has no GPUs", n.Name)
 	}
-	m, err := agent.NewMockServer(mockModel(n.GPUs[0].ModelID), n.Name)
+	m, err := sim.NewServer(mockModel(n.GPUs[0].ModelID), n.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func Start(ctx context.Context, st *store.Store, server string, o Options) (wait
 		cfgs = append(cfgs, agent.Config{
 			Server: server, BootstrapToken: e.BootstrapToken, NodeName: n.Name, ClusterID: n.ClusterID,
 			NVML: m, AgentVersion: n.AgentVersion, Interval: o.Interval,
-			Runtime: &agent.MockRuntime{StartDelay: o.StartDelay, Log: log},
+			Runtime: &sim.Runtime{StartDelay: o.StartDelay, Log: log},
 			Log:     log,
 		})
 	}

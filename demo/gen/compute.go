@@ -126,7 +126,7 @@ func (g *gen) vm(s vmSpec) *VM {
 		Status:         s.status,
 		StatusReason:   s.reason,
 		CreatedAt:      msTime(ago(s.age + g.between(0, min(s.age/2, 12*time.Hour)))),
-		GpuIDs:         []string{},
+		GPUIDs:         []string{},
 		CPUCores:       s.cpu,
 		RAMGb:          s.ram,
 		ManagedBy:      s.managedBy,
@@ -139,7 +139,7 @@ func (g *gen) vm(s vmSpec) *VM {
 		v.NodeID = ptr(n.ID)
 		model = g.nodeFacts[n].model
 		for _, i := range s.gpus {
-			v.GpuIDs = append(v.GpuIDs, n.Gpus[i].ID)
+			v.GPUIDs = append(v.GPUIDs, n.GPUs[i].ID)
 		}
 		// A workload on a leaving node says when it will end (seed).
 		if n.LeavingAt != nil && n.Status == "online" && s.status == "running" {
@@ -147,10 +147,10 @@ func (g *gen) vm(s vmSpec) *VM {
 		}
 	}
 	m := g.models[model]
-	v.GpuModelID, v.GpuModelName, v.GpuManufacturer = m.ID, m.Name, m.Manufacturer
-	v.GpuCount = max(len(s.gpus), s.count)
-	v.PricePerHourCents = pricePerGPU[m.ID] * v.GpuCount
-	v.ResourceSize = fmt.Sprintf("%dx-%s", v.GpuCount, m.ID)
+	v.GPUModelID, v.GPUModelName, v.GPUManufacturer = m.ID, m.Name, m.Manufacturer
+	v.GPUCount = max(len(s.gpus), s.count)
+	v.PricePerHourCents = pricePerGPU[m.ID] * v.GPUCount
+	v.ResourceSize = fmt.Sprintf("%dx-%s", v.GPUCount, m.ID)
 	v.ProvisioningStage = provisioningStage(s)
 	if s.status != "pending" && s.status != "terminated" {
 		v.EndpointURL = fmt.Sprintf("https://%s.%s.openrelay.inc", s.name, s.org)
@@ -165,7 +165,7 @@ func (g *gen) vm(s vmSpec) *VM {
 			v.ComputeClass = "on_demand"
 		}
 		v.ImageURL = podImages[m.Manufacturer]
-		v.VolumeGb = 250 * v.GpuCount
+		v.VolumeGb = 250 * v.GPUCount
 	} else {
 		v.DiskSizeGb = s.disk
 	}

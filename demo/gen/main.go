@@ -64,7 +64,7 @@ func generate() ([]byte, error) {
 type gen struct {
 	rng      *rand.Rand
 	f        *Fixture
-	models   map[string]GpuModel
+	models   map[string]GPUModel
 	nodes    map[string]*Node // by name
 	orgs     map[string]Organization
 	projects map[string]Project
@@ -91,7 +91,7 @@ func build() *Fixture {
 	g := &gen{
 		rng:      rand.New(rand.NewPCG(seedHi, seedLo)),
 		f:        &Fixture{},
-		models:   map[string]GpuModel{},
+		models:   map[string]GPUModel{},
 		nodes:    map[string]*Node{},
 		orgs:     map[string]Organization{},
 		projects: map[string]Project{},
@@ -100,7 +100,7 @@ func build() *Fixture {
 		podFacts:  map[*Pod]podFacts{},
 		specs:     map[*Workload]*workloadSpec{},
 	}
-	g.addGpuModels()
+	g.addGPUModels()
 	g.addNodes()
 	g.addTenancy()
 	g.addVMs()
@@ -141,7 +141,7 @@ func encode(f *Fixture) ([]byte, error) {
 		key  string
 		rows []any
 	}{
-		{"gpuModels", rowsOf(f.GpuModels)},
+		{"gpuModels", rowsOf(f.GPUModels)},
 		{"fabrics", rowsOf(f.Fabrics)},
 		{"nodes", rowsOf(f.Nodes)},
 		{"organizations", rowsOf(f.Organizations)},

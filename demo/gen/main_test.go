@@ -30,8 +30,8 @@ func TestValidateCatches(t *testing.T) {
 	for name, breakIt := range map[string]func(*Fixture){
 		"gpu held twice": func(f *Fixture) {
 			for _, v := range f.VMs {
-				if len(v.GpuIDs) > 0 && v.ID != f.VMs[0].ID {
-					v.GpuIDs[0] = f.VMs[0].GpuIDs[0]
+				if len(v.GPUIDs) > 0 && v.ID != f.VMs[0].ID {
+					v.GPUIDs[0] = f.VMs[0].GPUIDs[0]
 					return
 				}
 			}
@@ -39,7 +39,7 @@ func TestValidateCatches(t *testing.T) {
 		"stopped VM holding GPUs": func(f *Fixture) {
 			for _, v := range f.VMs {
 				if v.Status == "stopped" {
-					v.GpuIDs = []string{f.Nodes[0].Gpus[7].ID}
+					v.GPUIDs = []string{f.Nodes[0].GPUs[7].ID}
 					return
 				}
 			}

@@ -7,10 +7,10 @@ import "gpugraph/dataset/format"
 type (
 	Instant            = format.Instant
 	Fixture            = format.Fixture
-	GpuModel           = format.GpuModel
+	GPUModel           = format.GPUModel
 	Fabric             = format.Fabric
 	Node               = format.Node
-	Gpu                = format.Gpu
+	GPU                = format.GPU
 	Organization       = format.Organization
 	APIKey             = format.APIKey
 	VM                 = format.VM

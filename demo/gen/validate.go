@@ -17,12 +17,12 @@ func validate(f *Fixture) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	modelIDs := map[string]bool{}
-	for _, m := range f.GpuModels {
+	for _, m := range f.GPUModels {
 		modelIDs[m.ID] = true
 	}
 	type gpuAt struct {
 		node *Node
-		gpu  *Gpu
+		gpu  *GPU
 	}
 	nodes, gpus, names := map[string]*Node{}, map[string]gpuAt{}, map[string]bool{}
 	for _, n := range f.Nodes {
@@ -33,7 +33,7 @@ func validate(f *Fixture) error {
 		if n.LastHeartbeatAt != nil {
 			bad("node %s: demo nodes never reported, so lastHeartbeatAt must be null", n.ID)
 		}
-		for _, gp := range n.Gpus {
+		for _, gp := range n.GPUs {
 			if _, dup := gpus[gp.ID]; dup {
 				bad("gpu %s: id repeated", gp.ID)
 			}
@@ -53,29 +53,29 @@ func validate(f *Fixture) error {
 			bad("vm %s: id repeated", v.ID)
 		}
 		vmIDs[v.ID] = true
-		if !modelIDs[v.GpuModelID] {
-			bad("vm %s: unknown model %s", v.ID, v.GpuModelID)
+		if !modelIDs[v.GPUModelID] {
+			bad("vm %s: unknown model %s", v.ID, v.GPUModelID)
 		}
 		if v.NodeID != nil && nodes[*v.NodeID] == nil {
 			bad("vm %s: unknown node %s", v.ID, *v.NodeID)
 		}
 		if !holds(v.Status) {
-			if len(v.GpuIDs) != 0 {
+			if len(v.GPUIDs) != 0 {
 				bad("vm %s: a %s VM holds no GPUs", v.ID, v.Status)
 			}
 			continue
 		}
-		if v.NodeID == nil || len(v.GpuIDs) != v.GpuCount {
+		if v.NodeID == nil || len(v.GPUIDs) != v.GPUCount {
 			bad("vm %s: a %s VM holds gpuCount GPUs on its node", v.ID, v.Status)
 			continue
 		}
-		for _, id := range v.GpuIDs {
+		for _, id := range v.GPUIDs {
 			at, ok := gpus[id]
 			switch {
 			case !ok:
 				bad("vm %s: unknown gpu %s", v.ID, id)
-			case at.node.ID != *v.NodeID || at.gpu.ModelID != v.GpuModelID:
-				bad("vm %s: gpu %s is not a %s of its node", v.ID, id, v.GpuModelID)
+			case at.node.ID != *v.NodeID || at.gpu.ModelID != v.GPUModelID:
+				bad("vm %s: gpu %s is not a %s of its node", v.ID, id, v.GPUModelID)
 			case holder[id] != "":
 				bad("vm %s: gpu %s is already held by %s", v.ID, id, holder[id])
 			case at.gpu.Health != "healthy" && v.Status != "running":

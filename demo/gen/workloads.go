@@ -408,11 +408,11 @@ func requested(s *workloadSpec, ib bool) RequestedResources {
 	}
 	switch {
 	case s.memoryRequest:
-		r.GpuRequestType = ptr("memory")
-		r.GpuMemory = &Quantity{Request: ptr("20G"), Limit: ptr("20G")}
+		r.GPURequestType = ptr("memory")
+		r.GPUMemory = &Quantity{Request: ptr("20G"), Limit: ptr("20G")}
 	case s.gpus > 0:
-		r.GpuRequestType = ptr("portion")
-		r.Gpu = &Cores{Request: ptr(s.gpus), Limit: ptr(s.gpus)}
+		r.GPURequestType = ptr("portion")
+		r.GPU = &Cores{Request: ptr(s.gpus), Limit: ptr(s.gpus)}
 	}
 	if ib {
 		r.ExtendedResources = append(r.ExtendedResources, rdma)
@@ -427,7 +427,7 @@ func (g *gen) allocated(s *workloadSpec, phase string, node *Node, ib bool) Allo
 	if phase != "Running" && phase != "Unknown" {
 		a.CPU, a.CPUMemory = ptr(0.0), ptr("0")
 		if s.gpus > 0 {
-			a.Gpu, a.GpuMemory = ptr(0.0), ptr("0")
+			a.GPU, a.GPUMemory = ptr(0.0), ptr("0")
 		}
 		return a
 	}
@@ -435,9 +435,9 @@ func (g *gen) allocated(s *workloadSpec, phase string, node *Node, ib bool) Allo
 	if s.gpus > 0 {
 		mem := strconv.Itoa(int(float64(g.models[g.nodeFacts[node].model].MemoryGb)*s.gpus)) + "Gi"
 		if s.memoryRequest {
-			mem = *requested(s, ib).GpuMemory.Request
+			mem = *requested(s, ib).GPUMemory.Request
 		}
-		a.Gpu, a.GpuMemory = ptr(s.gpus), ptr(mem)
+		a.GPU, a.GPUMemory = ptr(s.gpus), ptr(mem)
 	}
 	if ib {
 		a.ExtendedResources = append(a.ExtendedResources, rdma)

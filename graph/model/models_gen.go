@@ -62,11 +62,11 @@ type CredentialInput struct {
 }
 
 // A cursor page of GPUs: first (1–500, default 50) after the cursor after.
-type GpuConnection struct {
+type GPUConnection struct {
 	// The page's rows with their cursors.
-	Edges []*GpuEdge `json:"edges"`
+	Edges []*GPUEdge `json:"edges"`
 	// The page's rows.
-	Nodes []*models.Gpu `json:"nodes"`
+	Nodes []*models.GPU `json:"nodes"`
 	// Where the page stands.
 	PageInfo *PageInfo `json:"pageInfo"`
 	// How many rows match in all; counted only when selected.
@@ -74,11 +74,11 @@ type GpuConnection struct {
 }
 
 // A GPU of a cursor page, with its cursor.
-type GpuEdge struct {
+type GPUEdge struct {
 	// Opaque; pass it as after to read on from this row.
 	Cursor string `json:"cursor"`
 	// The row.
-	Node *models.Gpu `json:"node"`
+	Node *models.GPU `json:"node"`
 }
 
 // The histogram samples of a metric type.
@@ -373,43 +373,43 @@ type PodMetricType string
 
 const (
 	// GPU utilization of each GPU, in percent.
-	PodMetricTypeGpuUtilizationPerGpu PodMetricType = "GPU_UTILIZATION_PER_GPU"
+	PodMetricTypeGPUUtilizationPerGPU PodMetricType = "GPU_UTILIZATION_PER_GPU"
 	// GPU utilization over its GPUs, in percent.
-	PodMetricTypeGpuUtilization PodMetricType = "GPU_UTILIZATION"
+	PodMetricTypeGPUUtilization PodMetricType = "GPU_UTILIZATION"
 	// GPU memory in use on each GPU, in bytes.
-	PodMetricTypeGpuMemoryUsageBytesPerGpu PodMetricType = "GPU_MEMORY_USAGE_BYTES_PER_GPU"
+	PodMetricTypeGPUMemoryUsageBytesPerGPU PodMetricType = "GPU_MEMORY_USAGE_BYTES_PER_GPU"
 	// GPU memory in use over its GPUs, in bytes.
-	PodMetricTypeGpuMemoryUsageBytes PodMetricType = "GPU_MEMORY_USAGE_BYTES"
+	PodMetricTypeGPUMemoryUsageBytes PodMetricType = "GPU_MEMORY_USAGE_BYTES"
 	// CPU in use, in cores.
 	PodMetricTypeCPUUsageCores PodMetricType = "CPU_USAGE_CORES"
 	// Memory in use, in bytes.
 	PodMetricTypeCPUMemoryUsageBytes PodMetricType = "CPU_MEMORY_USAGE_BYTES"
 	// Graphics engine activity of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuGraphicsEngineActivityPerGpu PodMetricType = "GPU_GRAPHICS_ENGINE_ACTIVITY_PER_GPU"
+	PodMetricTypeGPUGraphicsEngineActivityPerGPU PodMetricType = "GPU_GRAPHICS_ENGINE_ACTIVITY_PER_GPU"
 	// Streaming multiprocessor activity of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuSmActivityPerGpu PodMetricType = "GPU_SM_ACTIVITY_PER_GPU"
+	PodMetricTypeGPUSmActivityPerGPU PodMetricType = "GPU_SM_ACTIVITY_PER_GPU"
 	// Streaming multiprocessor occupancy of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuSmOccupancyPerGpu PodMetricType = "GPU_SM_OCCUPANCY_PER_GPU"
+	PodMetricTypeGPUSmOccupancyPerGPU PodMetricType = "GPU_SM_OCCUPANCY_PER_GPU"
 	// Tensor core activity of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuTensorActivityPerGpu PodMetricType = "GPU_TENSOR_ACTIVITY_PER_GPU"
+	PodMetricTypeGPUTensorActivityPerGPU PodMetricType = "GPU_TENSOR_ACTIVITY_PER_GPU"
 	// FP64 engine activity of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuFp64EngineActivityPerGpu PodMetricType = "GPU_FP64_ENGINE_ACTIVITY_PER_GPU"
+	PodMetricTypeGPUFp64EngineActivityPerGPU PodMetricType = "GPU_FP64_ENGINE_ACTIVITY_PER_GPU"
 	// FP32 engine activity of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuFp32EngineActivityPerGpu PodMetricType = "GPU_FP32_ENGINE_ACTIVITY_PER_GPU"
+	PodMetricTypeGPUFp32EngineActivityPerGPU PodMetricType = "GPU_FP32_ENGINE_ACTIVITY_PER_GPU"
 	// FP16 engine activity of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuFp16EngineActivityPerGpu PodMetricType = "GPU_FP16_ENGINE_ACTIVITY_PER_GPU"
+	PodMetricTypeGPUFp16EngineActivityPerGPU PodMetricType = "GPU_FP16_ENGINE_ACTIVITY_PER_GPU"
 	// Memory bandwidth utilization of each GPU (DCGM), a fraction.
-	PodMetricTypeGpuMemoryBandwidthUtilizationPerGpu PodMetricType = "GPU_MEMORY_BANDWIDTH_UTILIZATION_PER_GPU"
+	PodMetricTypeGPUMemoryBandwidthUtilizationPerGPU PodMetricType = "GPU_MEMORY_BANDWIDTH_UTILIZATION_PER_GPU"
 	// NVLink bytes sent per second by each GPU.
-	PodMetricTypeGpuNvlinkTransmittedBandwidthPerGpu PodMetricType = "GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU"
+	PodMetricTypeGPUNvlinkTransmittedBandwidthPerGPU PodMetricType = "GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU"
 	// NVLink bytes received per second by each GPU.
-	PodMetricTypeGpuNvlinkReceivedBandwidthPerGpu PodMetricType = "GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU"
+	PodMetricTypeGPUNvlinkReceivedBandwidthPerGPU PodMetricType = "GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU"
 	// PCIe bytes sent per second by each GPU.
-	PodMetricTypeGpuPcieTransmittedBandwidthPerGpu PodMetricType = "GPU_PCIE_TRANSMITTED_BANDWIDTH_PER_GPU"
+	PodMetricTypeGPUPcieTransmittedBandwidthPerGPU PodMetricType = "GPU_PCIE_TRANSMITTED_BANDWIDTH_PER_GPU"
 	// PCIe bytes received per second by each GPU.
-	PodMetricTypeGpuPcieReceivedBandwidthPerGpu PodMetricType = "GPU_PCIE_RECEIVED_BANDWIDTH_PER_GPU"
+	PodMetricTypeGPUPcieReceivedBandwidthPerGPU PodMetricType = "GPU_PCIE_RECEIVED_BANDWIDTH_PER_GPU"
 	// GPU memory swapped to host memory, per GPU, in bytes.
-	PodMetricTypeGpuSwapMemoryBytesPerGpu PodMetricType = "GPU_SWAP_MEMORY_BYTES_PER_GPU"
+	PodMetricTypeGPUSwapMemoryBytesPerGPU PodMetricType = "GPU_SWAP_MEMORY_BYTES_PER_GPU"
 	// NVIDIA NIM: requests being served.
 	PodMetricTypeNimNumRequestsRunning PodMetricType = "NIM_NUM_REQUESTS_RUNNING"
 	// NVIDIA NIM: requests waiting.
@@ -421,7 +421,7 @@ const (
 	// NVIDIA NIM: requests that failed, in all.
 	PodMetricTypeNimRequestFailureTotal PodMetricType = "NIM_REQUEST_FAILURE_TOTAL"
 	// NVIDIA NIM: KV cache in use, in percent.
-	PodMetricTypeNimGpuCacheUsagePerc PodMetricType = "NIM_GPU_CACHE_USAGE_PERC"
+	PodMetricTypeNimGPUCacheUsagePerc PodMetricType = "NIM_GPU_CACHE_USAGE_PERC"
 	// NVIDIA NIM: time to the first token, a histogram.
 	PodMetricTypeNimTimeToFirstTokenSeconds PodMetricType = "NIM_TIME_TO_FIRST_TOKEN_SECONDS"
 	// NVIDIA NIM: end-to-end request latency, a histogram.
@@ -433,46 +433,46 @@ const (
 	// NVLink bytes per second over its GPUs, both ways.
 	PodMetricTypeNvlinkBandwidthTotal PodMetricType = "NVLINK_BANDWIDTH_TOTAL"
 	// NVLink bytes per second of each GPU, both ways.
-	PodMetricTypeNvlinkBandwidthTotalPerGpu PodMetricType = "NVLINK_BANDWIDTH_TOTAL_PER_GPU"
+	PodMetricTypeNvlinkBandwidthTotalPerGPU PodMetricType = "NVLINK_BANDWIDTH_TOTAL_PER_GPU"
 )
 
 var AllPodMetricType = []PodMetricType{
-	PodMetricTypeGpuUtilizationPerGpu,
-	PodMetricTypeGpuUtilization,
-	PodMetricTypeGpuMemoryUsageBytesPerGpu,
-	PodMetricTypeGpuMemoryUsageBytes,
+	PodMetricTypeGPUUtilizationPerGPU,
+	PodMetricTypeGPUUtilization,
+	PodMetricTypeGPUMemoryUsageBytesPerGPU,
+	PodMetricTypeGPUMemoryUsageBytes,
 	PodMetricTypeCPUUsageCores,
 	PodMetricTypeCPUMemoryUsageBytes,
-	PodMetricTypeGpuGraphicsEngineActivityPerGpu,
-	PodMetricTypeGpuSmActivityPerGpu,
-	PodMetricTypeGpuSmOccupancyPerGpu,
-	PodMetricTypeGpuTensorActivityPerGpu,
-	PodMetricTypeGpuFp64EngineActivityPerGpu,
-	PodMetricTypeGpuFp32EngineActivityPerGpu,
-	PodMetricTypeGpuFp16EngineActivityPerGpu,
-	PodMetricTypeGpuMemoryBandwidthUtilizationPerGpu,
-	PodMetricTypeGpuNvlinkTransmittedBandwidthPerGpu,
-	PodMetricTypeGpuNvlinkReceivedBandwidthPerGpu,
-	PodMetricTypeGpuPcieTransmittedBandwidthPerGpu,
-	PodMetricTypeGpuPcieReceivedBandwidthPerGpu,
-	PodMetricTypeGpuSwapMemoryBytesPerGpu,
+	PodMetricTypeGPUGraphicsEngineActivityPerGPU,
+	PodMetricTypeGPUSmActivityPerGPU,
+	PodMetricTypeGPUSmOccupancyPerGPU,
+	PodMetricTypeGPUTensorActivityPerGPU,
+	PodMetricTypeGPUFp64EngineActivityPerGPU,
+	PodMetricTypeGPUFp32EngineActivityPerGPU,
+	PodMetricTypeGPUFp16EngineActivityPerGPU,
+	PodMetricTypeGPUMemoryBandwidthUtilizationPerGPU,
+	PodMetricTypeGPUNvlinkTransmittedBandwidthPerGPU,
+	PodMetricTypeGPUNvlinkReceivedBandwidthPerGPU,
+	PodMetricTypeGPUPcieTransmittedBandwidthPerGPU,
+	PodMetricTypeGPUPcieReceivedBandwidthPerGPU,
+	PodMetricTypeGPUSwapMemoryBytesPerGPU,
 	PodMetricTypeNimNumRequestsRunning,
 	PodMetricTypeNimNumRequestsWaiting,
 	PodMetricTypeNimNumRequestMax,
 	PodMetricTypeNimRequestSuccessTotal,
 	PodMetricTypeNimRequestFailureTotal,
-	PodMetricTypeNimGpuCacheUsagePerc,
+	PodMetricTypeNimGPUCacheUsagePerc,
 	PodMetricTypeNimTimeToFirstTokenSeconds,
 	PodMetricTypeNimE2eRequestLatencySeconds,
 	PodMetricTypeNimTimeToFirstTokenSecondsPercentiles,
 	PodMetricTypeNimE2eRequestLatencySecondsPercentiles,
 	PodMetricTypeNvlinkBandwidthTotal,
-	PodMetricTypeNvlinkBandwidthTotalPerGpu,
+	PodMetricTypeNvlinkBandwidthTotalPerGPU,
 }
 
 func (e PodMetricType) IsValid() bool {
 	switch e {
-	case PodMetricTypeGpuUtilizationPerGpu, PodMetricTypeGpuUtilization, PodMetricTypeGpuMemoryUsageBytesPerGpu, PodMetricTypeGpuMemoryUsageBytes, PodMetricTypeCPUUsageCores, PodMetricTypeCPUMemoryUsageBytes, PodMetricTypeGpuGraphicsEngineActivityPerGpu, PodMetricTypeGpuSmActivityPerGpu, PodMetricTypeGpuSmOccupancyPerGpu, PodMetricTypeGpuTensorActivityPerGpu, PodMetricTypeGpuFp64EngineActivityPerGpu, PodMetricTypeGpuFp32EngineActivityPerGpu, PodMetricTypeGpuFp16EngineActivityPerGpu, PodMetricTypeGpuMemoryBandwidthUtilizationPerGpu, PodMetricTypeGpuNvlinkTransmittedBandwidthPerGpu, PodMetricTypeGpuNvlinkReceivedBandwidthPerGpu, PodMetricTypeGpuPcieTransmittedBandwidthPerGpu, PodMetricTypeGpuPcieReceivedBandwidthPerGpu, PodMetricTypeGpuSwapMemoryBytesPerGpu, PodMetricTypeNimNumRequestsRunning, PodMetricTypeNimNumRequestsWaiting, PodMetricTypeNimNumRequestMax, PodMetricTypeNimRequestSuccessTotal, PodMetricTypeNimRequestFailureTotal, PodMetricTypeNimGpuCacheUsagePerc, PodMetricTypeNimTimeToFirstTokenSeconds, PodMetricTypeNimE2eRequestLatencySeconds, PodMetricTypeNimTimeToFirstTokenSecondsPercentiles, PodMetricTypeNimE2eRequestLatencySecondsPercentiles, PodMetricTypeNvlinkBandwidthTotal, PodMetricTypeNvlinkBandwidthTotalPerGpu:
+	case PodMetricTypeGPUUtilizationPerGPU, PodMetricTypeGPUUtilization, PodMetricTypeGPUMemoryUsageBytesPerGPU, PodMetricTypeGPUMemoryUsageBytes, PodMetricTypeCPUUsageCores, PodMetricTypeCPUMemoryUsageBytes, PodMetricTypeGPUGraphicsEngineActivityPerGPU, PodMetricTypeGPUSmActivityPerGPU, PodMetricTypeGPUSmOccupancyPerGPU, PodMetricTypeGPUTensorActivityPerGPU, PodMetricTypeGPUFp64EngineActivityPerGPU, PodMetricTypeGPUFp32EngineActivityPerGPU, PodMetricTypeGPUFp16EngineActivityPerGPU, PodMetricTypeGPUMemoryBandwidthUtilizationPerGPU, PodMetricTypeGPUNvlinkTransmittedBandwidthPerGPU, PodMetricTypeGPUNvlinkReceivedBandwidthPerGPU, PodMetricTypeGPUPcieTransmittedBandwidthPerGPU, PodMetricTypeGPUPcieReceivedBandwidthPerGPU, PodMetricTypeGPUSwapMemoryBytesPerGPU, PodMetricTypeNimNumRequestsRunning, PodMetricTypeNimNumRequestsWaiting, PodMetricTypeNimNumRequestMax, PodMetricTypeNimRequestSuccessTotal, PodMetricTypeNimRequestFailureTotal, PodMetricTypeNimGPUCacheUsagePerc, PodMetricTypeNimTimeToFirstTokenSeconds, PodMetricTypeNimE2eRequestLatencySeconds, PodMetricTypeNimTimeToFirstTokenSecondsPercentiles, PodMetricTypeNimE2eRequestLatencySecondsPercentiles, PodMetricTypeNvlinkBandwidthTotal, PodMetricTypeNvlinkBandwidthTotalPerGPU:
 		return true
 	}
 	return false

@@ -156,7 +156,7 @@ func (c *compiler) compileObject(def *ast.Definition, gt reflect.Type, sel ast.S
 
 // structField finds the struct field gqlgen binds GraphQL field name to:
 // the exported field whose name matches it case-insensitively (gqlgen's
-// Go name of the field, K8sPhase for k8sPhase, GpuModelID for gpuModelId),
+// Go name of the field, K8sPhase for k8sPhase, GPUModelID for gpuModelId),
 // as long as no method of the type could bind it instead.
 func structField(ptr reflect.Type, name string) (reflect.StructField, bool) {
 	for i := 0; i < ptr.NumMethod(); i++ {

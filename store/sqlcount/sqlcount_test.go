@@ -20,8 +20,8 @@ func TestStatementsCountsAndRecords(t *testing.T) {
 		var got []sqlcount.Statement
 		n := s.During(func() {
 			got = s.Record(func() {
-				st.DB.Create(&models.GpuModel{ID: "m", Name: "M", Manufacturer: models.NVIDIA})
-				var m []models.GpuModel
+				st.DB.Create(&models.GPUModel{ID: "m", Name: "M", Manufacturer: models.NVIDIA})
+				var m []models.GPUModel
 				st.DB.Where("id IN ?", []string{"m", "x"}).Find(&m)
 				var c int64
 				st.DB.Raw("SELECT count(*) FROM gpu_models").Scan(&c)

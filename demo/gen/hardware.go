@@ -15,14 +15,14 @@ const (
 	fabricID = "ib-1"
 )
 
-func (g *gen) addGpuModels() {
-	g.f.GpuModels = []GpuModel{
+func (g *gen) addGPUModels() {
+	g.f.GPUModels = []GPUModel{
 		{ID: "h100-80gb", Name: "NVIDIA H100 80GB HBM3", Manufacturer: "NVIDIA", MemoryGb: 80},
 		{ID: "h200-141gb", Name: "NVIDIA H200", Manufacturer: "NVIDIA", MemoryGb: 141},
 		{ID: "a100-80gb", Name: "NVIDIA A100-SXM4-80GB", Manufacturer: "NVIDIA", MemoryGb: 80},
 		{ID: "mi300x-192gb", Name: "AMD Instinct MI300X", Manufacturer: "AMD", MemoryGb: 192},
 	}
-	for _, m := range g.f.GpuModels {
+	for _, m := range g.f.GPUModels {
 		g.models[m.ID] = m
 	}
 }
@@ -103,18 +103,18 @@ func (g *gen) addNode(s nodeSpec, subnet int) {
 		n.LeavingAt = ptr(msTime(anchor.Add(s.leaving)))
 	}
 	for i := range gpusPerNode {
-		n.Gpus = append(n.Gpus, g.gpu(n, i, s.failed[i]))
+		n.GPUs = append(n.GPUs, g.gpu(n, i, s.failed[i]))
 	}
 	g.nodes[n.Name] = n
 	g.f.Nodes = append(g.f.Nodes, n)
 }
 
-func (g *gen) gpu(n *Node, index int, failedReason string) *Gpu {
+func (g *gen) gpu(n *Node, index int, failedReason string) *GPU {
 	slots := dgxSlots
 	if g.models[g.nodeFacts[n].model].Manufacturer == "AMD" {
 		slots = oamSlots
 	}
-	gpu := &Gpu{
+	gpu := &GPU{
 		ID:      fmt.Sprintf("%s-gpu-%d", n.Name, index),
 		Index:   index,
 		UUID:    "GPU-" + nameUUID("gpu", fmt.Sprintf("%s/%d", n.Name, index)),

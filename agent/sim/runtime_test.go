@@ -1,4 +1,4 @@
-package agent
+package sim
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 	"gpugraph/agentapi"
 )
 
-func TestMockRuntime(t *testing.T) {
+func TestRuntime(t *testing.T) {
 	now := time.Unix(0, 0)
-	m := &MockRuntime{StartDelay: time.Second, FailStart: []string{"bad"}, Exit: []string{"crash"}, Clock: func() time.Time { return now }}
+	m := &Runtime{StartDelay: time.Second, FailStart: []string{"bad"}, Exit: []string{"crash"}, Clock: func() time.Time { return now }}
 	states := func() map[string]string {
 		out := map[string]string{}
 		for _, r := range m.Report() {

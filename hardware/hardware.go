@@ -1,10 +1,14 @@
-// Package inventory is the shared inventory's reads for consoles: nodes a
-// page at a time, GPUs narrowed by health, model and node, and the GPU
-// model catalog. Nodes and GPUs are shared by every organization and need
-// compute.read; who holds a GPU is not part of these rows (the GraphQL
-// face shows a GPU's holder only through the caller's own VMs), so no
-// organization's allocation shows here.
-package inventory
+// Package hardware is the console's reads of the nodes, their GPUs and the
+// GPU model catalog: nodes a page at a time, GPUs narrowed by health,
+// model and node. Nodes and GPUs are shared by every organization (the
+// shared inventory) and need compute.read; who holds a GPU is not part of
+// these rows (the GraphQL face shows a GPU's holder only through the
+// caller's own VMs), so no organization's allocation shows here.
+//
+// It is not the agent's inventory report (POST /v1/agent/inventory,
+// package nodes): in code "inventory" names only that report, the wire's
+// word, and this package's name says what it reads.
+package hardware
 
 import (
 	"context"
@@ -18,10 +22,10 @@ import (
 	"gpugraph/store"
 )
 
-// Service is the inventory reads for both faces.
+// Service is the hardware reads for both faces.
 type Service struct{ store *store.Store }
 
-// New is the inventory service over st.
+// New is the hardware service over st.
 func New(st *store.Store) *Service { return &Service{store: st} }
 
 // The lists' names in their cursors.
@@ -79,7 +83,7 @@ func (s *Service) Nodes(ctx context.Context, c *auth.Caller, q NodeQuery) (*pagi
 
 // GPUQuery is a cursor page of GPUs, narrowed by health, model and node.
 type GPUQuery struct {
-	Health  *models.GpuHealth
+	Health  *models.GPUHealth
 	ModelID string
 	NodeID  string
 	First   *int
@@ -88,7 +92,7 @@ type GPUQuery struct {
 }
 
 // GPUs is a cursor page of GPUs by node and index.
-func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging.Connection[models.Gpu], error) {
+func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging.Connection[models.GPU], error) {
 	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
@@ -114,21 +118,21 @@ func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging
 	if err != nil {
 		return nil, err
 	}
-	return paging.NewConnection(gpuCursors, page, rows, more, total, func(g *models.Gpu) paging.Key {
+	return paging.NewConnection(gpuCursors, page, rows, more, total, func(g *models.GPU) paging.Key {
 		idx := strconv.Itoa(g.Index)
 		return paging.Key{Sort: []*string{&g.NodeID, &idx}, ID: g.ID}
 	}), nil
 }
 
 // Models answers the GPU model catalog by name.
-func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GpuModel, error) {
+func (s *Service) Models(ctx context.Context, c *auth.Caller) ([]*models.GPUModel, error) {
 	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
-	return s.store.GpuModels(ctx)
+	return s.store.GPUModels(ctx)
 }
 
-// MayRead is the permission every inventory read needs: compute.read. Each
+// MayRead is the permission every hardware read needs: compute.read. Each
 // read checks it first; a face that reads parameters of its own before
 // calling one asks it first, so that a refusal answers before a bad
 // parameter does.

@@ -50,10 +50,10 @@ func (r *queryResolver) Vms(ctx context.Context, status []models.VMStatus, offse
 	return &model.VMList{Vms: vms, Next: page.Next(total), Total: int(total)}, nil
 }
 
-// Node reads through the request's loaders; package inventory says who may
+// Node reads through the request's loaders; package hardware says who may
 // read nodes.
 func (r *queryResolver) Node(ctx context.Context, id string) (*models.Node, error) {
-	if err := r.may(ctx, r.Services.Inventory.MayRead); err != nil {
+	if err := r.may(ctx, r.Services.Hardware.MayRead); err != nil {
 		return nil, err
 	}
 	return loaders.For(ctx).NodeByID.Load(ctx, id)()
@@ -64,7 +64,7 @@ func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) (
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := r.Services.Inventory.AllNodes(ctx, c, status)
+	nodes, err := r.Services.Hardware.AllNodes(ctx, c, status)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) (
 	return nodes, nil
 }
 
-func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.Gpu, error) {
+func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.GPU, error) {
 	gpus, err := loaders.For(ctx).GPUsByNode.Load(ctx, n.ID)()
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (r *nodeResolver) Gpus(ctx context.Context, n *models.Node) ([]*models.Gpu,
 // fillModels sets the GPUs' Model when the field being resolved selects
 // Gpu.model of them (as a list, or through a connection's nodes or
 // edges.node), which answers it as a plain field.
-func fillModels(ctx context.Context, gpus []*models.Gpu) error {
+func fillModels(ctx context.Context, gpus []*models.GPU) error {
 	if len(gpus) == 0 || !selectsModel(ctx) {
 		return nil
 	}
@@ -113,18 +113,18 @@ func (r *nodeResolver) Vms(ctx context.Context, n *models.Node) ([]*models.VM, e
 
 // VM is the holder, when it is the caller's organization's; a GPU another
 // organization holds simply shows no holder.
-func (r *gpuResolver) VM(ctx context.Context, g *models.Gpu) (*models.VM, error) {
+func (r *gpuResolver) VM(ctx context.Context, g *models.GPU) (*models.VM, error) {
 	if g.HolderVMID == nil {
 		return nil, nil
 	}
 	return loaders.For(ctx).VMByID.Load(ctx, *g.HolderVMID)()
 }
 
-func (r *gpuResolver) Node(ctx context.Context, g *models.Gpu) (*models.Node, error) {
+func (r *gpuResolver) Node(ctx context.Context, g *models.GPU) (*models.Node, error) {
 	return loaders.For(ctx).NodeByID.Load(ctx, g.NodeID)()
 }
 
-func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.Gpu) (*float64, error) {
+func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.GPU) (*float64, error) {
 	if g.MemoryUsedBytes == nil {
 		return nil, nil
 	}
@@ -132,7 +132,7 @@ func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.Gpu) (*floa
 	return &f, nil
 }
 
-func (r *vmResolver) GpuIds(ctx context.Context, v *models.VM) ([]string, error) {
+func (r *vmResolver) GPUIds(ctx context.Context, v *models.VM) ([]string, error) {
 	gpus, err := loaders.For(ctx).GPUsByVM.Load(ctx, v.ID)()
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (r *vmResolver) GpuIds(ctx context.Context, v *models.VM) ([]string, error)
 	return ids, nil
 }
 
-func (r *vmResolver) Gpus(ctx context.Context, v *models.VM) ([]*models.Gpu, error) {
+func (r *vmResolver) Gpus(ctx context.Context, v *models.VM) ([]*models.GPU, error) {
 	gpus, err := loaders.For(ctx).GPUsByVM.Load(ctx, v.ID)()
 	if err != nil {
 		return nil, err
@@ -159,23 +159,23 @@ func (r *vmResolver) Node(ctx context.Context, v *models.VM) (*models.Node, erro
 	return loaders.For(ctx).NodeByID.Load(ctx, *v.NodeID)()
 }
 
-func (r *vmResolver) GpuModel(ctx context.Context, v *models.VM) (*models.GpuModel, error) {
-	if v.GpuModelID == nil {
+func (r *vmResolver) GPUModel(ctx context.Context, v *models.VM) (*models.GPUModel, error) {
+	if v.GPUModelID == nil {
 		return nil, nil
 	}
-	return loaders.For(ctx).ModelByID.Load(ctx, *v.GpuModelID)()
+	return loaders.For(ctx).ModelByID.Load(ctx, *v.GPUModelID)()
 }
 
-func (r *vmResolver) GpuManufacturer(ctx context.Context, v *models.VM) (*models.Manufacturer, error) {
-	m, err := r.GpuModel(ctx, v)
+func (r *vmResolver) GPUManufacturer(ctx context.Context, v *models.VM) (*models.Manufacturer, error) {
+	m, err := r.GPUModel(ctx, v)
 	if m == nil || err != nil {
 		return nil, err
 	}
 	return &m.Manufacturer, nil
 }
 
-func (r *vmResolver) GpuModelName(ctx context.Context, v *models.VM) (*string, error) {
-	m, err := r.GpuModel(ctx, v)
+func (r *vmResolver) GPUModelName(ctx context.Context, v *models.VM) (*string, error) {
+	m, err := r.GPUModel(ctx, v)
 	if m == nil || err != nil {
 		return nil, err
 	}

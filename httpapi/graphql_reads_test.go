@@ -14,7 +14,7 @@ import (
 	"gpugraph/store/storetest"
 )
 
-func TestInventoryQueries(t *testing.T) {
+func TestHardwareQueries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 
@@ -23,7 +23,7 @@ func TestInventoryQueries(t *testing.T) {
 			Node struct {
 				Name, Status string
 				FabricID     *string
-				Gpus         []struct {
+				GPUs         []struct {
 					Index        int
 					Address      string
 					Health       string
@@ -33,28 +33,28 @@ func TestInventoryQueries(t *testing.T) {
 				}
 				Vms []struct {
 					ID     string
-					GpuIds []string
+					GPUIDs []string
 				}
 			}
 		}
 		env.Decode(r, &got)
 		n := got.Node
-		if n.Name != "gpu-node-1" || n.Status != "ONLINE" || n.FabricID == nil || *n.FabricID != "ib-1" || len(n.Gpus) != 8 {
+		if n.Name != "gpu-node-1" || n.Status != "ONLINE" || n.FabricID == nil || *n.FabricID != "ib-1" || len(n.GPUs) != 8 {
 			t.Fatalf("node = %+v", n)
 		}
-		if g := n.Gpus[7]; g.Health != "FAILED" || g.FailedReason == nil || *g.FailedReason != "XID 79" || g.Address != "0000:DB:00.0" {
+		if g := n.GPUs[7]; g.Health != "FAILED" || g.FailedReason == nil || *g.FailedReason != "XID 79" || g.Address != "0000:DB:00.0" {
 			t.Errorf("gpu 7 = %+v", g)
 		}
-		if g := n.Gpus[0]; g.Model.Name != "NVIDIA H100 80GB HBM3" || g.Model.Manufacturer != "NVIDIA" || g.VM == nil || g.VM.ID != "vm-acme-1" {
+		if g := n.GPUs[0]; g.Model.Name != "NVIDIA H100 80GB HBM3" || g.Model.Manufacturer != "NVIDIA" || g.VM == nil || g.VM.ID != "vm-acme-1" {
 			t.Errorf("gpu 0 = %+v", g)
 		}
 		// GPU 3 is Globex's: Acme sees the GPU, not its holder.
-		if n.Gpus[3].VM != nil {
-			t.Errorf("another organization's holder is visible: %+v", n.Gpus[3].VM)
+		if n.GPUs[3].VM != nil {
+			t.Errorf("another organization's holder is visible: %+v", n.GPUs[3].VM)
 		}
 		var ids []string
 		for _, v := range n.Vms {
-			ids = append(ids, v.ID+"="+strings.Join(v.GpuIds, "+"))
+			ids = append(ids, v.ID+"="+strings.Join(v.GPUIDs, "+"))
 		}
 		if strings.Join(ids, " ") != "vm-acme-1=n1-g0+n1-g1 vm-acme-2= pod-acme-1=n1-g2" {
 			t.Errorf("node vms = %v", ids)
@@ -192,12 +192,12 @@ func TestNestedLookupsAreBatched(t *testing.T) {
 		n := env.Statements(func() { r = env.GraphQL("fleet-reader", q, nil) })
 		var got struct {
 			Nodes []struct {
-				Gpus []struct{ Model struct{ Name string } }
-				Vms  []struct{ Gpus []struct{ Address string } }
+				GPUs []struct{ Model struct{ Name string } }
+				Vms  []struct{ GPUs []struct{ Address string } }
 			}
 		}
 		env.Decode(r, &got)
-		if len(got.Nodes) != 50 || len(got.Nodes[49].Gpus) != 8 || len(got.Nodes[49].Vms) != 1 || len(got.Nodes[49].Vms[0].Gpus) != 2 {
+		if len(got.Nodes) != 50 || len(got.Nodes[49].GPUs) != 8 || len(got.Nodes[49].Vms) != 1 || len(got.Nodes[49].Vms[0].GPUs) != 2 {
 			t.Fatalf("answer shape: %d nodes", len(got.Nodes))
 		}
 		// key lookup + nodes + gpus + models + vms + vm gpus

@@ -1,4 +1,8 @@
-package web
+// Package contentcoding reads a request's Accept-Encoding: the server's
+// one reading of it, which the API's compressed answers (httpapi) and the
+// playground's precompressed assets (web) both follow, so they never
+// disagree on what a client accepts.
+package contentcoding
 
 import (
 	"strconv"
@@ -11,9 +15,8 @@ import (
 // it, or "*" without it being named, has a q-value above zero; the
 // client's q ordering is not followed beyond that, since brotli is smaller
 // than gzip for every asset and both cost nothing to serve precompressed.
-// It is the server's one reading of the header: the API's answers are
-// negotiated with it too (haveBr false), so the playground and the API
-// never disagree on what a client accepts.
+// The playground's assets are negotiated with both copies; the API's
+// answers with haveBr false, since they are gzip or identity.
 func Negotiate(acceptEncoding []string, haveBr, haveGzip bool) string {
 	q := map[string]float64{}
 	for _, header := range acceptEncoding {

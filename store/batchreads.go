@@ -57,19 +57,19 @@ func (s *Store) NodesByClusterNames(ctx context.Context, keys []NodeKey, cols Co
 
 // GPUsByNodeIDs reads the GPUs of these nodes, by node and index: of their
 // columns, cols (nil: all; the node and the model always).
-func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string, cols Columns) ([]*models.Gpu, error) {
+func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string, cols Columns) ([]*models.GPU, error) {
 	cond, arg := s.in("node_id", nodeIDs)
 	return gpus.read(ctx, s, cols, []string{"node_id"}, cond+` ORDER BY node_id, idx`, arg)
 }
 
 // GPUsByHolders reads the GPUs held by these VMs, by index.
-func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string, cols Columns) ([]*models.Gpu, error) {
+func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string, cols Columns) ([]*models.GPU, error) {
 	cond, arg := s.in("holder_vm_id", vmIDs)
 	return gpus.read(ctx, s, cols, []string{"holder_vm_id"}, cond+` ORDER BY node_id, idx`, arg)
 }
 
-// GpuModelsByIDs reads these catalog entries.
-func (s *Store) GpuModelsByIDs(ctx context.Context, ids []string) ([]*models.GpuModel, error) {
+// GPUModelsByIDs reads these catalog entries.
+func (s *Store) GPUModelsByIDs(ctx context.Context, ids []string) ([]*models.GPUModel, error) {
 	cond, arg := s.in("id", ids)
 	return gpuModels.read(ctx, s, nil, nil, cond, arg)
 }

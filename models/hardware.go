@@ -5,8 +5,8 @@ package models
 
 import "time"
 
-// GpuModel is a catalog entry: what a GPU is, not where it is.
-type GpuModel struct {
+// GPUModel is a catalog entry: what a GPU is, not where it is.
+type GPUModel struct {
 	ID           string       `gorm:"primaryKey" json:"id"`
 	Name         string       `json:"name"`
 	Manufacturer Manufacturer `json:"manufacturer"`
@@ -36,16 +36,16 @@ type Node struct {
 	LastHeartbeatAt *time.Time `json:"lastHeartbeatAt"`
 }
 
-// Gpu is one device of a node. HolderVMID is the single VM or pod that holds
+// GPU is one device of a node. HolderVMID is the single VM or pod that holds
 // it: one column, so the database itself makes double-booking impossible.
-type Gpu struct {
+type GPU struct {
 	ID              string     `gorm:"primaryKey" json:"id"`
 	NodeID          string     `json:"nodeId"`
 	Index           int        `gorm:"column:idx" json:"index"`
 	UUID            string     `gorm:"column:uuid" json:"uuid"`
 	Address         string     `json:"address"`
 	ModelID         string     `json:"modelId"`
-	Health          GpuHealth  `json:"health"`
+	Health          GPUHealth  `json:"health"`
 	FailedReason    *string    `json:"failedReason"`
 	HolderVMID      *string    `gorm:"column:holder_vm_id" json:"-"`
 	Utilization     *int       `json:"-"`
@@ -54,5 +54,5 @@ type Gpu struct {
 	// Model is the catalog entry of ModelID, set per request by the GraphQL
 	// face (loaders.FillGPUModels) so that Gpu.model is a plain field: no
 	// resolver call per GPU. Never stored, never read from a row.
-	Model *GpuModel `gorm:"-" json:"-"`
+	Model *GPUModel `gorm:"-" json:"-"`
 }

@@ -1,4 +1,4 @@
-package agent
+package sim
 
 import (
 	"sync"
@@ -8,12 +8,12 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 )
 
-// mockEventSet is the event set go-nvml's simulated servers lack. Beyond
+// eventSet is the event set go-nvml's simulated servers lack. Beyond
 // queuing events it tracks when each one has been handled, so that whoever
 // raised an event can wait for the agent to have acted on it: that is what
 // makes "failed from the next heartbeat on" deterministic in tests and with
 // --mock-xid.
-type mockEventSet struct {
+type eventSet struct {
 	mock.EventSet // the calls the agent never makes; they panic if made
 
 	mu        sync.Mutex
@@ -23,7 +23,7 @@ type mockEventSet struct {
 	waiters   []eventWaiter
 	freed     bool
 	notify    chan struct{}
-	onFree    func(*mockEventSet)
+	onFree    func(*eventSet)
 }
 
 type queuedEvent struct {
@@ -36,15 +36,15 @@ type eventWaiter struct {
 	done chan struct{}
 }
 
-var _ nvml.EventSet = (*mockEventSet)(nil)
+var _ nvml.EventSet = (*eventSet)(nil)
 
-func newMockEventSet(onFree func(*mockEventSet)) *mockEventSet {
-	return &mockEventSet{notify: make(chan struct{}, 1), onFree: onFree}
+func newEventSet(onFree func(*eventSet)) *eventSet {
+	return &eventSet{notify: make(chan struct{}, 1), onFree: onFree}
 }
 
 // post queues an event; the returned channel closes once the consumer has
 // come back for the next event, i.e. has finished handling this one.
-func (s *mockEventSet) post(data nvml.EventData) <-chan struct{} {
+func (s *eventSet) post(data nvml.EventData) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	done := make(chan struct{})
@@ -64,7 +64,7 @@ func (s *mockEventSet) post(data nvml.EventData) <-chan struct{} {
 
 // Wait behaves like nvmlEventSetWait: the next queued event, or
 // ERROR_TIMEOUT after timeoutms.
-func (s *mockEventSet) Wait(timeoutms uint32) (nvml.EventData, nvml.Return) {
+func (s *eventSet) Wait(timeoutms uint32) (nvml.EventData, nvml.Return) {
 	deadline := time.NewTimer(time.Duration(timeoutms) * time.Millisecond)
 	defer deadline.Stop()
 	for {
@@ -81,7 +81,7 @@ func (s *mockEventSet) Wait(timeoutms uint32) (nvml.EventData, nvml.Return) {
 
 // take marks everything delivered so far as handled, since the consumer is
 // back asking for more, and pops the next event if there is one.
-func (s *mockEventSet) take() (nvml.EventData, bool) {
+func (s *eventSet) take() (nvml.EventData, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.releaseLocked(s.delivered)
@@ -94,7 +94,7 @@ func (s *mockEventSet) take() (nvml.EventData, bool) {
 	return e.data, true
 }
 
-func (s *mockEventSet) releaseLocked(upTo uint64) {
+func (s *eventSet) releaseLocked(upTo uint64) {
 	kept := s.waiters[:0]
 	for _, w := range s.waiters {
 		if w.seq <= upTo {
@@ -107,7 +107,7 @@ func (s *mockEventSet) releaseLocked(upTo uint64) {
 }
 
 // Free releases anyone still waiting on an event: nobody will handle it.
-func (s *mockEventSet) Free() nvml.Return {
+func (s *eventSet) Free() nvml.Return {
 	s.mu.Lock()
 	s.freed = true
 	s.queue = nil

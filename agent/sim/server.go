@@ -1,9 +1,23 @@
-package agent
+// Package sim simulates what the node agent runs on, for the agent's
+// --mock flag, the demo's in-process agents and tests: one of go-nvml's
+// simulated DGX servers completed with what the agent reads (PCI bus ids,
+// utilization and memory use, event sets with injectable XIDs, the
+// row-remap and retired-page queries), the XIDs --mock-xid raises, and a
+// container runtime (Runtime).
+//
+// The real agent (package agent) does not import this package, so the
+// agent binary links go-nvml's mock packages only through cmd/agent's
+// --mock flag; layering_test.go holds it. Nor does this package import the
+// agent: it simulates the hardware the agent reads, through nvml.Interface,
+// and the agent's own tests run on it.
+package sim
 
 import (
 	"crypto/sha1"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,21 +28,29 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 )
 
-// MockModels are the simulated servers --mock accepts.
-var MockModels = []string{"dgxa100", "dgxh100", "dgxh200"}
+// Models are the simulated servers --mock accepts.
+var Models = []string{"dgxa100", "dgxh100", "dgxh200"}
 
-// mockModel completes one of go-nvml's simulated DGX servers. Bus numbers
-// are plausible DGX-style ones spread over both sockets, so that addresses
+// HostInfo is a simulated server's non-GPU capacity. It has the fields of
+// agent.HostInfo, so agent.HostInfo(s.HostInfo()) converts it.
+type HostInfo struct {
+	CPUCores int
+	RAMGB    int
+	DiskGB   int
+}
+
+// model completes one of go-nvml's simulated DGX servers. Bus numbers are
+// plausible DGX-style ones spread over both sockets, so that addresses
 // carry hex letters. Host figures are from the DGX data sheets, in the
-// units ReadHostInfo uses: logical CPUs, and system memory and internal
-// NVMe data storage in GiB.
-type mockModel struct {
+// units agent.ReadHostInfo uses: logical CPUs, and system memory and
+// internal NVMe data storage in GiB.
+type model struct {
 	new   func() *server.Server
 	buses [8]uint32
 	host  HostInfo
 }
 
-var mockModels = map[string]mockModel{
+var models = map[string]model{
 	// DGX A100 320GB: 2× EPYC 7742 (256 threads), 1 TiB RAM, 15 TB NVMe.
 	"dgxa100": {
 		new:   dgxa100.New,
@@ -52,22 +74,24 @@ var mockModels = map[string]mockModel{
 // noInstance is NVML's GPU/compute-instance id on events for a whole GPU.
 const noInstance = 0xFFFFFFFF
 
-// mockSupportedEvents is what the simulated GPUs claim to support: the
-// events the agent registers plus two it must mask out.
-const mockSupportedEvents = xidEventMask | nvml.EventTypePState | nvml.EventTypeClock
+// supportedEvents is what the simulated GPUs claim to support: the XID and
+// ECC events, which the agent registers, plus P-state and clock changes,
+// which it must mask out.
+const supportedEvents = uint64(nvml.EventTypeXidCriticalError | nvml.EventTypeDoubleBitEccError | nvml.EventTypeSingleBitEccError |
+	nvml.EventTypePState | nvml.EventTypeClock)
 
-// MockServer is one of go-nvml's simulated DGX servers with the parts the
+// Server is one of go-nvml's simulated DGX servers with the parts the
 // agent needs wired in: PCI bus ids, utilization and memory use, event sets
 // with injectable XIDs, and the row-remap and retired-page queries.
-type MockServer struct {
+type Server struct {
 	*server.Server
 	Model string
 
 	host HostInfo
-	gpus []*mockGPU
+	gpus []*gpu
 }
 
-type mockGPU struct {
+type gpu struct {
 	dev *server.Device
 
 	mu             sync.Mutex
@@ -75,27 +99,27 @@ type mockGPU struct {
 	memUsed        uint64
 	remapFailed    bool
 	retiredPending bool
-	registered     map[*mockEventSet]uint64 // event mask per set
+	registered     map[*eventSet]uint64 // event mask per set
 }
 
-// NewMockServer builds a simulated server of the given model. GPU UUIDs are
+// NewServer builds a simulated server of the given model. GPU UUIDs are
 // derived from seed (the agent passes its node name), so a mock node keeps
 // its GPUs across restarts and two mock nodes never share one.
-func NewMockServer(model, seed string) (*MockServer, error) {
-	mm, ok := mockModels[model]
+func NewServer(model, seed string) (*Server, error) {
+	mm, ok := models[model]
 	if !ok {
-		return nil, fmt.Errorf("unknown mock server %q (want one of %v)", model, MockModels)
+		return nil, fmt.Errorf("unknown mock server %q (want one of %v)", model, Models)
 	}
-	m := &MockServer{Server: mm.new(), Model: model, host: mm.host}
+	m := &Server{Server: mm.new(), Model: model, host: mm.host}
 	m.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
-		return newMockEventSet(m.forgetSet), nvml.SUCCESS
+		return newEventSet(m.forgetSet), nvml.SUCCESS
 	}
 	for i, d := range m.Devices {
 		dev := d.(*server.Device)
 		bus := mm.buses[i%len(mm.buses)]
-		dev.UUID = mockUUID(seed, model, i)
+		dev.UUID = gpuUUID(seed, model, i)
 		dev.PciBusID = fmt.Sprintf("%08X:%02X:00.0", 0, bus)
-		g := &mockGPU{dev: dev, registered: make(map[*mockEventSet]uint64)}
+		g := &gpu{dev: dev, registered: make(map[*eventSet]uint64)}
 		g.wire(bus)
 		m.gpus = append(m.gpus, g)
 	}
@@ -103,13 +127,13 @@ func NewMockServer(model, seed string) (*MockServer, error) {
 }
 
 // HostInfo returns the simulated server's CPU, RAM and disk figures.
-func (m *MockServer) HostInfo() HostInfo { return m.host }
+func (m *Server) HostInfo() HostInfo { return m.host }
 
 // Device returns the simulated GPU at index, for tests that need to make a
 // particular NVML call fail.
-func (m *MockServer) Device(index int) *server.Device { return m.gpus[index].dev }
+func (m *Server) Device(index int) *server.Device { return m.gpus[index].dev }
 
-func (g *mockGPU) wire(bus uint32) {
+func (g *gpu) wire(bus uint32) {
 	d := g.dev
 	d.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
 		p := nvml.PciInfo{Domain: 0, Bus: bus, Device: 0, PciDeviceId: d.Config.PciDeviceId}
@@ -130,15 +154,15 @@ func (g *mockGPU) wire(bus uint32) {
 		return nvml.Utilization{Gpu: g.utilization}, nvml.SUCCESS
 	}
 	d.GetSupportedEventTypesFunc = func() (uint64, nvml.Return) {
-		return mockSupportedEvents, nvml.SUCCESS
+		return supportedEvents, nvml.SUCCESS
 	}
 	d.RegisterEventsFunc = func(mask uint64, set nvml.EventSet) nvml.Return {
-		s, ok := set.(*mockEventSet)
+		s, ok := set.(*eventSet)
 		if !ok {
 			return nvml.ERROR_INVALID_ARGUMENT
 		}
 		// Real NVML refuses the whole mask if any bit is unsupported.
-		if mask&^mockSupportedEvents != 0 {
+		if mask&^supportedEvents != 0 {
 			return nvml.ERROR_NOT_SUPPORTED
 		}
 		g.mu.Lock()
@@ -161,7 +185,7 @@ func (g *mockGPU) wire(bus uint32) {
 	}
 }
 
-func (m *MockServer) gpu(index int) (*mockGPU, error) {
+func (m *Server) gpu(index int) (*gpu, error) {
 	if index < 0 || index >= len(m.gpus) {
 		return nil, fmt.Errorf("mock %s has no GPU %d (it has %d)", m.Model, index, len(m.gpus))
 	}
@@ -170,7 +194,7 @@ func (m *MockServer) gpu(index int) (*mockGPU, error) {
 
 // SetUsage sets what GPU index reports as utilization (percent) and memory
 // in use.
-func (m *MockServer) SetUsage(index int, utilization uint32, memUsedBytes uint64) error {
+func (m *Server) SetUsage(index int, utilization uint32, memUsedBytes uint64) error {
 	g, err := m.gpu(index)
 	if err != nil {
 		return err
@@ -182,7 +206,7 @@ func (m *MockServer) SetUsage(index int, utilization uint32, memUsedBytes uint64
 }
 
 // SetRowRemapFailure sets GetRemappedRows' failure flag on GPU index.
-func (m *MockServer) SetRowRemapFailure(index int, failed bool) error {
+func (m *Server) SetRowRemapFailure(index int, failed bool) error {
 	g, err := m.gpu(index)
 	if err != nil {
 		return err
@@ -194,7 +218,7 @@ func (m *MockServer) SetRowRemapFailure(index int, failed bool) error {
 }
 
 // SetRetiredPagesPending sets GetRetiredPagesPendingStatus on GPU index.
-func (m *MockServer) SetRetiredPagesPending(index int, pending bool) error {
+func (m *Server) SetRetiredPagesPending(index int, pending bool) error {
 	g, err := m.gpu(index)
 	if err != nil {
 		return err
@@ -214,13 +238,13 @@ const eventHandledTimeout = 5 * time.Second
 
 // RaiseXID raises a critical XID event on GPU index, as the driver would,
 // and returns once every watching event set's consumer has handled it.
-func (m *MockServer) RaiseXID(index int, xid uint64) error {
+func (m *Server) RaiseXID(index int, xid uint64) error {
 	return m.RaiseEvent(index, nvml.EventTypeXidCriticalError, xid)
 }
 
 // RaiseEvent raises an event of eventType (an nvml.EventType* value) with
 // data on GPU index and waits until it has been handled.
-func (m *MockServer) RaiseEvent(index int, eventType, data uint64) error {
+func (m *Server) RaiseEvent(index int, eventType, data uint64) error {
 	g, err := m.gpu(index)
 	if err != nil {
 		return err
@@ -256,7 +280,7 @@ func (m *MockServer) RaiseEvent(index int, eventType, data uint64) error {
 }
 
 // forgetSet drops a freed set's registrations, as NVML does.
-func (m *MockServer) forgetSet(s *mockEventSet) {
+func (m *Server) forgetSet(s *eventSet) {
 	for _, g := range m.gpus {
 		g.mu.Lock()
 		delete(g.registered, s)
@@ -264,8 +288,8 @@ func (m *MockServer) forgetSet(s *mockEventSet) {
 	}
 }
 
-// mockUUID makes a stable, RFC 4122-shaped (version 5 style) GPU UUID.
-func mockUUID(seed, model string, index int) string {
+// gpuUUID makes a stable, RFC 4122-shaped (version 5 style) GPU UUID.
+func gpuUUID(seed, model string, index int) string {
 	h := sha1.Sum(fmt.Appendf(nil, "gpugraph-mock/%s/%s/%d", seed, model, index))
 	h[6] = h[6]&0x0f | 0x50
 	h[8] = h[8]&0x3f | 0x80
@@ -283,21 +307,34 @@ func putCString(dst []int8, s string) {
 // instead of registering a new GPU (the server's in-process demo agents
 // report the demo's GPUs this way). The address must be on PCI domain 0,
 // device 0, function 0, as on the simulated DGX servers.
-func (m *MockServer) SetIdentity(index int, uuid, address string) error {
+func (m *Server) SetIdentity(index int, uuid, address string) error {
 	g, err := m.gpu(index)
 	if err != nil {
 		return err
 	}
-	addr, err := NormalizeBusID(address)
+	bus, err := domainZeroBus(address)
 	if err != nil {
-		return err
-	}
-	var domain, bus, dev, fn uint32
-	if _, err := fmt.Sscanf(addr, "%x:%x:%x.%x", &domain, &bus, &dev, &fn); err != nil || domain != 0 || dev != 0 || fn != 0 {
-		return fmt.Errorf("mock GPU %d: address %s is not domain 0, device 0, function 0", index, address)
+		return fmt.Errorf("mock GPU %d: %w", index, err)
 	}
 	g.dev.UUID = uuid
 	g.dev.PciBusID = fmt.Sprintf("%08X:%02X:00.0", 0, bus)
 	g.wire(bus)
 	return nil
+}
+
+// domainZeroAddress is a PCI address on domain 0, device 0, function 0, its
+// domain in NVML's eight digits, the legacy four or fewer.
+var domainZeroAddress = regexp.MustCompile(`^0{1,8}:([0-9A-Fa-f]{2}):00\.0$`)
+
+// domainZeroBus is the bus number of such an address.
+func domainZeroBus(address string) (uint32, error) {
+	m := domainZeroAddress.FindStringSubmatch(address)
+	if m == nil {
+		return 0, fmt.Errorf("address %q is not domain 0, device 0, function 0 (want 0000:BB:00.0)", address)
+	}
+	bus, err := strconv.ParseUint(m[1], 16, 8)
+	if err != nil {
+		return 0, err
+	}
+	return uint32(bus), nil
 }

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"gpugraph/agentapi"
+)
+
+// Messages of the simulated runtime's failures, one sentence each.
+const (
+	FailStartMessage = "the simulated runtime was told to fail it (--mock-fail-start)."
+	ExitMessage      = "its process exited by itself (--mock-exit)."
+)
+
+// Runtime simulates a container runtime; it implements agent.Runtime. A
+// workload is starting for StartDelay after it was assigned, then running.
+// A workload in FailStart fails to start, every generation (its image is
+// broken); one in Exit exits once, after it was reported running — a
+// one-off crash, so the run the platform re-submits keeps running.
+type Runtime struct {
+	StartDelay time.Duration
+	FailStart  []string
+	Exit       []string
+	Log        *slog.Logger
+	// Clock is time.Now when nil (tests move it).
+	Clock func() time.Time
+
+	mu     sync.Mutex
+	runs   map[string]*workload
+	exited map[string]bool // ids whose one exit has happened
+}
+
+type workload struct {
+	generation int
+	assignedAt time.Time
+	state      string
+	message    string
+	reported   string // the state last reported
+}
+
+func (m *Runtime) now() time.Time {
+	if m.Clock != nil {
+		return m.Clock()
+	}
+	return time.Now()
+}
+
+func (m *Runtime) log() *slog.Logger {
+	if m.Log != nil {
+		return m.Log
+	}
+	return slog.Default()
+}
+
+// Assign implements agent.Runtime.
+func (m *Runtime) Assign(as []agentapi.Assignment) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.runs == nil {
+		m.runs, m.exited = map[string]*workload{}, map[string]bool{}
+	}
+	listed := make(map[string]bool, len(as))
+	for _, a := range as {
+		listed[a.ID] = true
+		if r := m.runs[a.ID]; r != nil && r.generation == a.Generation {
+			continue
+		}
+		m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateStarting}
+		m.log().Info("workload assigned; starting", "workload", a.ID, "generation", a.Generation, "gpus", len(a.GPUs))
+	}
+	for id := range m.runs {
+		if !listed[id] {
+			delete(m.runs, id)
+			m.log().Info("workload no longer assigned; dropped", "workload", id)
+		}
+	}
+}
+
+// Report implements agent.Runtime.
+func (m *Runtime) Report() []agentapi.WorkloadReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, 0, len(m.runs))
+	for id := range m.runs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]agentapi.WorkloadReport, 0, len(ids))
+	for _, id := range ids {
+		r := m.runs[id]
+		m.advance(id, r)
+		if r.state != r.reported {
+			m.log().Info("workload state", "workload", id, "generation", r.generation, "state", r.state, "message", r.message)
+			r.reported = r.state
+		}
+		out = append(out, agentapi.WorkloadReport{ID: id, Generation: r.generation, State: r.state, Message: r.message})
+	}
+	return out
+}
+
+// advance moves run r of id along the simulated runtime's course.
+func (m *Runtime) advance(id string, r *workload) {
+	switch {
+	case r.state != agentapi.StateStarting && r.state != agentapi.StateRunning:
+		// failed and exited are final for this generation.
+	case slices.Contains(m.FailStart, id):
+		r.state, r.message = agentapi.StateFailed, FailStartMessage
+	case r.state == agentapi.StateStarting && m.now().Sub(r.assignedAt) >= m.StartDelay:
+		r.state = agentapi.StateRunning
+	case r.state == agentapi.StateRunning && r.reported == agentapi.StateRunning && slices.Contains(m.Exit, id) && !m.exited[id]:
+		m.exited[id] = true
+		r.state, r.message = agentapi.StateExited, ExitMessage
+	}
+}
