@@ -155,6 +155,7 @@ func docSize(source, nodes int) int64 {
 // scanned is what one pass over the whole document finds.
 type scanned struct {
 	frags      map[string]*ast.FragmentDefinition
+	order      []string            // the fragments' names as the document defines them, each once
 	spreads    map[string][]string // the fragments each fragment spreads, anywhere inside it
 	nodes      int                 // syntax tree nodes (docSize)
 	directives int
@@ -179,6 +180,7 @@ func scanDocument(doc *ast.QueryDocument) *scanned {
 		// gqlparser's walker; validation refuses the duplicate.
 		if _, dup := s.frags[f.Name]; !dup {
 			s.frags[f.Name] = f
+			s.order = append(s.order, f.Name)
 		}
 		s.scanDirectives(f.Directives)
 		into := f.Name
@@ -271,8 +273,10 @@ func (s *scanned) cycle() *gqlerror.Error {
 		state[name] = done
 		return nil
 	}
-	for _, f := range s.frags {
-		if err := visit(f.Name); err != nil {
+	// In the document's order, so a cycle is named from the first of its
+	// fragments the document defines, the same on every request.
+	for _, name := range s.order {
+		if err := visit(name); err != nil {
 			return err
 		}
 	}
