@@ -28,6 +28,7 @@ import (
 // agent stops and the node goes offline with its VM and pod interrupted,
 // the agent starts again and they resume.
 func TestAgentEndToEnd(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	if testing.Short() {
 		t.Skip("builds and runs the agent binary")
 	}

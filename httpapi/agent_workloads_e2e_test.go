@@ -29,6 +29,7 @@ import (
 // sentence; --mock-exit stops a running VM (vm_exited) and makes a pod lose
 // its job, after which the platform re-submits it and it runs again.
 func TestAgentRunsWorkloads(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	if testing.Short() {
 		t.Skip("builds and runs the agent binary")
 	}

@@ -38,6 +38,7 @@ func exposition(t *testing.T, env *servertest.Env) (series []string, size int) {
 // to /metrics once each kind of request has been seen once. The server's
 // counters live in memory, not in the database: one engine is enough.
 func TestMetricsLabelsAreClosed(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	st := storetest.Open(t, store.SQLite)
 	env := servertest.NewWithConfig(t, st, servertest.Base, httpapi.Config{OperationNames: []string{"Fleet"}})
 

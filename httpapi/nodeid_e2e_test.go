@@ -24,6 +24,7 @@ import (
 // token it reports with the kept credential; without the file the spent
 // token stops it; and no API key may report the node.
 func TestAgentEnrollmentEndToEnd(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	if testing.Short() {
 		t.Skip("builds and runs the agent binary")
 	}
@@ -144,6 +145,7 @@ func withoutTokens(env []string) []string {
 // that the server requires a node credential and how to get one; against
 // a server in legacy mode it reports as it always did.
 func TestAgentTokenOnlyInLegacyMode(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	if testing.Short() {
 		t.Skip("builds and runs the agent binary")
 	}

@@ -25,6 +25,7 @@ import (
 // from is the previous one's to) from the status the VM started in to the
 // one it ends in, and every event not by a user is its agent's report.
 func TestStopTerminateRestartRace(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, "")
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

@@ -486,6 +486,7 @@ func readAll(t *testing.T, resp *http.Response) string {
 
 // numberOfSamples=0 answers at most podmetrics.MaxRawPoints samples a request.
 func TestPodMetricsRawLimit(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -241,6 +241,7 @@ func mappedTypes(t *testing.T) []string {
 // readings are chosen so that no value sits on a rounding edge (ratios of
 // three decimals, cores in quarters).
 func TestPrometheusMatchesStore(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	w := newTwins()
 	prom := promtest.Start(t, promtest.Options{OpenMetrics: w.openMetrics()})
 	src, err := promsource.New(promsource.Config{BaseURL: prom.URL})

@@ -31,6 +31,7 @@ import (
 // override (selector Hostname="{{.Node}}"), which is also how an
 // operator reads node-level exporters.
 func TestPrometheusEndToEnd(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	if testing.Short() {
 		t.Skip("builds and runs the agent binary and Prometheus")
 	}

@@ -85,6 +85,7 @@ type raceAnswer struct {
 // its twin won), and that no GPU, address, core, GB of RAM or disk is held
 // beyond what there is.
 func TestRestartVMRace(t *testing.T) {
+	t.Parallel() // the slowest of the package: they overlap each other (own servers, stores and ports)
 	rounds := raceRounds
 	if s := os.Getenv("RESTART_RACE_ROUNDS"); s != "" {
 		rounds, _ = strconv.Atoi(s)
