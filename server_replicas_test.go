@@ -97,3 +97,17 @@ func waitMetric(t *testing.T, addr, line string) {
 		time.Sleep(25 * time.Millisecond)
 	}
 }
+
+// --replica-heartbeat defaults to replicas.DefaultInterval and must be
+// positive.
+func TestReplicaHeartbeatFlag(t *testing.T) {
+	if o, err := parseFlags(nil); err != nil || o.replicaHeartbeat != 2*time.Second {
+		t.Errorf("default: %v, %v; want 2s", o.replicaHeartbeat, err)
+	}
+	for _, v := range []string{"0s", "-1s"} {
+		_, err := parseFlags([]string{"--replica-heartbeat", v})
+		if want := "--replica-heartbeat " + v + ": must be positive"; err == nil || err.Error() != want {
+			t.Errorf("--replica-heartbeat %s: %v, want %q", v, err, want)
+		}
+	}
+}
