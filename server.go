@@ -32,6 +32,7 @@ import (
 	"gpugraph/podmetrics"
 	"gpugraph/promsource"
 	"gpugraph/ratelimit"
+	"gpugraph/replicas"
 	"gpugraph/reqid"
 	"gpugraph/store"
 )
@@ -70,6 +71,7 @@ type options struct {
 	credentialConcurrency   int
 	eventRetention          time.Duration
 	streamRecheck           time.Duration
+	replicaHeartbeat        time.Duration
 	metrics                 metricsOptions
 	rates                   rateOptions
 	logFormat               string
@@ -77,8 +79,9 @@ type options struct {
 }
 
 // rateOptions are each credential's budgets (requests per second, burst)
-// for every API request, restarts and metric ingestion; a rate of 0 turns
-// that class's limit off.
+// for every API request, restarts and metric ingestion, across the whole
+// deployment (each of N live replicas holds 1/N); a rate of 0 turns that
+// class's limit off.
 type rateOptions struct {
 	api, restart, ingest                float64
 	apiBurst, restartBurst, ingestBurst int
@@ -161,17 +164,19 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.streamRecheck, "stream-recheck", live.DefaultRecheck,
 		"how often open subscriptions check their API key and organization again, besides when a change is notified")
 	fs.Float64Var(&o.rates.api, "rate-limit", envFloat("GPUGRAPH_RATE_LIMIT", 50),
-		"API requests per second per credential, 0 for no limit (env GPUGRAPH_RATE_LIMIT)")
+		"API requests per second per credential across all replicas, 0 for no limit (env GPUGRAPH_RATE_LIMIT)")
 	fs.IntVar(&o.rates.apiBurst, "rate-burst", envInt("GPUGRAPH_RATE_BURST", 100),
-		"API requests per credential at once above the rate (env GPUGRAPH_RATE_BURST)")
+		"API requests per credential at once above the rate, across all replicas (env GPUGRAPH_RATE_BURST)")
 	fs.Float64Var(&o.rates.restart, "restart-rate-limit", envFloat("GPUGRAPH_RESTART_RATE_LIMIT", 1),
-		"restarts per second per credential, REST and restartVm alike, 0 for no limit (env GPUGRAPH_RESTART_RATE_LIMIT)")
+		"restarts per second per credential across all replicas, REST and restartVm alike, 0 for no limit (env GPUGRAPH_RESTART_RATE_LIMIT)")
 	fs.IntVar(&o.rates.restartBurst, "restart-burst", envInt("GPUGRAPH_RESTART_BURST", 10),
-		"restarts per credential at once above the rate (env GPUGRAPH_RESTART_BURST)")
+		"restarts per credential at once above the rate, across all replicas (env GPUGRAPH_RESTART_BURST)")
 	fs.Float64Var(&o.rates.ingest, "ingest-rate-limit", envFloat("GPUGRAPH_INGEST_RATE_LIMIT", 5),
-		"metric sample batches per second per credential, 0 for no limit (env GPUGRAPH_INGEST_RATE_LIMIT)")
+		"metric sample batches per second per credential across all replicas, 0 for no limit (env GPUGRAPH_INGEST_RATE_LIMIT)")
 	fs.IntVar(&o.rates.ingestBurst, "ingest-burst", envInt("GPUGRAPH_INGEST_BURST", 10),
-		"metric sample batches per credential at once above the rate (env GPUGRAPH_INGEST_BURST)")
+		"metric sample batches per credential at once above the rate, across all replicas (env GPUGRAPH_INGEST_BURST)")
+	fs.DurationVar(&o.replicaHeartbeat, "replica-heartbeat", replicas.DefaultInterval,
+		"how often this process announces itself in the database and counts the live replicas, each of which holds 1/N of every rate limit (one missing for 3 beats stops counting)")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		serverHelp(helpOutput, fs)
 		return o, err
@@ -207,6 +212,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.tokenSigningKeyPrevious != "" && o.tokenSigningKey == "" {
 		return o, errors.New("--token-signing-key-previous needs --token-signing-key: the stored keys rotate with gpugraph signing-key rotate")
+	}
+	if o.replicaHeartbeat <= 0 {
+		return o, fmt.Errorf("--replica-heartbeat %v: must be positive", o.replicaHeartbeat)
 	}
 	if o.streamRecheck <= 0 {
 		return o, fmt.Errorf("--stream-recheck %v: must be positive", o.streamRecheck)
@@ -376,10 +384,17 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	feed := live.New(st, live.Limits{Recheck: o.streamRecheck})
+	// This process announces itself before it serves, so its first
+	// requests are already held to its share of the rate limits; the
+	// others count it at their next beat.
+	heartbeat := replicas.New(st, o.replicaHeartbeat)
+	if err := heartbeat.Beat(ctx); err != nil {
+		return fmt.Errorf("replica heartbeat: %w", err)
+	}
 	srv := &http.Server{
 		Addr: o.addr,
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
-			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(),
+			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(), Replicas: heartbeat,
 			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP,
 			CredentialConcurrency: o.credentialConcurrency}),
 		// Headers within --read-header-timeout (slowloris), at most
@@ -407,7 +422,16 @@ func run(ctx context.Context, args []string) error {
 	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
 		ProvisionTimeout: o.provisionTimeout})
 	go httpapi.RunEventRetention(ctx, st, o.eventRetention, 10*time.Minute)
-	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect), "metrics", metricsName(metricsSrc))
+	// At the stop signal the heartbeat deletes this process's row (the
+	// listener closes at once, so the others may take its share), and the
+	// process waits for that before it closes the store (however run
+	// returns: stop ends ctx).
+	beating := make(chan struct{})
+	go func() { heartbeat.Run(ctx); close(beating) }()
+	defer func() { stop(); <-beating }()
+	n, _ := heartbeat.Live()
+	slog.Info("listening", "addr", ln.Addr().String(), "engine", string(st.Dialect), "metrics", metricsName(metricsSrc),
+		"replica", heartbeat.ID(), "replicas", n)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

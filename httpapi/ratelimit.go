@@ -21,10 +21,12 @@ import (
 const RateLimitedCode = "RATE_LIMITED"
 
 // rateLimits holds each credential to its per-class budgets (README
-// "Limits") and counts the refusals.
+// "Limits"), this process's share of them when several replicas serve,
+// and counts the refusals.
 type rateLimits struct {
-	lim     *ratelimit.Limiter
-	refused *prometheus.CounterVec
+	lim      *ratelimit.Limiter
+	refused  *prometheus.CounterVec
+	replicas prometheus.Gauge
 }
 
 func newRateLimits(reg *prometheus.Registry, limits map[ratelimit.Class]ratelimit.Limit) *rateLimits {
@@ -34,14 +36,26 @@ func newRateLimits(reg *prometheus.Registry, limits map[ratelimit.Class]ratelimi
 			Name: "gpugraph_rate_limited_total",
 			Help: "Requests refused 429 for their credential's rate limit, by class (api, restart, ingest) and face (graphql, runai, openrelay).",
 		}, []string{"class", "face"}),
+		replicas: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gpugraph_replicas",
+			Help: "Server processes live in the deployment at this one's last heartbeat (server_replicas); each holds 1/N of every rate limit.",
+		}),
 	}
-	reg.MustRegister(r.refused)
+	r.replicas.Set(1)
+	reg.MustRegister(r.refused, r.replicas)
 	for _, c := range ratelimit.Classes {
 		for _, f := range []string{"graphql", "runai", "openrelay"} {
 			r.refused.WithLabelValues(string(c), f) // every series from the start
 		}
 	}
 	return r
+}
+
+// setReplicas takes this process's share of the limits with n replicas
+// live, this one the rank-th (replicas.Heartbeat.Watch).
+func (rl *rateLimits) setReplicas(n, rank int) {
+	rl.lim.SetReplicas(n, rank)
+	rl.replicas.Set(float64(n))
 }
 
 // limitKey names the caller's bucket: its credential, else (a caller

@@ -22,6 +22,7 @@ import (
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
 	"gpugraph/ratelimit"
+	"gpugraph/replicas"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
 	"gpugraph/resolvers/plan"
@@ -92,8 +93,13 @@ type Config struct {
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
 	// RateLimits are each credential's budgets per class of work (README
-	// "Limits"); a class left out, or with a zero Rate, is not limited.
+	// "Limits") for the whole deployment; a class left out, or with a zero
+	// Rate, is not limited.
 	RateLimits map[ratelimit.Class]ratelimit.Limit
+	// Replicas counts the deployment's live server processes: this one's
+	// buckets hold 1/N of RateLimits (ratelimit.Limiter.SetReplicas). Nil
+	// is a process alone, holding all of them.
+	Replicas *replicas.Heartbeat
 	// Live serves the subscriptions; the command keeps it to shut the
 	// streams down (a fresh one with default limits when nil).
 	Live *live.Feed
@@ -183,6 +189,9 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	registerLiveMetrics(metrics.registry, svc.Live)
 
 	rl := newRateLimits(metrics.registry, cfg.RateLimits)
+	if cfg.Replicas != nil {
+		cfg.Replicas.Watch(rl.setReplicas)
+	}
 	g := newGate(cfg, svc.Authenticator, loaders.NewFactory(st, cfg.LoaderWait), rl, metrics.registry)
 
 	mux := &routeMux{ServeMux: http.NewServeMux()}

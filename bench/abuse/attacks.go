@@ -34,7 +34,7 @@ func Attacks() []*Attack {
 		{No: 9, Finding: 6, Name: "20,000 invented HTTP methods (no key), then a /metrics scrape",
 			Want: "exposition within 5 % of its size before; a scrape ≤ 0.5 s CPU", run: inventedMethods},
 		{No: 10, Finding: 7, Name: "1,000 queries over one WebSocket (noisy)",
-			Want: "no more run than the rate limit allows (burst 100 + 50/s)", run: websocketQueries},
+			Want: "no more run than the rate limit allows (burst 100 + 50/s; its replica's share)", run: websocketQueries},
 		{No: 11, Finding: 7, Name: "100 WebSocket upgrades that never send `connection_init`",
 			Want: "each refused or closed by the server within 10 s", run: websocketNoInit},
 		{No: 12, Finding: 8, Name: "20 aliased `podMetrics` (19 types, 1,000 samples, one hour of 18 series), one alone, then a flood (noisy)",

@@ -25,6 +25,13 @@ const (
 	NoisyRequests = 100
 	// BudgetPerReplica is the server's concurrency budget (README, Limits).
 	BudgetPerReplica = 64
+	// KeyPace and KeyBurst are how fast, and how many at once, an attack
+	// paced under its key's rate limit sends: just under the default
+	// --rate-limit of 50/s and at the default --rate-burst of 100. They are
+	// the deployment's, whatever the replicas (README, Limits: each holds
+	// 1/N).
+	KeyPace  = 48
+	KeyBurst = 100
 )
 
 // Config says what to run and where.

@@ -84,8 +84,44 @@ func (e *env) start(ctx context.Context) error {
 			return err
 		}
 	}
+	// Each holds its share of the rate limits once it has counted the
+	// others (a replica counts the ones started after it at its next
+	// heartbeat, within 2 s).
+	for _, r := range e.reps {
+		if err := e.waitReplicas(ctx, r); err != nil {
+			return err
+		}
+	}
 	e.dirty = false
 	return nil
+}
+
+// waitReplicas waits until r counts every server of e live
+// (gpugraph_replicas in its /metrics).
+func (e *env) waitReplicas(ctx context.Context, r *replica) error {
+	want := fmt.Sprintf("\ngpugraph_replicas %d\n", len(e.reps))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/metrics", nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := e.http.Do(req); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), want) {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s never counted %d replicas live", r.base, len(e.reps))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // stop kills the servers: what they were doing is of no interest now.
@@ -95,6 +131,14 @@ func (e *env) stop() {
 	for _, r := range e.reps {
 		r.proc.Kill()
 		bench.TerminateBackends(context.Background(), e.db, r.app)
+	}
+	// A killed server leaves its row in server_replicas, which the next
+	// servers would count as live for a few heartbeats, each holding less
+	// than its share of the rate limits: every server is gone now.
+	if len(e.reps) > 0 && e.db != nil {
+		if _, err := e.db.ForgetReplicasBefore(context.Background(), store.Now().Add(time.Hour)); err != nil {
+			e.logf("forgetting the killed servers' heartbeats: %v", err)
+		}
 	}
 	e.reps = nil
 }
@@ -344,11 +388,12 @@ func (e *env) noisy(ctx context.Context, r *Result, v victimLoad, requests, inFl
 // flight for the whole attack window: each of n workers sends its next
 // request (send(ctx, i), i counting every request sent) as soon as its
 // last is answered, never faster than the key's rate limit would let
-// through (48/s per replica after a burst of n), so what is measured is
-// what the requests cost, not how cheap a 429 is.
+// through (KeyPace a second in all after a burst of at most KeyBurst:
+// the limits are the deployment's, however many replicas), so what is
+// measured is what the requests cost, not how cheap a 429 is.
 func (e *env) flood(ctx context.Context, r *Result, n int, send func(ctx context.Context, i int)) error {
 	var sent atomic.Int64
-	pace := rate.NewLimiter(rate.Limit(48*len(e.reps)), n)
+	pace := rate.NewLimiter(KeyPace, min(n, KeyBurst))
 	return e.noisyWithin(ctx, e.cfg.Box, r, e.victimQuery(), func() int { return int(sent.Load()) }, n, func(ctx context.Context) {
 		wait, cancel := context.WithTimeout(ctx, e.cfg.Window)
 		defer cancel()
