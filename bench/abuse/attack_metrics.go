@@ -129,6 +129,18 @@ func largestBatch(ctx context.Context, e *env, r *Result) error {
 			status, _, err := e.do(ctx, 0, http.MethodPost, "/api/v1/metrics/samples", MetricsKey, body)
 			took, last = time.Since(start), answer(status, err)
 			r.Statuses.Add(last)
+			if status == http.StatusTooManyRequests {
+				// The ingest rate limit is the deployment's, shared by
+				// the replicas (burst 10 in all): the refusals while
+				// halving spend it. Wait as a client told Retry-After
+				// would, then send the same batch again.
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+				continue
+			}
 			if status != http.StatusRequestEntityTooLarge && status != http.StatusBadRequest {
 				accepted = err == nil && status/100 == 2
 				return

@@ -30,7 +30,7 @@ func Attacks() []*Attack {
 		{No: 7, Finding: 5, Name: "slow-body POSTs (one byte every 2 s), a flood (noisy)",
 			Want: "victim served; no 500", run: slowBodies},
 		{No: 8, Finding: 5, Name: "subscriptions sent as plain POSTs, a flood (noisy)",
-			Want: "400 at once, each", run: subscriptionPosts},
+			Want: "400 at once, each (429 at the rate limit)", run: subscriptionPosts},
 		{No: 9, Finding: 6, Name: "20,000 invented HTTP methods (no key), then a /metrics scrape",
 			Want: "exposition within 5 % of its size before; a scrape ≤ 0.5 s CPU", run: inventedMethods},
 		{No: 10, Finding: 7, Name: "1,000 queries over one WebSocket (noisy)",
