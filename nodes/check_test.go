@@ -73,7 +73,7 @@ func TestInventoryChecks(t *testing.T) {
 		return agentapi.InventoryGPU{Index: i, UUID: uuid, Address: "0000:3B:00.0", Health: "healthy"}
 	}
 	ok := agentapi.InventoryRequest{NodeName: "node-1", AgentVersion: "2.6.1", GPUs: []agentapi.InventoryGPU{gpu(0, "GPU-a"), gpu(1, "GPU-b")}}
-	inv, err := inventoryToStore(ok)
+	inv, err := checkInventory(ok)
 	if err != nil || len(inv.GPUs) != 2 || inv.GPUs[1].Health != models.GpuHealthy {
 		t.Fatalf("a good inventory: got %+v, %v", inv, err)
 	}
@@ -96,7 +96,7 @@ func TestInventoryChecks(t *testing.T) {
 		r := ok
 		r.GPUs = slices.Clone(ok.GPUs)
 		tc.edit(&r)
-		_, err := inventoryToStore(r)
+		_, err := checkInventory(r)
 		if e, ok := apierr.As(err); !ok || e.Code != apierr.BadRequestCode || !strings.Contains(e.Message, tc.want) {
 			t.Errorf("got %v, want a 400 saying %q", err, tc.want)
 		}
@@ -104,7 +104,7 @@ func TestInventoryChecks(t *testing.T) {
 }
 
 func TestFailedReasonOnlyWhenFailed(t *testing.T) {
-	hb, err := heartbeatToStore(agentapi.HeartbeatRequest{NodeName: "node-1", GPUs: []agentapi.HeartbeatGPU{
+	hb, err := checkHeartbeat(agentapi.HeartbeatRequest{NodeName: "node-1", GPUs: []agentapi.HeartbeatGPU{
 		{UUID: "GPU-a", Health: "healthy", FailedReason: "stale"},
 		{UUID: "GPU-b", Health: "failed", FailedReason: "XID 79"},
 	}})
