@@ -62,7 +62,7 @@ func TestLayering(t *testing.T) {
 	}
 	// Services hold the rules for both faces and know neither (an HTTP status
 	// travels in an apierr.Error, which both faces render).
-	for _, p := range []string{"gpugraph/compute", "gpugraph/hardware", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services"} {
+	for _, p := range []string{"gpugraph/compute", "gpugraph/hardware", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services", "gpugraph/sweep"} {
 		forbidden[p] = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/loaders", "github.com/99designs/gqlgen", "gorm.io"}
 	}
 	// Faces do not import the store: they call the services they are
@@ -118,10 +118,10 @@ var storelessFaces = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/w
 
 // edgeStoreFiles are the files of httpapi that may import the store: the
 // wiring, which builds the services and the loaders over it and hands the
-// probes their database, and the background jobs that still run the
-// store's sweeps (retention, heartbeat sweep). Every other file of the edge
-// serves requests through what the wiring handed it.
-var edgeStoreFiles = []string{"server.go", "sweep.go", "retention.go"}
+// probes their database. Every other file of the edge serves requests
+// through what the wiring handed it; the background jobs run beside their
+// services (sweep.Runner, live.Retention), started by the command.
+var edgeStoreFiles = []string{"server.go"}
 
 // TestEdgeKnowsNoStore keeps the store out of the HTTP edge's request
 // path: only edgeStoreFiles of httpapi import it, and each of them does
@@ -199,6 +199,86 @@ func TestFacesNameNoPermission(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestStoreChoosesNoTransition keeps the lifecycle's decisions in the
+// services: no non-test file of the store names one of the lifecycle
+// table's transitions (models.NodeLost, models.AgentRunning, …). The
+// store applies the transition a service hands it (store.Change) and
+// offers lock, read and write primitives on a store.Txn; which transition
+// a report, a sweep or a request causes is decided by nodes, sweep,
+// compute and fleet.
+func TestStoreChoosesNoTransition(t *testing.T) {
+	pkgs := listPackages(t)
+	names := transitionNames(t, pkgs["gpugraph/models"])
+	if len(names) < 20 {
+		t.Fatalf("found %d transition names in package models: the rule would pass on anything", len(names))
+	}
+	for path, p := range pkgs {
+		if path != "gpugraph/store" && !strings.HasPrefix(path, "gpugraph/store/") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			models := importName(f, "gpugraph/models", "models")
+			if models == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == models && names[sel.Sel.Name] {
+						t.Errorf("%s/%s names models.%s: the store applies the transition it is handed; the service decides which", path, name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// transitionNames are the constants of type TransitionName package models
+// declares.
+func transitionNames(t *testing.T, p listed) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if typ, ok := vs.Type.(*ast.Ident); ok && typ.Name == "TransitionName" {
+					for _, n := range vs.Names {
+						names[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return names
+}
+
+// importName is the name file f calls the package path by ("" when it
+// does not import it); def is the package's own name.
+func importName(f *ast.File, path, def string) string {
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == path {
+			if imp.Name != nil {
+				return imp.Name.Name
+			}
+			return def
+		}
+	}
+	return ""
 }
 
 // TestLayeringRuleBites checks that the rule above reads real imports: the

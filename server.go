@@ -35,6 +35,7 @@ import (
 	"gpugraph/replicas"
 	"gpugraph/reqid"
 	"gpugraph/store"
+	"gpugraph/sweep"
 )
 
 // maxHeaderBytes bounds a request's headers (net/http answers 431 past
@@ -125,7 +126,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 30*time.Second,
 		"how long a reporting node may miss heartbeats before it goes offline")
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", 5*time.Second, "how often the heartbeat sweep runs")
-	fs.DurationVar(&o.provisionTimeout, "provision-timeout", store.DefaultProvisionTimeout,
+	fs.DurationVar(&o.provisionTimeout, "provision-timeout", sweep.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 60*time.Second,
@@ -159,7 +160,7 @@ func parseFlags(args []string) (options, error) {
 	credsRequired, credsErr := envBool("GPUGRAPH_NODE_CREDENTIALS_REQUIRED", true)
 	fs.BoolVar(&o.nodeCredentialsRequired, "node-credentials-required", credsRequired,
 		"accept agent reports only with a node credential; false is the legacy mode, which also accepts any organization's nodes.report API key for nodes without one (env GPUGRAPH_NODE_CREDENTIALS_REQUIRED)")
-	fs.DurationVar(&o.eventRetention, "event-retention", httpapi.DefaultEventRetention,
+	fs.DurationVar(&o.eventRetention, "event-retention", live.DefaultEventRetention,
 		"how long the event log keeps events: how far back a subscription may resume with after (0 keeps them forever)")
 	fs.DurationVar(&o.streamRecheck, "stream-recheck", live.DefaultRecheck,
 		"how often open subscriptions check their API key and organization again, besides when a change is notified")
@@ -419,9 +420,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	ln := connlimit.New(tcp, o.maxConns, o.maxConnsPerIP)
-	go httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
-		ProvisionTimeout: o.provisionTimeout})
-	go httpapi.RunEventRetention(ctx, st, o.eventRetention, 10*time.Minute)
+	// The background jobs: every replica runs them, the database is their
+	// only state.
+	go sweep.NewRunner(sweep.New(st), sweep.Options{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
+		ProvisionTimeout: o.provisionTimeout}).Run(ctx)
+	go live.NewRetention(st, o.eventRetention, 10*time.Minute).Run(ctx)
 	// At the stop signal the heartbeat deletes this process's row (the
 	// listener closes at once, so the others may take its share), and the
 	// process waits for that before it closes the store (however run

@@ -21,6 +21,7 @@ import (
 	"gpugraph/httpapi/servertest"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
+	"gpugraph/sweep"
 )
 
 // The node agent binary against the server, end to end, on the simulated
@@ -47,7 +48,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		swept := make(chan struct{})
 		go func() {
 			defer close(swept)
-			httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: grace, Interval: 100 * time.Millisecond})
+			sweep.NewRunner(sweep.New(st), sweep.Options{Grace: grace, Interval: 100 * time.Millisecond}).Run(ctx)
 		}()
 		t.Cleanup(func() { cancel(); <-swept })
 		env := &servertest.Env{T: t, Store: st, Srv: srv}

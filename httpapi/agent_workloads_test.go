@@ -16,6 +16,7 @@ import (
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
+	"gpugraph/sweep"
 )
 
 // handFixture: two nodes; a deploying VM and a running pod on dgx-hand, a
@@ -156,8 +157,8 @@ func TestProvisionTimeoutSweep(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			httpapi.RunSweeps(ctx, st, httpapi.SweepOptions{Grace: 50 * time.Millisecond, Interval: 20 * time.Millisecond,
-				ProvisionTimeout: 200 * time.Millisecond})
+			sweep.NewRunner(sweep.New(st), sweep.Options{Grace: 50 * time.Millisecond, Interval: 20 * time.Millisecond,
+				ProvisionTimeout: 200 * time.Millisecond}).Run(ctx)
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 		vm := waitVM(t, st, nil, "vm-dep", models.VMFailed)

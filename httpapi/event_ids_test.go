@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
+	livefeed "gpugraph/live"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -130,7 +130,7 @@ func TestVMEventIDsSurviveRetention(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		httpapi.RunEventRetention(ctx, st, httpapi.DefaultEventRetention, time.Hour)
+		livefeed.NewRetention(st, livefeed.DefaultEventRetention, time.Hour).Run(ctx)
 		if left := eventsOfOrg(t, st, "org-acme"); len(left) != 0 {
 			t.Fatalf("retention kept %v", left)
 		}

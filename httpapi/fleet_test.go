@@ -13,6 +13,7 @@ import (
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
+	"gpugraph/sweep"
 )
 
 // fleetExtra adds to servertest.Base the platform operator's organization
@@ -176,7 +177,7 @@ func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 		if s, b := env.Do("POST", "/v1/vms/vm-acme-1/restart", "acme-operator", nil, nil); s != 200 {
 			t.Fatalf("reboot: %d %s", s, b)
 		}
-		if res, err := st.Sweep(context.Background(), time.Now().UTC(), time.Minute); err != nil || res.Leaving != 1 {
+		if res, err := sweep.New(st).Sweep(context.Background(), time.Now().UTC(), time.Minute); err != nil || res.Leaving != 1 {
 			t.Fatalf("sweep before leavingAt: %+v %v", res, err)
 		}
 		if w := readWorkload(t, st, "vm-acme-1"); w.StatusReason != leaving {
@@ -184,7 +185,7 @@ func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 		}
 
 		// The instant passes: the node is removed, everything on it ends.
-		res, err := st.Sweep(context.Background(), at.Add(time.Second), time.Minute)
+		res, err := sweep.New(st).Sweep(context.Background(), at.Add(time.Second), time.Minute)
 		if err != nil || res.NodesRemoved != 1 || res.Removed != 8 {
 			t.Fatalf("sweep after leavingAt: %+v %v", res, err)
 		}
@@ -196,7 +197,7 @@ func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 		wantEnded(t, st, "org-acme", "vm-acme-1", models.VMStopped, models.ReasonNodeRemoved, models.ActorSweep)
 		wantEnded(t, st, "org-acme", "pod-acme-1", models.VMStopped, models.ReasonNodeRemoved, models.ActorSweep)
 		wantEnded(t, st, "org-acme", "vm-acme-2", models.VMStopped, models.ReasonNodeRemoved, models.ActorSweep)
-		if again, _ := st.Sweep(context.Background(), at.Add(time.Second), time.Minute); again.Changed() {
+		if again, _ := sweep.New(st).Sweep(context.Background(), at.Add(time.Second), time.Minute); again.Changed() {
 			t.Fatalf("a second sweep changed %+v", again)
 		}
 		if s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "platform-admin", body, nil); s != 409 || errorCode(t, b) != "NODE_REMOVED" {
@@ -380,7 +381,7 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 			now.Add(-8*24*time.Hour)).Error; err != nil {
 			t.Fatal(err)
 		}
-		if res, err := st.Sweep(context.Background(), now, time.Minute); err != nil || res.Deleted != 1 {
+		if res, err := sweep.New(st).Sweep(context.Background(), now, time.Minute); err != nil || res.Deleted != 1 {
 			t.Fatalf("sweep: %+v %v", res, err)
 		}
 		if w := readWorkload(t, st, "pod-acme-1"); w.DeletedAt == nil || w.GPUs != 0 {

@@ -17,6 +17,7 @@ import (
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
+	"gpugraph/sweep"
 )
 
 // nodeWorld is liveWorld's (n running VMs of Acme on n1, vm-g of Globex
@@ -199,7 +200,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		if err := st.DB.Exec("UPDATE nodes SET last_heartbeat_at = ? WHERE id = 'n3'", old).Error; err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Sweep(context.Background(), store.Now(), 30*time.Second); err != nil {
+		if _, err := sweep.New(st).Sweep(context.Background(), store.Now(), 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		heartbeat(t, srv, n3, "n3", 4, -1, "")

@@ -467,7 +467,7 @@ func TestLiveRetention(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel() // one round, then it waits for the next until ctx ends
-		httpapi.RunEventRetention(ctx, st, httpapi.DefaultEventRetention, time.Hour)
+		livefeed.NewRetention(st, livefeed.DefaultEventRetention, time.Hour).Run(ctx)
 		if kept := eventsOfOrg(t, st, "org-acme"); len(kept) != 1 || kept[0] != log[2] {
 			t.Fatalf("kept %v of %v", kept, log)
 		}

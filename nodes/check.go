@@ -12,7 +12,6 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/models"
-	"gpugraph/store"
 )
 
 // Limits on a report, far above any real node.
@@ -22,88 +21,88 @@ const (
 	maxTextLen    = 256
 )
 
-// inventoryToStore checks an inventory and turns it into the store's
-// shape; the first bad field answers a 400 naming it.
-func inventoryToStore(in agentapi.InventoryRequest) (store.Inventory, error) {
+// checkInventory checks an inventory and turns it into the shape the
+// service files; the first bad field answers a 400 naming it.
+func checkInventory(in agentapi.InventoryRequest) (inventory, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, true); err != nil {
-		return store.Inventory{}, err
+		return inventory{}, err
 	}
 	switch {
 	case len(in.ClusterID) > maxNameLen:
-		return store.Inventory{}, apierr.BadRequest("clusterId is longer than %d bytes", maxNameLen)
+		return inventory{}, apierr.BadRequest("clusterId is longer than %d bytes", maxNameLen)
 	case !printable(in.ClusterID):
-		return store.Inventory{}, apierr.BadRequest("clusterId must be printable text")
+		return inventory{}, apierr.BadRequest("clusterId must be printable text")
 	case in.CPUCores < 0 || in.RAMGb < 0 || in.DiskGb < 0:
-		return store.Inventory{}, apierr.BadRequest("cpuCores, ramGb and diskGb must not be negative")
+		return inventory{}, apierr.BadRequest("cpuCores, ramGb and diskGb must not be negative")
 	case in.CPUCores > math.MaxInt32:
-		return store.Inventory{}, apierr.BadRequest("cpuCores must be at most %d, got %d", math.MaxInt32, in.CPUCores)
+		return inventory{}, apierr.BadRequest("cpuCores must be at most %d, got %d", math.MaxInt32, in.CPUCores)
 	case in.RAMGb > math.MaxInt32:
-		return store.Inventory{}, apierr.BadRequest("ramGb must be at most %d, got %d", math.MaxInt32, in.RAMGb)
+		return inventory{}, apierr.BadRequest("ramGb must be at most %d, got %d", math.MaxInt32, in.RAMGb)
 	case in.DiskGb > math.MaxInt32:
-		return store.Inventory{}, apierr.BadRequest("diskGb must be at most %d, got %d", math.MaxInt32, in.DiskGb)
+		return inventory{}, apierr.BadRequest("diskGb must be at most %d, got %d", math.MaxInt32, in.DiskGb)
 	case len(in.GPUs) > maxReportGPUs:
-		return store.Inventory{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
+		return inventory{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
 	}
-	inv := store.Inventory{NodeName: in.NodeName, ClusterID: in.ClusterID, AgentVersion: in.AgentVersion,
-		CPUCores: in.CPUCores, RAMGb: in.RAMGb, DiskGb: in.DiskGb, GPUs: make([]store.InventoryGPU, len(in.GPUs))}
+	inv := inventory{NodeName: in.NodeName, ClusterID: in.ClusterID, AgentVersion: in.AgentVersion,
+		CPUCores: in.CPUCores, RAMGb: in.RAMGb, DiskGb: in.DiskGb, GPUs: make([]inventoryGPU, len(in.GPUs))}
 	uuids := map[string]int{}
 	indexes := map[int]int{}
 	for i, g := range in.GPUs {
 		field := fmt.Sprintf("gpus[%d]", i)
 		health, err := checkGPU(field, g.UUID, g.Health, g.FailedReason, uuids, i)
 		if err != nil {
-			return store.Inventory{}, err
+			return inventory{}, err
 		}
 		switch j, dup := indexes[g.Index]; {
 		case g.Index < 0:
-			return store.Inventory{}, apierr.BadRequest("%s.index must not be negative", field)
+			return inventory{}, apierr.BadRequest("%s.index must not be negative", field)
 		case g.Index > math.MaxInt32:
-			return store.Inventory{}, apierr.BadRequest("%s.index must be at most %d, got %d", field, math.MaxInt32, g.Index)
+			return inventory{}, apierr.BadRequest("%s.index must be at most %d, got %d", field, math.MaxInt32, g.Index)
 		case g.MemoryBytes > math.MaxInt64:
-			return store.Inventory{}, apierr.BadRequest("%s.memoryBytes is out of range", field)
+			return inventory{}, apierr.BadRequest("%s.memoryBytes is out of range", field)
 		case dup:
-			return store.Inventory{}, apierr.BadRequest("%s.index %d is also the index of gpus[%d]", field, g.Index, j)
+			return inventory{}, apierr.BadRequest("%s.index %d is also the index of gpus[%d]", field, g.Index, j)
 		case g.Address != "" && !busID.MatchString(g.Address):
-			return store.Inventory{}, apierr.BadRequest("%s.address %q is not a PCI bus id such as 0000:3B:00.0", field, g.Address)
+			return inventory{}, apierr.BadRequest("%s.address %q is not a PCI bus id such as 0000:3B:00.0", field, g.Address)
 		case len(g.Name) > maxTextLen || !printable(g.Name):
-			return store.Inventory{}, apierr.BadRequest("%s.name must be printable text of at most %d bytes", field, maxTextLen)
+			return inventory{}, apierr.BadRequest("%s.name must be printable text of at most %d bytes", field, maxTextLen)
 		}
 		indexes[g.Index] = i
-		inv.GPUs[i] = store.InventoryGPU{Index: g.Index, UUID: g.UUID, Address: g.Address, Name: g.Name,
+		inv.GPUs[i] = inventoryGPU{Index: g.Index, UUID: g.UUID, Address: g.Address, Name: g.Name,
 			MemoryBytes: g.MemoryBytes, Health: health, FailedReason: reasonIf(health, g.FailedReason)}
 	}
 	return inv, nil
 }
 
-// heartbeatToStore checks a heartbeat as inventoryToStore checks an
+// checkHeartbeat checks a heartbeat as checkInventory checks an
 // inventory.
-func heartbeatToStore(in agentapi.HeartbeatRequest) (store.Heartbeat, error) {
+func checkHeartbeat(in agentapi.HeartbeatRequest) (heartbeat, error) {
 	if err := checkNode(in.NodeName, in.AgentVersion, false); err != nil {
-		return store.Heartbeat{}, err
+		return heartbeat{}, err
 	}
 	if len(in.GPUs) > maxReportGPUs {
-		return store.Heartbeat{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
+		return heartbeat{}, apierr.BadRequest("gpus lists %d GPUs, more than %d", len(in.GPUs), maxReportGPUs)
 	}
 	var err error
-	hb := store.Heartbeat{NodeName: in.NodeName, AgentVersion: in.AgentVersion, GPUs: make([]store.HeartbeatGPU, len(in.GPUs))}
+	hb := heartbeat{NodeName: in.NodeName, AgentVersion: in.AgentVersion, GPUs: make([]heartbeatGPU, len(in.GPUs))}
 	uuids := map[string]int{}
 	for i, g := range in.GPUs {
 		field := fmt.Sprintf("gpus[%d]", i)
 		health, gerr := checkGPU(field, g.UUID, g.Health, g.FailedReason, uuids, i)
 		if gerr != nil {
-			return store.Heartbeat{}, gerr
+			return heartbeat{}, gerr
 		}
 		switch {
 		case g.Utilization < 0 || g.Utilization > 100:
-			return store.Heartbeat{}, apierr.BadRequest("%s.utilization %d is not a percentage (0 to 100)", field, g.Utilization)
+			return heartbeat{}, apierr.BadRequest("%s.utilization %d is not a percentage (0 to 100)", field, g.Utilization)
 		case g.MemoryUsedBytes > math.MaxInt64:
-			return store.Heartbeat{}, apierr.BadRequest("%s.memoryUsedBytes is out of range", field)
+			return heartbeat{}, apierr.BadRequest("%s.memoryUsedBytes is out of range", field)
 		}
-		hb.GPUs[i] = store.HeartbeatGPU{UUID: g.UUID, Health: health, FailedReason: reasonIf(health, g.FailedReason),
+		hb.GPUs[i] = heartbeatGPU{UUID: g.UUID, Health: health, FailedReason: reasonIf(health, g.FailedReason),
 			Utilization: g.Utilization, MemoryUsedBytes: int64(g.MemoryUsedBytes)}
 	}
-	if hb.Workloads, err = workloadsToStore(in.Workloads); err != nil {
-		return store.Heartbeat{}, err
+	if hb.Workloads, err = checkWorkloads(in.Workloads); err != nil {
+		return heartbeat{}, err
 	}
 	return hb, nil
 }

@@ -2,8 +2,8 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"log/slog"
+	"strings"
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
@@ -36,7 +36,7 @@ func (s *Service) ReportInventory(ctx context.Context, who Reporter, in agentapi
 	if err := s.MayReport(who); err != nil {
 		return Report{}, err
 	}
-	inv, err := inventoryToStore(in)
+	inv, err := checkInventory(in)
 	if err != nil {
 		return Report{}, err
 	}
@@ -45,9 +45,9 @@ func (s *Service) ReportInventory(ctx context.Context, who Reporter, in agentapi
 		return Report{}, err
 	}
 	inv.ClusterID, inv.Sequence = cluster, in.Sequence
-	rep, err := s.store.RegisterInventory(ctx, inv, store.Now())
+	rep, err := s.register(ctx, inv, store.Now())
 	if err != nil {
-		return Report{}, reportError(err)
+		return Report{}, err
 	}
 	who.noteLegacy(ctx, in.NodeName)
 	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
@@ -59,7 +59,7 @@ func (s *Service) ReportHeartbeat(ctx context.Context, who Reporter, in agentapi
 	if err := s.MayReport(who); err != nil {
 		return Report{}, err
 	}
-	hb, err := heartbeatToStore(in)
+	hb, err := checkHeartbeat(in)
 	if err != nil {
 		return Report{}, err
 	}
@@ -67,9 +67,9 @@ func (s *Service) ReportHeartbeat(ctx context.Context, who Reporter, in agentapi
 		return Report{}, err
 	}
 	hb.Sequence = in.Sequence
-	rep, err := s.store.RecordHeartbeat(ctx, hb, store.Now())
+	rep, err := s.recordHeartbeat(ctx, hb, store.Now())
 	if err != nil {
-		return Report{}, reportError(err)
+		return Report{}, err
 	}
 	// The pods that lost their job are re-submitted before the answer is
 	// read, so the agent learns their new generation in this answer.
@@ -86,7 +86,7 @@ func (s *Service) ReportHeartbeat(ctx context.Context, who Reporter, in agentapi
 
 // answer adds to rep what should run on its node.
 func (s *Service) answer(ctx context.Context, rep Report) (Report, error) {
-	as, err := s.store.Assignments(ctx, rep.NodeID)
+	as, err := s.store.Assignments(ctx, rep.NodeID, assignedStatuses)
 	if err != nil {
 		return Report{}, err
 	}
@@ -94,27 +94,32 @@ func (s *Service) answer(ctx context.Context, rep Report) (Report, error) {
 	return rep, nil
 }
 
-// reportError turns the store's refusals into what the agent acts on: a
-// 404 NODE_NOT_FOUND or GPU_NOT_FOUND makes it send its inventory again.
-func reportError(err error) error {
-	var unknownGPU *store.UnknownGPUError
-	var elsewhere *store.GPUElsewhereError
-	var stale *store.StaleReportError
-	var shrink *store.InventoryShrinkError
-	switch {
-	case errors.As(err, &stale):
-		return apierr.Conflict(CodeStaleReport, "report sequence %d is not greater than %d, the last this node's reports carried; a replayed or reordered report is refused",
-			stale.Sequence, stale.Last)
-	case errors.As(err, &shrink):
-		return apierr.Conflict(CodeInventoryShrinksHeld, "%s; nothing of this inventory was applied: an operator must stop or move those workloads first",
-			shrink.Error())
-	case errors.Is(err, store.ErrUnknownNode):
-		return apierr.NotFound(CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
-	case errors.As(err, &unknownGPU):
-		return apierr.NotFound(CodeGPUNotFound, "GPU %s is not in this node's inventory; send POST /v1/agent/inventory again", unknownGPU.UUID)
-	case errors.As(err, &elsewhere):
-		return apierr.Conflict(CodeGPUOnOtherNode,
-			"GPU %s is registered on node %q; an operator must remove it there before this node can report it", elsewhere.UUID, elsewhere.NodeName)
-	}
-	return err
+// The refusals of a report, which the agent acts on: a 404
+// NODE_NOT_FOUND or GPU_NOT_FOUND makes it send its inventory again.
+
+func nodeNotFound() error {
+	return apierr.NotFound(CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
+}
+
+func gpuNotFound(uuid string) error {
+	return apierr.NotFound(CodeGPUNotFound, "GPU %s is not in this node's inventory; send POST /v1/agent/inventory again", uuid)
+}
+
+func gpuOnOtherNode(uuid, nodeName string) error {
+	return apierr.Conflict(CodeGPUOnOtherNode,
+		"GPU %s is registered on node %q; an operator must remove it there before this node can report it", uuid, nodeName)
+}
+
+// staleReport refuses a report whose sequence is not above the last one
+// the node's reports carried: a replay, or a report overtaken.
+func staleReport(seq, last int64) error {
+	return apierr.Conflict(CodeStaleReport, "report sequence %d is not greater than %d, the last this node's reports carried; a replayed or reordered report is refused",
+		seq, last)
+}
+
+// shrinksHeld refuses an inventory that would take from the node what its
+// workloads hold; problems names each.
+func shrinksHeld(nodeName string, problems []string) error {
+	return apierr.Conflict(CodeInventoryShrinksHeld, "%s; nothing of this inventory was applied: an operator must stop or move those workloads first",
+		"the inventory of node "+nodeName+" would take what its workloads hold: "+strings.Join(problems, "; "))
 }

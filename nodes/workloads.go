@@ -4,12 +4,113 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
+	"gpugraph/models"
 	"gpugraph/store"
 )
+
+// What a heartbeat's workload reports do (docs/contract.md#agent): each
+// moves only a row on the reporting node, of the generation it names, by
+// the lifecycle transition workloadTransition picks. They are applied
+// inside the heartbeat's transaction, after the node's row lock.
+
+// workloadReport is what an agent says of one workload it was assigned,
+// checked (checkWorkloads).
+type workloadReport struct {
+	ID         string
+	Generation int
+	State      string // one of agentapi.WorkloadStates
+	Message    string // one sentence, for exited and failed
+}
+
+// lostJob is a pod that lost its job on a live node (models.PodJobLost) in
+// a heartbeat; the platform re-submits it afterwards.
+type lostJob struct {
+	ID             string
+	OrganizationID string
+}
+
+// assignedStatuses are the statuses whose rows an agent runs: a deploying
+// row is to be started, a running one kept running. Interrupted rows are
+// not: node_lost ones resume when their node reports (models.NodeBack)
+// and appear here then; job-lost ones are re-submitted (deploying) first.
+var assignedStatuses = []models.VMStatus{models.VMDeploying, models.VMRunning}
+
+// exitedBeforeRunning stands in for an agent that gave no message.
+const exitedBeforeRunning = "it exited before the node agent saw it running."
+
+// workloadTransition is what a report r does to vm, and the detail its
+// reason carries; "" when it does nothing.
+func workloadTransition(vm *models.VM, r workloadReport) (models.TransitionName, string) {
+	switch {
+	case vm.Status == models.VMDeploying && r.State == agentapi.StateRunning:
+		return models.AgentRunning, ""
+	case vm.Status == models.VMDeploying && r.State == agentapi.StateFailed:
+		return models.AgentFailedStart, r.Message
+	case vm.Status == models.VMDeploying && r.State == agentapi.StateExited:
+		// It ended before it ever ran: a failed start all the same.
+		msg := r.Message
+		if msg == "" {
+			msg = exitedBeforeRunning
+		}
+		return models.AgentFailedStart, msg
+	case vm.Status == models.VMRunning && (r.State == agentapi.StateExited || r.State == agentapi.StateFailed):
+		// A pod's runtime is the platform's: it lost its job and is
+		// re-submitted. A plain VM that ends (or crashes) is the owner's
+		// own shutdown as far as the platform can tell.
+		if vm.IsPod() {
+			return models.PodJobLost, ""
+		}
+		return models.VMExited, ""
+	}
+	return "", ""
+}
+
+// applyWorkloadReports applies each report about a row on node of the
+// generation it names; reports about other nodes' rows, earlier
+// generations or unknown ids are ignored. It answers the pods that lost
+// their job.
+func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports []workloadReport, now time.Time) ([]lostJob, error) {
+	if len(reports) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(reports))
+	for _, r := range reports {
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	vms, err := s.store.LockVMsOnNode(tx, node.ID, slices.Compact(ids))
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*models.VM, len(vms))
+	for _, vm := range vms {
+		byID[vm.ID] = vm
+	}
+	by := agentActor(node.Name)
+	var lost []lostJob
+	for _, r := range reports {
+		vm := byID[r.ID]
+		if vm == nil || vm.Generation != r.Generation {
+			continue
+		}
+		name, detail := workloadTransition(vm, r)
+		if name == "" || !models.Step(name).Allows(vm) {
+			continue
+		}
+		if _, err := s.store.Apply(tx, vm, store.Change{Transition: name, Actor: by, Detail: detail}, now); err != nil {
+			return nil, err
+		}
+		if name == models.PodJobLost {
+			lost = append(lost, lostJob{ID: vm.ID, OrganizationID: vm.OrganizationID})
+		}
+	}
+	return lost, nil
+}
 
 // Limits on a heartbeat's workload reports.
 const (
@@ -17,15 +118,15 @@ const (
 	maxMessageLen      = 300 // bytes: one sentence, as statusReason carries it
 )
 
-// workloadsToStore checks the workload reports of a heartbeat: each names
+// checkWorkloads checks the workload reports of a heartbeat: each names
 // an id, a generation and a known state, at most once; a failed or exited
 // one may carry one sentence of printable text. The first bad field
 // answers a 400 naming it.
-func workloadsToStore(in []agentapi.WorkloadReport) ([]store.WorkloadReport, error) {
+func checkWorkloads(in []agentapi.WorkloadReport) ([]workloadReport, error) {
 	if len(in) > maxReportWorkloads {
 		return nil, apierr.BadRequest("workloads lists %d workloads, more than %d", len(in), maxReportWorkloads)
 	}
-	out := make([]store.WorkloadReport, len(in))
+	out := make([]workloadReport, len(in))
 	seen := map[string]int{}
 	for i, w := range in {
 		field := fmt.Sprintf("workloads[%d]", i)
@@ -48,7 +149,7 @@ func workloadsToStore(in []agentapi.WorkloadReport) ([]store.WorkloadReport, err
 			return nil, apierr.BadRequest("%s.message is missing: a failed workload says why in one sentence", field)
 		}
 		seen[w.ID] = i
-		out[i] = store.WorkloadReport{ID: w.ID, Generation: w.Generation, State: store.WorkloadState(w.State), Message: w.Message}
+		out[i] = workloadReport{ID: w.ID, Generation: w.Generation, State: w.State, Message: w.Message}
 	}
 	return out, nil
 }

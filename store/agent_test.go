@@ -2,16 +2,15 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/store"
+	"gpugraph/store/sqlcount"
 	"gpugraph/store/storetest"
 )
 
@@ -33,334 +32,260 @@ func node(t *testing.T, st *store.Store, id string) models.Node {
 	return n
 }
 
-func vm(t *testing.T, st *store.Store, id string) models.VM {
+// inTx runs fn in one transaction and fails the test on its error.
+func inTx(t *testing.T, st *store.Store, fn func(tx *store.Txn) error) {
 	t.Helper()
-	var v models.VM
-	if err := st.DB.Take(&v, "id = ?", id).Error; err != nil {
-		t.Fatalf("vm %s: %v", id, err)
-	}
-	return v
-}
-
-// gpuRows lists a node's GPUs as "idx:id:uuid:health:reason:holder" by index.
-func gpuRows(t *testing.T, st *store.Store, nodeID string) string {
-	t.Helper()
-	var gs []models.GPU
-	if err := st.DB.Where("node_id = ?", nodeID).Order("idx").Find(&gs).Error; err != nil {
+	if err := st.InTx(context.Background(), fn); err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, g := range gs {
-		reason, holder := "", ""
-		if g.FailedReason != nil {
-			reason = *g.FailedReason
-		}
-		if g.HolderVMID != nil {
-			holder = *g.HolderVMID
-		}
-		out = append(out, fmt.Sprintf("%d:%s:%s:%s:%s:%s", g.Index, g.ID, g.UUID, g.Health, reason, holder))
-	}
-	return strings.Join(out, " ")
 }
 
-func h100(index int, uuid string) store.InventoryGPU {
-	return store.InventoryGPU{Index: index, UUID: uuid, Address: fmt.Sprintf("0000:%02X:00.0", 0x1B+index),
-		Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20, Health: models.GPUHealthy}
-}
-
-func TestInventoryRegistersNewNode(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		failed := h100(1, "GPU-b")
-		failed.Health, failed.FailedReason = models.GPUFailed, "XID 79"
-		amd := store.InventoryGPU{Index: 2, UUID: "GPU-c", Address: "0000:9D:00.0", Name: "AMD Instinct MI300X",
-			MemoryBytes: 192 << 30, Health: models.GPUHealthy}
-		inv := store.Inventory{NodeName: "dgx-01", ClusterID: "c1", AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939,
-			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), failed, amd}}
-		rep, err := st.RegisterInventory(ctx, inv, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(rep, store.Report{NodeID: "dgx-01", Status: models.NodeOnline, Created: true}) {
-			t.Fatalf("report = %+v", rep)
-		}
-		n := node(t, st, "dgx-01")
-		if n.Name != "dgx-01" || n.ClusterID != "c1" || n.NodePool != "default" || n.Status != models.NodeOnline || n.AgentVersion != "2.6.1" ||
-			n.CPUCores != 224 || n.RAMGb != 2048 || n.DiskGb != 27939 || n.FabricID != nil || n.LastHeartbeatAt == nil || !n.LastHeartbeatAt.Equal(t0) {
-			t.Fatalf("node = %+v", n)
-		}
-		want := "0:GPU-a:GPU-a:healthy:: 1:GPU-b:GPU-b:failed:XID 79: 2:GPU-c:GPU-c:healthy::"
-		if got := gpuRows(t, st, "dgx-01"); got != want {
-			t.Fatalf("gpus\n got %s\nwant %s", got, want)
-		}
-		var ms []models.GPUModel
-		st.DB.Order("id").Find(&ms)
-		if fmt.Sprint(ms) != "[{amd-instinct-mi300x AMD Instinct MI300X AMD 192} {nvidia-h100-80gb-hbm3 NVIDIA H100 80GB HBM3 NVIDIA 80}]" {
-			t.Fatalf("models = %v", ms)
-		}
-		var g models.GPU
-		st.DB.Take(&g, "id = ?", "GPU-c")
-		if g.ModelID != "amd-instinct-mi300x" || g.Address != "0000:9D:00.0" {
-			t.Fatalf("gpu = %+v", g)
-		}
-
-		// The same inventory again matches by name and adds nothing.
-		rep, err = st.RegisterInventory(ctx, inv, t0.Add(time.Minute))
-		if err != nil || !reflect.DeepEqual(rep, store.Report{NodeID: "dgx-01", Status: models.NodeOnline}) {
-			t.Fatalf("again: %+v %v", rep, err)
-		}
-		if got := gpuRows(t, st, "dgx-01"); got != want {
-			t.Fatalf("gpus after the same inventory: %s", got)
-		}
-		var count int64
-		st.DB.Table("gpu_models").Count(&count)
-		if count != 2 {
-			t.Fatalf("%d models", count)
-		}
-	})
-}
-
-const reconcileFixture = `{
+const primitivesFixture = `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
  "organizations": [{"id": "o", "name": "O", "tenantId": 1}],
  "nodes": [
   {"id": "n1", "name": "dgx-01", "clusterId": "c1", "status": "offline", "agentVersion": "2.4.0", "cpuCores": 100, "ramGb": 1000, "diskGb": 5000,
    "lastHeartbeatAt": "2025-03-01T11:00:00Z",
-   "gpus": [
-    {"id": "g0", "index": 0, "uuid": "GPU-a", "address": "0000:18:00.0", "modelId": "h100"},
-    {"id": "g1", "index": 1, "uuid": "GPU-b", "address": "0000:2A:00.0", "modelId": "h100"},
-    {"id": "g2", "index": 2, "uuid": "GPU-c", "address": "0000:3A:00.0", "modelId": "h100", "health": "failed", "failedReason": "XID 48"},
-    {"id": "g3", "index": 3, "address": "0000:5D:00.0", "modelId": "h100"},
-    {"id": "g5", "index": 5, "uuid": "GPU-f", "address": "0000:9A:00.0", "modelId": "h100"}]},
-  {"id": "dgx-02", "name": "other", "status": "online", "gpus": [
-    {"id": "GPU-new", "index": 0, "uuid": "GPU-z", "modelId": "h100"}]},
-  {"id": "gone", "name": "gone", "status": "removed", "cpuCores": 8, "gpus": []}],
+   "gpus": [{"id": "g0", "index": 0, "uuid": "GPU-a", "address": "0000:18:00.0", "modelId": "h100"},
+            {"id": "g1", "index": 1, "uuid": "GPU-b", "address": "0000:2A:00.0", "modelId": "h100"}]}],
  "vms": [
-  {"id": "vm1", "name": "a", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "node_lost",
-   "interruptedAt": "2025-03-01T11:01:00Z", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["g0"]},
-  {"id": "vm2", "name": "b", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "spot_preempted_for_reservation_tenant",
-   "interruptedAt": "2025-03-01T11:01:00Z", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["g3"]},
-  {"id": "vm3", "name": "c", "organizationId": "o", "nodeId": "gone", "status": "interrupted", "statusReason": "node_lost"}]
+  {"id": "a-lost", "name": "a", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "node_lost",
+   "interruptedAt": "2025-02-01T00:00:00Z", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["g0"]},
+  {"id": "b-lost-late", "name": "b", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "node_lost",
+   "interruptedAt": "2025-03-01T11:30:00Z"},
+  {"id": "c-spot", "name": "c", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "spot_preempted_for_reservation_tenant",
+   "interruptedAt": "2025-02-01T00:00:00Z"},
+  {"id": "d-undated", "name": "d", "organizationId": "o", "nodeId": "n1", "status": "interrupted", "statusReason": "node_lost"},
+  {"id": "e-running", "name": "e", "organizationId": "o", "nodeId": "n1", "status": "running", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["g1"]}]
 }`
 
-func TestInventoryReconcilesKnownNode(t *testing.T) {
+// A report's sequence advances only upwards; a refusal reads the last one
+// and writes nothing.
+func TestAdvanceReportSequence(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		load(t, st, reconcileFixture)
-		// GPU-a stays at 0; GPU-c moves to 1 and is reported healthy; the
-		// UUID-less row at 3 is GPU-d; GPU-e is new at 2; GPU-b vanished and
-		// its index went to GPU-c; GPU-f vanished and keeps its free index.
-		// (A held GPU may not vanish: TestInventoryMayNotShrinkHeld.)
-		c := h100(1, "GPU-c")
-		e := h100(2, "GPU-e")
-		e.Health, e.FailedReason = models.GPUFailed, ""
-		inv := store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1", CPUCores: 224,
-			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), c, e, h100(3, "GPU-d")}}
-		rep, err := st.RegisterInventory(ctx, inv, t0)
+		load(t, st, primitivesFixture)
+		type step struct {
+			advanced bool
+			last     int64
+		}
+		var got []step
+		inTx(t, st, func(tx *store.Txn) error {
+			for _, seq := range []int64{5, 5, 3, 6} {
+				advanced, last, err := st.AdvanceReportSequence(tx, "n1", seq)
+				if err != nil {
+					return err
+				}
+				got = append(got, step{advanced, last})
+			}
+			return nil
+		})
+		if want := []step{{true, 5}, {false, 5}, {false, 5}, {true, 6}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+		var err error
+		_ = st.InTx(context.Background(), func(tx *store.Txn) error {
+			_, _, err = st.AdvanceReportSequence(tx, "nope", 1)
+			return nil
+		})
+		if err == nil {
+			t.Error("advancing the sequence of no node succeeded")
+		}
+	})
+}
+
+// UpdateNode writes the heartbeat instant always and every other field
+// only when it is set.
+func TestUpdateNodeWritesWhatIsSet(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		load(t, st, primitivesFixture)
+		inTx(t, st, func(tx *store.Txn) error { return st.UpdateNode(tx, "n1", store.NodeUpdate{LastHeartbeatAt: t0}) })
+		n := node(t, st, "n1")
+		if n.Status != models.NodeOffline || n.AgentVersion != "2.4.0" || n.ClusterID != "c1" || n.CPUCores != 100 || n.RAMGb != 1000 ||
+			n.DiskGb != 5000 || !n.LastHeartbeatAt.Equal(t0) {
+			t.Errorf("a bare update changed more than the heartbeat: %+v", n)
+		}
+		inTx(t, st, func(tx *store.Txn) error {
+			return st.UpdateNode(tx, "n1", store.NodeUpdate{LastHeartbeatAt: t0.Add(time.Second), Status: models.NodeOnline,
+				AgentVersion: "2.6.1", ClusterID: "c2", CPUCores: 1, RAMGb: 2, DiskGb: 3})
+		})
+		n = node(t, st, "n1")
+		if n.Status != models.NodeOnline || n.AgentVersion != "2.6.1" || n.ClusterID != "c2" || n.CPUCores != 1 || n.RAMGb != 2 ||
+			n.DiskGb != 3 || !n.LastHeartbeatAt.Equal(t0.Add(time.Second)) {
+			t.Errorf("a full update: %+v", n)
+		}
+	})
+}
+
+// UpdateGPU writes the fields set, index 0 included, in one statement,
+// and nothing for an empty update; FailGPU fails a healthy GPU only.
+func TestGPUWrites(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		load(t, st, primitivesFixture)
+		count, err := sqlcount.Register(st.DB)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(rep, store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
-			t.Fatalf("report = %+v", rep)
-		}
-		want := "0:g0:GPU-a:healthy::vm1 1:g2:GPU-c:failed:XID 48: 2:GPU-e:GPU-e:failed:reported failed by the node agent: " +
-			"3:g3:GPU-d:healthy::vm2 5:g5:GPU-f:failed:vanished from inventory: 6:g1:GPU-b:failed:vanished from inventory:"
-		if got := gpuRows(t, st, "n1"); got != want {
-			t.Fatalf("gpus\n got %s\nwant %s", got, want)
-		}
-		var g models.GPU
-		st.DB.Take(&g, "id = ?", "g2")
-		if g.Address != "0000:1C:00.0" || g.ModelID != "h100" {
-			t.Errorf("moved GPU = %+v", g)
-		}
-		st.DB.Take(&g, "id = ?", "GPU-e")
-		if g.ModelID != "h100" {
-			t.Errorf("a new GPU of a known name takes the catalog entry of that name: %q", g.ModelID)
-		}
-		// An empty cluster and zero figures leave what was known.
-		n := node(t, st, "n1")
-		if n.Status != models.NodeOnline || n.ClusterID != "c1" || n.AgentVersion != "2.6.1" || n.CPUCores != 224 || n.RAMGb != 1000 ||
-			n.DiskGb != 5000 || !n.LastHeartbeatAt.Equal(t0) {
-			t.Errorf("node = %+v", n)
-		}
-		// Only node_lost interruptions resume.
-		if v := vm(t, st, "vm1"); v.Status != models.VMRunning || v.StatusReason != "" || v.InterruptedAt != nil || !v.UpdatedAt.Equal(t0) {
-			t.Errorf("vm1 = %+v", v)
-		}
-		if v := vm(t, st, "vm2"); v.Status != models.VMInterrupted {
-			t.Errorf("vm2 = %+v", v)
-		}
-
-		// A node named like another's id gets a suffixed id; a UUID
-		// another node holds is refused, and nothing of it is written.
-		rep, err = st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-02", AgentVersion: "2.6.1",
-			GPUs: []store.InventoryGPU{h100(0, "GPU-new")}}, t0)
-		if err != nil || !strings.HasPrefix(rep.NodeID, "dgx-02-") || len(rep.NodeID) != len("dgx-02-")+6 || !rep.Created {
-			t.Fatalf("suffixed id: %+v %v", rep, err)
-		}
-		// GPU-new is the id of a GPU of another node, so this one is not.
-		if got := gpuRows(t, st, rep.NodeID); !strings.HasPrefix(got, "0:gpu-") || !strings.HasSuffix(got, ":GPU-new:healthy::") {
-			t.Errorf("gpu with a taken id: %s", got)
-		}
-		_, err = st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-03", AgentVersion: "2.6.1",
-			GPUs: []store.InventoryGPU{h100(0, "GPU-z")}}, t0)
-		var elsewhere *store.GPUElsewhereError
-		if !errors.As(err, &elsewhere) || elsewhere.UUID != "GPU-z" || elsewhere.NodeName != "other" {
-			t.Fatalf("GPU of another node: %v", err)
-		}
-		var count int64
-		st.DB.Table("nodes").Where("name = ?", "dgx-03").Count(&count)
-		if count != 0 {
-			t.Error("a refused inventory registered its node")
-		}
-
-		// A removed node records the report but stays removed, and
-		// nothing on it resumes.
-		rep, err = st.RegisterInventory(ctx, store.Inventory{NodeName: "gone", AgentVersion: "2.6.1"}, t0)
-		if err != nil || rep.Status != models.NodeRemoved || rep.Resumed != 0 {
-			t.Fatalf("removed: %+v %v", rep, err)
-		}
-		if v := vm(t, st, "vm3"); v.Status != models.VMInterrupted {
-			t.Errorf("vm3 on a removed node = %s", v.Status)
-		}
-	})
-}
-
-func TestHeartbeat(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		load(t, st, reconcileFixture)
-		if _, err := st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1",
-			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d")}}, t0); err != nil {
-			t.Fatal(err)
-		}
-
-		_, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "nope"}, t0)
-		if !errors.Is(err, store.ErrUnknownNode) {
-			t.Fatalf("unknown node: %v", err)
-		}
-		// A GPU the inventory did not register refuses the whole heartbeat.
-		t1 := t0.Add(10 * time.Second)
-		_, err = st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-a", Health: models.GPUFailed, FailedReason: "XID 79"}, {UUID: "GPU-x", Health: models.GPUHealthy}}}, t1)
-		var unknown *store.UnknownGPUError
-		if !errors.As(err, &unknown) || unknown.UUID != "GPU-x" {
-			t.Fatalf("unknown GPU: %v", err)
-		}
-		if n := node(t, st, "n1"); !n.LastHeartbeatAt.Equal(t0) {
-			t.Fatalf("refused heartbeat wrote lastHeartbeatAt %v", n.LastHeartbeatAt)
-		}
-
-		// The sweep took the node offline and interrupted vm1 meanwhile.
-		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
-		st.DB.Exec("UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
-		rep, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", AgentVersion: "2.7.0", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-a", Health: models.GPUHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
-			{UUID: "GPU-b", Health: models.GPUFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
-			{UUID: "GPU-c", Health: models.GPUHealthy, Utilization: 5, MemoryUsedBytes: 1 << 40}}}, t1)
-		if err != nil || !reflect.DeepEqual(rep, store.Report{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
-			t.Fatalf("heartbeat: %+v %v", rep, err)
-		}
-		n := node(t, st, "n1")
-		if n.Status != models.NodeOnline || n.AgentVersion != "2.7.0" || !n.LastHeartbeatAt.Equal(t1) {
-			t.Errorf("node = %+v", n)
-		}
-		if v := vm(t, st, "vm1"); v.Status != models.VMRunning || v.InterruptedAt != nil {
-			t.Errorf("vm1 = %+v", v)
-		}
-		// What restartVm reads: gpus.health and failed_reason as stored.
-		type row struct {
-			UUID            string
-			Health          string
-			FailedReason    *string
-			Utilization     *int
-			MemoryUsedBytes *int64
-			SampledAt       *time.Time
-		}
-		rows := func() map[string]row {
-			var rs []row
-			if err := st.DB.Raw("SELECT uuid, health, failed_reason, utilization, memory_used_bytes, sampled_at FROM gpus WHERE node_id = 'n1'").Scan(&rs).Error; err != nil {
-				t.Fatal(err)
+		zero := 0
+		var failed []bool
+		inTx(t, st, func(tx *store.Txn) error {
+			if n := count.During(func() { err = st.UpdateGPU(tx, "g0", store.GPUUpdate{}) }); err != nil || n != 0 {
+				return fmt.Errorf("an empty update: %d statements, %v", n, err)
 			}
-			m := map[string]row{}
-			for _, r := range rs {
-				m[r.UUID] = r
+			if err := st.SetGPUIndex(tx, "g0", -1); err != nil {
+				return err
 			}
-			return m
-		}
-		rs := rows()
-		if r := rs["GPU-b"]; r.Health != "failed" || r.FailedReason == nil || *r.FailedReason != "XID 79" {
-			t.Errorf("GPU-b = %+v", r)
-		}
-		if r := rs["GPU-a"]; r.Health != "healthy" || r.FailedReason != nil || *r.Utilization != 87 || *r.MemoryUsedBytes != 40<<30 || !r.SampledAt.Equal(t1) {
-			t.Errorf("GPU-a = %+v", r)
-		}
-		if r := rs["GPU-c"]; *r.Utilization != 5 || *r.MemoryUsedBytes != 1<<40 {
-			t.Errorf("GPU-c = %+v", r)
-		}
-		if r := rs["GPU-f"]; r.Utilization != nil || r.SampledAt != nil {
-			t.Errorf("an unreported GPU got a sample: %+v", r)
-		}
-
-		// Never healed by a report, and the first reason stays.
-		t2 := t1.Add(10 * time.Second)
-		if _, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-b", Health: models.GPUHealthy, Utilization: 1}}}, t2); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "dgx-01", GPUs: []store.HeartbeatGPU{
-			{UUID: "GPU-b", Health: models.GPUFailed, FailedReason: "XID 94"}}}, t2); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.RegisterInventory(ctx, store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1",
-			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d")}}, t2); err != nil {
-			t.Fatal(err)
-		}
-		if r := rows()["GPU-b"]; r.Health != "failed" || *r.FailedReason != "XID 79" || *r.Utilization != 0 {
-			t.Errorf("GPU-b after healthy reports = %+v", r)
-		}
-		if n := node(t, st, "n1"); n.AgentVersion != "2.6.1" {
-			t.Errorf("agentVersion = %s", n.AgentVersion)
-		}
-	})
-}
-
-// Two inventories of one new node at once, as two replicas would take
-// them: one registers it, the other finds it; one row, eight GPUs.
-func TestConcurrentRegistration(t *testing.T) {
-	for _, d := range storetest.Engines() {
-		t.Run(string(d), func(t *testing.T) {
-			replicas := storetest.Replicas(t, d, 4)
-			var gpus []store.InventoryGPU
-			for i := range 8 {
-				gpus = append(gpus, h100(i, fmt.Sprintf("GPU-%d", i)))
+			if err := st.SetGPUIndex(tx, "g1", 0); err != nil {
+				return err
 			}
-			errs := make(chan error, len(replicas))
-			created := make(chan bool, len(replicas))
-			for _, st := range replicas {
-				go func() {
-					rep, err := st.RegisterInventory(context.Background(), store.Inventory{NodeName: "dgx-01", AgentVersion: "2.6.1", GPUs: gpus}, t0)
-					created <- rep.Created
-					errs <- err
-				}()
+			if n := count.During(func() {
+				err = st.UpdateGPU(tx, "g1", store.GPUUpdate{Address: "0000:1B:00.0", Index: &zero})
+			}); err != nil || n != 1 {
+				return fmt.Errorf("an update: %d statements, %v", n, err)
 			}
-			n := 0
-			for range replicas {
-				if err := <-errs; err != nil {
-					t.Fatal(err)
+			for _, id := range []string{"g0", "g0"} {
+				f, err := st.FailGPU(tx, id, "XID 79")
+				if err != nil {
+					return err
 				}
-				if <-created {
-					n++
-				}
+				failed = append(failed, f)
 			}
-			var nodes, gpuCount, modelCount int64
-			st := replicas[0]
-			st.DB.Table("nodes").Count(&nodes)
-			st.DB.Table("gpus").Count(&gpuCount)
-			st.DB.Table("gpu_models").Count(&modelCount)
-			if n != 1 || nodes != 1 || gpuCount != 8 || modelCount != 1 {
-				t.Fatalf("created %d times; %d nodes, %d gpus, %d models", n, nodes, gpuCount, modelCount)
-			}
+			return nil
 		})
-	}
+		if !reflect.DeepEqual(failed, []bool{true, false}) {
+			t.Errorf("FailGPU answered %v, want a failure once", failed)
+		}
+		var gs []models.GPU
+		st.DB.Order("id").Find(&gs)
+		if g := gs[0]; g.Index != -1 || g.Health != models.GPUFailed || g.FailedReason == nil || *g.FailedReason != "XID 79" {
+			t.Errorf("g0 = %+v", g)
+		}
+		if g := gs[1]; g.Index != 0 || g.Address != "0000:1B:00.0" || g.UUID != "GPU-b" || g.Health != models.GPUHealthy {
+			t.Errorf("g1 = %+v", g)
+		}
+	})
+}
+
+// Workloads' selections: the exact statusReason, an interruption or a
+// status older than an instant, a bound; deleted rows never.
+func TestWorkloadsSelections(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		load(t, st, primitivesFixture)
+		if err := st.DB.Exec("UPDATE vms SET status_changed_at = ? WHERE id = 'e-running'", t0.Add(-time.Hour)).Error; err != nil {
+			t.Fatal(err)
+		}
+		interrupted := []models.VMStatus{models.VMInterrupted}
+		for _, tc := range []struct {
+			name string
+			w    store.Workloads
+			from []models.VMStatus
+			want []string
+		}{
+			{"every interrupted row", store.Workloads{}, interrupted, []string{"a-lost", "b-lost-late", "c-spot", "d-undated"}},
+			{"statusReason exactly node_lost", store.Workloads{Reason: models.ReasonNodeLost}, interrupted,
+				[]string{"a-lost", "b-lost-late", "d-undated"}},
+			{"interrupted before t0 − 1h, dated only", store.Workloads{InterruptedBefore: t0.Add(-time.Hour)}, interrupted,
+				[]string{"a-lost", "c-spot"}},
+			{"the first two by id", store.Workloads{Limit: 2}, interrupted, []string{"a-lost", "b-lost-late"}},
+			{"running since before t0 − 30m", store.Workloads{InStatusBefore: t0.Add(-30 * time.Minute)},
+				[]models.VMStatus{models.VMRunning}, []string{"e-running"}},
+			{"running since before t0 − 2h", store.Workloads{InStatusBefore: t0.Add(-2 * time.Hour)},
+				[]models.VMStatus{models.VMRunning}, []string{}},
+		} {
+			inTx(t, st, func(tx *store.Txn) error {
+				rows, err := st.LockWorkloads(tx, tc.w, tc.from)
+				if got := rows.IDs(); err == nil && !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+				}
+				return err
+			})
+		}
+
+		// ApplyToLocked applies a transition to the rows it allows only.
+		var n int64
+		inTx(t, st, func(tx *store.Txn) error {
+			rows, err := st.LockWorkloads(tx, store.Workloads{}, []models.VMStatus{models.VMInterrupted, models.VMRunning})
+			if err != nil {
+				return err
+			}
+			n, err = st.ApplyToLocked(tx, rows, store.Change{Transition: models.NodeBack, Actor: models.Actor{Kind: models.ActorAgent, ID: "dgx-01"}}, t0)
+			return err
+		})
+		var resumed []string
+		st.DB.Table("vms").Where("status = ?", models.VMRunning).Order("id").Pluck("id", &resumed)
+		if n != 3 || !reflect.DeepEqual(resumed, []string{"a-lost", "b-lost-late", "d-undated", "e-running"}) {
+			t.Errorf("node-back on every row: %d applied, running %v", n, resumed)
+		}
+	})
+}
+
+// The sweep's node reads: silent nodes by status (and, when asked, only
+// those with rows in given statuses), leaving nodes either side of an
+// instant; SetNodesStatus counts the nodes it changed.
+func TestSweepNodeReads(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		load(t, st, primitivesFixture)
+		load(t, st, `{"nodes": [
+			{"id": "n2", "name": "n2", "status": "offline", "lastHeartbeatAt": "2025-03-01T11:00:00Z"},
+			{"id": "n3", "name": "n3", "status": "online", "lastHeartbeatAt": "2025-03-01T11:59:50Z", "leavingAt": "2025-03-01T13:00:00Z"},
+			{"id": "n4", "name": "n4", "status": "online", "leavingAt": "2025-03-01T12:00:00Z"},
+			{"id": "n5", "name": "n5", "status": "removed", "leavingAt": "2025-03-01T10:00:00Z"}]}`)
+		running := []models.VMStatus{models.VMRunning}
+		inTx(t, st, func(tx *store.Txn) error {
+			offline, err := st.LockSilentNodes(tx, models.NodeOffline, t0.Add(-time.Minute), nil)
+			if err != nil {
+				return err
+			}
+			withRunning, err := st.LockSilentNodes(tx, models.NodeOffline, t0.Add(-time.Minute), running)
+			if err != nil {
+				return err
+			}
+			online, err := st.LockSilentNodes(tx, models.NodeOnline, t0, nil)
+			if err != nil {
+				return err
+			}
+			left, err := st.LockNodesLeft(tx, t0)
+			if err != nil {
+				return err
+			}
+			ahead, err := st.NodesLeavingAfter(tx, t0, running)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(offline, []string{"n1", "n2"}) || !reflect.DeepEqual(withRunning, []string{"n1"}) ||
+				!reflect.DeepEqual(online, []string{"n3"}) || !reflect.DeepEqual(left, []store.NodeState{{ID: "n4", Status: models.NodeOnline}}) ||
+				len(ahead) != 0 {
+				t.Errorf("offline %v, with running rows %v, online %v, left %v, ahead %v", offline, withRunning, online, left, ahead)
+			}
+			changed, err := st.SetNodesStatus(tx, []string{"n1", "n2", "n3"}, models.NodeOffline)
+			if err == nil && changed != 1 {
+				t.Errorf("SetNodesStatus changed %d nodes, want 1 (n3)", changed)
+			}
+			return err
+		})
+		if n := node(t, st, "n3"); n.Status != models.NodeOffline {
+			t.Errorf("n3 = %s", n.Status)
+		}
+	})
+}
+
+// Assignments lists the rows in the statuses asked for, with their GPUs'
+// UUIDs, and none on a removed node.
+func TestAssignments(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		load(t, st, primitivesFixture)
+		ctx := context.Background()
+		got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning, models.VMDeploying})
+		if err != nil || !reflect.DeepEqual(got, []store.Assignment{{ID: "e-running", GPUUUIDs: []string{"GPU-b"}}}) {
+			t.Errorf("running and deploying: %+v %v", got, err)
+		}
+		got, err = st.Assignments(ctx, "n1", []models.VMStatus{models.VMInterrupted})
+		if err != nil || len(got) != 4 || got[0].ID != "a-lost" || !reflect.DeepEqual(got[0].GPUUUIDs, []string{"GPU-a"}) ||
+			!reflect.DeepEqual(got[1].GPUUUIDs, []string{}) {
+			t.Errorf("interrupted: %+v %v", got, err)
+		}
+		st.DB.Exec("UPDATE nodes SET status = 'removed' WHERE id = 'n1'")
+		if got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning}); err != nil || len(got) != 0 {
+			t.Errorf("a removed node: %+v %v", got, err)
+		}
+	})
 }

@@ -37,3 +37,12 @@ func (s *Store) WithoutEventLogLock() { s.unorderedEvents = true }
 func (s *Store) TouchBenchRow(tx *Txn) error {
 	return tx.db.Exec("UPDATE projects SET name = name WHERE id = 'p'").Error
 }
+
+// IDs are the locked rows' ids, in lock order.
+func (r LockedRows) IDs() []string {
+	ids := make([]string, len(r.rows))
+	for i, row := range r.rows {
+		ids[i] = row.ID
+	}
+	return ids
+}

@@ -20,9 +20,19 @@ type Workloads struct {
 	NodeIDs        []string
 	OrganizationID string
 	ComputeClass   string
-	// ReasonPrefix keeps rows whose statusReason starts with it;
-	// ReasonNot leaves out rows whose statusReason is exactly it.
-	ReasonPrefix, ReasonNot string
+	// Reason keeps rows whose statusReason is exactly it; ReasonPrefix
+	// those whose statusReason starts with it; ReasonNot leaves out rows
+	// whose statusReason is exactly it.
+	Reason, ReasonPrefix, ReasonNot string
+	// InterruptedBefore keeps rows interrupted (interruptedAt) before it;
+	// rows without an interruptedAt are left out.
+	InterruptedBefore time.Time
+	// InStatusBefore keeps rows whose status began before it
+	// (statusChangedAt; rows written before that column existed count from
+	// updatedAt).
+	InStatusBefore time.Time
+	// Limit bounds how many rows are selected, the first by id.
+	Limit int
 }
 
 // where is the selection on vms, limited to the transition's from-statuses.
@@ -37,6 +47,9 @@ func (w Workloads) where(db *gorm.DB, from []models.VMStatus) *gorm.DB {
 	if w.ComputeClass != "" {
 		q = q.Where("compute_class = ?", w.ComputeClass)
 	}
+	if w.Reason != "" {
+		q = q.Where("status_reason = ?", w.Reason)
+	}
 	if w.ReasonPrefix != "" {
 		// The prefixes of the lifecycle hold no LIKE wildcard.
 		q = q.Where("status_reason LIKE ?", w.ReasonPrefix+"%")
@@ -44,21 +57,46 @@ func (w Workloads) where(db *gorm.DB, from []models.VMStatus) *gorm.DB {
 	if w.ReasonNot != "" {
 		q = q.Where("status_reason <> ?", w.ReasonNot)
 	}
+	if !w.InterruptedBefore.IsZero() {
+		q = q.Where("interrupted_at IS NOT NULL AND interrupted_at < ?", w.InterruptedBefore)
+	}
+	if !w.InStatusBefore.IsZero() {
+		q = q.Where("COALESCE(status_changed_at, updated_at) < ?", w.InStatusBefore)
+	}
+	if w.Limit > 0 {
+		q = q.Limit(w.Limit)
+	}
 	return q
 }
 
 // ApplyToWorkloads locks the rows w selects that ch's transition applies
 // from, by id, and applies ch to each; it answers how many changed.
 func (s *Store) ApplyToWorkloads(tx *Txn, w Workloads, ch Change, now time.Time) (int64, error) {
-	return s.applyToWorkloads(tx.db, w, ch, now)
-}
-
-func (s *Store) applyToWorkloads(db *gorm.DB, w Workloads, ch Change, now time.Time) (int64, error) {
-	rows, err := s.lockRows(w.where(db, models.Step(ch.Transition).From))
-	if err != nil || len(rows) == 0 {
+	rows, err := s.LockWorkloads(tx, w, models.Step(ch.Transition).From)
+	if err != nil || rows.Len() == 0 {
 		return 0, err
 	}
-	return s.applyToRows(db, rows, ch, now)
+	return s.ApplyToLocked(tx, rows, ch, now)
+}
+
+// LockedRows are VM and pod rows a transaction locked (LockWorkloads), to
+// apply one or more transitions to (ApplyToLocked).
+type LockedRows struct{ rows []lockedRow }
+
+// Len is how many rows are locked.
+func (r LockedRows) Len() int { return len(r.rows) }
+
+// LockWorkloads locks and reads, by id, the rows w selects whose status is
+// one of from.
+func (s *Store) LockWorkloads(tx *Txn, w Workloads, from []models.VMStatus) (LockedRows, error) {
+	rows, err := s.lockRows(w.where(tx.db, from))
+	return LockedRows{rows: rows}, err
+}
+
+// ApplyToLocked applies ch to every row of rows its transition allows (the
+// others are left as they are) and answers how many changed.
+func (s *Store) ApplyToLocked(tx *Txn, rows LockedRows, ch Change, now time.Time) (int64, error) {
+	return s.applyToRows(tx.db, rows.rows, ch, now)
 }
 
 // LockOrganizationWorkloads locks every row of organization orgID, by id,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"gpugraph/dataset"
 	"gpugraph/httpapi/servertest"
@@ -61,35 +60,6 @@ func TestApplyWritesTheRowAndItsEvent(t *testing.T) {
 		}
 		if other, _ := st.EventsAfter(ctx, "org-globex", []string{"vm-acme-1"}, 0, 10); len(other) != 0 {
 			t.Errorf("another organization reads %d events", len(other))
-		}
-	})
-}
-
-// The sweep's transitions go through the same path: each row interrupted
-// by a silent node has its event, by the sweep.
-func TestSweepWritesEvents(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		if _, err := dataset.LoadFile(ctx, st, []byte(servertest.Base)); err != nil {
-			t.Fatal(err)
-		}
-		now := store.Now()
-		if err := st.DB.Exec("UPDATE nodes SET last_heartbeat_at = ? WHERE id = 'n1'", now.Add(-time.Hour)).Error; err != nil {
-			t.Fatal(err)
-		}
-		res, err := st.Sweep(ctx, now, 30*time.Second)
-		if err != nil || res.Interrupted != 3 {
-			t.Fatalf("sweep: %+v %v", res, err)
-		}
-		for _, v := range []struct{ org, id string }{{"org-acme", "vm-acme-1"}, {"org-acme", "pod-acme-1"}, {"org-globex", "vm-globex-1"}} {
-			evs, err := st.EventsAfter(ctx, v.org, []string{v.id}, 0, 10)
-			if err != nil || len(evs) != 1 || evs[0].To != models.VMInterrupted || evs[0].ActorKind != models.ActorSweep ||
-				evs[0].Reason != models.ReasonNodeLost {
-				t.Errorf("%s: %v %+v", v.id, err, evs)
-			}
-		}
-		if again, _ := st.Sweep(ctx, now, 30*time.Second); again.Changed() {
-			t.Errorf("a second sweep of the same instant changed %+v", again)
 		}
 	})
 }

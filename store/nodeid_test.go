@@ -49,28 +49,3 @@ func TestRedeemEnrollmentOnce(t *testing.T) {
 		}
 	})
 }
-
-// An inventory may not move a node that holds workloads to another
-// cluster; refused, nothing written. (HTTP tests cover the figures and
-// GPUs: httpapi.TestInventoryMayNotShrinkHeld.)
-func TestInventoryMayNotMoveHeld(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		load(t, st, reconcileFixture)
-		inv := store.Inventory{NodeName: "dgx-01", ClusterID: "c2", AgentVersion: "2.6.1",
-			GPUs: []store.InventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d"), h100(5, "GPU-f")}}
-		_, err := st.RegisterInventory(ctx, inv, t0)
-		var shrink *store.InventoryShrinkError
-		if !errors.As(err, &shrink) || len(shrink.Problems) != 1 ||
-			shrink.Problems[0] != `clusterId "c2" would move it out of cluster "c1" while 2 workloads are placed on it` {
-			t.Fatalf("moving a node under its workloads: %v", err)
-		}
-		if n := node(t, st, "n1"); n.ClusterID != "c1" || n.AgentVersion != "2.4.0" {
-			t.Errorf("a refused inventory was applied: %+v", n)
-		}
-		inv.ClusterID = "c1"
-		if _, err := st.RegisterInventory(ctx, inv, t0); err != nil {
-			t.Fatalf("the same inventory in its own cluster: %v", err)
-		}
-	})
-}

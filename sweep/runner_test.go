@@ -1,4 +1,4 @@
-package httpapi
+package sweep
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"gpugraph/store/storetest"
 )
 
-// A sweeper holds off for one grace period after it starts, then sweeps
+// A runner holds off for one grace period after it starts, then sweeps
 // on its ticker; it returns when its context ends.
-func TestSweeperHoldsOffOneGrace(t *testing.T) {
+func TestRunnerHoldsOffOneGrace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		_, err := dataset.LoadFile(context.Background(), st, []byte(`{
 			"nodes": [{"id": "n", "name": "n", "status": "online", "lastHeartbeatAt": "2020-01-01T00:00:00Z"}]}`))
@@ -25,11 +25,13 @@ func TestSweeperHoldsOffOneGrace(t *testing.T) {
 		}
 		var mu sync.Mutex
 		now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-		clock := func() time.Time {
+		r := NewRunner(New(st), Options{Grace: time.Hour, Interval: 2 * time.Millisecond, ProvisionTimeout: time.Hour})
+		r.clock = func() time.Time {
 			mu.Lock()
 			defer mu.Unlock()
 			return now
 		}
+		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 		status := func() models.NodeStatus {
 			var n models.Node
 			if err := st.DB.Take(&n, "id = ?", "n").Error; err != nil {
@@ -41,10 +43,10 @@ func TestSweeperHoldsOffOneGrace(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			runSweeper(ctx, st, time.Hour, 2*time.Millisecond, time.Hour, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			r.Run(ctx)
 		}()
 
-		// Many ticks, but the sweeper's clock has not passed the grace.
+		// Many ticks, but the runner's clock has not passed the grace.
 		time.Sleep(100 * time.Millisecond)
 		if s := status(); s != models.NodeOnline {
 			t.Fatalf("swept during the hold-off: node %s", s)
@@ -63,7 +65,14 @@ func TestSweeperHoldsOffOneGrace(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatal("the sweeper did not stop with its context")
+			t.Fatal("the runner did not stop with its context")
 		}
 	})
+}
+
+// A zero provision timeout is the default one.
+func TestRunnerDefaults(t *testing.T) {
+	if r := NewRunner(nil, Options{Grace: time.Second, Interval: time.Second}); r.o.ProvisionTimeout != DefaultProvisionTimeout {
+		t.Errorf("provision timeout %v, want %v", r.o.ProvisionTimeout, DefaultProvisionTimeout)
+	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package nodes
 
 import (
 	"context"
@@ -13,20 +13,20 @@ import (
 
 // fleetOf registers n nodes of 8 GPUs, each with a running VM, as agents
 // would, and answers one heartbeat per node.
-func fleetOf(b *testing.B, st *store.Store, n int) []store.Heartbeat {
+func fleetOf(b *testing.B, st *store.Store, n int) []heartbeat {
 	b.Helper()
 	ctx := context.Background()
-	var hbs []store.Heartbeat
+	var hbs []heartbeat
 	for i := range n {
 		name := fmt.Sprintf("dgx-%04d", i)
-		inv := store.Inventory{NodeName: name, AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939}
-		hb := store.Heartbeat{NodeName: name}
+		inv := inventory{NodeName: name, AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939}
+		hb := heartbeat{NodeName: name}
 		for g := range 8 {
 			uuid := fmt.Sprintf("GPU-%s-%d", name, g)
 			inv.GPUs = append(inv.GPUs, h100(g, uuid))
-			hb.GPUs = append(hb.GPUs, store.HeartbeatGPU{UUID: uuid, Health: models.GPUHealthy, Utilization: 50, MemoryUsedBytes: 1 << 30})
+			hb.GPUs = append(hb.GPUs, heartbeatGPU{UUID: uuid, Health: models.GPUHealthy, Utilization: 50, MemoryUsedBytes: 1 << 30})
 		}
-		if _, err := st.RegisterInventory(ctx, inv, t0); err != nil {
+		if _, err := service(st).register(ctx, inv, t0); err != nil {
 			b.Fatal(err)
 		}
 		hbs = append(hbs, hb)
@@ -48,29 +48,12 @@ func BenchmarkHeartbeat(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
 			hbs := fleetOf(b, st, 100)
+			svc := service(st)
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := range b.N {
-				if _, err := st.RecordHeartbeat(ctx, hbs[i%len(hbs)], t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
+				if _, err := svc.recordHeartbeat(ctx, hbs[i%len(hbs)], t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
 					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// One sweep of a 1,000-node fleet where every node is live: the cost of
-// each tick of each replica.
-func BenchmarkSweepIdle(b *testing.B) {
-	for _, d := range storetest.Engines() {
-		b.Run(string(d), func(b *testing.B) {
-			st := storetest.Open(b, d)
-			fleetOf(b, st, 1000)
-			ctx := context.Background()
-			b.ResetTimer()
-			for range b.N {
-				if res, err := st.Sweep(ctx, t0.Add(time.Second), 30*time.Second); err != nil || res.Changed() {
-					b.Fatal(res, err)
 				}
 			}
 		})

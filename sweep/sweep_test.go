@@ -1,4 +1,4 @@
-package store_test
+package sweep_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/agentapi"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
+	"gpugraph/sweep"
 )
 
 const grace = 30 * time.Second
@@ -19,7 +21,7 @@ const grace = 30 * time.Second
 // 31s ago, "edge" exactly 30s ago, "never" never, "parked" is offline and
 // silent, "gone" removed; VMs interrupted 7 days and one second ago, 6
 // days ago, and at an unknown time.
-func sweepFixture() string {
+func sweepFixture(t0 time.Time) string {
 	at := func(d time.Duration) string { return models.FormatTime(t0.Add(-d)) }
 	gpus := func(node string) string {
 		var gs []string
@@ -105,12 +107,16 @@ func nodeStatuses(t *testing.T, st *store.Store) string {
 func TestSweep(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		load(t, st, sweepFixture())
-		res, err := st.Sweep(ctx, t0, grace)
+		// A recent instant: the node that reports below does so at the
+		// server's time, a moment after it.
+		t0 := store.Now().Truncate(time.Millisecond).Add(-time.Second)
+		sw := sweep.New(st)
+		load(t, st, sweepFixture(t0))
+		res, err := sw.Sweep(ctx, t0, grace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res != (store.SweepResult{NodesOffline: 1, Interrupted: 3, Stopped: 1, Deleted: 1}) {
+		if res != (sweep.Result{NodesOffline: 1, Interrupted: 3, Stopped: 1, Deleted: 1}) {
 			t.Fatalf("result = %+v", res)
 		}
 		if got, want := nodeStatuses(t, st), "edge=online gone=removed live=online never=online parked=offline silent=offline"; got != want {
@@ -127,7 +133,7 @@ func TestSweep(t *testing.T) {
 			// A running VM on a node that was already offline and silent
 			// is interrupted too: the state calls for it, whoever wrote it.
 			"parked-vm=interrupted/node_lost/" + now + "/1",
-			"recent-vm=interrupted/node_lost/2025-02-23T12:00:00.000Z/1",
+			"recent-vm=interrupted/node_lost/" + models.FormatTime(t0.Add(-6*24*time.Hour)) + "/1",
 			"silent-deploying=deploying//-/1",
 			"silent-pod=interrupted/node_lost/" + now + "/1",
 			"silent-stopped=stopped/user_stopped/-/0",
@@ -145,7 +151,7 @@ func TestSweep(t *testing.T) {
 
 		// The same instant again, or an earlier one: nothing to do.
 		for _, at := range []time.Time{t0, t0.Add(-time.Second)} {
-			if res, err := st.Sweep(ctx, at, grace); err != nil || res.Changed() {
+			if res, err := sw.Sweep(ctx, at, grace); err != nil || res.Changed() {
 				t.Fatalf("sweep again at %v: %+v %v", at, res, err)
 			}
 		}
@@ -154,8 +160,8 @@ func TestSweep(t *testing.T) {
 		}
 
 		// The node reports again: it is online and what it lost resumes.
-		rep, err := st.RecordHeartbeat(ctx, store.Heartbeat{NodeName: "silent"}, t0.Add(time.Minute))
-		if err != nil || rep.Resumed != 2 {
+		rep, err := reports(st).ReportHeartbeat(ctx, reporter, agentapi.HeartbeatRequest{NodeName: "silent"})
+		if err != nil || rep.Status != models.NodeOnline {
 			t.Fatalf("heartbeat: %+v %v", rep, err)
 		}
 		got := states(t, st)
@@ -166,11 +172,11 @@ func TestSweep(t *testing.T) {
 		}
 		// Seven days after it was lost, an interrupted VM stops; the VMs
 		// this sweep interrupts start their seven days now.
-		res, err = st.Sweep(ctx, t0.Add(models.InterruptedExpiry+time.Microsecond), grace)
+		res, err = sw.Sweep(ctx, t0.Add(models.InterruptedExpiry+time.Microsecond), grace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res != (store.SweepResult{NodesOffline: 3, Interrupted: 4, Stopped: 2}) {
+		if res != (sweep.Result{NodesOffline: 3, Interrupted: 4, Stopped: 2}) {
 			t.Errorf("a week later = %+v", res)
 		}
 		if v := vm(t, st, "parked-vm"); v.Status != models.VMStopped || v.StatusReason != models.ReasonNodeLost {
@@ -183,62 +189,102 @@ func TestSweep(t *testing.T) {
 func TestSweepReplicas(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {
+			t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 			replicas := storetest.Replicas(t, d, 6)
-			load(t, replicas[0], sweepFixture())
-			results := make([]store.SweepResult, len(replicas))
+			load(t, replicas[0], sweepFixture(t0))
+			results := make([]sweep.Result, len(replicas))
 			var wg sync.WaitGroup
 			for i, st := range replicas {
 				wg.Go(func() {
 					var err error
-					if results[i], err = st.Sweep(context.Background(), t0, grace); err != nil {
+					if results[i], err = sweep.New(st).Sweep(context.Background(), t0, grace); err != nil {
 						t.Error(err)
 					}
 				})
 			}
 			wg.Wait()
-			var sum store.SweepResult
+			var sum sweep.Result
 			for _, r := range results {
 				sum.NodesOffline += r.NodesOffline
 				sum.Interrupted += r.Interrupted
 				sum.Stopped += r.Stopped
 				sum.Deleted += r.Deleted
 			}
-			if sum != (store.SweepResult{NodesOffline: 1, Interrupted: 3, Stopped: 1, Deleted: 1}) {
+			if sum != (sweep.Result{NodesOffline: 1, Interrupted: 3, Stopped: 1, Deleted: 1}) {
 				t.Fatalf("replicas changed %+v in all", sum)
 			}
 		})
 	}
 }
 
-// A heartbeat racing the sweep never leaves an online node with node_lost
-// VMs: either it comes first (the node is not silent) or it resumes them.
-func TestSweepRacesHeartbeat(t *testing.T) {
-	for _, d := range storetest.Engines() {
-		t.Run(string(d), func(t *testing.T) {
-			replicas := storetest.Replicas(t, d, 3)
-			st := replicas[0]
-			load(t, st, sweepFixture())
-			for i := range 20 {
-				now := t0.Add(time.Duration(i) * time.Hour)
-				st.DB.Exec("UPDATE nodes SET status = 'online', last_heartbeat_at = ? WHERE id = 'silent'", now.Add(-time.Minute))
-				var wg sync.WaitGroup
-				wg.Go(func() {
-					if _, err := replicas[1].Sweep(context.Background(), now, grace); err != nil {
-						t.Error(err)
-					}
-				})
-				wg.Go(func() {
-					if _, err := replicas[2].RecordHeartbeat(context.Background(), store.Heartbeat{NodeName: "silent"}, now); err != nil {
-						t.Error(err)
-					}
-				})
-				wg.Wait()
-				n := node(t, st, "silent")
-				v := vm(t, st, "silent-vm")
-				if n.Status != models.NodeOnline || v.Status != models.VMRunning {
-					t.Fatalf("round %d: node %s, vm %s/%s", i, n.Status, v.Status, v.StatusReason)
-				}
+// The sweep's transitions go through the lifecycle's one write path: each
+// row interrupted by a silent node has its event, by the sweep, in its own
+// organization's log.
+func TestSweepWritesEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now := store.Now()
+		load(t, st, `{
+ "organizations": [{"id": "org-a", "name": "A", "tenantId": 1}, {"id": "org-b", "name": "B", "tenantId": 2}],
+ "nodes": [{"id": "n1", "name": "n1", "status": "online", "lastHeartbeatAt": "`+models.FormatTime(now.Add(-time.Hour))+`"}],
+ "vms": [
+  {"id": "vm-a", "name": "vm-a", "organizationId": "org-a", "nodeId": "n1", "status": "running"},
+  {"id": "pod-a", "name": "pod-a", "organizationId": "org-a", "nodeId": "n1", "status": "running", "capabilityTier": "pod"},
+  {"id": "vm-b", "name": "vm-b", "organizationId": "org-b", "nodeId": "n1", "status": "running"}]}`)
+		sw := sweep.New(st)
+		res, err := sw.Sweep(ctx, now, 30*time.Second)
+		if err != nil || res != (sweep.Result{NodesOffline: 1, Interrupted: 3}) {
+			t.Fatalf("sweep: %+v %v", res, err)
+		}
+		for _, v := range []struct{ org, id string }{{"org-a", "vm-a"}, {"org-a", "pod-a"}, {"org-b", "vm-b"}} {
+			evs, err := st.EventsAfter(ctx, v.org, []string{v.id}, 0, 10)
+			if err != nil || len(evs) != 1 || evs[0].From != models.VMRunning || evs[0].To != models.VMInterrupted ||
+				evs[0].Transition != models.NodeLost || evs[0].ActorKind != models.ActorSweep || evs[0].Reason != models.ReasonNodeLost {
+				t.Errorf("%s: %v %+v", v.id, err, evs)
 			}
-		})
-	}
+		}
+		nevs, err := st.NodeEventsAfter(ctx, []string{"n1"}, 0, 10)
+		if err != nil || len(nevs) != 1 || *nevs[0].FromStatus != models.NodeOnline || *nevs[0].ToStatus != models.NodeOffline ||
+			nevs[0].ActorKind != models.ActorSweep {
+			t.Errorf("node events: %v %+v", err, nevs)
+		}
+		if again, _ := sw.Sweep(ctx, now, 30*time.Second); again.Changed() {
+			t.Errorf("a second sweep of the same instant changed %+v", again)
+		}
+	})
+}
+
+// Rows deploying for longer than the provision timeout fail with the
+// sentence that says so and let go of their GPUs; a row deploying for
+// less, or one that is running, is left alone, and a second run fails
+// nothing more.
+func TestFailStuckDeploying(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		load(t, st, sweepFixture(t0))
+		st.DB.Exec("UPDATE vms SET status_changed_at = ? WHERE id = 'silent-deploying'", t0.Add(-11*time.Minute))
+		st.DB.Exec("UPDATE vms SET status = 'deploying', status_changed_at = ? WHERE id = 'live-vm'", t0.Add(-9*time.Minute))
+		sw := sweep.New(st)
+		n, err := sw.FailStuckDeploying(ctx, t0, sweep.DefaultProvisionTimeout)
+		if err != nil || n != 1 {
+			t.Fatalf("failed %d rows, %v; want 1", n, err)
+		}
+		v := vm(t, st, "silent-deploying")
+		if want := models.ReasonFailedToStartPrefix + "it was still deploying after 10m0s; no node agent reported it running."; v.Status != models.VMFailed ||
+			v.StatusReason != want {
+			t.Errorf("silent-deploying = %s %q, want failed %q", v.Status, v.StatusReason, want)
+		}
+		var held int64
+		st.DB.Table("gpus").Where("holder_vm_id = ?", "silent-deploying").Count(&held)
+		if held != 0 {
+			t.Errorf("a failed row still holds %d GPUs", held)
+		}
+		if v := vm(t, st, "live-vm"); v.Status != models.VMDeploying {
+			t.Errorf("a row deploying for 9 minutes = %s", v.Status)
+		}
+		if n, err := sw.FailStuckDeploying(ctx, t0, sweep.DefaultProvisionTimeout); err != nil || n != 0 {
+			t.Errorf("again: %d, %v", n, err)
+		}
+	})
 }
