@@ -58,7 +58,7 @@ fuzz:
 
 ## generate: regenerate graph/ from schema.graphqls (gqlgen)
 generate:
-	$(GO) run github.com/99designs/gqlgen generate
+	$(GO) run ./cmd/gqlgen
 
 ## check-generate: fail when the committed generated code differs from a fresh generate
 check-generate: generate

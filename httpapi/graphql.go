@@ -17,10 +17,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"gpugraph/apierr"
+	"gpugraph/fieldmodel"
 	"gpugraph/graph"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
-	"gpugraph/resolvers/plan"
 )
 
 // newGraphQL builds the GraphQL executor with the transports gpugraph
@@ -77,10 +77,10 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 	srv.Use(admitDocuments{docs})
 	srv.Use(restartBudget{rl: g.rl})
 	srv.Use(distinctLists{})
-	srv.Use(resolvers.NarrowLoaders())
-	var planner *plan.Planner
+	srv.Use(fieldmodel.NarrowLoaders())
+	var planner *fieldmodel.Planner
 	if !cfg.DisablePlanner {
-		planner = resolvers.NewPlanner(es.Schema(), cfg.PlanCheck, cfg.PlanCacheBytes)
+		planner = fieldmodel.NewPlanner(fieldmodel.Config{Schema: es.Schema(), Check: cfg.PlanCheck, CacheBytes: cfg.PlanCacheBytes})
 		srv.Use(planner)
 	}
 	registerCacheMetrics(reg, docs, planner)
@@ -95,7 +95,7 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 
 // registerCacheMetrics exposes how many entries and bytes the query, APQ
 // and plan caches hold (gpugraph_graphql_cache_entries and _bytes).
-func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *plan.Planner) {
+func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *fieldmodel.Planner) {
 	stats := func(cache string) (int64, int64) {
 		if cache == "plan" {
 			if planner == nil {

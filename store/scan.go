@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -100,6 +102,9 @@ type table[T any] struct {
 	name    string
 	columns []column[T]
 	always  map[string]bool
+
+	once    sync.Once
+	byField map[string]string // Go field → column (goFields)
 }
 
 type column[T any] struct {
@@ -258,4 +263,49 @@ func (z zeroIfNull) Scan(src any) error {
 	}
 	*z.t = n.Time
 	return nil
+}
+
+// target is the field a wrapping scanner (zeroIfNull) scans into.
+func (z zeroIfNull) target() any { return z.t }
+
+// goFields maps each Go field of T a column scans into to that column,
+// found by where each column's into points in a row: the table lists the
+// pairs once, and this reads them back.
+func (t *table[T]) goFields() map[string]string {
+	t.once.Do(func() {
+		t.byField = map[string]string{}
+		row := new(T)
+		v := reflect.ValueOf(row).Elem()
+		for _, c := range t.columns {
+			p := c.into(row)
+			if w, ok := p.(interface{ target() any }); ok {
+				p = w.target()
+			}
+			addr := reflect.ValueOf(p).Pointer()
+			for i := 0; i < v.NumField(); i++ {
+				if v.Field(i).Addr().Pointer() == addr && v.Type().Field(i).Type == reflect.TypeOf(p).Elem() {
+					t.byField[v.Type().Field(i).Name] = c.name
+				}
+			}
+		}
+	})
+	return t.byField
+}
+
+// ColumnOf answers the column that Go field goField of a row of T scans
+// from, for the tables whose reads the loaders narrow to a query's fields
+// (NodesByIDs, GPUsByNodeIDs, VMsByIDs, … take Columns): nodes, gpus and
+// vms. ok is false for a field no column scans into, and for another T.
+func ColumnOf[T any](goField string) (column string, ok bool) {
+	var m map[string]string
+	switch any((*T)(nil)).(type) {
+	case *models.Node:
+		m = nodes.goFields()
+	case *models.Gpu:
+		m = gpus.goFields()
+	case *models.VM:
+		m = vms.goFields()
+	}
+	column, ok = m[goField]
+	return column, ok
 }

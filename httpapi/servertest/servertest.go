@@ -78,7 +78,7 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 }
 
 // CheckPlans is the check every Env's server runs: each planned answer
-// (resolvers/plan) is compared byte for byte with what gqlgen marshals
+// (fieldmodel.Planner) is compared byte for byte with what gqlgen marshals
 // from the same rows, so every GraphQL query of every test runs both ways.
 // n counts the answers compared.
 func CheckPlans(t testing.TB, n *atomic.Int64) func(ctx context.Context, root string, planned, gqlgen []byte) {

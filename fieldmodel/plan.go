@@ -1,11 +1,11 @@
-package plan
+package fieldmodel
 
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"reflect"
-	"strings"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,9 +25,11 @@ const (
 
 // A Planner is the gqlgen extension that writes planned root fields.
 type Planner struct {
-	cfg      Config
-	resolved map[string]map[string]bool // type → lower-cased field names
-	plans    *sizedlru.Cache[planKey, *compiled]
+	cfg   Config
+	reg   *Registry
+	b     *Bindings
+	roots map[string]reflect.Type // planned root → the Go type its resolver answers
+	plans *sizedlru.Cache[planKey, *compiled]
 }
 
 // planKey names a root field of one parsed document: its source and where
@@ -56,15 +58,22 @@ var _ interface {
 	graphql.FieldInterceptor
 } = (*Planner)(nil)
 
-// New makes a Planner.
-func New(cfg Config) *Planner {
-	p := &Planner{cfg: cfg, resolved: map[string]map[string]bool{}}
-	for typ, fields := range cfg.Resolved {
-		m := map[string]bool{}
-		for _, f := range fields {
-			m[strings.ToLower(f)] = true
+// NewPlanner makes a Planner of cfg's registry's planned roots. It panics
+// on a root the bindings do not know (generated code out of date).
+func NewPlanner(cfg Config) *Planner {
+	p := &Planner{cfg: cfg, reg: cfg.Registry, roots: map[string]reflect.Type{}}
+	if p.reg == nil {
+		p.reg = Declared
+	}
+	if p.b = p.reg.bindings; p.b == nil {
+		panic("fieldmodel: the registry has no bindings (Registry.Bind)")
+	}
+	for _, root := range p.reg.Roots() {
+		t, ok := p.b.Roots[root]
+		if !ok {
+			panic(fmt.Sprintf("fieldmodel: planned root %s has no binding: run make generate", root))
 		}
-		p.resolved[typ] = m
+		p.roots[root] = t
 	}
 	maxBytes := cfg.CacheBytes
 	if maxBytes == 0 {
@@ -91,7 +100,7 @@ type captureKey struct{}
 // InterceptRootField writes a planned root field, or lets gqlgen.
 func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rc := graphql.GetRootFieldContext(ctx)
-	if rc == nil || p.cfg.Roots[rc.Field.Name] == nil {
+	if rc == nil || p.roots[rc.Field.Name] == nil {
 		return next(ctx)
 	}
 	op := graphql.GetOperationContext(ctx)
@@ -183,7 +192,7 @@ func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *
 		}
 	}
 	pl := p.compile(op, f)
-	if key.src != nil && !directives(op, f.Selections, map[string]bool{}) {
+	if key.src != nil && !directives(f.Selections) {
 		p.plans.Add(key, pl, int64(len(key.src.Input)+fieldBytes*(1+pl.fields)))
 	}
 	return pl
@@ -200,40 +209,11 @@ func (p *Planner) compile(op *graphql.OperationContext, f graphql.CollectedField
 		return &compiled{}
 	}
 	c := compiler{p: p, op: op}
-	v, ok := c.compileValue(f.Definition.Type, p.cfg.Roots[f.Name], f.Selections)
+	v, ok := c.compileValue(f.Definition.Type, p.roots[f.Name], f.Selections, FieldBinding{})
 	if !ok {
 		return &compiled{fields: c.fields}
 	}
 	return &compiled{root: v, fields: c.fields}
-}
-
-// directives reports whether sel, or a fragment it spreads, carries a
-// directive.
-func directives(op *graphql.OperationContext, sel ast.SelectionSet, seen map[string]bool) bool {
-	for _, s := range sel {
-		switch s := s.(type) {
-		case *ast.Field:
-			if len(s.Directives) > 0 || directives(op, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if len(s.Directives) > 0 || directives(op, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if len(s.Directives) > 0 {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			if fr := op.Doc.Fragments.ForName(s.Name); fr == nil || len(fr.Directives) > 0 || directives(op, fr.SelectionSet, seen) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // raw is JSON already written.

@@ -1,4 +1,4 @@
-// Package plan writes the JSON of a GraphQL list selection straight from
+// Plans: a Planner writes the JSON of a GraphQL list selection straight from
 // the rows its resolver and prefetch read, instead of through gqlgen's
 // per-field machinery.
 //
@@ -31,4 +31,5 @@
 // failed load), runs through gqlgen as if the Planner were not there, so
 // errors and partial data are exactly gqlgen's. Tenancy is untouched: the
 // rows are the ones the caller-scoped resolver and loaders read.
-package plan
+
+package fieldmodel
