@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"reflect"
 	"sync/atomic"
 
@@ -30,6 +31,8 @@ type Planner struct {
 	b     *Bindings
 	roots map[string]reflect.Type // planned root → the Go type its resolver answers
 	plans *sizedlru.Cache[planKey, *compiled]
+	// same and diverged count the self-check's outcomes.
+	same, diverged atomic.Int64
 }
 
 // planKey names a root field of one parsed document: its source and where
@@ -47,6 +50,12 @@ type compiled struct {
 	root   *value
 	size   atomic.Int64
 	fields int // planned, for the cache's estimate
+	// cached: kept in the plan cache (a plan made for one request, its
+	// directives reading variables, is not self-checked: the same code
+	// writes the cached ones). checked is set once its first answer was
+	// compared with gqlgen's, diverged when it differed (selfCheck).
+	cached            bool
+	checked, diverged atomic.Bool
 }
 
 // maxPresize bounds the buffer a plan starts with.
@@ -108,7 +117,7 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		return next(ctx)
 	}
 	pl := p.plan(op, rc.Field)
-	if pl.root == nil {
+	if pl.root == nil || pl.diverged.Load() {
 		return next(ctx)
 	}
 	c := &capture{field: rc.Field.Field}
@@ -122,14 +131,59 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		// Run it again through gqlgen, which reports what the plan cannot.
 		return next(ctx)
 	}
-	if p.cfg.Check != nil {
+	gqlgen := func() []byte {
 		var b bytes.Buffer
 		next(context.WithValue(ctx, captureKey{}, &capture{field: c.field, answer: c.answer, replay: true})).MarshalGQL(&b)
-		p.cfg.Check(ctx, rc.Field.Name, w.buf.Bytes(), b.Bytes())
+		return b.Bytes()
+	}
+	switch {
+	case p.cfg.Check != nil:
+		p.cfg.Check(ctx, rc.Field.Name, w.buf.Bytes(), gqlgen())
+	case pl.cached && !pl.checked.Swap(true):
+		if answer, same := p.selfCheck(ctx, pl, rc.Field.Name, w.buf.Bytes(), gqlgen()); !same {
+			return raw(answer)
+		}
 	}
 	pl.size.Store(int64(min(w.buf.Len(), maxPresize)))
 	return raw(w.buf.Bytes())
 }
+
+// selfCheck is the production's check of a plan against gqlgen: the first
+// answer of each compiled plan is marshaled by gqlgen too, from the same
+// rows, and compared byte for byte (Checks counts the outcomes, /metrics
+// shows them). A plan that answers otherwise than gqlgen (a gqlgen upgrade
+// that changed how it writes a value, a binding out of date) is logged and
+// never used again: this answer and every later one of its root field are
+// gqlgen's. It doubles the writing work of one answer per plan.
+func (p *Planner) selfCheck(ctx context.Context, pl *compiled, root string, planned, gqlgen []byte) ([]byte, bool) {
+	if bytes.Equal(planned, gqlgen) {
+		p.same.Add(1)
+		return planned, true
+	}
+	p.diverged.Add(1)
+	pl.diverged.Store(true)
+	at := min(len(planned), len(gqlgen))
+	for i := 0; i < min(len(planned), len(gqlgen)); i++ {
+		if planned[i] != gqlgen[i] {
+			at = i
+			break
+		}
+	}
+	slog.ErrorContext(ctx, "graphql: a plan answered otherwise than gqlgen; its root field is gqlgen's from now on",
+		"root", root, "at", at, "planned", clip(planned, at), "gqlgen", clip(gqlgen, at))
+	return gqlgen, false
+}
+
+// clip is up to 80 bytes of b around at, for the log.
+func clip(b []byte, at int) string {
+	from, to := max(0, at-40), min(len(b), max(0, at)+40)
+	return string(b[from:to])
+}
+
+// Checks are how many plans' first answers the self-check found the same
+// as gqlgen's, and how many it found different (their plans no longer
+// used).
+func (p *Planner) Checks() (same, diverged int64) { return p.same.Load(), p.diverged.Load() }
 
 // InterceptField takes a planned root field's answer from its resolver and
 // gives gqlgen an empty one to marshal.
@@ -193,6 +247,7 @@ func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *
 	}
 	pl := p.compile(op, f)
 	if key.src != nil && !directives(f.Selections) {
+		pl.cached = true
 		p.plans.Add(key, pl, int64(len(key.src.Input)+fieldBytes*(1+pl.fields)))
 	}
 	return pl

@@ -94,7 +94,8 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 }
 
 // registerCacheMetrics exposes how many entries and bytes the query, APQ
-// and plan caches hold (gpugraph_graphql_cache_entries and _bytes).
+// and plan caches hold (gpugraph_graphql_cache_entries and _bytes), and
+// the plans' self-check (gpugraph_graphql_plan_checks_total).
 func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *fieldmodel.Planner) {
 	stats := func(cache string) (int64, int64) {
 		if cache == "plan" {
@@ -106,6 +107,24 @@ func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *f
 		}
 		s := docs.cacheStats()[cache]
 		return s[0], s[1]
+	}
+	// The plans' self-check (fieldmodel.Planner.Checks): the first answer
+	// of each cached plan compared with gqlgen's.
+	for _, result := range []string{"same", "diverged"} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "gpugraph_graphql_plan_checks_total",
+			Help:        "Plans whose first answer was compared with gqlgen's marshalling of the same rows, by outcome; a diverged plan is not used again.",
+			ConstLabels: prometheus.Labels{"result": result},
+		}, func() float64 {
+			if planner == nil {
+				return 0
+			}
+			same, diverged := planner.Checks()
+			if result == "same" {
+				return float64(same)
+			}
+			return float64(diverged)
+		}))
 	}
 	for _, cache := range []string{"query", "apq", "plan"} {
 		reg.MustRegister(
