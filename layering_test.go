@@ -201,6 +201,81 @@ func TestFacesNameNoPermission(t *testing.T) {
 	}
 }
 
+// walkerPackage is the package that walks GraphQL selection sets: the one
+// walker (fieldmodel/walk.go) that the limits, narrowing, prefetch and the
+// plans share.
+const walkerPackage = "gpugraph/fieldmodel"
+
+// walksSelections names what, in file f, walks a selection set itself: a
+// call of gqlgen's CollectFields, the fragment node types a walk must tell
+// apart (ast.InlineFragment, ast.FragmentSpread), or a loop over a
+// selection set (range x.SelectionSet, range x.Selections).
+func walksSelections(f *ast.File) []string {
+	names := map[string]string{} // local name → import path
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = path
+	}
+	var found []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			x, ok := n.X.(*ast.Ident)
+			if !ok {
+				break
+			}
+			switch path := names[x.Name]; {
+			case path == "github.com/99designs/gqlgen/graphql" && n.Sel.Name == "CollectFields",
+				path == "github.com/vektah/gqlparser/v2/ast" && (n.Sel.Name == "InlineFragment" || n.Sel.Name == "FragmentSpread"):
+				found = append(found, x.Name+"."+n.Sel.Name)
+			}
+		case *ast.RangeStmt:
+			if sel, ok := n.X.(*ast.SelectorExpr); ok && (sel.Sel.Name == "SelectionSet" || sel.Sel.Name == "Selections") {
+				found = append(found, "range …."+sel.Sel.Name)
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// TestOnlyTheFieldModelWalksSelectionSets keeps one walker of selection
+// sets: no package but fieldmodel (and gqlgen's generated executor in
+// graph/) walks one itself.
+func TestOnlyTheFieldModelWalksSelectionSets(t *testing.T) {
+	for path, p := range listPackages(t) {
+		if path == walkerPackage || strings.HasPrefix(path, "gpugraph/graph") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found := walksSelections(f); len(found) > 0 {
+				t.Errorf("%s/%s walks selection sets itself (%s): use the walker of package fieldmodel", path, name, strings.Join(found, ", "))
+			}
+		}
+	}
+}
+
+// TestTheWalkerRuleBites checks that the rule above finds walks: the
+// walker's own files do.
+func TestTheWalkerRuleBites(t *testing.T) {
+	p := listPackages(t)[walkerPackage]
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, "walk.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := walksSelections(f); !slices.Contains(found, "ast.FragmentSpread") || !slices.Contains(found, "graphql.CollectFields") {
+		t.Fatalf("the rule finds %v in fieldmodel/walk.go: it would pass on anything", found)
+	}
+}
+
 // TestLayeringRuleBites checks that the rule above reads real imports: the
 // store itself must show up as a gorm importer.
 func TestLayeringRuleBites(t *testing.T) {

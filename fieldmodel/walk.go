@@ -343,17 +343,34 @@ func ResponseName(f *ast.Field) string {
 	return f.Name
 }
 
-// Syntax calls fn on every selection of set as written, fields' own
+// A Syntax scan visits every selection of a set as written, fields' own
 // selections included, without following spreads: a scan of a document's
-// syntax (the precheck's node and directive count).
-func Syntax(set ast.SelectionSet, fn func(sel ast.Selection)) {
+// syntax (the precheck's count of its nodes and directives). Each callback
+// may be nil.
+type Syntax struct {
+	Field  func(*ast.Field)
+	Inline func(directives ast.DirectiveList)
+	Spread func(name string, directives ast.DirectiveList)
+}
+
+// Scan visits set.
+func (v Syntax) Scan(set ast.SelectionSet) {
 	for _, sel := range set {
-		fn(sel)
 		switch s := sel.(type) {
 		case *ast.Field:
-			Syntax(s.SelectionSet, fn)
+			if v.Field != nil {
+				v.Field(s)
+			}
+			v.Scan(s.SelectionSet)
 		case *ast.InlineFragment:
-			Syntax(s.SelectionSet, fn)
+			if v.Inline != nil {
+				v.Inline(s.Directives)
+			}
+			v.Scan(s.SelectionSet)
+		case *ast.FragmentSpread:
+			if v.Spread != nil {
+				v.Spread(s.Name, s.Directives)
+			}
 		}
 	}
 }
