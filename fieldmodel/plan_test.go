@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,4 +320,55 @@ func TestStaleBindingsAreFound(t *testing.T) {
 		}
 	}()
 	NewRegistry(Derived[shelf]("Shelf", "label", "Title")).Bind(planBindings)
+}
+
+// The recipe of the package doc, on the plan and narrowing side: until
+// Shelf.curator is declared, a selection of it is gqlgen's and reads every
+// column of shelves; its one declaration (Plain, Reads) plans it and
+// narrows the read to its key's column.
+func TestRecipeAddingANestedFieldPlansAndNarrows(t *testing.T) {
+	s := newShelves(t)
+	columns := func(_ string, goFields []string) ([]string, bool) {
+		if goFields == nil {
+			return nil, false
+		}
+		var out []string
+		for _, f := range goFields {
+			out = append(out, strings.ToLower(f))
+		}
+		return out, true
+	}
+	registry := func(decls ...Declaration) *Registry {
+		r := NewRegistry(append(decls, Narrowed("Shelf", columns), Planned("shelves"))...)
+		r.Bind(planBindings)
+		return r
+	}
+	curator := Load("Shelf", "curator", s.authors, func(x *shelf) string { return x.Curator }, Plain, Reads("Curator"))
+	q := `{ shelves { name curator { name } } }`
+	for _, c := range []struct {
+		reg     *Registry
+		planned string
+		columns []string
+	}{
+		{registry(), "", nil},
+		{registry(curator), `[{"name":"Poetry","curator":{"name":"Keats"}}]`, []string{"name", "curator"}},
+	} {
+		p := NewPlanner(Config{Schema: planSchema, Registry: c.reg})
+		op := operation(t, q, nil)
+		pl := p.plan(op, Collect(op, op.Operation.SelectionSet, "Query")[0])
+		got := ""
+		if pl.root != nil {
+			w := &writer{ctx: context.Background()}
+			if err := w.value(pl.root, reflect.ValueOf(s.rows[:1])); err != nil {
+				t.Fatal(err)
+			}
+			got = w.buf.String()
+		}
+		if got != c.planned {
+			t.Errorf("planned %q, want %q", got, c.planned)
+		}
+		if cols := c.reg.OperationColumns(op.Operation)("Shelf"); !slices.Equal(cols, c.columns) {
+			t.Errorf("columns %q, want %q", cols, c.columns)
+		}
+	}
 }

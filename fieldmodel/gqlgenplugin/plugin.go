@@ -42,8 +42,12 @@ const Filename = "fieldmodel_gen.go"
 // Plugin is the field-model plugin over a registry of declarations.
 type Plugin struct {
 	reg *fieldmodel.Registry
-	// registry is how the generated code names reg.
+	// registry is how the generated code names reg: a variable of package
+	// fieldmodel.
 	registry string
+	// filename is where the file is written (Filename beside the executor
+	// when empty).
+	filename string
 }
 
 var (
@@ -141,9 +145,13 @@ func (p *Plugin) GenerateCode(data *codegen.Data) error {
 			}
 		}
 	}
+	filename := p.filename
+	if filename == "" {
+		filename = filepath.Join(data.Config.Exec.Dir(), Filename)
+	}
 	return templates.Render(templates.Options{
 		PackageName:     data.Config.Exec.Package,
-		Filename:        filepath.Join(data.Config.Exec.Dir(), Filename),
+		Filename:        filename,
 		GeneratedHeader: true,
 		Template:        tmpl,
 		Data: map[string]any{
