@@ -10,6 +10,8 @@ import (
 
 	"gpugraph/fieldmodel"
 	"gpugraph/graph"
+	"gpugraph/loaders"
+	"gpugraph/models"
 )
 
 // notPrefetched are the resolver fields of an object type that are
@@ -119,5 +121,28 @@ func TestAnUndeclaredFieldIsFound(t *testing.T) {
 	}
 	if got := unprefetched(t, fieldmodel.NewRegistry(fields...)); !slices.Equal(got, []string{"VM.node"}) {
 		t.Fatalf("unprefetched = %v, want [VM.node]", got)
+	}
+}
+
+// Every field of the types whose reads are narrowed reads known columns:
+// a declared field its Reads, any other the column of the Go field gqlgen
+// binds it to (the field registries, package rowfield). A field that did
+// not would make every query selecting it read every column.
+func TestNarrowedTypesKnowEveryField(t *testing.T) {
+	s := gpugraphSchema()
+	b := fieldmodel.Declared.Bindings()
+	columnOf := map[string]func(string) (string, bool){
+		"Node": loaders.ColumnOf[models.Node], "Gpu": loaders.ColumnOf[models.Gpu], "VM": loaders.ColumnOf[models.VM],
+	}
+	for typ, of := range columnOf {
+		for _, f := range s.Types[typ].Fields {
+			if strings.HasPrefix(f.Name, "__") || fieldmodel.Declared.Has(typ, f.Name) {
+				continue
+			}
+			gf := b.GoField(typ, f.Name)
+			if _, ok := of(gf); gf == "" || !ok {
+				t.Errorf("%s.%s (Go field %q) has no column: declare what it reads, or register its column (package rowfield)", typ, f.Name, gf)
+			}
+		}
 	}
 }

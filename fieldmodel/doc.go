@@ -51,10 +51,13 @@
 //
 // # Adding a scalar field of a VM, a node or a GPU
 //
-// A field gqlgen reads off a struct field needs no declaration here: add
-// it to the registry of its type's fields (package fields: its JSON key,
-// column and REST writer) and to the schema; narrowing reads its column
-// through the binding, plans write it with the binding's marshaler.
+// A field gqlgen reads off a struct field needs no declaration here: it is
+// the Go field, one entry of its row's field registry (package rowfield:
+// its column, where a read scans it) and the schema, as rowfield's doc
+// says. Narrowing reads its column through gqlgen's binding and the
+// store's registry; plans write it with the binding's marshaler;
+// TestNarrowedTypesKnowEveryField fails for a field of Node, Gpu or VM
+// whose column is unknown.
 //
 // # How prefetch reads
 //
