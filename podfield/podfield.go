@@ -7,10 +7,10 @@
 // sortBy against it, the store compiles filters and orders from it, the
 // GraphQL read path projects a selection onto columns with it (fieldmodel's
 // narrowing of Pod) and binds PodSortField to it, and the REST writer is
-// checked against it. It lives in
-// a package of its own, importing nothing but the standard library, so that
-// all of them (store, filterby, fieldmodel, resolvers, rest) can import it without a
-// cycle and without pulling in SQL or HTTP.
+// checked against it. It lives in a package of its own, importing nothing
+// but the standard library, so that all of them (store, filterby,
+// fieldmodel, resolvers, rest) can import it without a cycle and without
+// pulling in SQL or HTTP.
 //
 // # Adding a sortable pod field
 //
