@@ -58,9 +58,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./paging/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTimeDefaultUTC$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 
-## generate: regenerate graph/ from schema.graphqls (gqlgen, a tool of go.mod: go tool gqlgen)
+## generate: regenerate graph/ from schema.graphqls (cmd/gqlgen: gqlgen with the field model's plugin, which writes graph/fieldmodel_gen.go)
 generate:
-	$(GO) tool gqlgen generate
+	$(GO) run ./cmd/gqlgen
 
 ## check-generate: fail when the committed generated code differs from a fresh generate
 check-generate: generate

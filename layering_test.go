@@ -57,9 +57,13 @@ func TestLayering(t *testing.T) {
 		"gpugraph/resolvers": {"gpugraph/rest"},
 	}
 	// Pure packages speak no HTTP, know no face and no store.
-	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
+	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding", "gpugraph/rowfield"} {
 		forbidden[p] = []string{"net/http", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/store"}
 	}
+	// The field model is what make generate reads (cmd/gqlgen): it must
+	// build without the code generated from it (graph/), and it knows no
+	// column (the store names them) and no face.
+	forbidden["gpugraph/fieldmodel"] = []string{"gpugraph/graph", "gpugraph/store", "gpugraph/rest", "gpugraph/resolvers", "net/http"}
 	// Services hold the rules for both faces and know neither (an HTTP status
 	// travels in an apierr.Error, which both faces render).
 	for _, p := range []string{"gpugraph/compute", "gpugraph/hardware", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services", "gpugraph/sweep"} {
@@ -91,6 +95,8 @@ func TestLayering(t *testing.T) {
 	}
 
 	// …not even through another package.
+	// (rowfield imports models, whose errors are apierr's, which know
+	// their HTTP status: it is held to its direct imports only.)
 	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
 		if slices.Contains(pkgs[pkg].Deps, "net/http") {
 			t.Errorf("%s depends on net/http through its imports (go list -deps %s)", pkg, pkg)
@@ -319,5 +325,80 @@ func TestAgentLinksNoSimulator(t *testing.T) {
 	cmd := pkgs["gpugraph/cmd/agent"]
 	if !slices.Contains(cmd.Deps, sim) || !slices.ContainsFunc(cmd.Deps, func(d string) bool { return under(d, nvmlMock) }) {
 		t.Fatalf("go list reports no %s or %s under gpugraph/cmd/agent: the rule above would pass on anything", sim, nvmlMock)
+	}
+}
+
+// walkerPackage is the package that walks GraphQL selection sets: the one
+// walker (fieldmodel/walk.go) that the limits, narrowing, prefetch and the
+// plans share.
+const walkerPackage = "gpugraph/fieldmodel"
+
+// walksSelections names what, in file f, walks a selection set itself: a
+// call of gqlgen's CollectFields, the fragment node types a walk must tell
+// apart (ast.InlineFragment, ast.FragmentSpread), or a loop over a
+// selection set (range x.SelectionSet, range x.Selections).
+func walksSelections(f *ast.File) []string {
+	names := map[string]string{} // local name → import path
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = path
+	}
+	var found []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			x, ok := n.X.(*ast.Ident)
+			if !ok {
+				break
+			}
+			switch path := names[x.Name]; {
+			case path == "github.com/99designs/gqlgen/graphql" && n.Sel.Name == "CollectFields",
+				path == "github.com/vektah/gqlparser/v2/ast" && (n.Sel.Name == "InlineFragment" || n.Sel.Name == "FragmentSpread"):
+				found = append(found, x.Name+"."+n.Sel.Name)
+			}
+		case *ast.RangeStmt:
+			if sel, ok := n.X.(*ast.SelectorExpr); ok && (sel.Sel.Name == "SelectionSet" || sel.Sel.Name == "Selections") {
+				found = append(found, "range …."+sel.Sel.Name)
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// TestOnlyTheFieldModelWalksSelectionSets keeps one walker of selection
+// sets: no package but fieldmodel (and gqlgen's generated executor in
+// graph/) walks one itself.
+func TestOnlyTheFieldModelWalksSelectionSets(t *testing.T) {
+	for path, p := range listPackages(t) {
+		if path == walkerPackage || strings.HasPrefix(path, "gpugraph/graph") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found := walksSelections(f); len(found) > 0 {
+				t.Errorf("%s/%s walks selection sets itself (%s): use the walker of package fieldmodel", path, name, strings.Join(found, ", "))
+			}
+		}
+	}
+}
+
+// TestTheWalkerRuleBites checks that the rule above finds walks: the
+// walker's own files do.
+func TestTheWalkerRuleBites(t *testing.T) {
+	p := listPackages(t)[walkerPackage]
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, "walk.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := walksSelections(f); !slices.Contains(found, "ast.FragmentSpread") || !slices.Contains(found, "graphql.CollectFields") {
+		t.Fatalf("the rule finds %v in fieldmodel/walk.go: it would pass on anything", found)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"gpugraph/dataset"
 	"gpugraph/dataset/format"
+	"gpugraph/rowfield"
 )
 
 // TestFormatMatchesFile holds the two spellings of the fixture format to the
@@ -77,6 +78,35 @@ func keys(t reflect.Type) map[string]reflect.Type {
 			out[f.Name] = f.Type
 		default:
 			out[name] = f.Type
+		}
+	}
+	return out
+}
+
+// TestFormatKeys holds the fixture writer to the field registries of VMs,
+// nodes and GPUs (package rowfield): the same keys in the same order (a
+// node's GPUs listed in it, a GPU's node the node that lists it).
+func TestFormatKeys(t *testing.T) {
+	without := func(keys []string, drop string) []string {
+		return slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == drop })
+	}
+	for name, c := range map[string]struct{ written, registered []string }{
+		"vms":        {orderedKeys(reflect.TypeFor[format.VM]()), rowfield.VM.Keys()},
+		"nodes":      {orderedKeys(reflect.TypeFor[format.Node]()), append(rowfield.Node.Keys(), "gpus")},
+		"nodes.gpus": {orderedKeys(reflect.TypeFor[format.GPU]()), without(rowfield.GPU.Keys(), "nodeId")},
+	} {
+		if !slices.Equal(c.written, c.registered) {
+			t.Errorf("%s: format writes %v, the registry has %v", name, c.written, c.registered)
+		}
+	}
+}
+
+// orderedKeys are a struct's JSON keys in its fields' order.
+func orderedKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "-" && name != "" {
+			out = append(out, name)
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/edge"
+	"gpugraph/fieldmodel"
 	"gpugraph/paging"
 )
 
@@ -86,7 +87,7 @@ func (l Limits) MutateOperationContext(ctx context.Context, oc *graphql.Operatio
 // documents.MutateOperationParameters), once gqlparser's walker has bound
 // the fields to their definitions.
 func (l Limits) check(op *ast.OperationDefinition, vars map[string]any) *gqlerror.Error {
-	w := &costWalker{vars: vars, frags: map[string]*fragCost{}, schema: l.Schema}
+	w := &costWalker{vars: vars, schema: l.Schema}
 	maxRoots := l.MaxRootFields
 	if op.Operation == ast.Mutation && l.MaxMutationFields > 0 {
 		maxRoots = l.MaxMutationFields
@@ -129,15 +130,10 @@ type cost struct {
 	aliases float64
 }
 
-type fragCost struct {
-	c    cost
-	busy bool // on the walk's path: a cycle (validation refuses those; never loop)
-}
-
 type costWalker struct {
 	vars   map[string]any
-	frags  map[string]*fragCost
 	schema *ast.Schema
+	fold   *fieldmodel.Fold[cost]
 }
 
 // checkArgs holds every argument of the operation to the edge's bounds,
@@ -199,96 +195,33 @@ func checkStrings(v any, check func(string) error) error {
 // eachField calls fn on every field of set and below, walking each
 // fragment once: a fragment's arguments are the same wherever it is spread.
 func (w *costWalker) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
-	walkFields(set, true, fn)
+	fieldmodel.Every(set, fn)
 }
 
-// eachRoot calls fn on the root fields of set, through fragments.
-func (w *costWalker) eachRoot(set ast.SelectionSet, fn func(*ast.Field)) {
-	walkFields(set, false, fn)
-}
-
-func walkFields(set ast.SelectionSet, deep bool, fn func(*ast.Field)) {
-	seen := map[string]bool{}
-	var walk func(ast.SelectionSet)
-	walk = func(set ast.SelectionSet) {
-		for _, sel := range set {
-			switch s := sel.(type) {
-			case *ast.Field:
-				fn(s)
-				if deep {
-					walk(s.SelectionSet)
-				}
-			case *ast.InlineFragment:
-				walk(s.SelectionSet)
-			case *ast.FragmentSpread:
-				if s.Definition != nil && !seen[s.Name] {
-					seen[s.Name] = true
-					walk(s.Definition.SelectionSet)
-				}
-			}
-		}
-	}
-	walk(set)
-}
-
+// rootCount counts the root fields of set, through fragments. A fragment
+// spread twice at the root names the same fields: the executor merges
+// them, so it counts once.
 func (w *costWalker) rootCount(set ast.SelectionSet) int {
 	n := 0
-	seen := map[string]bool{}
-	var walk func(ast.SelectionSet)
-	walk = func(set ast.SelectionSet) {
-		for _, sel := range set {
-			switch s := sel.(type) {
-			case *ast.Field:
-				n++
-			case *ast.InlineFragment:
-				walk(s.SelectionSet)
-			case *ast.FragmentSpread:
-				// A fragment spread twice at the root names the same fields:
-				// the executor merges them, so it counts once.
-				if s.Definition != nil && !seen[s.Name] {
-					seen[s.Name] = true
-					walk(s.Definition.SelectionSet)
-				}
-			}
-		}
-	}
-	walk(set)
+	fieldmodel.Roots(set, func(*ast.Field) { n++ })
 	return n
 }
 
+// set is what set costs, each fragment's cost computed once and reused
+// wherever it is spread (fieldmodel.Fold).
 func (w *costWalker) set(set ast.SelectionSet) cost {
-	var total cost
-	for _, sel := range set {
-		var c cost
-		switch s := sel.(type) {
-		case *ast.Field:
-			c = w.field(s)
-		case *ast.InlineFragment:
-			c = w.set(s.SelectionSet)
-		case *ast.FragmentSpread:
-			if s.Definition == nil {
-				continue
-			}
-			f, ok := w.frags[s.Name]
-			if !ok {
-				f = &fragCost{busy: true}
-				w.frags[s.Name] = f
-				f.c = w.set(s.Definition.SelectionSet)
-				f.busy = false
-			} else if f.busy {
-				continue
-			}
-			c = f.c
-		default:
-			panic(fmt.Sprintf("unknown selection %T", sel))
-		}
-		total.cost = satAdd(total.cost, c.cost)
-		total.aliases = satAdd(total.aliases, c.aliases)
-		if c.depth > total.depth {
-			total.depth = c.depth
+	if w.fold == nil {
+		w.fold = &fieldmodel.Fold[cost]{
+			Field: func(f *ast.Field, _ func(ast.SelectionSet) cost) cost { return w.field(f) },
+			Add: func(total, c cost) cost {
+				total.cost = satAdd(total.cost, c.cost)
+				total.aliases = satAdd(total.aliases, c.aliases)
+				total.depth = max(total.depth, c.depth)
+				return total
+			},
 		}
 	}
-	return total
+	return w.fold.Set(set)
 }
 
 func (w *costWalker) field(f *ast.Field) cost {

@@ -17,10 +17,10 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"gpugraph/apierr"
+	"gpugraph/fieldmodel"
 	"gpugraph/graph"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
-	"gpugraph/resolvers/plan"
 )
 
 // newGraphQL builds the GraphQL executor with the transports gpugraph
@@ -77,10 +77,10 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 	srv.Use(admitDocuments{docs})
 	srv.Use(restartBudget{rl: g.rl})
 	srv.Use(distinctLists{})
-	srv.Use(resolvers.NarrowLoaders())
-	var planner *plan.Planner
+	srv.Use(fieldmodel.NarrowLoaders())
+	var planner *fieldmodel.Planner
 	if !cfg.DisablePlanner {
-		planner = resolvers.NewPlanner(es.Schema(), cfg.PlanCheck, cfg.PlanCacheBytes)
+		planner = fieldmodel.NewPlanner(fieldmodel.Config{Schema: es.Schema(), Check: cfg.PlanCheck, CacheBytes: cfg.PlanCacheBytes})
 		srv.Use(planner)
 	}
 	registerCacheMetrics(reg, docs, planner)
@@ -94,8 +94,9 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *gate, reg prometheus.Reg
 }
 
 // registerCacheMetrics exposes how many entries and bytes the query, APQ
-// and plan caches hold (gpugraph_graphql_cache_entries and _bytes).
-func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *plan.Planner) {
+// and plan caches hold (gpugraph_graphql_cache_entries and _bytes), and
+// the plans' self-check (gpugraph_graphql_plan_checks_total).
+func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *fieldmodel.Planner) {
 	stats := func(cache string) (int64, int64) {
 		if cache == "plan" {
 			if planner == nil {
@@ -106,6 +107,24 @@ func registerCacheMetrics(reg prometheus.Registerer, docs *documents, planner *p
 		}
 		s := docs.cacheStats()[cache]
 		return s[0], s[1]
+	}
+	// The plans' self-check (fieldmodel.Planner.Checks): the first answer
+	// of each cached plan compared with gqlgen's.
+	for _, result := range []string{"same", "diverged"} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "gpugraph_graphql_plan_checks_total",
+			Help:        "Plans whose first answer was compared with gqlgen's marshalling of the same rows, by outcome; a diverged plan is not used again.",
+			ConstLabels: prometheus.Labels{"result": result},
+		}, func() float64 {
+			if planner == nil {
+				return 0
+			}
+			same, diverged := planner.Checks()
+			if result == "same" {
+				return float64(same)
+			}
+			return float64(diverged)
+		}))
 	}
 	for _, cache := range []string{"query", "apq", "plan"} {
 		reg.MustRegister(

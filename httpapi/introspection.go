@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"gpugraph/apierr"
+	"gpugraph/fieldmodel"
 )
 
 // noIntrospection refuses, before execution, an operation that asks for
@@ -36,7 +37,7 @@ func (n noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql
 // check refuses op when it asks for introspection (documents runs it
 // before validation too).
 func (noIntrospection) check(op *ast.OperationDefinition, _ map[string]any) *gqlerror.Error {
-	if !asksIntrospection(op.SelectionSet, map[string]bool{}) {
+	if !asksIntrospection(op.SelectionSet) {
 		return nil
 	}
 	err := gqlerror.Errorf("introspection is disabled on this server")
@@ -45,27 +46,10 @@ func (noIntrospection) check(op *ast.OperationDefinition, _ map[string]any) *gql
 }
 
 // asksIntrospection looks at the root fields, through fragments.
-func asksIntrospection(set ast.SelectionSet, seen map[string]bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if s.Name == "__schema" || s.Name == "__type" {
-				return true
-			}
-		case *ast.InlineFragment:
-			if asksIntrospection(s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if s.Definition != nil && !seen[s.Name] {
-				seen[s.Name] = true
-				if asksIntrospection(s.Definition.SelectionSet, seen) {
-					return true
-				}
-			}
-		}
-	}
-	return false
+func asksIntrospection(set ast.SelectionSet) bool {
+	asks := false
+	fieldmodel.Roots(set, func(f *ast.Field) { asks = asks || f.Name == "__schema" || f.Name == "__type" })
+	return asks
 }
 
 var trimOnce sync.Once

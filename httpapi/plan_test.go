@@ -197,3 +197,36 @@ func TestLoadersReadSelectedColumns(t *testing.T) {
 		}
 	})
 }
+
+// As deployed (no test comparing every answer), each cached plan's first
+// answer is compared with gqlgen's all the same, once, and counted in
+// /metrics: two documents, three requests, two checks, both the same.
+func TestPlansCheckThemselvesOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.NewAsDeployed(t, st, fleet(3), httpapi.Config{})
+		for _, q := range []string{`{ vms { vms { id node { name } } } }`, `{ vms { vms { id node { name } } } }`, `{ nodes { id gpus { index model { name } } } }`} {
+			if r := env.GraphQL("fleet-reader", q, nil); len(r.Errors) > 0 {
+				t.Fatal(r.Errors)
+			}
+		}
+		_, page := env.Do(http.MethodGet, "/metrics", "", nil, nil)
+		for _, want := range []string{
+			`gpugraph_graphql_plan_checks_total{result="same"} 2`,
+			`gpugraph_graphql_plan_checks_total{result="diverged"} 0`,
+		} {
+			if !strings.Contains(string(page), want+"\n") {
+				t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(page), "plan_checks"))
+			}
+		}
+	})
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

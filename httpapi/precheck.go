@@ -6,6 +6,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/lexer"
+
+	"gpugraph/fieldmodel"
 )
 
 // docLimits bound what a document asks before it is validated (README
@@ -190,10 +192,9 @@ func scanDocument(doc *ast.QueryDocument) *scanned {
 }
 
 func (s *scanned) scanSet(set ast.SelectionSet, frag *string) {
-	for _, sel := range set {
-		s.nodes++
-		switch x := sel.(type) {
-		case *ast.Field:
+	fieldmodel.Syntax{
+		Field: func(x *ast.Field) {
+			s.nodes++
 			if x.Alias != "" && x.Alias != x.Name {
 				s.aliases++
 			}
@@ -202,17 +203,19 @@ func (s *scanned) scanSet(set ast.SelectionSet, frag *string) {
 				s.scanValue(a.Value)
 			}
 			s.scanDirectives(x.Directives)
-			s.scanSet(x.SelectionSet, frag)
-		case *ast.InlineFragment:
-			s.scanDirectives(x.Directives)
-			s.scanSet(x.SelectionSet, frag)
-		case *ast.FragmentSpread:
-			s.scanDirectives(x.Directives)
+		},
+		Inline: func(directives ast.DirectiveList) {
+			s.nodes++
+			s.scanDirectives(directives)
+		},
+		Spread: func(name string, directives ast.DirectiveList) {
+			s.nodes++
+			s.scanDirectives(directives)
 			if frag != nil {
-				s.spreads[*frag] = append(s.spreads[*frag], x.Name)
+				s.spreads[*frag] = append(s.spreads[*frag], name)
 			}
-		}
-	}
+		},
+	}.Scan(set)
 }
 
 func (s *scanned) scanDirectives(ds ast.DirectiveList) {
@@ -302,7 +305,7 @@ type expander struct {
 
 func (x *expander) operation(op *ast.OperationDefinition) *gqlerror.Error {
 	x.depth, x.aliases = 0, 0
-	if err := x.spot([]ast.SelectionSet{op.SelectionSet}, 1, op.Operation); err != nil {
+	if err := x.spot(op.SelectionSet, op.Operation); err != nil {
 		return err
 	}
 	if x.l.MaxDepth > 0 && x.depth > x.l.MaxDepth {
@@ -314,112 +317,52 @@ func (x *expander) operation(op *ast.OperationDefinition) *gqlerror.Error {
 	return nil
 }
 
-// spot checks the fields of sets, which all land on one object of the
-// answer depth fields deep, and the spots below them.
-func (x *expander) spot(sets []ast.SelectionSet, depth int, kind ast.Operation) *gqlerror.Error {
-	var fields []*ast.Field
-	var seen map[string]bool
-	var collect func(ast.SelectionSet) *gqlerror.Error
-	collect = func(set ast.SelectionSet) *gqlerror.Error {
-		for _, sel := range set {
-			switch s := sel.(type) {
-			case *ast.Field:
-				fields = append(fields, s)
-			case *ast.InlineFragment:
-				if err := x.visitFragment(); err != nil {
-					return err
-				}
-				if err := collect(s.SelectionSet); err != nil {
-					return err
-				}
-			case *ast.FragmentSpread:
-				if seen[s.Name] {
-					continue
-				}
-				if seen == nil {
-					seen = map[string]bool{}
-				}
-				seen[s.Name] = true
-				def := x.frags[s.Name]
-				if def == nil {
-					continue
-				}
-				if err := x.visitFragment(); err != nil {
-					return err
-				}
-				if err := collect(def.SelectionSet); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	for _, set := range sets {
-		if err := collect(set); err != nil {
+// spot checks each spot of the answer below set, an operation's
+// selection: the fields that land on one object of it, as the executor
+// merges them (fieldmodel.Merged walks them).
+func (x *expander) spot(set ast.SelectionSet, kind ast.Operation) *gqlerror.Error {
+	err := fieldmodel.Merged([]ast.SelectionSet{set}, fieldmodel.ByName(x.frags), func() error {
+		if err := x.visitFragment(); err != nil {
 			return err
 		}
-	}
-	if len(fields) == 0 {
 		return nil
-	}
-	if depth == 1 {
-		limit := x.l.MaxRootFields
-		if kind == ast.Mutation && x.l.MaxMutationFields > 0 {
-			limit = x.l.MaxMutationFields
+	}, func(fields []*ast.Field, groups [][]*ast.Field, depth int, path []string) (bool, error) {
+		x.path = path
+		if depth == 1 {
+			limit := x.l.MaxRootFields
+			if kind == ast.Mutation && x.l.MaxMutationFields > 0 {
+				limit = x.l.MaxMutationFields
+			}
+			if limit > 0 && len(fields) > limit {
+				return false, limitError("the operation asks %d root fields, more than the limit of %d", len(fields), limit)
+			}
+		} else if x.l.MaxFieldsPerSet > 0 && len(fields) > x.l.MaxFieldsPerSet {
+			return false, limitError("the selection set of %s asks %d fields (its fragments' included), more than the limit of %d",
+				x.where(), len(fields), x.l.MaxFieldsPerSet)
 		}
-		if limit > 0 && len(fields) > limit {
-			return limitError("the operation asks %d root fields, more than the limit of %d", len(fields), limit)
+		x.fields += len(fields)
+		if x.l.MaxFields > 0 && x.fields > x.l.MaxFields {
+			return false, x.l.fieldsError()
 		}
-	} else if x.l.MaxFieldsPerSet > 0 && len(fields) > x.l.MaxFieldsPerSet {
-		return limitError("the selection set of %s asks %d fields (its fragments' included), more than the limit of %d",
-			x.where(), len(fields), x.l.MaxFieldsPerSet)
-	}
-	x.fields += len(fields)
-	if x.l.MaxFields > 0 && x.fields > x.l.MaxFields {
-		return x.l.fieldsError()
-	}
-	x.depth = max(x.depth, depth)
-
-	// Group by response name, in order of first appearance.
-	index := make(map[string]int, len(fields))
-	var groups [][]*ast.Field
-	for _, f := range fields {
-		if f.Alias != "" && f.Alias != f.Name {
-			x.aliases++
-		}
-		name := responseName(f)
-		i, ok := index[name]
-		if !ok {
-			i = len(groups)
-			index[name] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], f)
-	}
-	for _, g := range groups {
-		if x.l.MaxRepeats > 0 && len(g) > x.l.MaxRepeats {
-			x.path = append(x.path, responseName(g[0]))
-			return limitError("the query asks %s %d times (its fragments' included), more than the limit of %d",
-				x.where(), len(g), x.l.MaxRepeats)
-		}
-	}
-	for _, g := range groups {
-		var below []ast.SelectionSet
-		for _, f := range g {
-			if len(f.SelectionSet) > 0 {
-				below = append(below, f.SelectionSet)
+		x.depth = max(x.depth, depth)
+		for _, f := range fields {
+			if f.Alias != "" && f.Alias != f.Name {
+				x.aliases++
 			}
 		}
-		if below == nil {
-			continue
+		for _, g := range groups {
+			if x.l.MaxRepeats > 0 && len(g) > x.l.MaxRepeats {
+				x.path = append(x.path, fieldmodel.ResponseName(g[0]))
+				return false, limitError("the query asks %s %d times (its fragments' included), more than the limit of %d",
+					x.where(), len(g), x.l.MaxRepeats)
+			}
 		}
-		x.path = append(x.path, responseName(g[0]))
-		if err := x.spot(below, depth+1, kind); err != nil {
-			return err
-		}
-		x.path = x.path[:len(x.path)-1]
+		return true, nil
+	})
+	if err == nil {
+		return nil
 	}
-	return nil
+	return err.(*gqlerror.Error)
 }
 
 func (x *expander) visitFragment() *gqlerror.Error {
@@ -436,11 +379,4 @@ func (x *expander) where() string {
 		return "the operation"
 	}
 	return strings.Join(x.path, ".")
-}
-
-func responseName(f *ast.Field) string {
-	if f.Alias != "" {
-		return f.Alias
-	}
-	return f.Name
 }

@@ -12,6 +12,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/fieldmodel"
 	"gpugraph/ratelimit"
 	"gpugraph/reqid"
 	"gpugraph/rest"
@@ -160,7 +161,7 @@ func (b restartBudget) MutateOperationContext(ctx context.Context, oc *graphql.O
 		return nil
 	}
 	keys := map[string]bool{}
-	(&costWalker{}).eachRoot(oc.Operation.SelectionSet, func(f *ast.Field) {
+	fieldmodel.Roots(oc.Operation.SelectionSet, func(f *ast.Field) {
 		if f.Name == "restartVm" {
 			keys[f.Alias] = true
 		}

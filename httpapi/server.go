@@ -18,6 +18,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/fieldmodel"
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
@@ -25,7 +26,6 @@ import (
 	"gpugraph/replicas"
 	"gpugraph/reqid"
 	"gpugraph/resolvers"
-	"gpugraph/resolvers/plan"
 	"gpugraph/rest"
 	"gpugraph/rest/openapi"
 	"gpugraph/services"
@@ -39,10 +39,10 @@ type Config struct {
 	// DisableIntrospection turns GraphQL introspection off (the playground needs it on).
 	DisableIntrospection bool
 	// DisablePlanner answers every GraphQL field through gqlgen, none
-	// through a plan (resolvers/plan): the tests compare both ways.
+	// through a plan (fieldmodel.Planner): the tests compare both ways.
 	DisablePlanner bool
 	// PlanCheck, when set, has gqlgen marshal every planned answer as well
-	// and is called with both (plan.Config.Check): the tests' comparison.
+	// and is called with both (fieldmodel.Config.Check): the tests' comparison.
 	PlanCheck func(ctx context.Context, root string, planned, gqlgen []byte)
 	// The GraphQL limits (README "Limits"); zero means the default.
 	ComplexityLimit    int
@@ -129,7 +129,7 @@ func (cfg Config) withDefaults() Config {
 	orDefault(&cfg.DirectiveLimit, 50)
 	orDefault(&cfg.QueryCacheBytes, 64<<20)
 	orDefault(&cfg.APQCacheBytes, 16<<20)
-	orDefault(&cfg.PlanCacheBytes, plan.CacheBytes)
+	orDefault(&cfg.PlanCacheBytes, fieldmodel.CacheBytes)
 	orDefault(&cfg.RequestTimeout, 30*time.Second)
 	orDefault(&cfg.PublicConcurrency, 64)
 	orDefault(&cfg.CredentialConcurrency, DefaultCredentialConcurrency())

@@ -47,6 +47,12 @@ type Loaders struct {
 // (and its page of VMs); nil reads every column.
 type Columns struct{ Nodes, GPUs, VMs store.Columns }
 
+// ColumnOf answers the column a narrowed read fills for Go field goField
+// of T's rows (models.Node, models.GPU, models.VM), as the store names it;
+// ok is false for a field no column fills and for a table Narrow does not
+// narrow.
+func ColumnOf[T any](goField string) (column string, ok bool) { return store.ColumnOf[T](goField) }
+
 // NodeKey names a node as a pod does, by cluster and name: the key of
 // NodeByName.
 type NodeKey = store.NodeKey

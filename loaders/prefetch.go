@@ -22,7 +22,7 @@ import (
 // Loaders. Prime reads its keys (duplicates and empty keys dropped) with the
 // loader's own caller-scoped fetch, so tenancy holds exactly as for Load,
 // primes every key (one without a row primes as missing, so it is not read
-// again), and answers the rows. resolvers/prefetch walks a query's
+// again), and answers the rows. Package fieldmodel walks a query's
 // selection and calls them.
 
 // A Source is one of a request's loaders, seen from outside the request:

@@ -5,11 +5,12 @@
 //
 // Every reader of a pod field reads this table: filterby parses filterBy and
 // sortBy against it, the store compiles filters and orders from it, the
-// GraphQL face projects a selection onto columns with it and binds
-// PodSortField to it, and the REST writer is checked against it. It lives in
-// a package of its own, importing nothing but the standard library, so that
-// all of them (store, filterby, resolvers, rest) can import it without a
-// cycle and without pulling in SQL or HTTP.
+// GraphQL read path projects a selection onto columns with it (fieldmodel's
+// narrowing of Pod) and binds PodSortField to it, and the REST writer is
+// checked against it. It lives in a package of its own, importing nothing
+// but the standard library, so that all of them (store, filterby,
+// fieldmodel, resolvers, rest) can import it without a cycle and without
+// pulling in SQL or HTTP.
 //
 // # Adding a sortable pod field
 //

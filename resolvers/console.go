@@ -5,6 +5,7 @@ import (
 
 	"gpugraph/auth"
 	"gpugraph/compute"
+	"gpugraph/fieldmodel"
 	"gpugraph/filterby"
 	"gpugraph/graph/model"
 	"gpugraph/hardware"
@@ -17,7 +18,8 @@ import (
 // The console's root queries: catalogs for filter menus, an offset page of
 // nodes and cursor pages (connections) of the big lists. Like every list
 // they prefetch what they select below their rows (through edges.node and
-// nodes alike), and count their total only when it is selected.
+// nodes alike: fieldmodel.Prefetch), and count their total only when it is
+// selected.
 
 func (r *queryResolver) Projects(ctx context.Context) ([]*models.Project, error) {
 	c, err := auth.Authenticate(ctx)
@@ -36,7 +38,7 @@ func (r *queryResolver) Workloads(ctx context.Context, projectID *string, offset
 	if err != nil {
 		return nil, err
 	}
-	return list, prefetchBelow(ctx, list)
+	return list, fieldmodel.Prefetch(ctx, list)
 }
 
 func (r *queryResolver) GPUModels(ctx context.Context) ([]*models.GPUModel, error) {
@@ -54,15 +56,12 @@ func (r *queryResolver) Gpus(ctx context.Context, health *models.GPUHealth, mode
 	}
 	conn, err := r.Services.Hardware.GPUs(ctx, c, hardware.GPUQuery{
 		Health: health, ModelID: orEmpty(modelID), NodeID: orEmpty(nodeID),
-		First: first, After: after, Total: selects(ctx, "totalCount"),
+		First: first, After: after, Total: fieldmodel.Selects(ctx, "totalCount"),
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := prefetchBelow(ctx, conn.Rows); err != nil {
-		return nil, err
-	}
-	if err := fillModels(ctx, conn.Rows); err != nil {
+	if err := fieldmodel.Prefetch(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
 	out := &model.GPUConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.GPUEdge, len(conn.Rows))}
@@ -85,7 +84,7 @@ func (r *queryResolver) NodeList(ctx context.Context, status []models.NodeStatus
 	if err != nil {
 		return nil, err
 	}
-	if err := prefetchBelow(ctx, nodes); err != nil {
+	if err := fieldmodel.Prefetch(ctx, nodes); err != nil {
 		return nil, err
 	}
 	return &model.NodeList{Nodes: nodes, Next: page.Next(total), Total: int(total)}, nil
@@ -96,11 +95,11 @@ func (r *queryResolver) NodesConnection(ctx context.Context, status []models.Nod
 	if err != nil {
 		return nil, err
 	}
-	conn, err := r.Services.Hardware.Nodes(ctx, c, hardware.NodeQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	conn, err := r.Services.Hardware.Nodes(ctx, c, hardware.NodeQuery{Statuses: status, First: first, After: after, Total: fieldmodel.Selects(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}
-	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+	if err := fieldmodel.Prefetch(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
 	out := &model.NodeConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.NodeEdge, len(conn.Rows))}
@@ -115,14 +114,14 @@ func (r *queryResolver) VmsConnection(ctx context.Context, status []models.VMSta
 	if err != nil {
 		return nil, err
 	}
-	conn, err := r.Services.Compute.Connection(ctx, c, compute.CursorQuery{Statuses: status, First: first, After: after, Total: selects(ctx, "totalCount")})
+	conn, err := r.Services.Compute.Connection(ctx, c, compute.CursorQuery{Statuses: status, First: first, After: after, Total: fieldmodel.Selects(ctx, "totalCount")})
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range conn.Rows {
 		loaders.For(ctx).VMByID.Prime(ctx, v.ID, v)
 	}
-	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+	if err := fieldmodel.Prefetch(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
 	out := &model.VMConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.VMEdge, len(conn.Rows))}
@@ -147,12 +146,12 @@ func (r *queryResolver) PodsConnection(ctx context.Context, where map[string]any
 			Completed: completed,
 		},
 		First: first, After: after,
-		Columns: podColumns(ctx), Total: selects(ctx, "totalCount"),
+		Columns: fieldmodel.PageColumns(ctx, "Pod"), Total: fieldmodel.Selects(ctx, "totalCount"),
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := prefetchBelow(ctx, conn.Rows); err != nil {
+	if err := fieldmodel.Prefetch(ctx, conn.Rows); err != nil {
 		return nil, err
 	}
 	out := &model.PodConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), TotalCount: conn.Total, Edges: make([]*model.PodEdge, len(conn.Rows))}

@@ -115,3 +115,10 @@ func credentialList(cs []credentials.Credential) []*model.Credential {
 	}
 	return out
 }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

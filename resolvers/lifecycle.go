@@ -8,14 +8,15 @@ import (
 	"gpugraph/auth"
 	"gpugraph/compute"
 	"gpugraph/edge"
+	"gpugraph/fieldmodel"
 	"gpugraph/graph"
 	"gpugraph/loaders"
 	"gpugraph/models"
 )
 
-func (r *Resolver) VmEvent() graph.VmEventResolver { return &vmEventResolver{r} }
+func (r *Resolver) VmEvent() graph.VmEventResolver { return &vmEventResolver{} }
 
-type vmEventResolver struct{ *Resolver }
+type vmEventResolver struct{ graph.VmEventLoads }
 
 // StopVM is the mutation stopVm: package compute checks, locks and applies
 // the lifecycle's user-stop.
@@ -51,8 +52,10 @@ func (r *mutationResolver) end(ctx context.Context, id string,
 	return res.VM, nil
 }
 
+var vmEvents = fieldmodel.Declared.Field("VM", "events")
+
 // Events pages the VM's event log, read whole through the request's loader
-// (one statement for a page of VMs, see prefetch.go).
+// as VM.events is declared (one statement for a page of VMs).
 func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, limit *int) ([]*models.VMEvent, error) {
 	var from *int64
 	if after != nil {
@@ -66,7 +69,7 @@ func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, li
 	if err != nil {
 		return nil, err
 	}
-	all, err := loaders.For(ctx).EventsByVM.Load(ctx, v.ID)()
+	all, err := fieldmodel.Resolve[[]*models.VMEvent](ctx, vmEvents, v)
 	if err != nil {
 		return nil, err
 	}

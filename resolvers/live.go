@@ -10,7 +10,6 @@ import (
 	"gpugraph/edge"
 	"gpugraph/graph"
 	"gpugraph/live"
-	"gpugraph/loaders"
 	"gpugraph/models"
 )
 
@@ -72,15 +71,13 @@ func endStream(ctx context.Context) func(*apierr.Error) {
 	return func(e *apierr.Error) { live.CloseConn(ctx, e) }
 }
 
-// VM is the event's VM as it stands now, through the event's own loaders
-// (httpapi gives each event of a subscription fresh ones).
-func (r *vmEventResolver) VM(ctx context.Context, e *models.VMEvent) (*models.VM, error) {
-	return loaders.For(ctx).VMByID.Load(ctx, e.VMID)()
-}
+func (r *Resolver) NodeEvent() graph.NodeEventResolver { return &nodeEventResolver{} }
 
-func (r *Resolver) NodeEvent() graph.NodeEventResolver { return &nodeEventResolver{r} }
-
-type nodeEventResolver struct{ *Resolver }
+// An event's vm and node are the VM and node as they stand now, through
+// the event's own loaders (httpapi gives each event of a subscription
+// fresh ones, scoped to the caller as every request's are): generated
+// from their declarations (graph.VmEventLoads, graph.NodeEventLoads).
+type nodeEventResolver struct{ graph.NodeEventLoads }
 
 func (r *nodeEventResolver) ID(ctx context.Context, e *models.NodeEvent) (string, error) {
 	return strconv.FormatInt(e.ID, 10), nil
@@ -88,10 +85,4 @@ func (r *nodeEventResolver) ID(ctx context.Context, e *models.NodeEvent) (string
 
 func (r *nodeEventResolver) Actor(ctx context.Context, e *models.NodeEvent) (string, error) {
 	return e.Actor().String(), nil
-}
-
-// Node is the event's node as it stands now, through the event's loaders,
-// scoped to the caller as every request's are.
-func (r *nodeEventResolver) Node(ctx context.Context, e *models.NodeEvent) (*models.Node, error) {
-	return loaders.For(ctx).NodeByID.Load(ctx, e.NodeID)()
 }

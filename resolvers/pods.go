@@ -3,9 +3,8 @@ package resolvers
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"gpugraph/auth"
+	"gpugraph/fieldmodel"
 	"gpugraph/filterby"
 	"gpugraph/graph/model"
 	"gpugraph/models"
@@ -48,7 +47,7 @@ func (r *queryResolver) RevisionPods(ctx context.Context, revisionID string, del
 	if err != nil {
 		return nil, err
 	}
-	if err := prefetchBelow(ctx, list); err != nil {
+	if err := fieldmodel.Prefetch(ctx, list); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -73,45 +72,15 @@ func (r *queryResolver) podList(ctx context.Context, workloadID string, where ma
 	if err != nil {
 		return nil, err
 	}
-	l.Columns, l.Total = podColumns(ctx), selects(ctx, "total")
+	l.Columns, l.Total = fieldmodel.PageColumns(ctx, "Pod"), fieldmodel.Selects(ctx, "total")
 	page, err := l.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := prefetchBelow(ctx, page.Pods); err != nil {
+	if err := fieldmodel.Prefetch(ctx, page.Pods); err != nil {
 		return nil, err
 	}
 	return &model.PodList{Pods: page.Pods, Next: page.Next, Total: page.Total}, nil
-}
-
-// selects reports whether the GraphQL field being resolved selects the
-// subfield name.
-func selects(ctx context.Context, name string) bool {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !graphql.HasOperationContext(ctx) {
-		return false
-	}
-	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// selectsOf reports whether the GraphQL field being resolved selects the
-// subfield name of its objects of type typ.
-func selectsOf(ctx context.Context, typ, name string) bool {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !graphql.HasOperationContext(ctx) {
-		return false
-	}
-	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, []string{typ}) {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -2,7 +2,8 @@
 // service of the Services it is handed (package services), which checks
 // the caller's permission first; a root field that reads through the
 // loaders asks the service's gate (MayRead) itself. Every nested field goes
-// through the request's dataloaders, which are scoped to the caller.
+// through the request's dataloaders, which are scoped to the caller, as
+// package fieldmodel declares it.
 package resolvers
 
 import (
@@ -23,19 +24,23 @@ type Resolver struct {
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
-func (r *Resolver) VM() graph.VMResolver             { return &vmResolver{r} }
-func (r *Resolver) Node() graph.NodeResolver         { return &nodeResolver{r} }
-func (r *Resolver) Gpu() graph.GpuResolver           { return &gpuResolver{r} }
-func (r *Resolver) Pod() graph.PodResolver           { return &podResolver{r} }
-func (r *Resolver) Workload() graph.WorkloadResolver { return &workloadResolver{r} }
+func (r *Resolver) VM() graph.VMResolver             { return &vmResolver{} }
+func (r *Resolver) Node() graph.NodeResolver         { return &nodeResolver{} }
+func (r *Resolver) Gpu() graph.GpuResolver           { return &gpuResolver{} }
+func (r *Resolver) Pod() graph.PodResolver           { return &podResolver{} }
+func (r *Resolver) Workload() graph.WorkloadResolver { return &workloadResolver{} }
 
 type queryResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
-type vmResolver struct{ *Resolver }
-type nodeResolver struct{ *Resolver }
-type gpuResolver struct{ *Resolver }
-type podResolver struct{ *Resolver }
-type workloadResolver struct{ *Resolver }
+
+// The nested fields package fieldmodel declares Plain are answered by the
+// generated <Type>Loads each resolver embeds; the methods here are the
+// fields that derive their value.
+type vmResolver struct{ graph.VMLoads }
+type nodeResolver struct{ graph.NodeLoads }
+type gpuResolver struct{ graph.GpuLoads }
+type podResolver struct{ graph.PodLoads }
+type workloadResolver struct{ graph.WorkloadLoads }
 
 // may answers whether the request's caller passes may, a service's gate
 // (compute.Service.MayRead, …), for a field that reads through the

@@ -38,8 +38,8 @@ func (api *API) getVM(w http.ResponseWriter, r *http.Request) error {
 // vmListJSON is a page of VMs; next, the offset of the following page, is
 // absent on the last one.
 type vmListJSON struct {
-	VMs  []*vmJSON `json:"vms"`
-	Next *int      `json:"next,omitempty"`
+	VMs  []vmJSON `json:"vms"`
+	Next *int     `json:"next,omitempty"`
 }
 
 func (api *API) listVMs(w http.ResponseWriter, r *http.Request) error {
@@ -68,7 +68,7 @@ func (api *API) listVMs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := vmListJSON{VMs: make([]*vmJSON, len(details)), Next: page.Next(total)}
+	out := vmListJSON{VMs: make([]vmJSON, len(details)), Next: page.Next(total)}
 	for i, d := range details {
 		out.VMs[i] = encodeVM(d)
 	}

@@ -3,13 +3,16 @@ package store
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
 	"gpugraph/models"
+	"gpugraph/rowfield"
 )
 
 // The loaders' batch reads answer thousands of rows a request (500 pods'
@@ -100,6 +103,9 @@ type table[T any] struct {
 	name    string
 	columns []column[T]
 	always  map[string]bool
+
+	once    sync.Once
+	byField map[string]string // Go field → column (goFields)
 }
 
 type column[T any] struct {
@@ -156,35 +162,24 @@ func scanInto[T any](into []func(*T) any) func(rowScanner, *T) error {
 	}
 }
 
-var nodes = &table[models.Node]{name: "nodes", always: set("id"), columns: []column[models.Node]{
-	{"id", func(n *models.Node) any { return &n.ID }},
-	{"name", func(n *models.Node) any { return &n.Name }},
-	{"cluster_id", func(n *models.Node) any { return &n.ClusterID }},
-	{"node_pool", func(n *models.Node) any { return &n.NodePool }},
-	{"status", func(n *models.Node) any { return &n.Status }},
-	{"agent_version", func(n *models.Node) any { return &n.AgentVersion }},
-	{"fabric_id", func(n *models.Node) any { return &n.FabricID }},
-	{"cpu_cores", func(n *models.Node) any { return &n.CPUCores }},
-	{"ram_gb", func(n *models.Node) any { return &n.RAMGb }},
-	{"disk_gb", func(n *models.Node) any { return &n.DiskGb }},
-	{"leaving_at", func(n *models.Node) any { return &n.LeavingAt }},
-	{"last_heartbeat_at", func(n *models.Node) any { return &n.LastHeartbeatAt }},
-}}
+// The tables the loaders read narrowed scan the columns of their rows'
+// field registry (package rowfield), in its order, then the store's own.
+var nodes = tableOf("nodes", rowfield.Node, set("id"))
 
-var gpus = &table[models.GPU]{name: "gpus", always: set("model_id"), columns: []column[models.GPU]{
-	{"id", func(g *models.GPU) any { return &g.ID }},
-	{"node_id", func(g *models.GPU) any { return &g.NodeID }},
-	{"idx", func(g *models.GPU) any { return &g.Index }},
-	{"uuid", func(g *models.GPU) any { return &g.UUID }},
-	{"address", func(g *models.GPU) any { return &g.Address }},
-	{"model_id", func(g *models.GPU) any { return &g.ModelID }},
-	{"health", func(g *models.GPU) any { return &g.Health }},
-	{"failed_reason", func(g *models.GPU) any { return &g.FailedReason }},
-	{"holder_vm_id", func(g *models.GPU) any { return &g.HolderVMID }},
-	{"utilization", func(g *models.GPU) any { return &g.Utilization }},
-	{"memory_used_bytes", func(g *models.GPU) any { return &g.MemoryUsedBytes }},
-	{"sampled_at", func(g *models.GPU) any { return &g.SampledAt }},
-}}
+var gpus = tableOf("gpus", rowfield.GPU, set("model_id"))
+
+// tableOf is the table name of the columns of reg, always reading always,
+// and then the columns more lists (the store's own).
+func tableOf[T any](name string, reg *rowfield.Registry[T], always map[string]bool, more ...column[T]) *table[T] {
+	t := &table[T]{name: name, always: always}
+	for _, f := range reg.All() {
+		if f.Column != "" {
+			t.columns = append(t.columns, column[T]{f.Column, f.Into})
+		}
+	}
+	t.columns = append(t.columns, more...)
+	return t
+}
 
 func set(names ...string) map[string]bool {
 	m := map[string]bool{}
@@ -214,39 +209,13 @@ var projects = &table[models.Project]{name: "projects", columns: []column[models
 	{"tenant_id", func(p *models.Project) any { return &p.TenantID }},
 }}
 
-var vms = &table[models.VM]{name: "vms", always: set("id"), columns: []column[models.VM]{
-	{"id", func(v *models.VM) any { return &v.ID }},
-	{"name", func(v *models.VM) any { return &v.Name }},
-	{"organization_id", func(v *models.VM) any { return &v.OrganizationID }},
-	{"status", func(v *models.VM) any { return &v.Status }},
-	{"status_reason", func(v *models.VM) any { return &v.StatusReason }},
-	{"capability_tier", func(v *models.VM) any { return &v.CapabilityTier }},
-	{"compute_class", func(v *models.VM) any { return &v.ComputeClass }},
-	{"created_at", func(v *models.VM) any { return &v.CreatedAt }},
-	{"disk_size_gb", func(v *models.VM) any { return &v.DiskSizeGb }},
-	{"endpoint_url", func(v *models.VM) any { return &v.EndpointURL }},
-	{"gpu_count", func(v *models.VM) any { return &v.GPUCount }},
-	{"gpu_model_id", func(v *models.VM) any { return &v.GPUModelID }},
-	{"image_url", func(v *models.VM) any { return &v.ImageURL }},
-	{"managed_by", func(v *models.VM) any { return &v.ManagedBy }},
-	{"price_per_hour_cents", func(v *models.VM) any { return &v.PricePerHourCents }},
-	{"provisioning_stage", func(v *models.VM) any { return &v.ProvisioningStage }},
-	{"public", func(v *models.VM) any { return &v.Public }},
-	{"resource_size", func(v *models.VM) any { return &v.ResourceSize }},
-	{"service_type", func(v *models.VM) any { return &v.ServiceType }},
-	{"tier", func(v *models.VM) any { return &v.Tier }},
-	{"volume_gb", func(v *models.VM) any { return &v.VolumeGb }},
-	{"node_id", func(v *models.VM) any { return &v.NodeID }},
-	{"cpu_cores", func(v *models.VM) any { return &v.CPUCores }},
-	{"ram_gb", func(v *models.VM) any { return &v.RAMGb }},
-	{"tearing_down", func(v *models.VM) any { return &v.TearingDown }},
-	{"interrupted_at", func(v *models.VM) any { return &v.InterruptedAt }},
+var vms = tableOf("vms", rowfield.VM, set("id"),
 	// Nullable in the table, a plain time in the row.
-	{"updated_at", func(v *models.VM) any { return zeroIfNull{&v.UpdatedAt} }},
-	{"generation", func(v *models.VM) any { return &v.Generation }},
-	{"status_changed_at", func(v *models.VM) any { return &v.StatusChangedAt }},
-	{"deleted_at", func(v *models.VM) any { return &v.DeletedAt }},
-}}
+	column[models.VM]{"updated_at", func(v *models.VM) any { return zeroIfNull{&v.UpdatedAt} }},
+	column[models.VM]{"generation", func(v *models.VM) any { return &v.Generation }},
+	column[models.VM]{"status_changed_at", func(v *models.VM) any { return &v.StatusChangedAt }},
+	column[models.VM]{"deleted_at", func(v *models.VM) any { return &v.DeletedAt }},
+)
 
 // zeroIfNull scans a nullable time into a plain one, NULL as the zero time.
 type zeroIfNull struct{ t *time.Time }
@@ -258,4 +227,49 @@ func (z zeroIfNull) Scan(src any) error {
 	}
 	*z.t = n.Time
 	return nil
+}
+
+// target is the field a wrapping scanner (zeroIfNull) scans into.
+func (z zeroIfNull) target() any { return z.t }
+
+// goFields maps each Go field of T a column scans into to that column,
+// found by where each column's into points in a row: the table lists the
+// pairs once, and this reads them back.
+func (t *table[T]) goFields() map[string]string {
+	t.once.Do(func() {
+		t.byField = map[string]string{}
+		row := new(T)
+		v := reflect.ValueOf(row).Elem()
+		for _, c := range t.columns {
+			p := c.into(row)
+			if w, ok := p.(interface{ target() any }); ok {
+				p = w.target()
+			}
+			addr := reflect.ValueOf(p).Pointer()
+			for i := 0; i < v.NumField(); i++ {
+				if v.Field(i).Addr().Pointer() == addr && v.Type().Field(i).Type == reflect.TypeOf(p).Elem() {
+					t.byField[v.Type().Field(i).Name] = c.name
+				}
+			}
+		}
+	})
+	return t.byField
+}
+
+// ColumnOf answers the column that Go field goField of a row of T scans
+// from, for the tables whose reads the loaders narrow to a query's fields
+// (NodesByIDs, GPUsByNodeIDs, VMsByIDs, … take Columns): nodes, gpus and
+// vms. ok is false for a field no column scans into, and for another T.
+func ColumnOf[T any](goField string) (column string, ok bool) {
+	var m map[string]string
+	switch any((*T)(nil)).(type) {
+	case *models.Node:
+		m = nodes.goFields()
+	case *models.GPU:
+		m = gpus.goFields()
+	case *models.VM:
+		m = vms.goFields()
+	}
+	column, ok = m[goField]
+	return column, ok
 }

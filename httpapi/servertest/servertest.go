@@ -49,6 +49,18 @@ const LoaderWait = 25 * time.Millisecond
 // NewWithConfig is New with a server configuration (its Store is set here).
 func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config) *Env {
 	t.Helper()
+	return newEnv(t, st, fixture, cfg, true)
+}
+
+// NewAsDeployed is NewWithConfig without CheckPlans: the server runs its
+// plans as it does in production, with only their own self-check.
+func NewAsDeployed(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config) *Env {
+	t.Helper()
+	return newEnv(t, st, fixture, cfg, false)
+}
+
+func newEnv(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config, checkPlans bool) *Env {
+	t.Helper()
 	if fixture != "" {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
 			t.Fatalf("load fixture: %v", err)
@@ -69,7 +81,7 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 		cfg.LoaderWait = LoaderWait
 	}
 	plans := new(atomic.Int64)
-	if cfg.PlanCheck == nil {
+	if cfg.PlanCheck == nil && checkPlans {
 		cfg.PlanCheck = CheckPlans(t, plans)
 	}
 	srv := httptest.NewServer(Checked(t, httpapi.New(cfg)))
@@ -78,7 +90,7 @@ func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 }
 
 // CheckPlans is the check every Env's server runs: each planned answer
-// (resolvers/plan) is compared byte for byte with what gqlgen marshals
+// (fieldmodel.Planner) is compared byte for byte with what gqlgen marshals
 // from the same rows, so every GraphQL query of every test runs both ways.
 // n counts the answers compared.
 func CheckPlans(t testing.TB, n *atomic.Int64) func(ctx context.Context, root string, planned, gqlgen []byte) {

@@ -1,4 +1,4 @@
-// Package plan writes the JSON of a GraphQL list selection straight from
+// Plans: a Planner writes the JSON of a GraphQL list selection straight from
 // the rows its resolver and prefetch read, instead of through gqlgen's
 // per-field machinery.
 //
@@ -11,12 +11,12 @@
 // already in memory: the rows it answered, and the nested levels its
 // prefetch primed into the request's loaders.
 //
-// A Planner is a gqlgen extension. For each planned root field (Roots)
-// it compiles the field's selection once per cached document into a Plan:
-// for each selected field, where its value is (a struct field of the row,
-// read as gqlgen binds it, or a prefetched field declared Plain in the
-// registry, read from the loader's cache) and how gqlgen marshals it (the
-// same marshal functions the generated code calls). At execution gqlgen
+// A Planner is a gqlgen extension. For each planned root field (Planned)
+// it compiles the field's selection once per cached document into a plan:
+// for each selected field, where its value is (the struct field of the row
+// gqlgen's binding reads, or a field declared Plain, read from its
+// loader's cache) and how gqlgen marshals it (the marshal function and
+// cast the generated code calls, from the same binding: Bindings). At execution gqlgen
 // still parses, validates, costs and runs the root resolver with its
 // arguments; the Planner captures the resolver's answer, hands gqlgen an
 // empty one of the same type to marshal, and writes the real answer's JSON
@@ -30,5 +30,7 @@
 // would have to report an error for (a non-null field without a value, a
 // failed load), runs through gqlgen as if the Planner were not there, so
 // errors and partial data are exactly gqlgen's. Tenancy is untouched: the
-// rows are the ones the caller-scoped resolver and loaders read.
-package plan
+// rows are the ones the caller-scoped resolver and loaders read. Each
+// cached plan's first answer is checked against gqlgen's (selfCheck).
+
+package fieldmodel

@@ -1,4 +1,4 @@
-package resolvers
+package fieldmodel_test
 
 import (
 	"reflect"
@@ -8,18 +8,20 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"gpugraph/fieldmodel"
 	"gpugraph/graph"
-	"gpugraph/resolvers/prefetch"
+	"gpugraph/loaders"
+	"gpugraph/models"
 )
 
 // notPrefetched are the resolver fields of an object type that are
-// deliberately not in the registry, each with why; today there are none.
+// deliberately not declared, each with why; today there are none.
 // A field listed here loads through its batched loader alone, which is one
 // statement a level only when the machine keeps up with the batch wait.
 var notPrefetched = map[string]string{}
 
-func schema() *ast.Schema {
-	return graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
+func gpugraphSchema() *ast.Schema {
+	return graph.NewExecutableSchema(graph.Config{}).Schema()
 }
 
 // resolverFields are "Type.field" of every field gqlgen calls a resolver
@@ -72,9 +74,9 @@ func fieldNamed(def *ast.Definition, goName string) *ast.FieldDefinition {
 
 // unprefetched are the resolver fields answering an object or a list of
 // objects that r does not prefetch and notPrefetched does not excuse.
-func unprefetched(t *testing.T, r *prefetch.Registry) []string {
+func unprefetched(t *testing.T, r *fieldmodel.Registry) []string {
 	t.Helper()
-	s := schema()
+	s := gpugraphSchema()
 	var out []string
 	for _, tf := range resolverFields(t, s) {
 		typ, field, _ := strings.Cut(tf, ".")
@@ -89,35 +91,58 @@ func unprefetched(t *testing.T, r *prefetch.Registry) []string {
 	return out
 }
 
-// Every nested field that answers objects through a resolver is prefetched,
-// so a list's statements stay one a level; a new one fails here until the
-// registry in prefetch.go declares it (or notPrefetched excuses it).
-func TestEveryNestedObjectFieldIsPrefetched(t *testing.T) {
-	if err := prefetchRegistry.Check(schema()); err != nil {
+// Every nested field that answers objects through a resolver is declared,
+// so a list's statements stay one a level; a new one fails here until
+// fields.go declares it (or notPrefetched excuses it).
+func TestEveryNestedObjectFieldIsDeclared(t *testing.T) {
+	if err := fieldmodel.Declared.Check(gpugraphSchema()); err != nil {
 		t.Fatal(err)
 	}
-	if missing := unprefetched(t, prefetchRegistry); len(missing) > 0 {
-		t.Fatalf("resolver fields not in the prefetch registry (resolvers/prefetch.go): %v", missing)
+	if missing := unprefetched(t, fieldmodel.Declared); len(missing) > 0 {
+		t.Fatalf("resolver fields not declared (fieldmodel/fields.go): %v", missing)
 	}
-	fields := resolverFields(t, schema())
+	fields := resolverFields(t, gpugraphSchema())
 	for tf := range notPrefetched {
 		typ, field, _ := strings.Cut(tf, ".")
-		if !slices.Contains(fields, tf) || prefetchRegistry.Has(typ, field) {
+		if !slices.Contains(fields, tf) || fieldmodel.Declared.Has(typ, field) {
 			t.Errorf("notPrefetched excuses %s, which is no unregistered resolver field", tf)
 		}
 	}
 }
 
-// The check above bites: the registry without VM.node's entry, as a field
-// added to the schema without one would be, fails it.
-func TestAnUnregisteredFieldIsFound(t *testing.T) {
-	var fields []prefetch.Field
-	for _, f := range prefetchFields {
+// The check above bites: the declarations without VM.node's, as a field
+// added to the schema without one would be, fail it.
+func TestAnUndeclaredFieldIsFound(t *testing.T) {
+	var fields []fieldmodel.Declaration
+	for _, f := range fieldmodel.Declared.Fields() {
 		if f.Type+"."+f.Name != "VM.node" {
-			fields = append(fields, f)
+			fields = append(fields, *f)
 		}
 	}
-	if got := unprefetched(t, prefetch.New(fields...)); !slices.Equal(got, []string{"VM.node"}) {
+	if got := unprefetched(t, fieldmodel.NewRegistry(fields...)); !slices.Equal(got, []string{"VM.node"}) {
 		t.Fatalf("unprefetched = %v, want [VM.node]", got)
+	}
+}
+
+// Every field of the types whose reads are narrowed reads known columns:
+// a declared field its Reads, any other the column of the Go field gqlgen
+// binds it to (the field registries, package rowfield). A field that did
+// not would make every query selecting it read every column.
+func TestNarrowedTypesKnowEveryField(t *testing.T) {
+	s := gpugraphSchema()
+	b := fieldmodel.Declared.Bindings()
+	columnOf := map[string]func(string) (string, bool){
+		"Node": loaders.ColumnOf[models.Node], "Gpu": loaders.ColumnOf[models.GPU], "VM": loaders.ColumnOf[models.VM],
+	}
+	for typ, of := range columnOf {
+		for _, f := range s.Types[typ].Fields {
+			if strings.HasPrefix(f.Name, "__") || fieldmodel.Declared.Has(typ, f.Name) {
+				continue
+			}
+			gf := b.GoField(typ, f.Name)
+			if _, ok := of(gf); gf == "" || !ok {
+				t.Errorf("%s.%s (Go field %q) has no column: declare what it reads, or register its column (package rowfield)", typ, f.Name, gf)
+			}
+		}
 	}
 }

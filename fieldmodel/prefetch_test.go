@@ -1,4 +1,4 @@
-package prefetch_test
+package fieldmodel_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"gpugraph/resolvers/prefetch"
+	"gpugraph/fieldmodel"
 )
 
 // A small schema of its own, so the walker is tested apart from gpugraph's.
@@ -110,11 +110,11 @@ func newLibrary() *library {
 }
 
 // fields is the registry's table; the options apply to Shelf.curator.
-func (l *library) fields(curator ...prefetch.Option) []prefetch.Field {
-	return []prefetch.Field{
-		prefetch.Load("Shelf", "books", l.books, func(s *Shelf) string { return s.ID }),
-		prefetch.Load("Shelf", "curator", l.authors, func(s *Shelf) string { return s.Curator }, curator...),
-		prefetch.Load("Book", "author", l.authors, func(b *Book) string { return b.Author }),
+func (l *library) fields(curator ...fieldmodel.Option) []fieldmodel.Declaration {
+	return []fieldmodel.Declaration{
+		fieldmodel.Load("Shelf", "books", l.books, func(s *Shelf) string { return s.ID }),
+		fieldmodel.Load("Shelf", "curator", l.authors, func(s *Shelf) string { return s.Curator }, curator...),
+		fieldmodel.Load("Book", "author", l.authors, func(b *Book) string { return b.Author }),
 	}
 }
 
@@ -131,13 +131,13 @@ func resolving(t *testing.T, query string) context.Context {
 	return graphql.WithFieldContext(ctx, &graphql.FieldContext{Object: "Query", Field: root[0]})
 }
 
-func (l *library) below(t *testing.T, r *prefetch.Registry, query string) error {
+func (l *library) below(t *testing.T, r *fieldmodel.Registry, query string) error {
 	t.Helper()
 	if err := r.Check(schema); err != nil {
 		t.Fatal(err)
 	}
 	l.log = nil
-	return prefetch.Below(resolving(t, query), r, l.shelves)
+	return fieldmodel.Below(resolving(t, query), r, l.shelves)
 }
 
 // expect compares the reads made with reads, in any order: a level's reads
@@ -155,7 +155,7 @@ func (l *library) expect(t *testing.T, reads ...string) {
 // and fragments of one field merge, and @skip leaves a field out.
 func TestOneReadPerLevelAndLoader(t *testing.T) {
 	l := newLibrary()
-	r := prefetch.New(l.fields()...)
+	r := fieldmodel.NewRegistry(l.fields()...)
 	for _, c := range []struct {
 		query string
 		reads []string
@@ -182,7 +182,7 @@ func TestOneReadPerLevelAndLoader(t *testing.T) {
 // same loader there.
 func TestNextLevelSharesTheDeeperRead(t *testing.T) {
 	l := newLibrary()
-	r := prefetch.New(l.fields(prefetch.NextLevel)...)
+	r := fieldmodel.NewRegistry(l.fields(fieldmodel.NextLevel)...)
 	if err := l.below(t, r, `{ shelves { curator { id } books { author { id } } } }`); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestALevelsReadsRunAtOnce(t *testing.T) {
 	var meet sync.WaitGroup
 	meet.Add(2)
 	l.books.meet, l.authors.meet = &meet, &meet
-	if err := l.below(t, prefetch.New(l.fields()...), `{ shelves { curator { id } books { id } } }`); err != nil {
+	if err := l.below(t, fieldmodel.NewRegistry(l.fields()...), `{ shelves { curator { id } books { id } } }`); err != nil {
 		t.Fatal(err)
 	}
 	l.expect(t, "authors [a3]", "books [s1 s2 s3]")
@@ -215,15 +215,15 @@ func TestSameKeyReadsBesideItsParents(t *testing.T) {
 	var meet sync.WaitGroup
 	meet.Add(2)
 	l.authors.meet, byAuthor.meet = &meet, &meet
-	books := prefetch.Load("Author", "books", byAuthor, func(a *Author) string { return a.ID }, prefetch.SameKeyAs(l.authors))
-	if err := l.below(t, prefetch.New(append(l.fields(), books)...), `{ shelves { books { author { books { id } } } } }`); err != nil {
+	books := fieldmodel.Load("Author", "books", byAuthor, func(a *Author) string { return a.ID }, fieldmodel.SameKeyAs(l.authors))
+	if err := l.below(t, fieldmodel.NewRegistry(append(l.fields(), books)...), `{ shelves { books { author { books { id } } } } }`); err != nil {
 		t.Fatal(err)
 	}
 	l.expect(t, "books [s1 s2 s3]", "authors [a1 a2]", "booksByAuthor [a1 a2]")
 
 	// Below the rows read early the walk goes on as before.
 	l.authors.meet, byAuthor.meet = nil, nil
-	if err := l.below(t, prefetch.New(append(l.fields(), books)...), `{ shelves { books { author { books { author { id } } } } } }`); err != nil {
+	if err := l.below(t, fieldmodel.NewRegistry(append(l.fields(), books)...), `{ shelves { books { author { books { author { id } } } } } }`); err != nil {
 		t.Fatal(err)
 	}
 	l.expect(t, "books [s1 s2 s3]", "authors [a1 a2]", "booksByAuthor [a1 a2]", "authors [a1 a2]")
@@ -234,7 +234,7 @@ func TestAFailedReadIsAnswered(t *testing.T) {
 	l := newLibrary()
 	boom := errors.New("boom")
 	l.authors.fail = boom
-	err := l.below(t, prefetch.New(l.fields()...), `{ shelves { books { author { publisher { id } } } } }`)
+	err := l.below(t, fieldmodel.NewRegistry(l.fields()...), `{ shelves { books { author { publisher { id } } } } }`)
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
@@ -245,7 +245,7 @@ func TestAFailedReadIsAnswered(t *testing.T) {
 // is no selection and nothing is read.
 func TestNothingOutsideGraphQL(t *testing.T) {
 	l := newLibrary()
-	if err := prefetch.Below(context.Background(), prefetch.New(l.fields()...), l.shelves); err != nil {
+	if err := fieldmodel.Below(context.Background(), fieldmodel.NewRegistry(l.fields()...), l.shelves); err != nil {
 		t.Fatal(err)
 	}
 	l.expect(t)
@@ -258,13 +258,13 @@ func TestNothingOutsideGraphQL(t *testing.T) {
 func TestRecipeAddingANestedField(t *testing.T) {
 	l := newLibrary()
 	q := `{ shelves { curator { publisher { name } } books { author { publisher { name } } } } }`
-	if err := l.below(t, prefetch.New(l.fields()...), q); err != nil {
+	if err := l.below(t, fieldmodel.NewRegistry(l.fields()...), q); err != nil {
 		t.Fatal(err)
 	}
 	l.expect(t, "authors [a3]", "books [s1 s2 s3]", "authors [a1 a2]")
 
-	fields := append(l.fields(), prefetch.Load("Author", "publisher", l.publishers, func(a *Author) string { return a.Publisher }))
-	r := prefetch.New(fields...)
+	fields := append(l.fields(), fieldmodel.Load("Author", "publisher", l.publishers, func(a *Author) string { return a.Publisher }))
+	r := fieldmodel.NewRegistry(fields...)
 	if !r.Has("Author", "publisher") {
 		t.Fatal("not registered")
 	}
@@ -278,14 +278,14 @@ func TestRecipeAddingANestedField(t *testing.T) {
 // Check finds declarations the schema does not match.
 func TestCheck(t *testing.T) {
 	l := newLibrary()
-	for _, f := range []prefetch.Field{
-		prefetch.Load("Shelf", "nope", l.books, func(s *Shelf) string { return s.ID }),
-		prefetch.Load("Nope", "books", l.books, func(s *struct{ ID string }) string { return s.ID }),
+	for _, f := range []fieldmodel.Field{
+		fieldmodel.Load("Shelf", "nope", l.books, func(s *Shelf) string { return s.ID }),
+		fieldmodel.Load("Nope", "books", l.books, func(s *struct{ ID string }) string { return s.ID }),
 		// Book.author answers Author, declared below as *Author, not *Book
-		prefetch.Load("Book", "author", l.books, func(b *Book) string { return b.ID }),
+		fieldmodel.Load("Book", "author", l.books, func(b *Book) string { return b.ID }),
 	} {
-		fields := append(l.fields()[:2:2], f, prefetch.Load("Author", "publisher", l.publishers, func(a *Author) string { return a.Publisher }))
-		err := prefetch.New(fields...).Check(schema)
+		fields := append(l.fields()[:2:2], f, fieldmodel.Load("Author", "publisher", l.publishers, func(a *Author) string { return a.Publisher }))
+		err := fieldmodel.NewRegistry(fields...).Check(schema)
 		if err == nil {
 			t.Errorf("%s.%s passes", f.Type, f.Name)
 		}

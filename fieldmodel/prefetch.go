@@ -1,4 +1,4 @@
-package prefetch
+package fieldmodel
 
 import (
 	"context"
@@ -11,13 +11,19 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
+// Prefetch is Below over the declared fields of gpugraph's schema
+// (Declared): what a list resolver calls on the rows it answers.
+func Prefetch[T any](ctx context.Context, objects []*T) error {
+	return Below(ctx, Declared, objects)
+}
+
 // Below prefetches what the GraphQL field being resolved selects below
 // objects, the rows it answers: the field's own selection when it answers
 // objects' type (a list of nodes), or the selection of its fields of that
-// type when it answers a wrapper (a page whose field vms lists them). It
-// does nothing outside a GraphQL request (a REST face calling the same
-// resolver encodes no nested objects) and answers the first read that
-// fails.
+// type when it answers a wrapper (a page whose field vms lists them); then
+// it fills the objects' Filled fields the selection asks for. It does
+// nothing outside a GraphQL request (a REST face calling the same resolver
+// encodes no nested objects) and answers the first read that fails.
 func Below[T any](ctx context.Context, r *Registry, objects []*T) error {
 	if len(objects) == 0 || !graphql.HasOperationContext(ctx) {
 		return nil
@@ -25,7 +31,7 @@ func Below[T any](ctx context.Context, r *Registry, objects []*T) error {
 	fc := graphql.GetFieldContext(ctx)
 	typ, ok := r.types[reflect.TypeFor[*T]()]
 	if fc == nil || !ok {
-		return nil // no field of the objects' type is prefetched
+		return nil // no field of the objects' type is declared
 	}
 	op := graphql.GetOperationContext(ctx)
 	sel := selectionOf(op, fc.Field, typ)
@@ -34,7 +40,28 @@ func Below[T any](ctx context.Context, r *Registry, objects []*T) error {
 		parents[i] = o
 	}
 	w := walker{reg: r, op: op}
-	return w.run(ctx, level{typ: typ, objects: parents, sel: sel})
+	if err := w.run(ctx, level{typ: typ, objects: parents, sel: sel}); err != nil {
+		return err
+	}
+	return r.fillSelected(ctx, op, typ, sel, objects)
+}
+
+// fillSelected fills the Filled fields of typ that sel selects on rows.
+func (r *Registry) fillSelected(ctx context.Context, op *graphql.OperationContext, typ string, sel ast.SelectionSet, rows any) error {
+	fills := r.fills[typ]
+	if len(fills) == 0 || len(sel) == 0 {
+		return nil
+	}
+	for _, f := range Collect(op, sel, typ) {
+		for _, fl := range fills {
+			if fl.Name == f.Name {
+				if err := fl.fill(ctx, rows); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // A level is objects of one GraphQL type and what the query selects of
@@ -137,7 +164,7 @@ func (w *walker) early(rd *read) []*read {
 		if len(wt.sel) == 0 {
 			continue
 		}
-		for _, f := range graphql.CollectFields(w.op, wt.sel, []string{wt.typ}) {
+		for _, f := range Collect(w.op, wt.sel, wt.typ) {
 			field := w.reg.fields[fieldKey{wt.typ, f.Name}]
 			if field == nil || field.sameKey == nil || field.sameKey != rd.field.source || field.nextLevel || seen[field] {
 				continue
@@ -194,13 +221,13 @@ func readAll(ctx context.Context, reads []*read) error {
 func (w *walker) wants(lv level) []*want {
 	var out []*want
 	byName := map[string]*want{}
-	for _, f := range graphql.CollectFields(w.op, lv.sel, []string{lv.typ}) {
+	for _, f := range Collect(w.op, lv.sel, lv.typ) {
 		if wt := byName[f.Name]; wt != nil {
 			wt.sel = append(wt.sel, f.Selections...)
 			continue
 		}
 		field := w.reg.fields[fieldKey{lv.typ, f.Name}]
-		if field == nil || strings.HasPrefix(f.Name, "__") {
+		if field == nil || field.source == nil || strings.HasPrefix(f.Name, "__") {
 			continue
 		}
 		wt := &want{field: field, typ: typeName(f.Field), sel: append(ast.SelectionSet(nil), f.Selections...)}
@@ -246,54 +273,6 @@ func (rd *read) next(rows []any) []level {
 				lv.early[e.field] = e.rows
 			}
 			out = append(out, lv)
-		}
-	}
-	return out
-}
-
-// typeName is the named type a field answers, lists and non-null unwrapped.
-func typeName(f *ast.Field) string {
-	if f == nil || f.Definition == nil {
-		return ""
-	}
-	return f.Definition.Type.Name()
-}
-
-// Selection answers what the GraphQL field being resolved selects of its
-// objects of type typ, found as Below finds them (nil when it selects none);
-// ok is false outside a GraphQL request.
-func Selection(ctx context.Context, typ string) (sel ast.SelectionSet, ok bool) {
-	if !graphql.HasOperationContext(ctx) {
-		return nil, false
-	}
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil {
-		return nil, false
-	}
-	return selectionOf(graphql.GetOperationContext(ctx), fc.Field, typ), true
-}
-
-// selectionOf is field's own selection when it answers typ, else the
-// selection of its fields that do, looked for one wrapper deeper too: a
-// connection lists its rows both as nodes and as edges' node.
-func selectionOf(op *graphql.OperationContext, field graphql.CollectedField, typ string) ast.SelectionSet {
-	own := typeName(field.Field)
-	if own == typ {
-		return field.Selections
-	}
-	return wrapped(op, field.Selections, own, typ, 2)
-}
-
-// wrapped is the selection of the fields of type typ in sel, a selection of
-// type own, and of such fields of its object fields, depth levels down.
-func wrapped(op *graphql.OperationContext, sel ast.SelectionSet, own, typ string, depth int) ast.SelectionSet {
-	var out ast.SelectionSet
-	for _, f := range graphql.CollectFields(op, sel, []string{own}) {
-		switch t := typeName(f.Field); {
-		case t == typ:
-			out = append(out, f.Selections...)
-		case depth > 1 && len(f.Selections) > 0:
-			out = append(out, wrapped(op, f.Selections, t, typ, depth-1)...)
 		}
 	}
 	return out

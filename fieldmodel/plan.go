@@ -1,11 +1,12 @@
-package plan
+package fieldmodel
 
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"log/slog"
 	"reflect"
-	"strings"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,9 +26,13 @@ const (
 
 // A Planner is the gqlgen extension that writes planned root fields.
 type Planner struct {
-	cfg      Config
-	resolved map[string]map[string]bool // type → lower-cased field names
-	plans    *sizedlru.Cache[planKey, *compiled]
+	cfg   Config
+	reg   *Registry
+	b     *Bindings
+	roots map[string]reflect.Type // planned root → the Go type its resolver answers
+	plans *sizedlru.Cache[planKey, *compiled]
+	// same and diverged count the self-check's outcomes.
+	same, diverged atomic.Int64
 }
 
 // planKey names a root field of one parsed document: its source and where
@@ -45,6 +50,12 @@ type compiled struct {
 	root   *value
 	size   atomic.Int64
 	fields int // planned, for the cache's estimate
+	// cached: kept in the plan cache (a plan made for one request, its
+	// directives reading variables, is not self-checked: the same code
+	// writes the cached ones). checked is set once its first answer was
+	// compared with gqlgen's, diverged when it differed (selfCheck).
+	cached            bool
+	checked, diverged atomic.Bool
 }
 
 // maxPresize bounds the buffer a plan starts with.
@@ -56,15 +67,22 @@ var _ interface {
 	graphql.FieldInterceptor
 } = (*Planner)(nil)
 
-// New makes a Planner.
-func New(cfg Config) *Planner {
-	p := &Planner{cfg: cfg, resolved: map[string]map[string]bool{}}
-	for typ, fields := range cfg.Resolved {
-		m := map[string]bool{}
-		for _, f := range fields {
-			m[strings.ToLower(f)] = true
+// NewPlanner makes a Planner of cfg's registry's planned roots. It panics
+// on a root the bindings do not know (generated code out of date).
+func NewPlanner(cfg Config) *Planner {
+	p := &Planner{cfg: cfg, reg: cfg.Registry, roots: map[string]reflect.Type{}}
+	if p.reg == nil {
+		p.reg = Declared
+	}
+	if p.b = p.reg.bindings; p.b == nil {
+		panic("fieldmodel: the registry has no bindings (Registry.Bind)")
+	}
+	for _, root := range p.reg.Roots() {
+		t, ok := p.b.Roots[root]
+		if !ok {
+			panic(fmt.Sprintf("fieldmodel: planned root %s has no binding: run make generate", root))
 		}
-		p.resolved[typ] = m
+		p.roots[root] = t
 	}
 	maxBytes := cfg.CacheBytes
 	if maxBytes == 0 {
@@ -91,7 +109,7 @@ type captureKey struct{}
 // InterceptRootField writes a planned root field, or lets gqlgen.
 func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rc := graphql.GetRootFieldContext(ctx)
-	if rc == nil || p.cfg.Roots[rc.Field.Name] == nil {
+	if rc == nil || p.roots[rc.Field.Name] == nil {
 		return next(ctx)
 	}
 	op := graphql.GetOperationContext(ctx)
@@ -99,7 +117,7 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		return next(ctx)
 	}
 	pl := p.plan(op, rc.Field)
-	if pl.root == nil {
+	if pl.root == nil || pl.diverged.Load() {
 		return next(ctx)
 	}
 	c := &capture{field: rc.Field.Field}
@@ -113,14 +131,59 @@ func (p *Planner) InterceptRootField(ctx context.Context, next graphql.RootResol
 		// Run it again through gqlgen, which reports what the plan cannot.
 		return next(ctx)
 	}
-	if p.cfg.Check != nil {
+	gqlgen := func() []byte {
 		var b bytes.Buffer
 		next(context.WithValue(ctx, captureKey{}, &capture{field: c.field, answer: c.answer, replay: true})).MarshalGQL(&b)
-		p.cfg.Check(ctx, rc.Field.Name, w.buf.Bytes(), b.Bytes())
+		return b.Bytes()
+	}
+	switch {
+	case p.cfg.Check != nil:
+		p.cfg.Check(ctx, rc.Field.Name, w.buf.Bytes(), gqlgen())
+	case pl.cached && !pl.checked.Swap(true):
+		if answer, same := p.selfCheck(ctx, pl, rc.Field.Name, w.buf.Bytes(), gqlgen()); !same {
+			return raw(answer)
+		}
 	}
 	pl.size.Store(int64(min(w.buf.Len(), maxPresize)))
 	return raw(w.buf.Bytes())
 }
+
+// selfCheck is the production's check of a plan against gqlgen: the first
+// answer of each compiled plan is marshaled by gqlgen too, from the same
+// rows, and compared byte for byte (Checks counts the outcomes, /metrics
+// shows them). A plan that answers otherwise than gqlgen (a gqlgen upgrade
+// that changed how it writes a value, a binding out of date) is logged and
+// never used again: this answer and every later one of its root field are
+// gqlgen's. It doubles the writing work of one answer per plan.
+func (p *Planner) selfCheck(ctx context.Context, pl *compiled, root string, planned, gqlgen []byte) ([]byte, bool) {
+	if bytes.Equal(planned, gqlgen) {
+		p.same.Add(1)
+		return planned, true
+	}
+	p.diverged.Add(1)
+	pl.diverged.Store(true)
+	at := min(len(planned), len(gqlgen))
+	for i := 0; i < min(len(planned), len(gqlgen)); i++ {
+		if planned[i] != gqlgen[i] {
+			at = i
+			break
+		}
+	}
+	slog.ErrorContext(ctx, "graphql: a plan answered otherwise than gqlgen; its root field is gqlgen's from now on",
+		"root", root, "at", at, "planned", clip(planned, at), "gqlgen", clip(gqlgen, at))
+	return gqlgen, false
+}
+
+// clip is up to 80 bytes of b around at, for the log.
+func clip(b []byte, at int) string {
+	from, to := max(0, at-40), min(len(b), max(0, at)+40)
+	return string(b[from:to])
+}
+
+// Checks are how many plans' first answers the self-check found the same
+// as gqlgen's, and how many it found different (their plans no longer
+// used).
+func (p *Planner) Checks() (same, diverged int64) { return p.same.Load(), p.diverged.Load() }
 
 // InterceptField takes a planned root field's answer from its resolver and
 // gives gqlgen an empty one to marshal.
@@ -183,7 +246,8 @@ func (p *Planner) plan(op *graphql.OperationContext, f graphql.CollectedField) *
 		}
 	}
 	pl := p.compile(op, f)
-	if key.src != nil && !directives(op, f.Selections, map[string]bool{}) {
+	if key.src != nil && !directives(f.Selections) {
+		pl.cached = true
 		p.plans.Add(key, pl, int64(len(key.src.Input)+fieldBytes*(1+pl.fields)))
 	}
 	return pl
@@ -200,40 +264,11 @@ func (p *Planner) compile(op *graphql.OperationContext, f graphql.CollectedField
 		return &compiled{}
 	}
 	c := compiler{p: p, op: op}
-	v, ok := c.compileValue(f.Definition.Type, p.cfg.Roots[f.Name], f.Selections)
+	v, ok := c.compileValue(f.Definition.Type, p.roots[f.Name], f.Selections, FieldBinding{})
 	if !ok {
 		return &compiled{fields: c.fields}
 	}
 	return &compiled{root: v, fields: c.fields}
-}
-
-// directives reports whether sel, or a fragment it spreads, carries a
-// directive.
-func directives(op *graphql.OperationContext, sel ast.SelectionSet, seen map[string]bool) bool {
-	for _, s := range sel {
-		switch s := s.(type) {
-		case *ast.Field:
-			if len(s.Directives) > 0 || directives(op, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if len(s.Directives) > 0 || directives(op, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if len(s.Directives) > 0 {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			if fr := op.Doc.Fragments.ForName(s.Name); fr == nil || len(fr.Directives) > 0 || directives(op, fr.SelectionSet, seen) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // raw is JSON already written.
