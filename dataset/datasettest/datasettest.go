@@ -9,6 +9,8 @@ import (
 	_ "embed"
 	"testing"
 
+	"gpugraph/apierr"
+	"gpugraph/auth"
 	"gpugraph/dataset"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -40,4 +42,30 @@ func Each(t *testing.T, fn func(t *testing.T, st *store.Store)) {
 		Load(t, st, Base)
 		fn(t, st)
 	})
+}
+
+// Caller is the caller the API key token of the fixture is (auth's own
+// lookup, as a request's): acme-operator, acme-reader, globex-operator, ….
+func Caller(t testing.TB, st *store.Store, token string) *auth.Caller {
+	t.Helper()
+	a := &auth.Authenticator{Store: st}
+	c, err := a.Lookup(context.Background(), token)
+	if err != nil {
+		t.Fatalf("look up %s: %v", token, err)
+	}
+	a.WaitUsage()
+	return c
+}
+
+// WantError fails t unless err is the apierr.Error of status and code
+// with message msg ("" takes any message).
+func WantError(t testing.TB, err error, status int, code, msg string) {
+	t.Helper()
+	e, ok := apierr.As(err)
+	if !ok {
+		t.Fatalf("error %v, want the %d %s %q", err, status, code, msg)
+	}
+	if e.Status != status || e.Code != code || (msg != "" && e.Message != msg) {
+		t.Fatalf("error %d %s %q, want %d %s %q", e.Status, e.Code, e.Message, status, code, msg)
+	}
 }
