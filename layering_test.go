@@ -16,11 +16,13 @@ import (
 
 // listed is what `go list -json` says of one package of the module.
 type listed struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string // non-test
-	Imports    []string // direct, non-test
-	Deps       []string // every package it depends on, transitively
+	ImportPath   string
+	Dir          string
+	GoFiles      []string // non-test
+	Imports      []string // direct, non-test
+	Deps         []string // every package it depends on, transitively
+	TestImports  []string // direct, of its in-package tests
+	XTestImports []string // direct, of its external (_test package) tests
 }
 
 func listPackages(t *testing.T) map[string]listed {
@@ -400,5 +402,49 @@ func TestTheWalkerRuleBites(t *testing.T) {
 	}
 	if found := walksSelections(f); !slices.Contains(found, "ast.FragmentSpread") || !slices.Contains(found, "graphql.CollectFields") {
 		t.Fatalf("the rule finds %v in fieldmodel/walk.go: it would pass on anything", found)
+	}
+}
+
+// serverPackages are the packages whose tests may run the HTTP server
+// (httpapi, or its test server httpapi/servertest): the faces, the HTTP
+// edge itself, the command and its sub-commands, and the demo and bench
+// harnesses, which run the whole server by design.
+var serverPackages = []string{"gpugraph", "gpugraph/httpapi", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/web", "gpugraph/cmd", "gpugraph/demo", "gpugraph/bench"}
+
+// TestTestsBesideTheirCode keeps each package's tests on its own API: no
+// test of a package that is not a face (a service, the store, the data
+// set, …) imports httpapi or its test server httpapi/servertest. The
+// shared fixture is in dataset/datasettest, which speaks no HTTP.
+func TestTestsBesideTheirCode(t *testing.T) {
+	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
+	serves := func(path string) bool {
+		if path == "gpugraph" {
+			return true
+		}
+		for _, p := range serverPackages[1:] {
+			if under(path, p) {
+				return true
+			}
+		}
+		return false
+	}
+	pkgs := listPackages(t)
+	checked := 0
+	for path, p := range pkgs {
+		if serves(path) {
+			continue
+		}
+		checked++
+		for _, imp := range append(slices.Clone(p.TestImports), p.XTestImports...) {
+			if under(imp, "gpugraph/httpapi") {
+				t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/dataset/datasettest); only %v run the server", path, imp, serverPackages)
+			}
+		}
+	}
+	// The rule reads real test imports: the contract suite imports the
+	// test server, and the store's tests the fixture.
+	if !slices.Contains(pkgs["gpugraph/httpapi"].XTestImports, "gpugraph/httpapi/servertest") ||
+		!slices.Contains(pkgs["gpugraph/store"].XTestImports, "gpugraph/dataset/datasettest") || checked < 20 {
+		t.Fatalf("go list reports no test imports of httpapi/servertest under httpapi or of datasettest under store (%d packages checked): the rule above would pass on anything", checked)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/httpapi/servertest"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/store/storetest"
 )
 
@@ -32,7 +32,7 @@ func TestRunServesFixturesAndStops(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			dir := t.TempDir()
 			fixture := filepath.Join(dir, "fixture.json")
-			if err := os.WriteFile(fixture, []byte(servertest.Base), 0o600); err != nil {
+			if err := os.WriteFile(fixture, []byte(datasettest.Base), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			addr := freeAddr(t)
@@ -122,7 +122,7 @@ func TestShutdownNeverOvershoots(t *testing.T) {
 
 func writeFixture(t *testing.T) string {
 	fixture := filepath.Join(t.TempDir(), "fixture.json")
-	if err := os.WriteFile(fixture, []byte(servertest.Base), 0o600); err != nil {
+	if err := os.WriteFile(fixture, []byte(datasettest.Base), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return fixture

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gpugraph/dataset"
-	"gpugraph/httpapi/servertest"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -18,7 +18,7 @@ import (
 func TestApplyWritesTheRowAndItsEvent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		if _, err := dataset.LoadFile(ctx, st, []byte(servertest.Base)); err != nil {
+		if _, err := dataset.LoadFile(ctx, st, []byte(datasettest.Base)); err != nil {
 			t.Fatal(err)
 		}
 		now := store.Now()

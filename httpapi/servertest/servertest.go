@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -18,7 +17,7 @@ import (
 	"time"
 
 	"gpugraph/auth"
-	"gpugraph/dataset"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/httpapi"
 	"gpugraph/nodeid"
 	"gpugraph/reqid"
@@ -62,9 +61,7 @@ func NewAsDeployed(t testing.TB, st *store.Store, fixture string, cfg httpapi.Co
 func newEnv(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config, checkPlans bool) *Env {
 	t.Helper()
 	if fixture != "" {
-		if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
-			t.Fatalf("load fixture: %v", err)
-		}
+		datasettest.Load(t, st, fixture)
 	}
 	c, err := sqlcount.Register(st.DB)
 	if err != nil {
@@ -293,12 +290,6 @@ var sequence atomic.Int64
 // credential.
 func Sequence() int64 { return sequence.Add(1) }
 
-// Base is a small fixture every face's tests share: two organizations
-// (org-acme, tenant 1001, InfiniBand; org-globex, tenant 1002), keys per
-// permission set (acme-operator, acme-reader, acme-workloads, acme-metrics,
-// acme-agent, globex-operator), node n1 (8 H100, GPU 7 failed, on fabric
-// ib-1) and n2 (offline, 4 MI300X), VMs and pods of both organizations on n1,
-// Run:ai projects, workloads, a revision and pods of both tenants.
-//
-//go:embed testdata/base.json
-var Base string
+// Base is the fixture every package's tests share (datasettest.Base): the
+// faces' tests name it here beside the server they run it on.
+var Base = datasettest.Base
