@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -238,8 +240,12 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 	default:
 		return nil, apierr.BadRequest("the request body must be a JSON object {\"query\": …}, got %s", k)
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
+	// checkJSON has read the body whole (one object, no key twice): split
+	// its members in one more pass, and unquote the strings in one each,
+	// so a large document is scanned three times, not five (a 109 KB one
+	// refused by its field count cost 1.9 ms, 30 % of it in decoding).
+	top, err := members(body)
+	if err != nil {
 		return nil, apierr.BadRequest("the request body is not valid JSON")
 	}
 	params := &graphql.RawParams{}
@@ -259,6 +265,12 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 		if k := jsonKind(raw); k != f.kind {
 			return nil, apierr.BadRequest("%s must be %s, got %s", f.name, f.want, k)
 		}
+		if s, ok := f.into.(*string); ok {
+			if err := jsonv2.Unmarshal(raw, s); err != nil {
+				return nil, apierr.BadRequest("%s could not be decoded", f.name)
+			}
+			continue
+		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber() // as gqlgen decodes: Int arguments keep all 64 bits
 		if err := dec.Decode(f.into); err != nil {
@@ -266,6 +278,28 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 		}
 	}
 	return params, nil
+}
+
+// members splits a JSON object into its members' raw values, in one pass.
+func members(body []byte) (map[string]jsontext.Value, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, fmt.Errorf("not an object")
+	}
+	out := map[string]jsontext.Value{}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		name := tok.String() // before the next read voids the token
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v.Clone()
+	}
+	return out, nil
 }
 
 // checkJSON holds b (what names it) to one JSON value as RFC 8259 reads
