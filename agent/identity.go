@@ -77,7 +77,8 @@ func writeCredential(path string, cred agentapi.RegisterResponse) error {
 		return fmt.Errorf("keeping the node credential: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing to remove
-	if err := tmp.Chmod(0o600); err == nil {
+	err = tmp.Chmod(0o600)
+	if err == nil {
 		_, err = tmp.Write(b)
 	}
 	if cerr := tmp.Close(); err == nil {

@@ -98,6 +98,7 @@ func TestNodeIdentity(t *testing.T) {
 
 		// A bootstrap token works once.
 		s, b = post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-a", "clusterId": "c1"})
+		expect(t, "enroll dgx-a", s, b, 201, "bootstrapToken")
 		var e struct{ BootstrapToken string }
 		_ = json.Unmarshal([]byte(b), &e)
 		credA := register(t, env, e.BootstrapToken, "dgx-a")
@@ -111,6 +112,7 @@ func TestNodeIdentity(t *testing.T) {
 
 		// An expired one is refused.
 		s, b = post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-new", "clusterId": "c1"})
+		expect(t, "enroll dgx-new", s, b, 201, "bootstrapToken")
 		_ = json.Unmarshal([]byte(b), &e)
 		if err := st.DB.Exec("UPDATE node_enrollments SET expires_at = ? WHERE node_name = ?", time.Now().Add(-time.Minute).UTC(), "dgx-new").Error; err != nil {
 			t.Fatal(err)
