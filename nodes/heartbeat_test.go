@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -14,7 +15,7 @@ import (
 func TestHeartbeat(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		load(t, st, reconcileFixture)
+		datasettest.Load(t, st, reconcileFixture)
 		if _, err := service(st).register(ctx, inventory{NodeName: "dgx-01", AgentVersion: "2.6.1",
 			GPUs: []inventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d")}}, t0); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/compute"
-	"gpugraph/dataset"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/nodeid"
 	"gpugraph/store"
@@ -30,13 +30,6 @@ func refused(t *testing.T, what string, err error, status int, code, message str
 	e, ok := apierr.As(err)
 	if !ok || e.Status != status || e.Code != code || e.Message != message {
 		t.Fatalf("%s: got %v, want %d %s %q", what, err, status, code, message)
-	}
-}
-
-func load(t *testing.T, st *store.Store, fixture string) {
-	t.Helper()
-	if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
-		t.Fatalf("fixture: %v", err)
 	}
 }
 
@@ -162,7 +155,7 @@ const reconcileFixture = `{
 func TestInventoryReconcilesKnownNode(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		load(t, st, reconcileFixture)
+		datasettest.Load(t, st, reconcileFixture)
 		// GPU-a stays at 0; GPU-c moves to 1 and is reported healthy; the
 		// UUID-less row at 3 is GPU-d; GPU-e is new at 2; GPU-b vanished and
 		// its index went to GPU-c; GPU-f vanished and keeps its free index.
@@ -286,7 +279,7 @@ func TestConcurrentRegistration(t *testing.T) {
 func TestInventoryMayNotMoveHeld(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		load(t, st, reconcileFixture)
+		datasettest.Load(t, st, reconcileFixture)
 		inv := inventory{NodeName: "dgx-01", ClusterID: "c2", AgentVersion: "2.6.1",
 			GPUs: []inventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d"), h100(5, "GPU-f")}}
 		_, err := service(st).register(ctx, inv, t0)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
@@ -28,7 +29,7 @@ func TestReportStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		load(t, st, reconcileFixture)
+		datasettest.Load(t, st, reconcileFixture)
 		svc := service(st)
 		var got []int64
 		run := func(what string, fn func() error) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store/storetest"
 	"gpugraph/sweep"
@@ -19,7 +20,7 @@ func TestHeartbeatRacesSweep(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			replicas := storetest.Replicas(t, d, 3)
 			st := replicas[0]
-			load(t, st, `{
+			datasettest.Load(t, st, `{
  "organizations": [{"id": "o", "name": "O", "tenantId": 1}],
  "nodes": [{"id": "silent", "name": "silent", "status": "online", "lastHeartbeatAt": "2025-03-01T11:59:00Z"}],
  "vms": [{"id": "silent-vm", "name": "silent-vm", "organizationId": "o", "nodeId": "silent", "status": "running"},

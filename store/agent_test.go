@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/dataset"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
@@ -15,13 +15,6 @@ import (
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-
-func load(t *testing.T, st *store.Store, fixture string) {
-	t.Helper()
-	if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-}
 
 func node(t *testing.T, st *store.Store, id string) models.Node {
 	t.Helper()
@@ -63,7 +56,7 @@ const primitivesFixture = `{
 // and writes nothing.
 func TestAdvanceReportSequence(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		load(t, st, primitivesFixture)
+		datasettest.Load(t, st, primitivesFixture)
 		type step struct {
 			advanced bool
 			last     int64
@@ -97,7 +90,7 @@ func TestAdvanceReportSequence(t *testing.T) {
 // only when it is set.
 func TestUpdateNodeWritesWhatIsSet(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		load(t, st, primitivesFixture)
+		datasettest.Load(t, st, primitivesFixture)
 		inTx(t, st, func(tx *store.Txn) error { return st.UpdateNode(tx, "n1", store.NodeUpdate{LastHeartbeatAt: t0}) })
 		n := node(t, st, "n1")
 		if n.Status != models.NodeOffline || n.AgentVersion != "2.4.0" || n.ClusterID != "c1" || n.CPUCores != 100 || n.RAMGb != 1000 ||
@@ -120,7 +113,7 @@ func TestUpdateNodeWritesWhatIsSet(t *testing.T) {
 // and nothing for an empty update; FailGPU fails a healthy GPU only.
 func TestGPUWrites(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		load(t, st, primitivesFixture)
+		datasettest.Load(t, st, primitivesFixture)
 		count, err := sqlcount.Register(st.DB)
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +162,7 @@ func TestGPUWrites(t *testing.T) {
 // status older than an instant, a bound; deleted rows never.
 func TestWorkloadsSelections(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		load(t, st, primitivesFixture)
+		datasettest.Load(t, st, primitivesFixture)
 		if err := st.DB.Exec("UPDATE vms SET status_changed_at = ? WHERE id = 'e-running'", t0.Add(-time.Hour)).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -223,8 +216,8 @@ func TestWorkloadsSelections(t *testing.T) {
 // instant; SetNodesStatus counts the nodes it changed.
 func TestSweepNodeReads(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		load(t, st, primitivesFixture)
-		load(t, st, `{"nodes": [
+		datasettest.Load(t, st, primitivesFixture)
+		datasettest.Load(t, st, `{"nodes": [
 			{"id": "n2", "name": "n2", "status": "offline", "lastHeartbeatAt": "2025-03-01T11:00:00Z"},
 			{"id": "n3", "name": "n3", "status": "online", "lastHeartbeatAt": "2025-03-01T11:59:50Z", "leavingAt": "2025-03-01T13:00:00Z"},
 			{"id": "n4", "name": "n4", "status": "online", "leavingAt": "2025-03-01T12:00:00Z"},
@@ -272,7 +265,7 @@ func TestSweepNodeReads(t *testing.T) {
 // UUIDs, and none on a removed node.
 func TestAssignments(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		load(t, st, primitivesFixture)
+		datasettest.Load(t, st, primitivesFixture)
 		ctx := context.Background()
 		got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning, models.VMDeploying})
 		if err != nil || !reflect.DeepEqual(got, []store.Assignment{{ID: "e-running", GPUUUIDs: []string{"GPU-b"}}}) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store/storetest"
 	"gpugraph/sweep"
@@ -37,7 +38,7 @@ func BenchmarkSweepIdle(b *testing.B) {
 	for _, d := range storetest.Engines() {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
-			load(b, st, fleetFixture(1000, t0))
+			datasettest.Load(b, st, fleetFixture(1000, t0))
 			sw := sweep.New(st)
 			ctx := context.Background()
 			b.ResetTimer()

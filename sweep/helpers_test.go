@@ -1,24 +1,15 @@
 package sweep_test
 
 import (
-	"context"
 	"testing"
 
 	"gpugraph/auth"
 	"gpugraph/compute"
-	"gpugraph/dataset"
 	"gpugraph/models"
 	"gpugraph/nodeid"
 	"gpugraph/nodes"
 	"gpugraph/store"
 )
-
-func load(t testing.TB, st *store.Store, fixture string) {
-	t.Helper()
-	if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-}
 
 func vm(t *testing.T, st *store.Store, id string) models.VM {
 	t.Helper()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/dataset/datasettest"
 	"gpugraph/store"
 	"gpugraph/store/sqlcount"
 	"gpugraph/store/storetest"
@@ -29,7 +30,7 @@ func TestSweepStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		load(t, st, sweepFixture(t0))
+		datasettest.Load(t, st, sweepFixture(t0))
 		sw := sweep.New(st)
 		var got []int64
 		run := func(fn func() error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
@@ -111,7 +112,7 @@ func TestSweep(t *testing.T) {
 		// server's time, a moment after it.
 		t0 := store.Now().Truncate(time.Millisecond).Add(-time.Second)
 		sw := sweep.New(st)
-		load(t, st, sweepFixture(t0))
+		datasettest.Load(t, st, sweepFixture(t0))
 		res, err := sw.Sweep(ctx, t0, grace)
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +192,7 @@ func TestSweepReplicas(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 			replicas := storetest.Replicas(t, d, 6)
-			load(t, replicas[0], sweepFixture(t0))
+			datasettest.Load(t, replicas[0], sweepFixture(t0))
 			results := make([]sweep.Result, len(replicas))
 			var wg sync.WaitGroup
 			for i, st := range replicas {
@@ -224,7 +225,7 @@ func TestSweepWritesEvents(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		now := store.Now()
-		load(t, st, `{
+		datasettest.Load(t, st, `{
  "organizations": [{"id": "org-a", "name": "A", "tenantId": 1}, {"id": "org-b", "name": "B", "tenantId": 2}],
  "nodes": [{"id": "n1", "name": "n1", "status": "online", "lastHeartbeatAt": "`+models.FormatTime(now.Add(-time.Hour))+`"}],
  "vms": [
@@ -262,7 +263,7 @@ func TestFailStuckDeploying(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-		load(t, st, sweepFixture(t0))
+		datasettest.Load(t, st, sweepFixture(t0))
 		st.DB.Exec("UPDATE vms SET status_changed_at = ? WHERE id = 'silent-deploying'", t0.Add(-11*time.Minute))
 		st.DB.Exec("UPDATE vms SET status = 'deploying', status_changed_at = ? WHERE id = 'live-vm'", t0.Add(-9*time.Minute))
 		sw := sweep.New(st)

@@ -9,24 +9,28 @@ import (
 
 var duration = regexp.MustCompile(`packages \([^)]*\)`)
 
+// summarize reads stream as gosummary does and answers what it printed,
+// the run's duration written "(…)", and the summary.
+func summarize(t *testing.T, stream, module string, slowest int) (string, *summary) {
+	t.Helper()
+	var out strings.Builder
+	s := newSummary(&out, module)
+	if err := s.read(strings.NewReader(stream)); err != nil {
+		t.Fatal(err)
+	}
+	s.close(slowest)
+	return duration.ReplaceAllString(out.String(), "packages (…)"), s
+}
+
 // testdata/mixed.json is what `go test -json ./...` printed for a module
 // with a passing test (two subtests, a log line), a failing one, a skipped
 // one, a package that does not build and one without tests.
 func TestSummaryPrintsWhatGoTestPrints(t *testing.T) {
-	in, err := os.Open("testdata/mixed.json")
+	in, err := os.ReadFile("testdata/mixed.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
-	var out strings.Builder
-	s := newSummary(&out, "example.com/tsmod")
-	if err := s.read(in); err != nil {
-		t.Fatal(err)
-	}
-	s.close(1)
-	// The duration of the whole run is the only part that varies.
-	got := out.String()
-	got = duration.ReplaceAllString(got, "packages (…)")
+	got, s := summarize(t, string(in), "example.com/tsmod", 1)
 	want := `# example.com/tsmod/broken [example.com/tsmod/broken.test]
 broken/b.go:3:23: cannot use "x" (untyped string constant) as int value in return statement
 FAIL	example.com/tsmod/broken [build failed]
@@ -63,14 +67,7 @@ func TestSummaryDropsADependencysWarningsUnlessItsBuildFails(t *testing.T) {
 {"Action":"output","Package":"gpugraph/agent","Output":"ok  \tgpugraph/agent\t1.6s\n"}
 {"Action":"pass","Package":"gpugraph/agent","Elapsed":1.6}
 `
-	var out strings.Builder
-	s := newSummary(&out, "gpugraph")
-	if err := s.read(strings.NewReader(stream)); err != nil {
-		t.Fatal(err)
-	}
-	s.close(0)
-	got := out.String()
-	got = duration.ReplaceAllString(got, "packages (…)")
+	got, s := summarize(t, stream, "gpugraph", 0)
 	want := "sqlite3.c:1: error: out of memory\nagent/x.go:1: our own warning\nok  \tgpugraph/agent\t1.6s\n" +
 		"1 passed, 0 failed, 0 skipped in 1 packages (…) (a package failed outside its tests: see above)\n"
 	if got != want {
@@ -91,14 +88,7 @@ func TestSummaryPrintsAnUnendedTestWhenItsPackageFails(t *testing.T) {
 {"Action":"output","Package":"gpugraph/store","Output":"FAIL\tgpugraph/store\t1200.0s\n"}
 {"Action":"fail","Package":"gpugraph/store","Elapsed":1200}
 `
-	var out strings.Builder
-	s := newSummary(&out, "gpugraph")
-	if err := s.read(strings.NewReader(stream)); err != nil {
-		t.Fatal(err)
-	}
-	s.close(0)
-	got := out.String()
-	got = duration.ReplaceAllString(got, "packages (…)")
+	got, s := summarize(t, stream, "gpugraph", 0)
 	want := "FAIL\tgpugraph/store\t1200.0s\n    slow_test.go:3: waiting for the writer\npanic: test timed out after 20m0s\n" +
 		"0 passed, 0 failed, 0 skipped in 1 packages (…) (a package failed outside its tests: see above)\n"
 	if got != want {
@@ -117,13 +107,8 @@ func TestSummaryOfABuild(t *testing.T) {
 {"ImportPath":"github.com/NVIDIA/go-nvml/pkg/nvml","Action":"build-output","Output":"cgo-gcc-prolog:263:2: warning: 'nvmlDeviceGetTemperature' is deprecated\n"}
 {"ImportPath":"gpugraph","Action":"build-output","Output":"gpugraph\n"}
 `
-	var out strings.Builder
-	s := newSummary(&out, "gpugraph")
-	if err := s.read(strings.NewReader(stream)); err != nil {
-		t.Fatal(err)
-	}
-	s.close(0)
-	if got, want := out.String(), "github.com/NVIDIA/go-nvml/pkg/nvml\ngpugraph\n"; got != want {
+	got, s := summarize(t, stream, "gpugraph", 0)
+	if want := "github.com/NVIDIA/go-nvml/pkg/nvml\ngpugraph\n"; got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 	if s.failed() {
