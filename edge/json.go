@@ -53,7 +53,7 @@ func DecodeJSON(what string, body []byte, v any, rules JSONRules) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierr.BadRequest("%s is empty; send a JSON object", what)
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body)) // parsed in place, not copied
 	if err := json.UnmarshalDecode(dec, v, rules.options()...); err != nil {
 		return JSONError(what, err)
 	}

@@ -211,7 +211,13 @@ const maxBodyDepth = 32
 
 // readRequestBody reads a request body to its end: 413 over the body limit.
 func readRequestBody(r *http.Request) ([]byte, *apierr.Error) {
-	body, err := io.ReadAll(r.Body)
+	var body []byte
+	var err error
+	if rb, ok := r.Body.(*readBody); ok {
+		body, err = rb.whole()
+	} else {
+		body, err = io.ReadAll(r.Body)
+	}
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -284,7 +290,9 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 // each is a slice of body (no copy: the value starts after the member's
 // name, its colon and white space, and ends where the decoder stopped).
 func members(body []byte) (map[string]jsontext.Value, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	// From a bytes.Buffer the decoder parses in place, without a copy of
+	// its own (a 109 KB body cost half a megabyte of copies a request).
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, fmt.Errorf("not an object")
 	}
@@ -308,8 +316,8 @@ func members(body []byte) (map[string]jsontext.Value, error) {
 // it and I-JSON (RFC 7493) restricts it: no object key twice, valid
 // UTF-8; at most maxBodyDepth deep; nothing but white space after it.
 func checkJSON(what string, b []byte) *apierr.Error {
-	dec := jsontext.NewDecoder(bytes.NewReader(b))
-	started, end := false, -1 // end: where the first value ends, once it has
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b)) // in place, as in members
+	started, end := false, -1                      // end: where the first value ends, once it has
 	for {
 		_, err := dec.ReadToken()
 		if err == io.EOF {

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testBodies() *bodies {
+	return &bodies{timeout: 5 * time.Second, wait: time.Second, mem: newBudget(8<<20, 8<<20)}
+}
+
+// A body of announced length up to firstKnown is read into one buffer of
+// that length and handed to the transport without a copy; an unannounced
+// one grows as it arrives and reads the same.
+func TestBodiesReadOnce(t *testing.T) {
+	doc := strings.Repeat("x", 109<<10)
+	for _, announced := range []bool{true, false} {
+		r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(doc))
+		if !announced {
+			r.Body = io.NopCloser(strings.NewReader(doc)) // no length to go by
+			r.ContentLength = -1
+		}
+		release, refused := testBodies().read(httptest.NewRecorder(), r, "k", MaxGraphQLBody)
+		if refused != nil {
+			t.Fatal(refused)
+		}
+		rb := r.Body.(*readBody)
+		if announced && cap(rb.buf) != len(doc)+1 {
+			t.Errorf("announced %d bytes: buffer of %d, want one of %d", len(doc), cap(rb.buf), len(doc)+1)
+		}
+		got, e := readRequestBody(r)
+		if e != nil || string(got) != doc {
+			t.Fatalf("announced=%v: read %d bytes, %v; want the document", announced, len(got), e)
+		}
+		if &got[0] != &rb.buf[0] {
+			t.Errorf("announced=%v: the transport's body is a copy, want the bytes read", announced)
+		}
+		release()
+	}
+	// One buffer, whatever the announced length up to firstKnown: a
+	// 109 KB body takes as many allocations as a 1 KB one.
+	allocs := func(n int) float64 {
+		doc := strings.Repeat("x", n)
+		b := testBodies()
+		return testing.AllocsPerRun(20, func() {
+			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(doc))
+			release, _ := b.read(httptest.NewRecorder(), r, "k", MaxGraphQLBody)
+			release()
+		})
+	}
+	if small, large := allocs(1<<10), allocs(109<<10); large > small {
+		t.Errorf("a 109 KB body took %.0f allocations, a 1 KB one %.0f: want one buffer for either", large, small)
+	}
+}
+
+// whole answers what a read to the end would: the rest after a partial
+// read, and the read error kept for the end (the 413 of a body too large).
+func TestReadBodyWhole(t *testing.T) {
+	tooLarge := &http.MaxBytesError{Limit: 4}
+	b := &readBody{Reader: *bytes.NewReader([]byte("abcdef")), buf: []byte("abcdef"), err: tooLarge}
+	if got, err := b.whole(); string(got) != "abcdef" || !errors.Is(err, tooLarge) {
+		t.Errorf("whole() = %q, %v; want abcdef, the read error", got, err)
+	}
+	if n, err := b.Read(make([]byte, 1)); n != 0 || !errors.Is(err, tooLarge) {
+		t.Errorf("after whole(): Read = %d, %v; want 0, the read error", n, err)
+	}
+	b = &readBody{Reader: *bytes.NewReader([]byte("abcdef")), buf: []byte("abcdef")}
+	b.Read(make([]byte, 2))
+	if got, err := b.whole(); string(got) != "cdef" || err != nil {
+		t.Errorf("whole() after 2 bytes read = %q, %v; want cdef, nil", got, err)
+	}
+}
