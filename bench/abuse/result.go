@@ -56,6 +56,17 @@ func (s *Statuses) Only(keys ...string) bool {
 	return s.All(func(k string) bool { return slices.Contains(keys, k) })
 }
 
+// heldBack are the answers of a request held back at its key's share of
+// the budget or at the rate limit (for the whole deployment, shared by the
+// replicas): a refusal before any work, which any flood of one key may
+// meet on a loaded host, whatever else its attack must be answered.
+var heldBack = []string{"429", "429 RATE_LIMITED"}
+
+// OnlyOrHeldBack is Only(keys...) that also accepts an answer held back.
+func (s *Statuses) OnlyOrHeldBack(keys ...string) bool {
+	return s.Only(append(keys, heldBack...)...)
+}
+
 // All says every answer counted is one that ok accepts (and there was one).
 func (s *Statuses) All(ok func(key string) bool) bool {
 	s.mu.Lock()

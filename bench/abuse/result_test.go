@@ -33,6 +33,22 @@ func TestStatuses(t *testing.T) {
 	}
 }
 
+// A flood's answers held back at the key's share or the rate limit are
+// accepted beside what its attack must be answered, and nothing else is.
+func TestStatusesHeldBack(t *testing.T) {
+	var s Statuses
+	s.AddN("400", 5)
+	s.Add("429")
+	s.Add("429 RATE_LIMITED")
+	if !s.OnlyOrHeldBack("400") || s.Only("400") {
+		t.Error("OnlyOrHeldBack(400): want 400 and both 429s accepted, and Only(400) refusing the 429s")
+	}
+	s.Add("503")
+	if s.OnlyOrHeldBack("400") {
+		t.Error("OnlyOrHeldBack(400) accepted a 503")
+	}
+}
+
 func TestLatencies(t *testing.T) {
 	var l Latencies
 	for i := 1; i <= 200; i++ {
