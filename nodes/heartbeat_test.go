@@ -22,12 +22,12 @@ func TestHeartbeat(t *testing.T) {
 		}
 
 		_, err := service(st).recordHeartbeat(ctx, heartbeat{NodeName: "nope"}, t0)
-		refused(t, "unknown node", err, 404, CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
+		datasettest.WantError(t, err, 404, CodeNodeNotFound, "this node is not registered; send POST /v1/agent/inventory first")
 		// A GPU the inventory did not register refuses the whole heartbeat.
 		t1 := t0.Add(10 * time.Second)
 		_, err = service(st).recordHeartbeat(ctx, heartbeat{NodeName: "dgx-01", GPUs: []heartbeatGPU{
 			{UUID: "GPU-a", Health: models.GPUFailed, FailedReason: "XID 79"}, {UUID: "GPU-x", Health: models.GPUHealthy}}}, t1)
-		refused(t, "unknown GPU", err, 404, CodeGPUNotFound, "GPU GPU-x is not in this node's inventory; send POST /v1/agent/inventory again")
+		datasettest.WantError(t, err, 404, CodeGPUNotFound, "GPU GPU-x is not in this node's inventory; send POST /v1/agent/inventory again")
 		if n := node(t, st, "n1"); !n.LastHeartbeatAt.Equal(t0) {
 			t.Fatalf("refused heartbeat wrote lastHeartbeatAt %v", n.LastHeartbeatAt)
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/apierr"
 	"gpugraph/compute"
 	"gpugraph/dataset/datasettest"
 	"gpugraph/models"
@@ -22,15 +21,6 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 // service is the reports service over st, as services.New builds it.
 func service(st *store.Store) *Service {
 	return New(st, compute.New(st), nodeid.New(st), Options{})
-}
-
-// refused checks that err is the refusal status/code saying message.
-func refused(t *testing.T, what string, err error, status int, code, message string) {
-	t.Helper()
-	e, ok := apierr.As(err)
-	if !ok || e.Status != status || e.Code != code || e.Message != message {
-		t.Fatalf("%s: got %v, want %d %s %q", what, err, status, code, message)
-	}
 }
 
 func node(t *testing.T, st *store.Store, id string) models.Node {
@@ -213,7 +203,7 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 		}
 		_, err = service(st).register(ctx, inventory{NodeName: "dgx-03", AgentVersion: "2.6.1",
 			GPUs: []inventoryGPU{h100(0, "GPU-z")}}, t0)
-		refused(t, "GPU of another node", err, 409, CodeGPUOnOtherNode,
+		datasettest.WantError(t, err, 409, CodeGPUOnOtherNode,
 			`GPU GPU-z is registered on node "other"; an operator must remove it there before this node can report it`)
 		var count int64
 		st.DB.Table("nodes").Where("name = ?", "dgx-03").Count(&count)
@@ -283,7 +273,7 @@ func TestInventoryMayNotMoveHeld(t *testing.T) {
 		inv := inventory{NodeName: "dgx-01", ClusterID: "c2", AgentVersion: "2.6.1",
 			GPUs: []inventoryGPU{h100(0, "GPU-a"), h100(1, "GPU-b"), h100(2, "GPU-c"), h100(3, "GPU-d"), h100(5, "GPU-f")}}
 		_, err := service(st).register(ctx, inv, t0)
-		refused(t, "moving a node under its workloads", err, 409, CodeInventoryShrinksHeld,
+		datasettest.WantError(t, err, 409, CodeInventoryShrinksHeld,
 			`the inventory of node dgx-01 would take what its workloads hold: clusterId "c2" would move it out of cluster "c1" while 2 workloads are placed on it; `+
 				"nothing of this inventory was applied: an operator must stop or move those workloads first")
 		if n := node(t, st, "n1"); n.ClusterID != "c1" || n.AgentVersion != "2.4.0" {
