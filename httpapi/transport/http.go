@@ -1,4 +1,4 @@
-package httpapi
+package transport
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
+	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -22,7 +22,7 @@ import (
 	"gpugraph/apierr"
 )
 
-// postJSON is gqlgen's POST transport (transport.POST) with two changes.
+// POST is gqlgen's POST transport (its transport.POST) with two changes.
 // The body is read strictly (decodeGraphQLBody): gqlgen's decoder takes the
 // first JSON value and ignores what follows, lets a repeated key win by
 // order, and answered a malformed body by dispatching an error with no
@@ -32,10 +32,10 @@ import (
 // written (json.RawMessage is compacted and checked byte by byte); on a
 // page of 500 nested pods that is a tenth of the request's CPU.
 // writeResponse writes the same bytes. Content type and statuses are
-// transport.POST's.
-type postJSON struct{ transport.POST }
+// gqlgen's transport.POST's.
+type POST struct{ gqltransport.POST }
 
-func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	serveOperation(w, r, exec, readPOST, false)
 }
 
@@ -58,7 +58,7 @@ func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	start := graphql.Now()
 	params, e := read(r)
 	if e != nil {
-		writeGraphQLAPIError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
@@ -79,7 +79,7 @@ func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	}
 	if queriesOnly && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
-		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+		WriteError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			"a GET runs queries only; send a %s as a POST", rc.Operation.Operation))
 		return
 	}
@@ -87,30 +87,30 @@ func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	writeResponse(w, responses(ctx))
 }
 
-// sseJSON is gqlgen's SSE transport (a subscription over POST with
+// SSE is gqlgen's SSE transport (a subscription over POST with
 // Accept: text/event-stream), its body held to decodeGraphQLBody first.
-type sseJSON struct{ transport.SSE }
+type SSE struct{ gqltransport.SSE }
 
-func (t sseJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	body, e := readRequestBody(r)
 	if e == nil {
 		_, e = decodeGraphQLBody(body)
 	}
 	if e != nil {
-		writeGraphQLAPIError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	t.SSE.Do(w, r, exec)
 }
 
-// getQuery is gqlgen's GET transport with its parameters read as
+// GET is gqlgen's GET transport with its parameters read as
 // strictly as a POST body (each at most once; variables and extensions
 // JSON objects), and a mutation refused with a 405 in GraphQL's error
 // shape (gqlgen's was a 406 without a code).
-type getQuery struct{ transport.GET }
+type GET struct{ gqltransport.GET }
 
-func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	serveOperation(w, r, exec, getParams, true)
 }
 
@@ -148,15 +148,15 @@ func getParams(r *http.Request) (*graphql.RawParams, *apierr.Error) {
 	return params, nil
 }
 
-// unsupported answers, last, what no transport takes, as gqlgen's
+// Unsupported answers, last, what no transport takes, as gqlgen's
 // "transport not supported" did with a bare 400: another method 405 (with
 // Allow), a POST body of another type 415. A form or text/plain POST, the
 // kind a cross-site page can send without asking, is thus refused.
-type unsupported struct{}
+type Unsupported struct{}
 
-func (unsupported) Supports(*http.Request) bool { return true }
+func (Unsupported) Supports(*http.Request) bool { return true }
 
-func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+func (Unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
 	switch r.Method {
 	case http.MethodGet, http.MethodPost:
 	default:
@@ -168,22 +168,22 @@ func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 		if ct == "" {
 			ct = "none"
 		}
-		writeGraphQLAPIError(w, r, apierr.New(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+		WriteError(w, r, apierr.New(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
 			"/graphql takes a POST body of Content-Type application/json, got %s", ct))
 		return
 	}
-	writeGraphQLAPIError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
+	WriteError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
 }
 
 // graphQLAllow is what /graphql takes, as its Allow header says.
 const graphQLAllow = "GET, POST, OPTIONS"
 
-// graphQLMethods answers, before a credential is asked for, what /graphql
+// Methods answers, before a credential is asked for, what /graphql
 // answers whoever asks, as the mux does for the REST paths: OPTIONS (204
 // with Allow) and a method it does not take (405 with Allow, in GraphQL's
 // error shape), so a PUT without a key learns the method is wrong rather
 // than that a key is missing.
-func graphQLMethods(next http.Handler) http.Handler {
+func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodPost:
@@ -200,7 +200,7 @@ func graphQLMethods(next http.Handler) http.Handler {
 // refuseGraphQLMethod is the 405 of a method /graphql does not take.
 func refuseGraphQLMethod(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", graphQLAllow)
-	writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+	WriteError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 		"/graphql does not take %s; it takes GET and POST (OPTIONS lists them)", r.Method))
 }
 
@@ -386,7 +386,7 @@ func jsonKind(b []byte) string {
 
 const graphqlResponseJSON = "application/graphql-response+json"
 
-// responseContentType is transport.POST's choice of answer type, by Accept.
+// responseContentType is gqlgen's transport.POST's choice of answer type, by Accept.
 func responseContentType(r *http.Request) string {
 	accept := r.Header.Get("Accept")
 	if accept == "" {
