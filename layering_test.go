@@ -71,6 +71,23 @@ func TestLayering(t *testing.T) {
 	for _, p := range []string{"gpugraph/compute", "gpugraph/hardware", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services", "gpugraph/sweep"} {
 		forbidden[p] = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/loaders", "github.com/99designs/gqlgen", "gorm.io"}
 	}
+	// httpapi is shaped as gqlgen's graphql/handler: the server and its
+	// routes in httpapi, the transports, extensions and middleware in
+	// sub-packages that serve through what the server hands them and
+	// import neither it nor each other. Transports and extensions see
+	// requests and operations: no store, no services, no face (what they
+	// ask of the gate is an interface). The middleware sees HTTP only:
+	// nothing of gqlgen, the generated executor or the field model.
+	const transportPkg, extensionPkg, middlewarePkg = "gpugraph/httpapi/transport", "gpugraph/httpapi/extension", "gpugraph/httpapi/middleware"
+	for _, p := range []string{transportPkg, extensionPkg} {
+		forbidden[p] = []string{"gpugraph/httpapi", "gpugraph/store", "gpugraph/services", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph"}
+	}
+	forbidden[middlewarePkg] = []string{"gpugraph/httpapi", "gpugraph/store", "gpugraph/services", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/fieldmodel", "github.com/99designs/gqlgen"}
+	// The rule reads real imports: the transports import gqlgen's, the
+	// middleware the REST routes' policy.
+	if !slices.Contains(pkgs[transportPkg].Imports, "github.com/99designs/gqlgen/graphql/handler/transport") || !slices.Contains(pkgs[middlewarePkg].Imports, "gpugraph/rest") {
+		t.Fatalf("go list reports no gqlgen transport under %s or no rest under %s: the rule above would pass on anything", transportPkg, middlewarePkg)
+	}
 	// Faces do not import the store: they call the services they are
 	// handed (package services, built once by httpapi.New), which read and
 	// write through it. Their sub-packages neither.
@@ -172,7 +189,7 @@ var permissionNames = []string{"ComputeRead", "ComputeOperate", "WorkloadsRead",
 func TestFacesNameNoPermission(t *testing.T) {
 	pkgs := listPackages(t)
 	for path, p := range pkgs {
-		face := path == "gpugraph/httpapi"
+		face := path == "gpugraph/httpapi" || strings.HasPrefix(path, "gpugraph/httpapi/")
 		for _, f := range storelessFaces {
 			face = face || path == f || strings.HasPrefix(path, f+"/")
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gpugraph/httpapi"
+	"gpugraph/httpapi/extension"
 	"gpugraph/httpapi/servertest"
 	"gpugraph/ratelimit"
 	"gpugraph/store"
@@ -273,7 +274,7 @@ func TestSubscriptionAsPlainRequest(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r := env.GraphQL("acme-reader", `subscription { vmEvents { id } }`, nil)
-				if r.Status != 400 || r.Code() != "BAD_REQUEST" || len(r.Errors) != 1 || r.Errors[0].Message != httpapi.SubscriptionTransportsMessage {
+				if r.Status != 400 || r.Code() != "BAD_REQUEST" || len(r.Errors) != 1 || r.Errors[0].Message != extension.SubscriptionTransportsMessage {
 					t.Errorf("a subscription as a plain POST: %d %+v", r.Status, r.Errors)
 				}
 			}()
@@ -283,7 +284,7 @@ func TestSubscriptionAsPlainRequest(t *testing.T) {
 			t.Errorf("64 refusals took %v", d)
 		}
 		for _, m := range []string{"WebSocket", "graphql-transport-ws", "Server-Sent Events", "Accept: text/event-stream"} {
-			if !strings.Contains(httpapi.SubscriptionTransportsMessage, m) {
+			if !strings.Contains(extension.SubscriptionTransportsMessage, m) {
 				t.Errorf("the refusal does not name %q", m)
 			}
 		}

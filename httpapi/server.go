@@ -1,8 +1,11 @@
 // Package httpapi wires gpugraph's HTTP surface: the GraphQL endpoint and
 // its playground, the documented REST paths, health and metrics, around one
 // Services value (package services), built here once over the store and
-// handed to both faces. Only this wiring and the background jobs hold the
-// store; the rest of the package serves through what it was handed. (The
+// handed to both faces. It is shaped as gqlgen's graphql/handler: the
+// server and its routes here (each route registered with its policy), the
+// GraphQL transports in httpapi/transport, the GraphQL extensions in
+// httpapi/extension, and the HTTP middleware (the gate, compression,
+// metrics) in httpapi/middleware. Only this wiring holds the store. (The
 // command itself is the root's server.go, package main.)
 package httpapi
 
@@ -19,6 +22,8 @@ import (
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/fieldmodel"
+	"gpugraph/httpapi/middleware"
+	"gpugraph/httpapi/transport"
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/podmetrics"
@@ -185,31 +190,51 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	svc := services.New(st, services.Config{Metrics: cfg.MetricsSource, Tokens: cfg.Tokens, Live: cfg.Live,
 		NodeReportKeys: cfg.NodeReportKeys})
 	res := &resolvers.Resolver{Services: svc}
-	metrics := newMetrics(prometheus.NewRegistry())
-	registerLiveMetrics(metrics.registry, svc.Live)
+	reg := prometheus.NewRegistry()
+	metrics := middleware.NewMetrics(reg)
+	registerLiveMetrics(reg, svc.Live)
 
-	rl := newRateLimits(metrics.registry, cfg.RateLimits)
+	rl := middleware.NewRateLimits(reg, cfg.RateLimits)
 	if cfg.Replicas != nil {
-		cfg.Replicas.Watch(rl.setReplicas)
+		cfg.Replicas.Watch(rl.SetReplicas)
 	}
-	g := newGate(cfg, svc.Authenticator, loaders.NewFactory(st, cfg.LoaderWait), rl, metrics.registry)
+	newLoaders := loaders.NewFactory(st, cfg.LoaderWait)
+	g := middleware.NewGate(middleware.GateConfig{
+		RequestTimeout: cfg.RequestTimeout, QueueWait: cfg.QueueWait,
+		PublicConcurrency: cfg.PublicConcurrency, CredentialConcurrency: cfg.CredentialConcurrency,
+		BodyTimeout: cfg.BodyTimeout, BodyMemory: cfg.BodyMemory,
+		WebSocketsPerAddress: cfg.WebSocketsPerAddress, WebSocketsPerCredential: cfg.WebSocketsPerCredential,
+		Authenticator: svc.Authenticator, Loaders: newLoaders, RateLimits: rl, Registry: reg,
+		IsStream: transport.IsStream, IsWebsocket: transport.IsWebsocket,
+	})
 
+	// Every route is registered here with its policy (middleware.Route):
+	// its body bound, rate class, whether it is public traffic, and the
+	// API whose shape its refusals take. No middleware reads the path.
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
-	gql := newGraphQL(cfg, res, g, metrics.registry)
-	gql.Use(newOperationMetrics(metrics.registry, cfg.OperationNames))
-	graphQLRoute := route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, streams: true}
-	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.route(graphQLRoute, graphQLMethods(graphQLStatus(withStreamEnd(requireCaller(gql)))))))
+	gql := newGraphQL(cfg, res, g, newLoaders, reg)
+	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
+	graphQLRoute := middleware.Route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
+	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(gql)))))))
 	mux.Handle("GET /healthz", healthz(st))
 	mux.Handle("GET /readyz", readyz(st))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
-	rest.Register(mux, &rest.API{Services: svc},
-		func(p rest.Policy, h http.Handler) http.Handler { return g.route(route{Policy: p}, h) })
+	rest.Register(mux, &rest.API{Services: svc}, func(p rest.Policy, h http.Handler) http.Handler {
+		return g.Route(middleware.Route{Policy: p, Face: string(p.Face), WriteError: p.Face.WriteError}, h)
+	})
 
-	return reqid.Middleware(compress(metrics.instrument(jsonMisses(mux)))), mux
+	return reqid.Middleware(middleware.Compress(transport.IsStream, metrics.Instrument(middleware.JSONMisses(mux)))), mux
 }
+
+// Body limits, in bytes (README "Limits"), besides the REST routes' own
+// (rest.Policy): every request body is read through http.MaxBytesReader.
+const (
+	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)
+	MaxSamplesBody = rest.MaxSamplesBody // POST /api/v1/metrics/samples
+)
 
 // refuseAnnouncedOversize answers a GraphQL request whose announced body
 // is over max at once (413 in GraphQL's shape), before it is read; the
@@ -217,7 +242,27 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 func refuseAnnouncedOversize(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
-			writeGraphQLAPIError(w, r, apierr.New(http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, "the request body is larger than the limit of %d bytes", max))
+			transport.WriteError(w, r, apierr.New(http.StatusRequestEntityTooLarge, apierr.PayloadTooLarge, "the request body is larger than the limit of %d bytes", max))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireCaller answers 401 to a GraphQL request without a valid key, with
+// the error in GraphQL's shape, before any query is parsed.
+func requireCaller(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if transport.IsWebsocket(r) { // authenticates in connection_init
+			next.ServeHTTP(w, r)
+			return
+		}
+		if _, err := auth.Authenticate(r.Context()); err != nil {
+			e, _ := apierr.As(err)
+			if e.Status == http.StatusUnauthorized {
+				rest.SetChallenge(w, r)
+			}
+			transport.WriteError(w, r, e)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -234,6 +279,9 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 	m.patterns = append(m.patterns, pattern)
 	m.ServeMux.Handle(pattern, h)
 }
+
+// Patterns are the patterns registered, in order (middleware.Mux).
+func (m *routeMux) Patterns() []string { return m.patterns }
 
 func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
 	m.Handle(pattern, http.HandlerFunc(h))

@@ -18,7 +18,7 @@ const maxReportBytes = 1 << 20
 
 // infrastructure is the agents' paths' policy: reports keep their own
 // path around the public budget and the tenants' rate limits.
-var infrastructure = Policy{MaxBody: maxReportBytes, Infrastructure: true}
+var infrastructure = Policy{MaxBody: maxReportBytes, Infrastructure: true, Face: OpenRelay}
 
 func (api *API) agentRoutes() []route {
 	return []route{

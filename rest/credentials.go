@@ -15,7 +15,7 @@ import (
 func (api *API) credentialRoutes() []route {
 	admin := api.Services.Credentials.MayAdminister
 	return []route{
-		{"POST /api/v1/token", http.HandlerFunc(api.token)},
+		{"POST /api/v1/token", Costs(Policy{Face: Runai}, http.HandlerFunc(api.token))},
 		{"GET /v1/admin/keys", openRelay(admin, api.listKeys)},
 		{"POST /v1/admin/keys", openRelay(admin, api.createKey)},
 		{"POST /v1/admin/keys/{id}/revoke", openRelay(admin, api.revokeKey)},

@@ -60,6 +60,29 @@ type Policy struct {
 	// budget and the per-credential rate limits, so abuse of the public API
 	// cannot starve heartbeats.
 	Infrastructure bool
+	// Face is the API the route belongs to: the server's gate answers its
+	// refusals (429, 503, 408) in that API's error shape, and labels them
+	// with it in /metrics. A route served through runai or openRelay has
+	// its face already.
+	Face Face
+}
+
+// Face is one of the REST APIs gpugraph serves.
+type Face string
+
+// The REST faces.
+const (
+	Runai     Face = "runai"
+	OpenRelay Face = "openrelay"
+)
+
+// WriteError answers e in f's error shape.
+func (f Face) WriteError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
+	if f == Runai {
+		WriteRunaiError(w, r, e)
+		return
+	}
+	WriteOpenRelayError(w, r, e)
 }
 
 // MaxBody bounds the body of a route that declares no other bound.
@@ -68,12 +91,23 @@ const MaxBody = 1 << 20
 // Costs declares h's Policy where its route is listed.
 func Costs(p Policy, h http.Handler) http.Handler { return costed{Handler: h, policy: p} }
 
-// PolicyOf answers the Policy h was declared with (the zero one if none).
+// PolicyOf answers the Policy h was declared with (the zero one if none),
+// its Face the one runai or openRelay gave h when Costs named none.
 func PolicyOf(h http.Handler) Policy {
+	var p Policy
 	if c, ok := h.(costed); ok {
-		return c.policy
+		p, h = c.policy, c.Handler
 	}
-	return Policy{}
+	if f, ok := h.(faced); ok && p.Face == "" {
+		p.Face = f.face
+	}
+	return p
+}
+
+// faced is a handler that answers its errors in face's shape.
+type faced struct {
+	http.Handler
+	face Face
 }
 
 type costed struct {
@@ -211,13 +245,13 @@ type gate func(*auth.Caller) error
 // the service h calls, checked before any parameter (401/403 come before
 // 400), and errors are written as {"code", "message", "details"}.
 func runai(may gate, h handlerFunc) http.Handler {
-	return face(may, h, WriteRunaiError)
+	return faced{face(may, h, WriteRunaiError), Runai}
 }
 
 // openRelay serves h as an OpenRelay path: errors are written as
 // {"error": {"code", "message"}}.
 func openRelay(may gate, h handlerFunc) http.Handler {
-	return face(may, h, WriteOpenRelayError)
+	return faced{face(may, h, WriteOpenRelayError), OpenRelay}
 }
 
 func face(may gate, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {

@@ -1,4 +1,4 @@
-package httpapi
+package extension
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 	"gpugraph/fieldmodel"
 )
 
-// docLimits bound what a document asks before it is validated (README
+// DocLimits bound what a document asks before it is validated (README
 // "Limits"). gqlparser's validation is not linear: its overlapping-fields
 // rule compares every pair of fields that land on one spot of the answer,
 // so one selection set of 9,000 copies of a field was seconds of CPU.
@@ -18,7 +18,7 @@ import (
 // document they refuse costs its parse and that walk (one of too many
 // fields only its lexing); what they let through validates in
 // milliseconds (BenchmarkValidateWorstAccepted).
-type docLimits struct {
+type DocLimits struct {
 	// MaxFieldsPerSet bounds the fields that land on one object of the
 	// answer: those of a selection set, its inline fragments and the
 	// fragments it spreads (each once), merged with those of every field
@@ -50,14 +50,14 @@ type docLimits struct {
 // document that writes that many fields asks at least as many as the
 // executor sees (or spreads a fragment nowhere, which validation refuses).
 // tokens bounds the lexing as the parser's token limit bounds the parse.
-func (l docLimits) tooManyFields(src *ast.Source, tokens int) *gqlerror.Error {
+func (l DocLimits) tooManyFields(src *ast.Source, tokens int) *gqlerror.Error {
 	if l.MaxFields > 0 && countFields(src, l.MaxFields, tokens) > l.MaxFields {
 		return l.fieldsError()
 	}
 	return nil
 }
 
-func (l docLimits) fieldsError() *gqlerror.Error {
+func (l DocLimits) fieldsError() *gqlerror.Error {
 	return limitError("the query asks more than %d fields (a fragment's fields count at each place it is spread)", l.MaxFields)
 }
 
@@ -123,7 +123,7 @@ func countFields(src *ast.Source, max, tokens int) int {
 // per selection set, repeated fields, fields, depth, aliases with a
 // fragment's counted at each spread). It also answers how many bytes of
 // heap the parsed document of source bytes holds (see docSize).
-func (l docLimits) check(doc *ast.QueryDocument, source int) (int64, *gqlerror.Error) {
+func (l DocLimits) check(doc *ast.QueryDocument, source int) (int64, *gqlerror.Error) {
 	s := scanDocument(doc)
 	if l.MaxDirectives > 0 && s.directives > l.MaxDirectives {
 		return 0, limitError("the query uses %d directives, more than the limit of %d", s.directives, l.MaxDirectives)
@@ -292,7 +292,7 @@ func (s *scanned) cycle() *gqlerror.Error {
 // spot), grouped by response name; then the spot below each group. Work
 // is bounded by MaxFields (fields visited) and as many fragment visits.
 type expander struct {
-	l      docLimits
+	l      DocLimits
 	frags  map[string]*ast.FragmentDefinition
 	fields int // visited, all operations together
 	frag   int // fragment spreads and inline fragments visited

@@ -1,10 +1,9 @@
-package httpapi
+package transport
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
+	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -22,7 +21,7 @@ import (
 	"gpugraph/apierr"
 )
 
-// postJSON is gqlgen's POST transport (transport.POST) with two changes.
+// POST is gqlgen's POST transport (its transport.POST) with two changes.
 // The body is read strictly (decodeGraphQLBody): gqlgen's decoder takes the
 // first JSON value and ignores what follows, lets a repeated key win by
 // order, and answered a malformed body by dispatching an error with no
@@ -32,10 +31,10 @@ import (
 // written (json.RawMessage is compacted and checked byte by byte); on a
 // page of 500 nested pods that is a tenth of the request's CPU.
 // writeResponse writes the same bytes. Content type and statuses are
-// transport.POST's.
-type postJSON struct{ transport.POST }
+// gqlgen's transport.POST's.
+type POST struct{ gqltransport.POST }
 
-func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	serveOperation(w, r, exec, readPOST, false)
 }
 
@@ -58,7 +57,7 @@ func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	start := graphql.Now()
 	params, e := read(r)
 	if e != nil {
-		writeGraphQLAPIError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
@@ -79,7 +78,7 @@ func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	}
 	if queriesOnly && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
-		writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+		WriteError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 			"a GET runs queries only; send a %s as a POST", rc.Operation.Operation))
 		return
 	}
@@ -87,30 +86,30 @@ func serveOperation(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	writeResponse(w, responses(ctx))
 }
 
-// sseJSON is gqlgen's SSE transport (a subscription over POST with
+// SSE is gqlgen's SSE transport (a subscription over POST with
 // Accept: text/event-stream), its body held to decodeGraphQLBody first.
-type sseJSON struct{ transport.SSE }
+type SSE struct{ gqltransport.SSE }
 
-func (t sseJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t SSE) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	body, e := readRequestBody(r)
 	if e == nil {
 		_, e = decodeGraphQLBody(body)
 	}
 	if e != nil {
-		writeGraphQLAPIError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	t.SSE.Do(w, r, exec)
 }
 
-// getQuery is gqlgen's GET transport with its parameters read as
+// GET is gqlgen's GET transport with its parameters read as
 // strictly as a POST body (each at most once; variables and extensions
 // JSON objects), and a mutation refused with a 405 in GraphQL's error
 // shape (gqlgen's was a 406 without a code).
-type getQuery struct{ transport.GET }
+type GET struct{ gqltransport.GET }
 
-func (getQuery) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	serveOperation(w, r, exec, getParams, true)
 }
 
@@ -148,15 +147,15 @@ func getParams(r *http.Request) (*graphql.RawParams, *apierr.Error) {
 	return params, nil
 }
 
-// unsupported answers, last, what no transport takes, as gqlgen's
+// Unsupported answers, last, what no transport takes, as gqlgen's
 // "transport not supported" did with a bare 400: another method 405 (with
 // Allow), a POST body of another type 415. A form or text/plain POST, the
 // kind a cross-site page can send without asking, is thus refused.
-type unsupported struct{}
+type Unsupported struct{}
 
-func (unsupported) Supports(*http.Request) bool { return true }
+func (Unsupported) Supports(*http.Request) bool { return true }
 
-func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+func (Unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
 	switch r.Method {
 	case http.MethodGet, http.MethodPost:
 	default:
@@ -168,22 +167,22 @@ func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExe
 		if ct == "" {
 			ct = "none"
 		}
-		writeGraphQLAPIError(w, r, apierr.New(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
+		WriteError(w, r, apierr.New(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE",
 			"/graphql takes a POST body of Content-Type application/json, got %s", ct))
 		return
 	}
-	writeGraphQLAPIError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
+	WriteError(w, r, apierr.BadRequest("/graphql takes GET with a query parameter, POST with a JSON body, or a WebSocket upgrade (graphql-transport-ws)"))
 }
 
 // graphQLAllow is what /graphql takes, as its Allow header says.
 const graphQLAllow = "GET, POST, OPTIONS"
 
-// graphQLMethods answers, before a credential is asked for, what /graphql
+// Methods answers, before a credential is asked for, what /graphql
 // answers whoever asks, as the mux does for the REST paths: OPTIONS (204
 // with Allow) and a method it does not take (405 with Allow, in GraphQL's
 // error shape), so a PUT without a key learns the method is wrong rather
 // than that a key is missing.
-func graphQLMethods(next http.Handler) http.Handler {
+func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodPost:
@@ -200,7 +199,7 @@ func graphQLMethods(next http.Handler) http.Handler {
 // refuseGraphQLMethod is the 405 of a method /graphql does not take.
 func refuseGraphQLMethod(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", graphQLAllow)
-	writeGraphQLAPIError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+	WriteError(w, r, apierr.New(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
 		"/graphql does not take %s; it takes GET and POST (OPTIONS lists them)", r.Method))
 }
 
@@ -209,12 +208,17 @@ func refuseGraphQLMethod(w http.ResponseWriter, r *http.Request) {
 // four levels down, a list of them five.
 const maxBodyDepth = 32
 
+// wholeBody is a body read ahead, as the gate's middleware reads every
+// body before the request takes a slot: its bytes are taken as they are,
+// not copied again.
+type wholeBody interface{ Whole() ([]byte, error) }
+
 // readRequestBody reads a request body to its end: 413 over the body limit.
 func readRequestBody(r *http.Request) ([]byte, *apierr.Error) {
 	var body []byte
 	var err error
-	if rb, ok := r.Body.(*readBody); ok {
-		body, err = rb.whole()
+	if rb, ok := r.Body.(wholeBody); ok {
+		body, err = rb.Whole()
 	} else {
 		body, err = io.ReadAll(r.Body)
 	}
@@ -236,7 +240,8 @@ func readRequestBody(r *http.Request) ([]byte, *apierr.Error) {
 // the GraphQL-over-HTTP draft lets servers do. A batch (a JSON array of
 // operations) is not served. Each refusal names what is wrong.
 func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
-	if e := checkJSON("the request body", body); e != nil {
+	top, e := scanJSON("the request body", body, true)
+	if e != nil {
 		return nil, e
 	}
 	switch k := jsonKind(body); k {
@@ -246,14 +251,11 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 	default:
 		return nil, apierr.BadRequest("the request body must be a JSON object {\"query\": …}, got %s", k)
 	}
-	// checkJSON has read the body whole (one object, no key twice): split
-	// its members in one more pass, and unquote the strings in one each,
-	// so a large document is scanned three times, not five (a 109 KB one
-	// refused by its field count cost 1.9 ms, 30 % of it in decoding).
-	top, err := members(body)
-	if err != nil {
-		return nil, apierr.BadRequest("the request body is not valid JSON")
-	}
+	// scanJSON has read the body whole (one object, no key twice) and
+	// split its members as it went; each string is unquoted in one more
+	// pass, so a large document is scanned twice (a 109 KB one refused by
+	// its field count cost 1.9 ms when it was scanned five times, 30 % of
+	// it in decoding).
 	params := &graphql.RawParams{}
 	for _, f := range []struct {
 		name, kind, want string
@@ -286,62 +288,68 @@ func decodeGraphQLBody(body []byte) (*graphql.RawParams, *apierr.Error) {
 	return params, nil
 }
 
-// members splits a JSON object into its members' raw values, in one pass;
-// each is a slice of body (no copy: the value starts after the member's
-// name, its colon and white space, and ends where the decoder stopped).
-func members(body []byte) (map[string]jsontext.Value, error) {
-	// From a bytes.Buffer the decoder parses in place, without a copy of
-	// its own (a 109 KB body cost half a megabyte of copies a request).
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, fmt.Errorf("not an object")
-	}
-	out := map[string]jsontext.Value{}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil, err
-		}
-		name := tok.String() // before the next read voids the token
-		from := dec.InputOffset()
-		if _, err := dec.ReadValue(); err != nil {
-			return nil, err
-		}
-		out[name] = bytes.TrimLeft(body[from:dec.InputOffset()], " \t\r\n:")
-	}
-	return out, nil
-}
-
 // checkJSON holds b (what names it) to one JSON value as RFC 8259 reads
 // it and I-JSON (RFC 7493) restricts it: no object key twice, valid
 // UTF-8; at most maxBodyDepth deep; nothing but white space after it.
 func checkJSON(what string, b []byte) *apierr.Error {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(b)) // in place, as in members
-	started, end := false, -1                      // end: where the first value ends, once it has
+	_, e := scanJSON(what, b, false)
+	return e
+}
+
+// scanJSON is checkJSON, and with split, when b holds an object, its
+// members' raw values, in the same pass: each a slice of b (no copy: the
+// value starts after the member's name, its colon and white space, and
+// ends where the decoder stopped).
+func scanJSON(what string, b []byte, split bool) (map[string]jsontext.Value, *apierr.Error) {
+	// From a bytes.Buffer the decoder parses in place, without a copy of
+	// its own (a 109 KB body cost half a megabyte of copies a request).
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b))
+	started, end := false, -1 // end: where the first value ends, once it has
+	var top map[string]jsontext.Value
+	var name string // of the member being read
+	var from int64  // where its value starts
 	for {
-		_, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err == io.EOF {
 			if !started {
-				return apierr.BadRequest("%s is empty: send a JSON object {\"query\": …}", what)
+				return nil, apierr.BadRequest("%s is empty: send a JSON object {\"query\": …}", what)
 			}
-			return nil
+			return top, nil
 		}
 		if end >= 0 {
 			// A second value, or anything else, after the first.
 			for end < len(b) && strings.IndexByte(" \t\r\n", b[end]) >= 0 {
 				end++
 			}
-			return apierr.BadRequest("%s has data after its JSON value, from byte %d", what, end)
+			return nil, apierr.BadRequest("%s has data after its JSON value, from byte %d", what, end)
 		}
 		if err != nil {
-			return jsonError(what, b, err)
+			return nil, jsonError(what, b, err)
 		}
 		started = true
-		if dec.StackDepth() > maxBodyDepth {
-			return apierr.BadRequest("%s nests more than %d levels deep", what, maxBodyDepth)
+		depth := dec.StackDepth()
+		if depth > maxBodyDepth {
+			return nil, apierr.BadRequest("%s nests more than %d levels deep", what, maxBodyDepth)
 		}
-		if dec.StackDepth() == 0 {
+		if depth == 0 {
 			end = int(dec.InputOffset())
+		}
+		if split && depth == 1 {
+			// Inside the top level: an odd length has just read a
+			// member's name, an even one (past the opening brace) the
+			// end of its value, nested or not.
+			kind, n := dec.StackIndex(1)
+			switch {
+			case kind != '{':
+				split = false
+			case n%2 == 1:
+				name, from = tok.String(), dec.InputOffset()
+			case n > 0:
+				if top == nil {
+					top = map[string]jsontext.Value{}
+				}
+				top[name] = bytes.TrimLeft(b[from:dec.InputOffset()], " \t\r\n:")
+			}
 		}
 	}
 }
@@ -394,7 +402,7 @@ func jsonKind(b []byte) string {
 
 const graphqlResponseJSON = "application/graphql-response+json"
 
-// responseContentType is transport.POST's choice of answer type, by Accept.
+// responseContentType is gqlgen's transport.POST's choice of answer type, by Accept.
 func responseContentType(r *http.Request) string {
 	accept := r.Header.Get("Accept")
 	if accept == "" {

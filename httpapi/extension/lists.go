@@ -1,4 +1,4 @@
-package httpapi
+package extension
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // one parameter per value, and both engines cap parameters (SQLite at
 // 32,766, PostgreSQL at 65,535): 70,000 statuses answered INTERNAL.
 // Within the cap, repeated values are dropped before the resolver sees
-// them (distinctLists).
+// them (DistinctLists).
 const maxListValues = edge.MaxParamValues
 
 // listCaps are the caps that differ from maxListValues, by argument
@@ -89,22 +89,22 @@ func (w *costWalker) checkList(coord, arg, field string, t *ast.Type, v any) *gq
 	return nil
 }
 
-// distinctLists drops repeated values from every list argument before a
+// DistinctLists drops repeated values from every list argument before a
 // resolver reads it (vms(status: [RUNNING, RUNNING]) asks what
 // vms(status: [RUNNING]) asks), keeping the first of each in its place. It
 // reads the arguments gqlgen has just coerced for this one field, so
 // nothing shared is changed.
-type distinctLists struct{}
+type DistinctLists struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.FieldInterceptor
-} = distinctLists{}
+} = DistinctLists{}
 
-func (distinctLists) ExtensionName() string                   { return "DistinctLists" }
-func (distinctLists) Validate(graphql.ExecutableSchema) error { return nil }
+func (DistinctLists) ExtensionName() string                   { return "DistinctLists" }
+func (DistinctLists) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (distinctLists) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+func (DistinctLists) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil {
 		for name, v := range fc.Args {
 			if d, ok := distinct(v); ok {

@@ -1,4 +1,4 @@
-package httpapi
+package middleware
 
 import (
 	"compress/gzip"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gpugraph/httpapi/transport"
 )
 
 func TestCompressChoosesWhatToCompress(t *testing.T) {
@@ -26,7 +28,7 @@ func TestCompressChoosesWhatToCompress(t *testing.T) {
 		{name: "already encoded", accept: "gzip", contentType: "application/json", encoding: "br", body: big},
 		{name: "sse", accept: "gzip", streamAccept: "text/event-stream", contentType: "text/event-stream", body: big},
 	} {
-		h := compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := Compress(transport.IsStream, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", tc.contentType)
 			if tc.encoding != "" {
 				w.Header().Set("Content-Encoding", tc.encoding)
@@ -93,7 +95,7 @@ func TestCompressReadsAcceptEncodingOnce(t *testing.T) {
 	} {
 		var seen []string
 		var sawHeaders int
-		h := compress(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := Compress(transport.IsStream, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			seen = r.Header.Values("Accept-Encoding")
 			sawHeaders = len(r.Header)
 			w.Header().Set("Content-Type", "application/json")

@@ -1,4 +1,4 @@
-package httpapi
+package extension
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"gpugraph/sizedlru"
 )
 
-// documents is the front of the GraphQL pipeline, in gqlgen's
+// Documents is the front of the GraphQL pipeline, in gqlgen's
 // CreateOperationContext, where every document the server has not cached
 // has its fields counted off its tokens, is parsed (within the token
 // limit), and is held to the document limits (precheck.go) and to the
@@ -29,14 +29,14 @@ import (
 // validation never run.
 //
 // A document enters the query cache, and a persisted query's text the APQ
-// cache, only once its operation has passed every limit (admitDocuments):
+// cache, only once its operation has passed every limit (Documents.Admit):
 // a refused document leaves nothing behind. Both caches are bounded in
 // entries and in bytes (docSize estimates a document's heap).
-type documents struct {
+type Documents struct {
 	schema   *ast.Schema
 	maxBytes int // of a document's text
 	tokens   int
-	limits   docLimits
+	limits   DocLimits
 	// opChecks are the operation limits, run here on the requested
 	// operation with its variables as sent (defaults filled in).
 	opChecks []func(*ast.OperationDefinition, map[string]any) *gqlerror.Error
@@ -48,7 +48,7 @@ type documents struct {
 	persisted *sizedlru.Cache[string, string] // APQ: hash → text
 }
 
-// How many entries the query and APQ caches keep (their bytes: Config).
+// How many entries the query and APQ caches keep (their bytes: DocumentsConfig).
 const (
 	queryCacheEntries = 1000
 	apqCacheEntries   = 1000
@@ -59,11 +59,32 @@ const (
 // otherwise answer 2,000 errors.
 const maxValidationErrors = 100
 
-func newDocuments(schema *ast.Schema, cfg Config, limits docLimits,
-	opChecks ...func(*ast.OperationDefinition, map[string]any) *gqlerror.Error) *documents {
-	return &documents{
-		schema: schema, maxBytes: cfg.DocumentLimit, tokens: cfg.TokenLimit, limits: limits, opChecks: opChecks,
-		rules:     validationRules(!cfg.DisableIntrospection),
+// DocumentsConfig is what NewDocuments holds documents to.
+type DocumentsConfig struct {
+	// Limits are the document limits, Operation the operation limits (run
+	// here too, before validation, on the requested operation).
+	Limits    DocLimits
+	Operation Limits
+	// MaxBytes bounds a document's text, Tokens its tokens (the parser's
+	// token limit).
+	MaxBytes, Tokens int
+	// NoIntrospection refuses __schema and __type before validation too,
+	// and drops validation's "Did you mean" suggestions (they would spell
+	// out the schema introspection hides).
+	NoIntrospection bool
+	// The bytes the query and APQ caches may hold.
+	QueryCacheBytes, APQCacheBytes int64
+}
+
+// NewDocuments builds the front of the pipeline over schema.
+func NewDocuments(schema *ast.Schema, cfg DocumentsConfig) *Documents {
+	opChecks := []func(*ast.OperationDefinition, map[string]any) *gqlerror.Error{cfg.Operation.check}
+	if cfg.NoIntrospection {
+		opChecks = append(opChecks, NoIntrospection{}.check)
+	}
+	return &Documents{
+		schema: schema, maxBytes: cfg.MaxBytes, tokens: cfg.Tokens, limits: cfg.Limits, opChecks: opChecks,
+		rules:     validationRules(!cfg.NoIntrospection),
 		validate:  validator.ValidateWithRules,
 		queries:   sizedlru.New[string, *ast.QueryDocument](queryCacheEntries, cfg.QueryCacheBytes),
 		persisted: sizedlru.New[string, string](apqCacheEntries, cfg.APQCacheBytes),
@@ -121,14 +142,14 @@ var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
 	graphql.ResponseInterceptor
-} = (*documents)(nil)
+} = (*Documents)(nil)
 
-func (*documents) ExtensionName() string                   { return "Documents" }
-func (*documents) Validate(graphql.ExecutableSchema) error { return nil }
+func (*Documents) ExtensionName() string                   { return "Documents" }
+func (*Documents) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters parses, checks and validates params.Query
 // unless the query cache holds it (it passed all of this before).
-func (d *documents) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+func (d *Documents) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
 	q := params.Query
 	if q == "" {
 		return nil // gqlgen answers "no operation provided"
@@ -200,7 +221,7 @@ func (d *documents) MutateOperationParameters(ctx context.Context, params *graph
 // the document limits let through validates in milliseconds, so an
 // abandoned validation does not run on for long; the request answers 504
 // either way.
-func (d *documents) validateBy(ctx context.Context, doc *ast.QueryDocument) (gqlerror.List, *gqlerror.Error) {
+func (d *Documents) validateBy(ctx context.Context, doc *ast.QueryDocument) (gqlerror.List, *gqlerror.Error) {
 	done := make(chan gqlerror.List, 1)
 	go func() {
 		defer func() {
@@ -219,7 +240,7 @@ func (d *documents) validateBy(ctx context.Context, doc *ast.QueryDocument) (gql
 	case <-ctx.Done():
 		slog.WarnContext(ctx, "graphql: request ran out of time while its query was validated")
 		err := gqlerror.Errorf("the request ran out of time")
-		err.Extensions = map[string]any{"code": TimeoutCode, "status": http.StatusGatewayTimeout}
+		err.Extensions = map[string]any{"code": apierr.TimeoutCode, "status": http.StatusGatewayTimeout}
 		return nil, err
 	}
 }
@@ -254,7 +275,7 @@ func sentVariables(op *ast.OperationDefinition, sent map[string]any) map[string]
 
 // InterceptResponse lists the validation errors after the first in the
 // answer that refuses the operation (gqlgen's DispatchError adds the first).
-func (d *documents) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+func (d *Documents) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	if p := pendingOf(ctx, false); p != nil && len(p.moreErrors) > 0 {
 		more := p.moreErrors
 		p.moreErrors = nil
@@ -265,9 +286,22 @@ func (d *documents) InterceptResponse(ctx context.Context, next graphql.Response
 	return next(ctx)
 }
 
-// queryCache is gqlgen's query cache: the document validated for this
-// operation, else the documents that passed every limit.
-type queryCache struct{ d *documents }
+// QueryCache is gqlgen's query cache (handler.Server.SetQueryCache): the
+// document validated for this operation, else the documents that passed
+// every limit.
+func (d *Documents) QueryCache() graphql.Cache[*ast.QueryDocument] { return queryCache{d} }
+
+// APQCache is the cache of gqlgen's AutomaticPersistedQuery extension: a
+// query's text waits, like a document, for its operation to pass every
+// limit before it is kept.
+func (d *Documents) APQCache() graphql.Cache[string] { return apqCache{d} }
+
+// Admit is the extension that keeps, once an operation has passed every
+// limit, what its request would add to the caches: it goes after the
+// limits.
+func (d *Documents) Admit() graphql.HandlerExtension { return admitDocuments{d} }
+
+type queryCache struct{ d *Documents }
 
 func (c queryCache) Get(ctx context.Context, q string) (*ast.QueryDocument, bool) {
 	if p := pendingOf(ctx, false); p != nil && p.doc != nil && p.query == q {
@@ -278,12 +312,10 @@ func (c queryCache) Get(ctx context.Context, q string) (*ast.QueryDocument, bool
 
 // Add is gqlgen's, after a validation of its own, which never runs (Get
 // hands it every document validated here); nothing enters the cache but
-// through admitDocuments.
+// through Documents.Admit.
 func (queryCache) Add(context.Context, string, *ast.QueryDocument) {}
 
-// apqCache is gqlgen's APQ cache: a query's text waits, like a document,
-// for its operation to pass every limit before it is kept.
-type apqCache struct{ d *documents }
+type apqCache struct{ d *Documents }
 
 func (c apqCache) Get(_ context.Context, hash string) (string, bool) { return c.d.persisted.Get(hash) }
 
@@ -293,9 +325,7 @@ func (apqCache) Add(ctx context.Context, hash, query string) {
 	}
 }
 
-// admitDocuments keeps, once an operation has passed every limit, what
-// its request would add to the caches. It runs after the limits.
-type admitDocuments struct{ d *documents }
+type admitDocuments struct{ d *Documents }
 
 var _ interface {
 	graphql.HandlerExtension
@@ -320,8 +350,8 @@ func (a admitDocuments) MutateOperationContext(ctx context.Context, _ *graphql.O
 	return nil
 }
 
-// cacheStats are the caches' sizes, for /metrics.
-func (d *documents) cacheStats() map[string][2]int64 {
+// CacheStats are the caches' entries and bytes, for /metrics.
+func (d *Documents) CacheStats() map[string][2]int64 {
 	return map[string][2]int64{
 		"query": {int64(d.queries.Len()), d.queries.Bytes()},
 		"apq":   {int64(d.persisted.Len()), d.persisted.Bytes()},

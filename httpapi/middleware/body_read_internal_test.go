@@ -1,4 +1,4 @@
-package httpapi
+package middleware
 
 import (
 	"bytes"
@@ -11,13 +11,15 @@ import (
 	"time"
 )
 
+const bodyLimit = 1 << 20 // as /graphql's
+
 func testBodies() *bodies {
 	return &bodies{timeout: 5 * time.Second, wait: time.Second, mem: newBudget(8<<20, 8<<20)}
 }
 
 // A body of announced length up to firstKnown is read into one buffer of
-// that length and handed to the transport without a copy; an unannounced
-// one grows as it arrives and reads the same.
+// that length and handed on whole without a copy; an unannounced one
+// grows as it arrives and reads the same.
 func TestBodiesReadOnce(t *testing.T) {
 	doc := strings.Repeat("x", 109<<10)
 	for _, announced := range []bool{true, false} {
@@ -26,7 +28,7 @@ func TestBodiesReadOnce(t *testing.T) {
 			r.Body = io.NopCloser(strings.NewReader(doc)) // no length to go by
 			r.ContentLength = -1
 		}
-		release, refused := testBodies().read(httptest.NewRecorder(), r, "k", MaxGraphQLBody)
+		release, refused := testBodies().read(httptest.NewRecorder(), r, "k", bodyLimit)
 		if refused != nil {
 			t.Fatal(refused)
 		}
@@ -34,12 +36,12 @@ func TestBodiesReadOnce(t *testing.T) {
 		if announced && cap(rb.buf) != len(doc)+1 {
 			t.Errorf("announced %d bytes: buffer of %d, want one of %d", len(doc), cap(rb.buf), len(doc)+1)
 		}
-		got, e := readRequestBody(r)
-		if e != nil || string(got) != doc {
-			t.Fatalf("announced=%v: read %d bytes, %v; want the document", announced, len(got), e)
+		got, err := rb.Whole()
+		if err != nil || string(got) != doc {
+			t.Fatalf("announced=%v: read %d bytes, %v; want the document", announced, len(got), err)
 		}
 		if &got[0] != &rb.buf[0] {
-			t.Errorf("announced=%v: the transport's body is a copy, want the bytes read", announced)
+			t.Errorf("announced=%v: the body handed on is a copy, want the bytes read", announced)
 		}
 		release()
 	}
@@ -50,7 +52,7 @@ func TestBodiesReadOnce(t *testing.T) {
 		b := testBodies()
 		return testing.AllocsPerRun(20, func() {
 			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(doc))
-			release, _ := b.read(httptest.NewRecorder(), r, "k", MaxGraphQLBody)
+			release, _ := b.read(httptest.NewRecorder(), r, "k", bodyLimit)
 			release()
 		})
 	}
@@ -59,20 +61,20 @@ func TestBodiesReadOnce(t *testing.T) {
 	}
 }
 
-// whole answers what a read to the end would: the rest after a partial
+// Whole answers what a read to the end would: the rest after a partial
 // read, and the read error kept for the end (the 413 of a body too large).
 func TestReadBodyWhole(t *testing.T) {
 	tooLarge := &http.MaxBytesError{Limit: 4}
 	b := &readBody{Reader: *bytes.NewReader([]byte("abcdef")), buf: []byte("abcdef"), err: tooLarge}
-	if got, err := b.whole(); string(got) != "abcdef" || !errors.Is(err, tooLarge) {
-		t.Errorf("whole() = %q, %v; want abcdef, the read error", got, err)
+	if got, err := b.Whole(); string(got) != "abcdef" || !errors.Is(err, tooLarge) {
+		t.Errorf("Whole() = %q, %v; want abcdef, the read error", got, err)
 	}
 	if n, err := b.Read(make([]byte, 1)); n != 0 || !errors.Is(err, tooLarge) {
-		t.Errorf("after whole(): Read = %d, %v; want 0, the read error", n, err)
+		t.Errorf("after Whole(): Read = %d, %v; want 0, the read error", n, err)
 	}
 	b = &readBody{Reader: *bytes.NewReader([]byte("abcdef")), buf: []byte("abcdef")}
 	b.Read(make([]byte, 2))
-	if got, err := b.whole(); string(got) != "cdef" || err != nil {
-		t.Errorf("whole() after 2 bytes read = %q, %v; want cdef, nil", got, err)
+	if got, err := b.Whole(); string(got) != "cdef" || err != nil {
+		t.Errorf("Whole() after 2 bytes read = %q, %v; want cdef, nil", got, err)
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package transport
 
 import (
 	"context"
@@ -9,65 +9,58 @@ import (
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vektah/gqlparser/v2/ast"
+	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/live"
-	"gpugraph/loaders"
 )
 
 // WebSocket close codes of graphql-transport-ws: a refused
 // connection_init, one that did not come in time, and a credential over
 // its connection cap.
 const (
-	closeUnauthorized   = 4401
-	closeForbidden      = 4403
-	closeInitTimeout    = 4408
-	closeTooManyConns   = 4429
-	initTimeoutReason   = "connection initialisation timeout"
-	tooManyConnsMessage = "this credential holds %d WebSocket connections already, the most one credential may hold"
+	closeUnauthorized = 4401
+	closeForbidden    = 4403
+	closeInitTimeout  = 4408
+	closeTooManyConns = 4429
+	initTimeoutReason = "connection initialisation timeout"
 )
 
-// addLive adds the subscription transports, graphql-transport-ws (and the
-// legacy graphql-ws, which gqlgen speaks at no cost) and SSE, and fresh
-// loaders per event. The transports must come before POST, which would take
-// an SSE request for a plain one.
-func addLive(srv *handler.Server, cfg Config, g *gate) {
-	authn := g.authn
-	srv.AroundResponses(freshLoadersPerEvent(g.newLoaders))
-	srv.AddTransport(sseJSON{})
-	srv.AddTransport(transport.Websocket{
+// Websocket is gqlgen's graphql-transport-ws transport (which speaks the
+// legacy graphql-ws too, at no cost) over coder/websocket, keeping each
+// accepted connection where its streams find it (Conns). A browser's
+// upgrade carries no header, so the credential comes in connection_init
+// (wsCaller), looked up within lookupTimeout, a request's time; the
+// connection then counts against its credential's cap (Conns.Admit).
+func Websocket(authn *auth.Authenticator, lookupTimeout time.Duration) gqltransport.Websocket {
+	return gqltransport.Websocket{
 		Implementation:        closableWebsocket{},
 		KeepAlivePingInterval: 15 * time.Second,
 		PingPongInterval:      15 * time.Second,
-		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		InitFunc: func(ctx context.Context, p gqltransport.InitPayload) (context.Context, *gqltransport.InitPayload, error) {
 			h, _ := ctx.Value(connKey{}).(*connHolder)
 			if h != nil && !h.initialized() {
 				// The init deadline passed while the message was read: the
 				// connection is being closed with 4408 already.
-				return transport.WithWebsocketCloseCode(ctx, closeInitTimeout), nil, errors.New(initTimeoutReason)
+				return gqltransport.WithWebsocketCloseCode(ctx, closeInitTimeout), nil, errors.New(initTimeoutReason)
 			}
 			// The key's lookup is a request's work: it gets a request's time.
-			lctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+			lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 			c, err := wsCaller(lctx, authn, p)
 			cancel()
-			if err == nil && h != nil {
-				err = h.admit(c)
+			code := closeUnauthorized
+			if e, ok := apierr.As(err); ok && e.Status == http.StatusForbidden {
+				code = closeForbidden
 			}
-			if err != nil {
-				code := closeUnauthorized
-				if e, ok := apierr.As(err); ok && e.Status == http.StatusForbidden {
-					code = closeForbidden
-				} else if ok && e.Code == TooManyConnectionsCode {
+			if err == nil && h != nil {
+				if err = h.admit(c); err != nil {
 					code = closeTooManyConns
 				}
-				ctx = transport.WithWebsocketCloseCode(ctx, code)
-				return transport.AppendCloseReason(ctx, err.Error()), nil, err
+			}
+			if err != nil {
+				ctx = gqltransport.WithWebsocketCloseCode(ctx, code)
+				return gqltransport.AppendCloseReason(ctx, err.Error()), nil, err
 			}
 			ctx = auth.WithCaller(ctx, c)
 			if h != nil {
@@ -75,13 +68,13 @@ func addLive(srv *handler.Server, cfg Config, g *gate) {
 			}
 			return ctx, nil, nil
 		},
-	})
+	}
 }
 
 // wsCaller authenticates a WebSocket: the upgrade of a browser carries no
 // header, so the key comes in connection_init's payload
 // {"Authorization": "Bearer …"}; a header key on the upgrade works too.
-func wsCaller(ctx context.Context, authn *auth.Authenticator, p transport.InitPayload) (*auth.Caller, error) {
+func wsCaller(ctx context.Context, authn *auth.Authenticator, p gqltransport.InitPayload) (*auth.Caller, error) {
 	if token := bearer(p.Authorization()); token != "" {
 		return authn.Lookup(ctx, token)
 	}
@@ -95,66 +88,62 @@ func bearer(h string) string {
 	return ""
 }
 
-// isWebsocket reports whether r asks for a WebSocket (which authenticates
+// IsWebsocket reports whether r asks for a WebSocket (which authenticates
 // in connection_init, not in the upgrade's headers): what gqlgen's
 // WebSocket transport takes.
-func isWebsocket(r *http.Request) bool { return transport.Websocket{}.Supports(r) }
+func IsWebsocket(r *http.Request) bool { return gqltransport.Websocket{}.Supports(r) }
 
-// isStream reports whether r opens a subscription's stream: exactly the
+// IsStream reports whether r opens a subscription's stream: exactly the
 // requests gqlgen's WebSocket and SSE transports take, so a plain GET or
 // POST cannot pass for one (and skip the request timeout and the budget)
 // by its headers alone.
-func isStream(r *http.Request) bool {
-	return isWebsocket(r) || transport.SSE{}.Supports(r)
-}
-
-// freshLoadersPerEvent gives every event of a subscription its own
-// dataloaders: the connection's would cache the VM as it was at the first
-// event. They are scoped to the caller, as every request's are.
-func freshLoadersPerEvent(newLoaders loaders.Factory) graphql.ResponseMiddleware {
-	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		if !graphql.HasOperationContext(ctx) {
-			return next(ctx) // an error answered before any operation
-		}
-		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-			ctx = loaders.With(ctx, newLoaders(auth.FromContext(ctx)))
-		}
-		return next(ctx)
-	}
+func IsStream(r *http.Request) bool {
+	return IsWebsocket(r) || gqltransport.SSE{}.Supports(r)
 }
 
 // connKey holds, in an upgrade request's context, the connection the
 // transport accepted, so a stream can close it with its own code.
 type connKey struct{}
 
+// Conns is what the server's gate holds of each WebSocket: how long its
+// connection_init may take (closed with 4408 after, InitTimedOut called),
+// and its place in its credential's connection cap, taken once
+// connection_init names the credential (Admit; a refusal closes it with
+// 4429) and given back when the connection's handler returns.
+type Conns struct {
+	InitTimeout  time.Duration
+	Admit        func(*auth.Caller) (release func(), err error)
+	InitTimedOut func()
+}
+
 // connHolder is one WebSocket's state besides gqlgen's: the accepted
 // connection, the deadline of its connection_init, and its place in its
 // credential's connection cap (taken at init, given back by done).
 type connHolder struct {
-	initTimeout time.Duration
-	creds       *budget
-	refused     *prometheus.CounterVec
+	Conns
 
 	mu        sync.Mutex
-	conn      transport.WebsocketConn
+	conn      gqltransport.WebsocketConn
 	initTimer *time.Timer
 	timedOut  bool
-	credKey   string
+	release   func()
 }
 
 // accepted keeps conn and starts its connection_init deadline: a client
 // that upgrades and says nothing is closed with 4408, as
 // graphql-transport-ws says.
-func (h *connHolder) accepted(conn transport.WebsocketConn) {
+func (h *connHolder) accepted(conn gqltransport.WebsocketConn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.conn = conn
-	if h.initTimeout > 0 {
-		h.initTimer = time.AfterFunc(h.initTimeout, func() {
+	if h.InitTimeout > 0 {
+		h.initTimer = time.AfterFunc(h.InitTimeout, func() {
 			h.mu.Lock()
 			h.timedOut = true
 			h.mu.Unlock()
-			h.refused.WithLabelValues(refusedWSInitTimeout).Inc()
+			if h.InitTimedOut != nil {
+				h.InitTimedOut()
+			}
 			h.close(closeInitTimeout, initTimeoutReason, nil)
 		})
 	}
@@ -172,13 +161,15 @@ func (h *connHolder) initialized() bool {
 
 // admit counts the connection against c's credential's cap.
 func (h *connHolder) admit(c *auth.Caller) error {
-	key := "cred:" + c.CredentialKey()
-	if err := h.creds.acquire(context.Background(), key, 1, 0); err != nil {
-		h.refused.WithLabelValues(refusedWSCredential).Inc()
-		return apierr.New(http.StatusTooManyRequests, TooManyConnectionsCode, tooManyConnsMessage, h.creds.share)
+	if h.Admit == nil {
+		return nil
+	}
+	release, err := h.Admit(c)
+	if err != nil {
+		return err
 	}
 	h.mu.Lock()
-	h.credKey = key
+	h.release = release
 	h.mu.Unlock()
 	return nil
 }
@@ -190,9 +181,9 @@ func (h *connHolder) done() {
 	if h.initTimer != nil {
 		h.initTimer.Stop()
 	}
-	if h.credKey != "" {
-		h.creds.release(h.credKey, 1)
-		h.credKey = ""
+	if h.release != nil {
+		h.release()
+		h.release = nil
 	}
 }
 
@@ -206,13 +197,17 @@ func (h *connHolder) close(code int, reason string, _ *apierr.Error) {
 	}
 }
 
-// withStreamEnd prepares an SSE request so that its stream can end it with
-// its own reason (sseEnd); an upgrade has its connHolder from the gate.
-func withStreamEnd(next http.Handler) http.Handler {
+// Streams prepares a stream's request so that the stream can end it with
+// its own reason: an upgrade gets its connection's holder (held to c), an
+// SSE request a response the stream can end (sseEnd).
+func (c Conns) Streams(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case isWebsocket(r):
-		case isStream(r):
+		case IsWebsocket(r):
+			h := &connHolder{Conns: c}
+			defer h.done()
+			r = r.WithContext(context.WithValue(r.Context(), connKey{}, h))
+		case IsStream(r):
 			sw := &sseEnd{ResponseWriter: w}
 			// The stream may end after the handler has returned (its
 			// client gone): the response is then no longer ours to write.
@@ -279,8 +274,8 @@ func (s *sseEnd) end(code int, _ string, e *apierr.Error) {
 // accepted connection where the request's streams find it.
 type closableWebsocket struct{}
 
-func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	conn, err := transport.CoderWebsocketImplementation{}.Accept(w, r, o)
+func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o gqltransport.WebsocketAcceptOptions) (gqltransport.WebsocketConn, error) {
+	conn, err := gqltransport.CoderWebsocketImplementation{}.Accept(w, r, o)
 	if err != nil {
 		return nil, err
 	}
@@ -290,23 +285,4 @@ func (closableWebsocket) Accept(w http.ResponseWriter, r *http.Request, o transp
 	}
 	h.accepted(conn)
 	return conn, nil
-}
-
-// registerLiveMetrics exposes the feed's counters on /metrics.
-func registerLiveMetrics(reg *prometheus.Registry, f *live.Feed) {
-	reg.MustRegister(
-		f.NotifyLag,
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscriptions_closed_revoked_total",
-			Help: "Streams closed because their API key was revoked or their organization suspended or deleted (close code 4403)."},
-			func() float64 { return float64(f.ClosedRevoked.Load()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gpugraph_subscriptions_open",
-			Help: "Open GraphQL subscriptions (vmEvents, nodeEvents) of this process."},
-			func() float64 { return float64(f.Open.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscription_events_delivered_total",
-			Help: "Events handed to subscribers."},
-			func() float64 { return float64(f.Delivered.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gpugraph_subscriptions_dropped_lagging_total",
-			Help: "Subscribers closed because they fell a whole buffer behind (close code 4409)."},
-			func() float64 { return float64(f.DroppedLagging.Load()) }),
-	)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package middleware
 
 import (
 	"bytes"
@@ -9,19 +9,11 @@ import (
 	"time"
 
 	"gpugraph/apierr"
-	"gpugraph/rest"
 )
 
-// Body limits, in bytes (README "Limits"), besides the REST routes' own
-// (rest.Policy): every request body is read through http.MaxBytesReader.
-const (
-	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)
-	MaxSamplesBody = rest.MaxSamplesBody // POST /api/v1/metrics/samples
-)
-
-// RequestTimeoutCode is the code of a request whose body did not arrive
+// requestTimeoutCode is the code of a request whose body did not arrive
 // within the body deadline (HTTP 408).
-const RequestTimeoutCode = "REQUEST_TIMEOUT"
+const requestTimeoutCode = "REQUEST_TIMEOUT"
 
 // bodies reads request bodies whole before a request takes a slot of the
 // public budget or a database connection, so a client that trickles its
@@ -104,7 +96,7 @@ func (b *bodies) read(w http.ResponseWriter, r *http.Request, key string, limit 
 		// The deadline stays passed: net/http's drain of the rest of the
 		// body after the answer fails at once, and the connection closes.
 		release()
-		e := apierr.New(http.StatusRequestTimeout, RequestTimeoutCode,
+		e := apierr.New(http.StatusRequestTimeout, requestTimeoutCode,
 			"the request body did not arrive within %s; send it at once", b.timeout)
 		w.Header().Set("Connection", "close")
 		return func() {}, e
@@ -122,7 +114,7 @@ func (b *bodies) read(w http.ResponseWriter, r *http.Request, key string, limit 
 
 func (b *bodies) refusal(err error) *apierr.Error {
 	if errors.Is(err, errShare) {
-		e := apierr.New(http.StatusTooManyRequests, RateLimitedCode,
+		e := apierr.New(http.StatusTooManyRequests, rateLimitedCode,
 			"this credential is sending more request bodies at once than its share of %d bytes; retry when one has answered", b.mem.share)
 		e.RetryAfter = 1
 		return e
@@ -138,9 +130,10 @@ type readBody struct {
 	err error
 }
 
-// whole answers the body's bytes and its read error as a read to the end
-// would, without copying them when none has been read yet.
-func (b *readBody) whole() ([]byte, error) {
+// Whole answers the body's bytes and its read error as a read to the end
+// would, without copying them when none has been read yet (the transports
+// take a body this way).
+func (b *readBody) Whole() ([]byte, error) {
 	if b.Len() < len(b.buf) {
 		rest, err := io.ReadAll(b)
 		return rest, err

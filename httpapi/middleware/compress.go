@@ -1,4 +1,4 @@
-package httpapi
+package middleware
 
 import (
 	"context"
@@ -50,9 +50,10 @@ var gzipAnswers = func() func(http.Handler) http.HandlerFunc {
 	return wrap
 }()
 
-// compress gzips JSON and CSV answers of at least minCompress bytes for
-// clients that accept it. Streams (SSE, WebSocket) pass untouched: a
-// compressor would hold their events back. Every answer says
+// Compress gzips JSON and CSV answers of at least minCompress bytes for
+// clients that accept it. Streams (SSE, WebSocket: the requests isStream
+// tells, transport.IsStream) pass untouched: a compressor would hold their
+// events back. Every answer says
 // Vary: Accept-Encoding, so a cache never serves one to the other.
 //
 // Whether the client accepts gzip is contentcoding.Negotiate's reading of
@@ -63,7 +64,7 @@ var gzipAnswers = func() func(http.Handler) http.HandlerFunc {
 // gzhttp is handed a copy of the request that asks for gzip plainly,
 // whenever and only when Negotiate says gzip, and the handler behind it
 // gets the original request back, Accept-Encoding and all.
-func compress(next http.Handler) http.Handler {
+func Compress(isStream func(*http.Request) bool, next http.Handler) http.Handler {
 	gz := gzipAnswers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if orig, ok := r.Context().Value(beforeGzip{}).(*http.Request); ok {
 			r = orig

@@ -1,11 +1,10 @@
-package httpapi
+package middleware
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,21 +173,4 @@ func BenchmarkBudget(b *testing.B) {
 			bud.release(key, 1)
 		}
 	})
-}
-
-// One credential's share of the budget is half the cores by default (at
-// least one), and the command line's value wins.
-func TestCredentialShareFollowsTheCores(t *testing.T) {
-	// Serial (the package's parallel tests run after it), so the process's
-	// cores may be set for a moment.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, c := range []struct{ procs, share int }{{1, 1}, {2, 1}, {3, 1}, {8, 4}, {64, 32}} {
-		runtime.GOMAXPROCS(c.procs)
-		if got := (Config{}).withDefaults().CredentialConcurrency; got != c.share {
-			t.Errorf("%d cores: default credential concurrency %d, want %d", c.procs, got, c.share)
-		}
-	}
-	if got := (Config{CredentialConcurrency: 7}).withDefaults().CredentialConcurrency; got != 7 {
-		t.Fatalf("a configured credential concurrency became %d", got)
-	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package middleware
 
 import (
 	"net/http"
@@ -10,7 +10,15 @@ import (
 	"gpugraph/rest"
 )
 
-// jsonMisses answers what mux does not route (an unknown path, a method a
+// Mux is the router JSONMisses stands in front of: a ServeMux that
+// keeps its patterns as registered.
+type Mux interface {
+	http.Handler
+	Handler(r *http.Request) (h http.Handler, pattern string)
+	Patterns() []string
+}
+
+// JSONMisses answers what mux does not route (an unknown path, a method a
 // path does not take) in the shape of the API the path falls under, in
 // place of ServeMux's plain-text 404 and 405: Run:ai's under /api/,
 // OpenRelay's under /v1/ and elsewhere. A 405 keeps the Allow header the
@@ -23,10 +31,10 @@ import (
 // the one it named. Where the empty segments stand for a pattern's
 // wildcards, the answer names them ("the {id} of /v1/vms/{id}/restart is
 // empty").
-func jsonMisses(mux *routeMux) http.Handler {
+func JSONMisses(mux Mux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(p) != p {
-			if names, pattern := emptyWildcards(mux.patterns, r.Method, p); names != "" {
+			if names, pattern := emptyWildcards(mux.Patterns(), r.Method, p); names != "" {
 				verb := "is"
 				if strings.Contains(names, " and ") {
 					verb = "are"

@@ -1,4 +1,4 @@
-package httpapi
+package extension
 
 import (
 	"context"
@@ -84,7 +84,7 @@ func (l Limits) MutateOperationContext(ctx context.Context, oc *graphql.Operatio
 // check holds op, with variables vars, to the limits. It runs after
 // validation on every request (vars coerced), and before validation on a
 // document the server has not cached (vars as sent, defaults filled in:
-// documents.MutateOperationParameters), once gqlparser's walker has bound
+// Documents.MutateOperationParameters), once gqlparser's walker has bound
 // the fields to their definitions.
 func (l Limits) check(op *ast.OperationDefinition, vars map[string]any) *gqlerror.Error {
 	w := &costWalker{vars: vars, schema: l.Schema}

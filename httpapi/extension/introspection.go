@@ -1,4 +1,4 @@
-package httpapi
+package extension
 
 import (
 	"context"
@@ -14,20 +14,20 @@ import (
 	"gpugraph/fieldmodel"
 )
 
-// noIntrospection refuses, before execution, an operation that asks for
+// NoIntrospection refuses, before execution, an operation that asks for
 // __schema or __type when --introspection=false, with the FORBIDDEN code
 // every other face of the API uses.
-type noIntrospection struct{}
+type NoIntrospection struct{}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = noIntrospection{}
+} = NoIntrospection{}
 
-func (noIntrospection) ExtensionName() string                   { return "NoIntrospection" }
-func (noIntrospection) Validate(graphql.ExecutableSchema) error { return nil }
+func (NoIntrospection) ExtensionName() string                   { return "NoIntrospection" }
+func (NoIntrospection) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (n noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+func (n NoIntrospection) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Operation == nil {
 		return nil
 	}
@@ -36,7 +36,7 @@ func (n noIntrospection) MutateOperationContext(ctx context.Context, oc *graphql
 
 // check refuses op when it asks for introspection (documents runs it
 // before validation too).
-func (noIntrospection) check(op *ast.OperationDefinition, _ map[string]any) *gqlerror.Error {
+func (NoIntrospection) check(op *ast.OperationDefinition, _ map[string]any) *gqlerror.Error {
 	if !asksIntrospection(op.SelectionSet) {
 		return nil
 	}
@@ -54,7 +54,7 @@ func asksIntrospection(set ast.SelectionSet) bool {
 
 var trimOnce sync.Once
 
-// specDirectiveLocations takes DIRECTIVE_DEFINITION out of the built-in
+// SpecDirectiveLocations takes DIRECTIVE_DEFINITION out of the built-in
 // @deprecated's locations, once per process (the parsed schema is shared).
 // gqlparser's prelude lists it, after the GraphQL spec draft and
 // graphql-js 16.14; the October 2021 spec does not, and clients built on it
@@ -64,7 +64,7 @@ var trimOnce sync.Once
 // directive definition, so nothing but the listing changes.
 // ARGUMENT_DEFINITION and INPUT_FIELD_DEFINITION stay: they are in the
 // 2021 spec and graphql-core 3.2 knows them.
-func specDirectiveLocations(s *ast.Schema) {
+func SpecDirectiveLocations(s *ast.Schema) {
 	trimOnce.Do(func() {
 		d := s.Directives["deprecated"]
 		if d == nil {

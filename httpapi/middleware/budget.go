@@ -1,4 +1,4 @@
-package httpapi
+package middleware
 
 import (
 	"container/list"
@@ -157,7 +157,7 @@ func (b *budget) inUse(key string) (all, byKey int64) {
 func refusal(err error, share int64) *apierr.Error {
 	switch {
 	case errors.Is(err, errShare):
-		e := apierr.New(http.StatusTooManyRequests, RateLimitedCode,
+		e := apierr.New(http.StatusTooManyRequests, rateLimitedCode,
 			"this credential holds its share of the server, %d in flight at once; retry when one has answered", share)
 		e.RetryAfter = 1
 		return e

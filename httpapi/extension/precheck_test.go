@@ -1,4 +1,4 @@
-package httpapi
+package extension
 
 import (
 	"context"
@@ -17,20 +17,29 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/rules"
 
+	"gpugraph/apierr"
 	"gpugraph/graph"
 	"gpugraph/resolvers"
 )
 
 // Issue 23, finding 3: the document limits, checked before validation.
 
-// defaultDocLimits are the document limits of a default server.
-func defaultDocLimits() docLimits {
-	cfg := Config{}.withDefaults()
-	return docLimits{
-		MaxFieldsPerSet: cfg.SelectionLimit, MaxRepeats: cfg.RepeatLimit, MaxFields: cfg.FieldLimit,
-		MaxDirectives: cfg.DirectiveLimit, MaxDepth: cfg.DepthLimit, MaxAliases: cfg.AliasLimit,
-		MaxRootFields: cfg.RootFieldLimit, MaxMutationFields: cfg.MutationFieldLimit,
+// defaultDocLimits are the document limits of a default server
+// (httpapi.Config's defaults, README "Limits").
+func defaultDocLimits() DocLimits {
+	return DocLimits{
+		MaxFieldsPerSet: 100, MaxRepeats: 20, MaxFields: 2000,
+		MaxDirectives: 50, MaxDepth: 15, MaxAliases: 100,
+		MaxRootFields: 20, MaxMutationFields: 10,
 	}
+}
+
+// defaultDocuments are the documents of a default server.
+func defaultDocuments() *Documents {
+	return NewDocuments(testSchema, DocumentsConfig{
+		Limits: defaultDocLimits(), MaxBytes: 256 << 10, Tokens: 10000,
+		QueryCacheBytes: 64 << 20, APQCacheBytes: 16 << 20,
+	})
 }
 
 var testSchema = graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{}}).Schema()
@@ -267,7 +276,7 @@ func heapDelta(make func() any) int64 {
 // TestValidationBoundedByDeadline: a validation still running when the
 // request's deadline passes answers 504 TIMEOUT then, not when it ends.
 func TestValidationBoundedByDeadline(t *testing.T) {
-	d := newDocuments(testSchema, Config{}.withDefaults(), defaultDocLimits())
+	d := defaultDocuments()
 	release := make(chan struct{})
 	defer close(release)
 	d.validate = func(*ast.Schema, *ast.QueryDocument, *rules.Rules) gqlerror.List {
@@ -279,7 +288,7 @@ func TestValidationBoundedByDeadline(t *testing.T) {
 	ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{})
 	start := time.Now()
 	err := d.MutateOperationParameters(ctx, &graphql.RawParams{Query: "{ vms { total } }"})
-	if err == nil || err.Extensions["code"] != TimeoutCode || err.Extensions["status"] != 504 {
+	if err == nil || err.Extensions["code"] != apierr.TimeoutCode || err.Extensions["status"] != 504 {
 		t.Fatalf("got %v, want TIMEOUT 504", err)
 	}
 	if waited := time.Since(start); waited > 10*time.Second {
@@ -316,7 +325,7 @@ func TestDistinctListsReachResolvers(t *testing.T) {
 	fc := &graphql.FieldContext{Args: map[string]any{"status": []string{"RUNNING", "STOPPED", "RUNNING"}, "limit": 5}}
 	ctx := graphql.WithFieldContext(context.Background(), fc)
 	var seen any
-	_, _ = distinctLists{}.InterceptField(ctx, func(ctx context.Context) (any, error) {
+	_, _ = DistinctLists{}.InterceptField(ctx, func(ctx context.Context) (any, error) {
 		seen = graphql.GetFieldContext(ctx).Args["status"]
 		return nil, nil
 	})
@@ -377,19 +386,19 @@ func worstAccepted() map[string]string {
 	}
 }
 
-// ProcessCPU is the CPU time the test process has used (user and system,
+// processCPU is the CPU time the test process has used (user and system,
 // every goroutine: the garbage collector's too). Benchmarks report it per
-// operation (ReportCPU) beside the wall time, which a shared machine
+// operation (reportCPU) beside the wall time, which a shared machine
 // stretches.
-func ProcessCPU() time.Duration {
+func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// ReportCPU reports the CPU time since start per operation, as cpu-ms/op.
-func ReportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(ProcessCPU()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+// reportCPU reports the CPU time since start per operation, as cpu-ms/op.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(processCPU()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkValidateWorstAccepted: what validation costs for the worst
@@ -405,14 +414,14 @@ func BenchmarkValidateWorstAccepted(b *testing.B) {
 			b.Fatalf("%s refused: %v", name, err)
 		}
 		b.Run(name, func(b *testing.B) {
-			cpu := ProcessCPU()
+			cpu := processCPU()
 			for b.Loop() {
 				doc, _ := parser.ParseQuery(&ast.Source{Input: q})
 				if errs := validator.ValidateWithRules(testSchema, doc, r); len(errs) > 0 {
 					b.Fatal(errs)
 				}
 			}
-			ReportCPU(b, cpu)
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -434,7 +443,7 @@ func BenchmarkPrecheck(b *testing.B) {
 	l := defaultDocLimits()
 	for name, q := range docs {
 		b.Run(name, func(b *testing.B) {
-			cpu := ProcessCPU()
+			cpu := processCPU()
 			for b.Loop() {
 				src := &ast.Source{Input: q}
 				if l.tooManyFields(src, 10000) != nil {
@@ -446,7 +455,7 @@ func BenchmarkPrecheck(b *testing.B) {
 				}
 				l.check(doc, len(q))
 			}
-			ReportCPU(b, cpu)
+			reportCPU(b, cpu)
 		})
 	}
 }
