@@ -318,6 +318,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"node":              {Resolver: true},
 			"gpus":              {Resolver: true},
 			"gpuModel":          {Resolver: true},
+			"queuePosition":     {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"events":            {Resolver: true},
 		}},
 		"VmConnection": {Go: reflect.TypeFor[model.VMConnection](), Fields: map[string]fieldmodel.FieldBinding{

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gpugraph/compute"
 	"gpugraph/filterby"
 	"gpugraph/graph/model"
 	"gpugraph/models"
@@ -155,6 +156,7 @@ type ComplexityRoot struct {
 		CreateAPIKey         func(childComplexity int, input model.CredentialInput) int
 		CreateApplication    func(childComplexity int, input model.CredentialInput) int
 		CreateOrganization   func(childComplexity int, id string, name string, tenantID int, infinibandEnabled *bool) int
+		CreateVM             func(childComplexity int, input compute.CreateRequest) int
 		EnrollNode           func(childComplexity int, nodeName string, clusterID string) int
 		ReclaimNode          func(childComplexity int, id string) int
 		RestartVM            func(childComplexity int, id string) int
@@ -414,6 +416,7 @@ type ComplexityRoot struct {
 		PricePerHourCents func(childComplexity int) int
 		ProvisioningStage func(childComplexity int) int
 		Public            func(childComplexity int) int
+		QueuePosition     func(childComplexity int) int
 		RAMGb             func(childComplexity int) int
 		ResourceSize      func(childComplexity int) int
 		ServiceType       func(childComplexity int) int
@@ -477,6 +480,7 @@ type MutationResolver interface {
 	RestartVM(ctx context.Context, id string) (*models.VM, error)
 	StopVM(ctx context.Context, id string) (*models.VM, error)
 	TerminateVM(ctx context.Context, id string) (*models.VM, error)
+	CreateVM(ctx context.Context, input compute.CreateRequest) (*models.VM, error)
 	SetNodeLeavingAt(ctx context.Context, id string, leavingAt *time.Time) (*model.NodeChange, error)
 	ReclaimNode(ctx context.Context, id string) (*model.NodeChange, error)
 	SetOrganizationState(ctx context.Context, id string, state model.OrganizationState) (*model.OrganizationChange, error)
@@ -538,6 +542,7 @@ type VMResolver interface {
 	Node(ctx context.Context, obj *models.VM) (*models.Node, error)
 	Gpus(ctx context.Context, obj *models.VM) ([]*models.GPU, error)
 	GPUModel(ctx context.Context, obj *models.VM) (*models.GPUModel, error)
+	QueuePosition(ctx context.Context, obj *models.VM) (*int, error)
 	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
 }
 type VmEventResolver interface {
@@ -972,6 +977,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOrganization(childComplexity, args["id"].(string), args["name"].(string), args["tenantId"].(int), args["infinibandEnabled"].(*bool)), true
+	case "Mutation.createVm":
+		if e.ComplexityRoot.Mutation.CreateVM == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createVm_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateVM(childComplexity, args["input"].(compute.CreateRequest)), true
 	case "Mutation.enrollNode":
 		if e.ComplexityRoot.Mutation.EnrollNode == nil {
 			break
@@ -2196,6 +2212,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.Public(childComplexity), true
+	case "VM.queuePosition":
+		if e.ComplexityRoot.VM.QueuePosition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VM.QueuePosition(childComplexity), true
 	case "VM.ramGb":
 		if e.ComplexityRoot.VM.RAMGb == nil {
 			break
@@ -2397,6 +2419,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CreateVmInput", ec.unmarshalInputCreateVmInput),
 			graphql.NewInputUnmarshaler("CredentialInput", ec.unmarshalInputCredentialInput),
 			graphql.NewInputUnmarshaler("PodFilter", ec.unmarshalInputPodFilter),
 			graphql.NewInputUnmarshaler("StringFilter", ec.unmarshalInputStringFilter),
@@ -3201,6 +3224,58 @@ extend type Mutation {
   ): VM!
 }
 
+extend type Mutation {
+  """
+  Creates a VM or pod for the caller's organization (POST /v1/vms): placed now
+  across the fleet (deploying, its GPUs, host share and address claimed at
+  once), or pending in the queue with the reason it waits until the
+  scheduler places it. A request no node could ever hold answers
+  UNSCHEDULABLE; with queue false, one that fits nowhere now answers
+  VM_NO_CAPACITY with retryAfter. Needs compute.operate.
+  """
+  createVm(
+    "What the VM or pod is made of and where it may run."
+    input: CreateVmInput!
+  ): VM!
+}
+
+"What a user chooses for a new VM or pod; the server fills the rest of the VM object."
+input CreateVmInput {
+  "Its name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit."
+  name: String!
+  "\"pod\" for a pod; absent for a plain VM."
+  capabilityTier: String
+  "The GPU model, an id of gpuModels."
+  gpuModelId: ID
+  "How many GPUs (1–64)."
+  gpuCount: Int
+  "CPU cores of its node a VM holds while it runs (1–4096; required for a VM, optional for a pod)."
+  cpuCores: Int
+  "Memory of its node a VM holds while it runs, in GB (1–65536; required for a VM, optional for a pod)."
+  ramGb: Int
+  "A VM's disk, in GB (1–1048576; required for a VM, optional for a pod)."
+  diskSizeGb: Int
+  "The image a pod runs (required for a pod) or a VM boots."
+  imageUrl: String
+  "A pod's /workspace volume, in GB (1–1048576; required for a pod, refused for a VM)."
+  volumeGb: Int
+  "Whether it is reachable from the internet (default false)."
+  public: Boolean
+  "Place it only on nodes of this cluster."
+  clusterId: ID
+  "Place it only on nodes of this node pool."
+  nodePool: String
+  "false: when nothing fits now, answer VM_NO_CAPACITY (503, retryAfter) instead of creating it pending. Default true."
+  queue: Boolean
+  "Its place in its organization's queue while pending: 0–1000, higher first, default 0."
+  priority: Int
+}
+
+extend type VM {
+  "Where a pending VM or pod stands in its organization's queue (1: the next of the organization's to be placed; other organizations' are not counted); null when it is not pending. Its statusReason says why it waits."
+  queuePosition: Int
+}
+
 extend type VM {
   "Its status changes, oldest first: those after the event id after, at most limit (1–500, default 50)."
   events(
@@ -3225,7 +3300,7 @@ type VmEvent {
   reason: String!
   "The lifecycle table's row: user-stop, restart-deploy, agent-running, …"
   transition: String!
-  "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\" or \"platform\"."
+  "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\", \"platform\" or \"scheduler\"."
   actor: String!
   "When it changed."
   at: Time!
@@ -4428,6 +4503,8 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_gpus(ctx, field)
 	case "gpuModel":
 		return ec.fieldContext_VM_gpuModel(ctx, field)
+	case "queuePosition":
+		return ec.fieldContext_VM_queuePosition(ctx, field)
 	case "events":
 		return ec.fieldContext_VM_events(ctx, field)
 	}
@@ -4689,6 +4766,20 @@ func (ec *executionContext) field_Mutation_createOrganization_args(ctx context.C
 		return nil, err
 	}
 	args["infinibandEnabled"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (compute.CreateRequest, error) {
+			return ec.unmarshalNCreateVmInput2gpugraphᚋcomputeᚐCreateRequest(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -7217,6 +7308,50 @@ func (ec *executionContext) fieldContext_Mutation_terminateVm(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_terminateVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createVm(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createVm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateVM(ctx, fc.Args["input"].(compute.CreateRequest))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VM) graphql.Marshaler {
+			return ec.marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createVm(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12433,6 +12568,29 @@ func (ec *executionContext) fieldContext_VM_gpuModel(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _VM_queuePosition(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VM_queuePosition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VM().QueuePosition(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VM_queuePosition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VM", field, true, true, "Int")
+}
+
 func (ec *executionContext) _VM_events(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14142,6 +14300,139 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCreateVmInput(ctx context.Context, obj any) (compute.CreateRequest, error) {
+	var it compute.CreateRequest
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "capabilityTier", "gpuModelId", "gpuCount", "cpuCores", "ramGb", "diskSizeGb", "imageUrl", "volumeGb", "public", "clusterId", "nodePool", "queue", "priority"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "capabilityTier":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("capabilityTier"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CapabilityTier = data
+		case "gpuModelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gpuModelId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GPUModelID = data
+		case "gpuCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gpuCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GPUCount = data
+		case "cpuCores":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpuCores"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CPUCores = data
+		case "ramGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ramGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RAMGb = data
+		case "diskSizeGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("diskSizeGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiskSizeGb = data
+		case "imageUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageURL = data
+		case "volumeGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("volumeGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VolumeGb = data
+		case "public":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("public"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Public = data
+		case "clusterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClusterID = data
+		case "nodePool":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodePool"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodePool = data
+		case "queue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("queue"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Queue = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateVmInput unmarshals raw into the CreateVmInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateVmInput(ctx context.Context, raw any) (compute.CreateRequest, error) {
+	var out compute.CreateRequest
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateVmInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCredentialInput(ctx context.Context, obj any) (model.CredentialInput, error) {
 	var it model.CredentialInput
 	if obj == nil {
@@ -15241,6 +15532,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "terminateVm":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_terminateVm(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createVm":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createVm(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16996,6 +17294,12 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_gpuModel(ctx, field, obj)
 				})
+		case "queuePosition":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VM_queuePosition(ctx, field, obj)
+				})
 		case "events":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -17673,6 +17977,11 @@ func (ec *executionContext) marshalNContainer2ᚕgpugraphᚋmodelsᚐContainer�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNCreateVmInput2gpugraphᚋcomputeᚐCreateRequest(ctx context.Context, v any) (compute.CreateRequest, error) {
+	res, err := ec.unmarshalInputCreateVmInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCreatedApplication2ᚖgpugraphᚋgraphᚋmodelᚐCreatedApplication(ctx context.Context, sel ast.SelectionSet, v *model.CreatedApplication) graphql.Marshaler {
