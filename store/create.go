@@ -71,7 +71,7 @@ const pendingOrder = "priority DESC, CASE WHEN created_at IS NULL THEN 1 ELSE 0 
 // PendingQueues reads the pending rows of every organization, at most
 // perOrg of each, the first in its queue order, grouped by organization
 // (by id) and in queue order within each. One statement: a window over the
-// partial index of pending rows (migration 0013).
+// partial index of pending rows (migration 0014).
 func (s *Store) PendingQueues(ctx context.Context, perOrg int) ([]models.VM, error) {
 	var out []models.VM
 	err := s.WithContext(ctx).Raw(`SELECT * FROM (
