@@ -3,6 +3,7 @@ package instancetypes
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
@@ -16,8 +17,15 @@ type Service struct{ store *store.Store }
 // New is the catalog's service over st.
 func New(st *store.Store) *Service { return &Service{store: st} }
 
-// CodeNotFound answers a name the catalog lacks.
-const CodeNotFound = "INSTANCE_TYPE_NOT_FOUND"
+// The codes the catalog answers besides the generic ones.
+const (
+	CodeNotFound = "INSTANCE_TYPE_NOT_FOUND"
+	CodeFull     = "INSTANCE_TYPES_FULL"
+)
+
+// MaxTypes bounds the catalog an operator builds: every read of it with
+// its capacity weighs each type against every node.
+const MaxTypes = 1000
 
 // MayRead is what a read needs: any authenticated caller, of whatever
 // permissions, as Lambda Cloud's instance-types answers any API key (the
@@ -68,6 +76,13 @@ func (s *Service) Put(ctx context.Context, caller *auth.Caller, t models.Instanc
 	}
 	if p := t.Problem(); p != "" {
 		return t, false, apierr.BadRequest("%s", p)
+	}
+	all, err := s.store.InstanceTypes(ctx)
+	if err != nil {
+		return t, false, err
+	}
+	if len(all) >= MaxTypes && !slices.ContainsFunc(all, func(o models.InstanceType) bool { return o.Name == t.Name }) {
+		return t, false, apierr.Conflict(CodeFull, "the catalog holds %d instance types, the most it may; delete one first", len(all))
 	}
 	created, err := s.store.PutInstanceType(ctx, t)
 	if errors.Is(err, store.ErrNoGPUModel) {
