@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"slices"
 	"time"
 
@@ -139,4 +141,40 @@ func (s *Store) snapshotFabrics(tx *Txn, snap *Snapshot, scope SnapshotScope) er
 		Where("v.capability_tier = ? AND v.status IN ? AND o.infiniband_enabled = ? AND n.fabric_id IN ?",
 			models.TierPod, models.HoldingStatuses, true, fids).
 		Order("v.id").Find(&snap.AddressHolders).Error
+}
+
+// ReadSnapshot reads a Snapshot of scope outside any placing transaction,
+// as one consistent view that blocks no writer: a read-only REPEATABLE
+// READ transaction on PostgreSQL, a deferred (reading) transaction on
+// SQLite, whose WAL lets the writer go on beside it. Nothing is locked, so
+// LockFabrics is ignored. What it shows may be claimed the moment after:
+// it answers what could be placed now, never reserves it.
+func (s *Store) ReadSnapshot(ctx context.Context, scope SnapshotScope) (*Snapshot, error) {
+	scope.LockFabrics = false
+	var snap *Snapshot
+	if s.Dialect == Postgres {
+		err := s.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+			var err error
+			snap, err = s.Snapshot(&Txn{db: db, st: s}, scope)
+			return err
+		}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+		return snap, err
+	}
+	err := s.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		// The DSN makes every BEGIN of database/sql IMMEDIATE (a writer);
+		// this one is said by hand, so it only reads.
+		if err := conn.Exec("BEGIN DEFERRED").Error; err != nil {
+			return err
+		}
+		var err error
+		snap, err = s.Snapshot(&Txn{db: conn.Session(&gorm.Session{NewDB: true}), st: s}, scope)
+		// It wrote nothing: ending it by rolling back is the same as a
+		// commit, and must happen even when the request was cancelled, or
+		// the pooled connection would keep the transaction open.
+		if end := conn.WithContext(context.WithoutCancel(ctx)).Exec("ROLLBACK").Error; err == nil {
+			err = end
+		}
+		return err
+	})
+	return snap, err
 }
