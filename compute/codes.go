@@ -20,6 +20,9 @@ const (
 	CodeGPUModelNotFound = "GPU_MODEL_NOT_FOUND"
 	CodeClusterNotFound  = "CLUSTER_NOT_FOUND"
 	CodeNodePoolNotFound = "NODE_POOL_NOT_FOUND"
+	// An unknown instance type: the code the instance types service
+	// answers for one.
+	CodeInstanceTypeNotFound = "INSTANCE_TYPE_NOT_FOUND"
 )
 
 // Answer is how restartVm answers one placement Code: the API code for a

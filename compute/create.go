@@ -15,6 +15,7 @@ import (
 	"gpugraph/edge"
 	"gpugraph/models"
 	"gpugraph/placement"
+	"gpugraph/quotas"
 	"gpugraph/store"
 )
 
@@ -24,6 +25,10 @@ import (
 // out.
 type CreateRequest struct {
 	Name string `json:"name"`
+	// InstanceType names an entry of the catalog (gpu_2x_h100_sxm5): its
+	// GPU model, count, CPU, RAM, disk, a pod's default volume and price.
+	// The parts are then left out.
+	InstanceType *string `json:"instanceType"`
 	// CapabilityTier is "pod" for a pod; absent or "" for a plain VM.
 	CapabilityTier *string `json:"capabilityTier"`
 	GPUModelID     *string `json:"gpuModelId"`
@@ -81,6 +86,8 @@ type spec struct {
 	gpus, cpu, ram, disk int
 	volume, priority     int
 	cluster, pool        *string
+	typeName             string
+	price                int
 }
 
 // check refuses bad input with a 400 naming the field, in the request's
@@ -102,8 +109,12 @@ func (r *CreateRequest) check() (*spec, error) {
 			return nil, apierr.BadRequest(`capabilityTier must be "pod" (a pod) or absent (a VM), got %q`, *r.CapabilityTier)
 		}
 	}
+	if r.InstanceType != nil {
+		// The type is the parts; it is read once the input is checked.
+		return s, r.checkTyped(s)
+	}
 	if r.GPUModelID == nil || *r.GPUModelID == "" {
-		return nil, apierr.BadRequest("gpuModelId is required: a model of the catalog (gpuModels, GET /v1/gpu-models)")
+		return nil, apierr.BadRequest("gpuModelId is required (or instanceType): a model of the catalog (gpuModels)")
 	}
 	if err := edge.Text("gpuModelId", *r.GPUModelID, edge.MaxID); err != nil {
 		return nil, err
@@ -127,22 +138,63 @@ func (r *CreateRequest) check() (*spec, error) {
 	if s.disk, err = bounded("diskSizeGb", r.DiskSizeGb, least, MaxDiskGb, !s.pod); err != nil {
 		return nil, err
 	}
+	if err := r.checkPod(s, true); err != nil {
+		return nil, err
+	}
+	return s, r.checkPlacement(s)
+}
+
+// checkPod checks a pod's image and /workspace volume (required unless an
+// instance type gives its default), and refuses a volume for a VM.
+func (r *CreateRequest) checkPod(s *spec, volumeRequired bool) error {
 	if r.ImageURL != nil {
 		if err := edge.Text("imageUrl", *r.ImageURL, maxImageURL); err != nil {
-			return nil, err
+			return err
 		}
 		s.image = *r.ImageURL
 	}
-	if s.pod {
-		if s.image == "" {
-			return nil, apierr.BadRequest("imageUrl is required for a pod: the container image it runs")
+	if !s.pod {
+		if r.VolumeGb != nil {
+			return apierr.BadRequest(`volumeGb is a pod's /workspace volume (capabilityTier "pod"); a VM's disk is diskSizeGb`)
 		}
-		if s.volume, err = bounded("volumeGb", r.VolumeGb, 1, MaxDiskGb, true); err != nil {
-			return nil, err
-		}
-	} else if r.VolumeGb != nil {
-		return nil, apierr.BadRequest(`volumeGb is a pod's /workspace volume (capabilityTier "pod"); a VM's disk is diskSizeGb`)
+		return nil
 	}
+	if s.image == "" {
+		return apierr.BadRequest("imageUrl is required for a pod: the container image it runs")
+	}
+	var err error
+	s.volume, err = bounded("volumeGb", r.VolumeGb, 1, MaxDiskGb, volumeRequired)
+	return err
+}
+
+// checkTyped checks a request naming an instance type: the parts it gives
+// are refused, naming the first.
+func (r *CreateRequest) checkTyped(s *spec) error {
+	if err := edge.Text("instanceType", *r.InstanceType, edge.MaxID); err != nil {
+		return err
+	}
+	if *r.InstanceType == "" {
+		return apierr.BadRequest("instanceType is empty: name a type of the catalog (instanceTypes), or leave it out and give the parts")
+	}
+	s.typeName = *r.InstanceType
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{{"gpuModelId", r.GPUModelID != nil}, {"gpuCount", r.GPUCount != nil}, {"cpuCores", r.CPUCores != nil},
+		{"ramGb", r.RAMGb != nil}, {"diskSizeGb", r.DiskSizeGb != nil}} {
+		if f.given {
+			return apierr.BadRequest("%s is given with instanceType %q, which sets it: give one or the other", f.name, s.typeName)
+		}
+	}
+	if err := r.checkPod(s, false); err != nil {
+		return err
+	}
+	return r.checkPlacement(s)
+}
+
+// checkPlacement checks where the request may run, whether it queues, and
+// its priority.
+func (r *CreateRequest) checkPlacement(s *spec) error {
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -152,10 +204,10 @@ func (r *CreateRequest) check() (*spec, error) {
 			continue
 		}
 		if *f.v == "" {
-			return nil, apierr.BadRequest("%s is empty: leave it out to place anywhere", f.name)
+			return apierr.BadRequest("%s is empty: leave it out to place anywhere", f.name)
 		}
 		if err := edge.Text(f.name, *f.v, edge.MaxID); err != nil {
-			return nil, err
+			return err
 		}
 		v := *f.v
 		*f.into = &v
@@ -163,10 +215,9 @@ func (r *CreateRequest) check() (*spec, error) {
 	if r.Queue != nil {
 		s.queue = *r.Queue
 	}
-	if s.priority, err = bounded("priority", r.Priority, 0, MaxPriority, false); err != nil {
-		return nil, err
-	}
-	return s, nil
+	var err error
+	s.priority, err = bounded("priority", r.Priority, 0, MaxPriority, false)
+	return err
 }
 
 // bounded reads an optional whole number within lo..hi (0 when absent and
@@ -199,6 +250,9 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	if err != nil {
 		return nil, err
 	}
+	if err := s.price(ctx, sp); err != nil {
+		return nil, err
+	}
 	id, err := newVMID()
 	if err != nil {
 		return nil, err
@@ -221,6 +275,59 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 		}
 		return nil, err
 	}
+}
+
+// price fills a typed request's parts from its instance type, and every
+// request's price: the type's, or for parts the price of the type of the
+// same model and count (the cheapest if several), else the model's
+// cheapest price per GPU times the count; 0 when the catalog has no type
+// of the model.
+func (s *Service) price(ctx context.Context, sp *spec) error {
+	if sp.typeName != "" {
+		t, err := s.store.InstanceType(ctx, sp.typeName)
+		if errors.Is(err, store.ErrNoInstanceType) {
+			return apierr.NotFound(CodeInstanceTypeNotFound, "there is no instance type %q in the catalog", sp.typeName)
+		}
+		if err != nil {
+			return err
+		}
+		if t.GPUModelID == nil {
+			return apierr.BadRequest("instanceType %q is CPU-only; creating CPU-only VMs is not offered", sp.typeName)
+		}
+		sp.modelID, sp.gpus, sp.price = *t.GPUModelID, t.GPUCount, t.PricePerHourCents
+		if !sp.pod {
+			sp.cpu, sp.ram, sp.disk = t.CPUCores, t.RAMGb, t.DiskSizeGb
+		} else if sp.volume == 0 {
+			sp.volume = t.VolumeGb
+		}
+		if sp.pod && sp.volume == 0 {
+			return apierr.BadRequest("volumeGb is required: instance type %q gives a pod no /workspace volume", sp.typeName)
+		}
+		return nil
+	}
+	types, err := s.store.InstanceTypes(ctx)
+	if err != nil {
+		return err
+	}
+	exact, perGPU := -1, -1
+	for _, t := range types {
+		if t.GPUModelID == nil || *t.GPUModelID != sp.modelID || t.GPUCount == 0 {
+			continue
+		}
+		if t.GPUCount == sp.gpus && (exact < 0 || t.PricePerHourCents < exact) {
+			exact = t.PricePerHourCents
+		}
+		if p := t.PricePerHourCents / t.GPUCount; perGPU < 0 || p < perGPU {
+			perGPU = p
+		}
+	}
+	switch {
+	case exact >= 0:
+		sp.price = exact
+	case perGPU >= 0:
+		sp.price = perGPU * sp.gpus
+	}
+	return nil
 }
 
 // newVMID is a fresh, unguessable VM id.
@@ -282,15 +389,18 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	if st := placement.Unresolvable(req, nodes, where); st != nil {
 		return nil, Refusal(st, req.Pod)
 	}
+	// The new row is this transaction's (no one else sees it yet); the
+	// organization's quota row is locked after it and before any node, as
+	// restart's lock order has it. A pending row counts against the quota.
+	if err := c.st.InsertVM(c.tx, vm); err != nil {
+		return nil, err
+	}
+	if err := quotas.Check(c.st, c.tx, quotas.Ask{OrganizationID: orgID, VMID: id, GPUModelID: m.ID, GPUs: sp.gpus}); err != nil {
+		return nil, err
+	}
 	p, refusal := c.fw.Place(req, nodes)
 	if refusal != nil && !sp.queue {
 		return nil, Refusal(refusal, req.Pod)
-	}
-	if refusal == nil {
-		vm.ProvisioningStage = stageBooting
-	}
-	if err := c.st.InsertVM(c.tx, vm); err != nil {
-		return nil, err
 	}
 	if refusal != nil {
 		if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: refusal.Message}, c.now); err != nil {
@@ -299,7 +409,8 @@ func (c *create) run(orgID, id string) (*Result, error) {
 		return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
 	}
 	// …then lock the chosen node and check it again on what the lock shows.
-	return claimOn(c.st, c.tx, vm, m, req, c.fw, p.Node.ID, store.Change{Transition: models.CreatePlaced, Actor: c.actor}, c.now)
+	return claimOn(c.st, c.tx, vm, m, req, c.fw, p.Node.ID,
+		store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageBooting}, c.now)
 }
 
 // row is the new VM's row, pending: what the request chose and what the
@@ -317,7 +428,7 @@ func (sp *spec) row(id, orgID string, m *models.GPUModel, now time.Time) *models
 		GPUModelID: &modelID, ImageURL: sp.image, ProvisioningStage: stageQueued, Public: sp.public,
 		ResourceSize: fmt.Sprintf("%dx-%s", sp.gpus, m.ID), Tier: "standard", VolumeGb: sp.volume,
 		CPUCores: sp.cpu, RAMGb: sp.ram, UpdatedAt: now, StatusChangedAt: &at,
-		Priority: sp.priority, WantClusterID: sp.cluster, WantNodePool: sp.pool,
+		Priority: sp.priority, WantClusterID: sp.cluster, WantNodePool: sp.pool, PricePerHourCents: sp.price,
 	}
 }
 
@@ -348,7 +459,7 @@ func claimOn(st *store.Store, tx *store.Txn, vm *models.VM, m *models.GPUModel, 
 	if err != nil {
 		return nil, err
 	}
-	infos := nodeInfos(snap)
+	infos := NodeInfos(snap)
 	if len(infos) != 1 || fw.CheckOwnNode(req, infos[0]) != nil {
 		return nil, errMoved
 	}

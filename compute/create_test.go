@@ -2,6 +2,7 @@ package compute_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -20,6 +21,11 @@ const createFleet = `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100", "manufacturer": "NVIDIA", "memoryGb": 80},
                {"id": "a100", "name": "NVIDIA A100", "manufacturer": "NVIDIA", "memoryGb": 80},
                {"id": "b200", "name": "NVIDIA B200", "manufacturer": "NVIDIA", "memoryGb": 192}],
+ "instanceTypes": [
+  {"name": "gpu_1x_h100", "gpuModelId": "h100", "gpuCount": 1, "cpuCores": 16, "ramGb": 128, "diskSizeGb": 500, "volumeGb": 250, "pricePerHourCents": 260},
+  {"name": "gpu_2x_h100", "gpuModelId": "h100", "gpuCount": 2, "cpuCores": 32, "ramGb": 256, "diskSizeGb": 1000, "volumeGb": 500, "pricePerHourCents": 500},
+  {"name": "gpu_2x_h100_cheap", "gpuModelId": "h100", "gpuCount": 2, "cpuCores": 32, "ramGb": 256, "diskSizeGb": 1000, "volumeGb": 500, "pricePerHourCents": 480},
+  {"name": "cpu_only", "cpuCores": 8, "ramGb": 32, "diskSizeGb": 100, "pricePerHourCents": 20}],
  "fabrics": [{"id": "ib-1", "ipCapacity": 1}],
  "nodes": [
   {"id": "n1", "name": "node-1", "clusterId": "c1", "nodePool": "p1", "status": "online", "agentVersion": "2.6.1", "fabricId": "ib-1",
@@ -235,7 +241,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 			{vm(func(r *compute.CreateRequest) { r.Name = "" }), "name is required"},
 			{vm(func(r *compute.CreateRequest) { r.Name = "-x" }), `name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, got "-x"`},
 			{vm(func(r *compute.CreateRequest) { r.CapabilityTier = ptr("gpu") }), `capabilityTier must be "pod" (a pod) or absent (a VM), got "gpu"`},
-			{vm(func(r *compute.CreateRequest) { r.GPUModelID = nil }), "gpuModelId is required: a model of the catalog (gpuModels, GET /v1/gpu-models)"},
+			{vm(func(r *compute.CreateRequest) { r.GPUModelID = nil }), "gpuModelId is required (or instanceType): a model of the catalog (gpuModels)"},
 			{vm(func(r *compute.CreateRequest) { r.GPUCount = nil }), "gpuCount is required (1 to 64)"},
 			{vm(func(r *compute.CreateRequest) { r.GPUCount = ptr(0) }), "gpuCount must be between 1 and 64, got 0"},
 			{vm(func(r *compute.CreateRequest) { r.CPUCores = nil }), "cpuCores is required (1 to 4096)"},
@@ -276,3 +282,67 @@ func TestCreateRefusesBadInput(t *testing.T) {
 }
 
 func asAPI(err error) (*apierr.Error, bool) { return apierr.As(err) }
+
+// A type is its parts and its price; parts are priced from the catalog.
+func TestCreateFromTheCatalog(t *testing.T) {
+	eachFleet(t, func(t *testing.T, st *store.Store, cs *compute.Service) {
+		ctx := context.Background()
+		op := datasettest.Caller(t, st, "a-op")
+		res, err := cs.Create(ctx, op, compute.CreateRequest{Name: "typed", InstanceType: ptr("gpu_2x_h100")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := res.VM
+		if vm.GPUCount != 2 || *vm.GPUModelID != "h100" || vm.CPUCores != 32 || vm.RAMGb != 256 || vm.DiskSizeGb != 1000 ||
+			vm.PricePerHourCents != 500 || vm.Status != models.VMDeploying {
+			t.Errorf("typed: %+v", vm)
+		}
+		pod, err := cs.Create(ctx, op, compute.CreateRequest{Name: "pod", InstanceType: ptr("gpu_1x_h100"),
+			CapabilityTier: ptr("pod"), ImageURL: ptr("img")})
+		if err != nil || pod.VM.VolumeGb != 250 || pod.VM.CPUCores != 0 || pod.VM.PricePerHourCents != 260 {
+			t.Fatalf("typed pod: %+v %v", pod, err)
+		}
+		for n, want := range map[int]int{2: 480, 1: 260, 3: 720} {
+			res, err := cs.Create(ctx, op, vmReq(fmt.Sprintf("parts-%d", n), n))
+			if err != nil || res.VM.PricePerHourCents != want {
+				t.Errorf("%d parts: price %d (%v), want %d", n, res.VM.PricePerHourCents, err, want)
+			}
+		}
+		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: ptr("gpu_9x")})
+		datasettest.WantError(t, err, http.StatusNotFound, "INSTANCE_TYPE_NOT_FOUND", `there is no instance type "gpu_9x" in the catalog`)
+		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: ptr("gpu_2x_h100"), GPUCount: ptr(4)})
+		datasettest.WantError(t, err, http.StatusBadRequest, "BAD_REQUEST",
+			`gpuCount is given with instanceType "gpu_2x_h100", which sets it: give one or the other`)
+		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: ptr("cpu_only")})
+		datasettest.WantError(t, err, http.StatusBadRequest, "BAD_REQUEST",
+			`instanceType "cpu_only" is CPU-only; creating CPU-only VMs is not offered`)
+	})
+}
+
+// A quota counts what is held and what waits: a create past it is 409,
+// a pending VM counts.
+func TestCreateHonoursTheQuota(t *testing.T) {
+	eachFleet(t, func(t *testing.T, st *store.Store, cs *compute.Service) {
+		ctx := context.Background()
+		if _, err := st.PutGPUQuota(ctx, models.GPUQuota{OrganizationID: "org-a", GPUModelID: "h100", Limit: 8, UpdatedAt: store.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		op := datasettest.Caller(t, st, "a-op")
+		for _, n := range []int{4, 3} {
+			if _, err := cs.Create(ctx, op, vmReq("held", n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Nothing is free: it queues, and counts.
+		res, err := cs.Create(ctx, op, vmReq("waits", 1))
+		if err != nil || res.VM.Status != models.VMPending {
+			t.Fatalf("waits: %+v %v", res, err)
+		}
+		_, err = cs.Create(ctx, op, vmReq("over", 1))
+		datasettest.WantError(t, err, http.StatusConflict, "QUOTA_EXCEEDED", "GPU quota for NVIDIA H100 is 8; 8 in use, 1 asked")
+		// Another organization's quota is its own.
+		if _, err := cs.Create(ctx, datasettest.Caller(t, st, "b-op"), vmReq("theirs", 1)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -29,7 +29,7 @@ type Fleet struct {
 }
 
 func newFleet(snap *store.Snapshot) *Fleet {
-	f := &Fleet{nodes: nodeInfos(snap), byID: map[string]*placement.NodeInfo{}, rows: map[string]*models.Node{},
+	f := &Fleet{nodes: NodeInfos(snap), byID: map[string]*placement.NodeInfo{}, rows: map[string]*models.Node{},
 		noFit: map[shape]bool{}}
 	for i := range snap.Nodes {
 		f.rows[snap.Nodes[i].ID] = &snap.Nodes[i]
