@@ -42,13 +42,14 @@ test:
 	$(GO) build -o bin/gosummary ./cmd/gosummary
 	$(GO) test $(TESTFLAGS) -json $(PKGS) | bin/gosummary -slowest $(SLOWEST)
 
-## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing)
+## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, the create body of POST /v1/vms, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing)
 FUZZTIME ?= 1000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQLBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzCountFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzCreateBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./contentcoding/
 	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
