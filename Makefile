@@ -75,7 +75,7 @@ lint:
 	@misgrouped=$$($(GO) tool goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the eight fleet-scale figures (the eighth: 1,000 live subscribers), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
+## bench: the nine fleet-scale figures (the eighth: 1,000 live subscribers; the ninth: create and the queue, alone with `go run ./cmd/benchreport -figures 9 -o BENCHMARKS.md`), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
 bench:
 	$(GO) run ./cmd/benchreport -o BENCHMARKS.md
 	@echo "pod metrics range read, built-in store vs Prometheus (same samples, same query; skips without prometheus):"
