@@ -58,6 +58,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./edge/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./paging/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTimeDefaultUTC$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
+	$(GO) test -run '^$$' -fuzz '^FuzzInstanceTypeProblem$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 
 ## generate: regenerate graph/ from schema.graphqls (cmd/gqlgen: gqlgen with the field model's plugin, which writes graph/fieldmodel_gen.go)
 generate:

@@ -28,6 +28,7 @@ import (
 	"gpugraph/nodes"
 	"gpugraph/podmetrics"
 	"gpugraph/pods"
+	"gpugraph/quotas"
 	"gpugraph/store"
 )
 
@@ -42,6 +43,8 @@ type Services struct {
 	Hardware *hardware.Service
 	// InstanceTypes is the instance type catalog: types, prices, capacity.
 	InstanceTypes *instancetypes.Service
+	// Quotas sets, lifts and reads the organizations' GPU quotas.
+	Quotas *quotas.Service
 	// Pods lists and counts Run:ai's pods, workloads and projects.
 	Pods *pods.Service
 	// Metrics reads and ingests pod metrics.
@@ -94,6 +97,7 @@ func New(st *store.Store, cfg Config) *Services {
 		Hardware:      hardware.New(st),
 		InstanceTypes: instancetypes.New(st),
 		Pods:          pods.New(st),
+		Quotas:        quotas.New(st),
 		Metrics:       podmetrics.New(st, cfg.Metrics),
 		Nodes:         nodes.New(st, cs, ids, nodes.Options{KeysAccepted: cfg.NodeReportKeys}),
 		NodeID:        ids,
