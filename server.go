@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"gpugraph/auth"
+	"gpugraph/compute"
 	"gpugraph/connlimit"
 	"gpugraph/credentials"
 	"gpugraph/dataset"
@@ -34,6 +35,7 @@ import (
 	"gpugraph/ratelimit"
 	"gpugraph/replicas"
 	"gpugraph/reqid"
+	"gpugraph/scheduler"
 	"gpugraph/store"
 	"gpugraph/sweep"
 )
@@ -62,6 +64,8 @@ type options struct {
 	heartbeatGrace          time.Duration
 	sweepInterval           time.Duration
 	provisionTimeout        time.Duration
+	pendingTimeout          time.Duration
+	schedulerInterval       time.Duration
 	shutdownTimeout         time.Duration
 	readTimeout             time.Duration
 	readHeaderTimeout       time.Duration
@@ -126,6 +130,10 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.heartbeatGrace, "heartbeat-grace", 30*time.Second,
 		"how long a reporting node may miss heartbeats before it goes offline")
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", 5*time.Second, "how often the heartbeat sweep runs")
+	fs.DurationVar(&o.pendingTimeout, "pending-timeout", 0,
+		"how long a created VM or pod may stay pending (queued) before the scheduler fails it; 0 waits for ever")
+	fs.DurationVar(&o.schedulerInterval, "scheduler-interval", scheduler.DefaultInterval,
+		"how often the scheduler tries the pending queue besides whenever capacity may have freed")
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", sweep.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
@@ -227,6 +235,12 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.eventRetention < 0 {
 		return o, fmt.Errorf("--event-retention %v: must be 0 (keep forever) or positive", o.eventRetention)
+	}
+	if o.pendingTimeout < 0 {
+		return o, fmt.Errorf("--pending-timeout %v: must be 0 (none) or positive", o.pendingTimeout)
+	}
+	if o.schedulerInterval <= 0 {
+		return o, fmt.Errorf("--scheduler-interval %v: must be positive", o.schedulerInterval)
 	}
 	if o.provisionTimeout <= 0 {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
@@ -424,6 +438,8 @@ func run(ctx context.Context, args []string) error {
 	// only state.
 	go sweep.NewRunner(sweep.New(st), sweep.Options{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
 		ProvisionTimeout: o.provisionTimeout}).Run(ctx)
+	go scheduler.NewRunner(scheduler.New(st, compute.New(st)), scheduler.Options{Interval: o.schedulerInterval,
+		PendingTimeout: o.pendingTimeout}).Run(ctx)
 	go live.NewRetention(st, o.eventRetention, 10*time.Minute).Run(ctx)
 	// At the stop signal the heartbeat deletes this process's row (the
 	// listener closes at once, so the others may take its share), and the

@@ -1,7 +1,7 @@
 // Package bench measures gpugraph at fleet scale: an in-process server over
 // a fresh database per engine, a fixture from package fleet or bulk SQL,
-// the seven figures of the performance issue and the live-updates figure
-// (8). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
+// the seven figures of the performance issue, the live-updates figure (8)
+// and create and the queue (9). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
 package bench
 
 import (
@@ -38,14 +38,17 @@ type Config struct {
 	Samples      int // figure 6: 1,000,000 stored samples
 	SeriesPoints int // figure 6: 1,000 points read
 
-	RestartNodes int // figure 5: 1,000 nodes
+	RestartNodes int // figures 5 and 9: 1,000 nodes
 	VMsPerNode   int
 	VMGPUs       int
+
+	QueuePending int // figure 9: 10,000 pending VMs
+	QueueSamples int // figure 9: stops timed until a pending VM is placed
 
 	LiveSubscribers int // figure 8: 1,000 WebSocket subscribers
 	LiveEvents      int // figure 8: events committed while they listen
 
-	Clients      int // figures 4 and 5: 16
+	Clients      int // figures 4, 5 and 9: 16
 	LoadRequests int // figure 4: requests per query
 	LatencyRuns  int // figures 1, 3, 6: timed runs (the median is reported)
 
@@ -70,6 +73,7 @@ func Defaults() Config {
 		Samples: 1_000_000, SeriesPoints: 1000,
 		RestartNodes: 1000, VMsPerNode: 5, VMGPUs: 2,
 		LiveSubscribers: 1000, LiveEvents: 100,
+		QueuePending: 10000, QueueSamples: 50,
 		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
 		Seed: 1,
 	}
@@ -168,6 +172,7 @@ func (r *runner) run(ctx context.Context) {
 	r.do(ctx, figure{3, []string{rowPage, rowPageSQL, rowPageRatio, rowCount, rowCountSQL, rowCountRatio}, r.bigPods})
 	r.do(ctx, figure{5, []string{rowRestarts, rowInvariant}, r.restarts})
 	r.do(ctx, figure{8, []string{rowLiveRate, rowLiveLatency, rowLiveMemory}, r.liveFigure})
+	r.do(ctx, figure{9, []string{rowCreates, rowSchedulerPass, rowQueueLatency, rowCreateInvar}, r.creates})
 }
 
 // Server is the whole HTTP surface over one database, on a loopback port.

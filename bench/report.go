@@ -52,6 +52,17 @@ func (r *Report) Check(fig int, label, target string, e store.Dialect, value str
 	}
 }
 
+// Only is the report of the figures keep holds (the same rows).
+func (r *Report) Only(keep func(fig int) bool) *Report {
+	out := &Report{Engines: r.Engines}
+	for _, x := range r.rows {
+		if keep(x.Figure) {
+			out.rows = append(out.rows, x)
+		}
+	}
+	return out
+}
+
 // Rows are the rows in table order: by figure, then as first set.
 func (r *Report) Rows() []*Row {
 	out := append([]*Row(nil), r.rows...)

@@ -14,6 +14,15 @@ const (
 	CodeVMTerminated = "VM_TERMINATED"
 	CodeVMNotReady   = "VM_NOT_READY"
 	CodePodStopping  = "POD_STOPPING"
+	// The codes of createVm besides placement's: no node could ever hold
+	// the request; its GPU model, cluster or node pool is unknown.
+	CodeUnschedulable    = "UNSCHEDULABLE"
+	CodeGPUModelNotFound = "GPU_MODEL_NOT_FOUND"
+	CodeClusterNotFound  = "CLUSTER_NOT_FOUND"
+	CodeNodePoolNotFound = "NODE_POOL_NOT_FOUND"
+	// An unknown instance type: the code the instance types service
+	// answers for one.
+	CodeInstanceTypeNotFound = "INSTANCE_TYPE_NOT_FOUND"
 )
 
 // Answer is how restartVm answers one placement Code: the API code for a
@@ -36,6 +45,8 @@ var Answers = map[placement.Code]Answer{
 	placement.NoIPCapacity: {"INSUFFICIENT_IP_CAPACITY", "INSUFFICIENT_IP_CAPACITY", http.StatusServiceUnavailable, 60},
 	// Answered for pods too: no node has room, whatever is asking.
 	placement.NoCapacity: {"VM_NO_CAPACITY", "VM_NO_CAPACITY", http.StatusServiceUnavailable, 60},
+	// A create no node could ever hold: refused at once, never queued.
+	placement.Unschedulable: {CodeUnschedulable, CodeUnschedulable, http.StatusConflict, 0},
 }
 
 // APICode is the code of the answer to c, for a pod or a VM.

@@ -16,8 +16,11 @@
 //
 // # Locks
 //
-// Every restart takes its locks in one order — the VM row, then node rows by
-// id, then fabric rows by id — so restarts never deadlock one another. The
+// Every restart takes its locks in one order — the VM row, then (a stopped
+// or failed VM starting again) its organization's GPU quota row for the
+// model, then node rows by id, then fabric rows by id — so restarts never
+// deadlock one another, nor with a create, which takes the same order from
+// the quota row on. The
 // store's restart API documents how each engine takes them (FOR UPDATE on
 // PostgreSQL, BEGIN IMMEDIATE on SQLite). Restarts on one node serialize on
 // the node row; pods of one fabric serialize on the fabric row. A deadlock
@@ -69,6 +72,13 @@
 //     exactly as for a running one (the server runs nothing on a failed GPU).
 //   - A running VM or pod is rebooted (recreated) whatever its node's status,
 //     as the table says; only a failed GPU stops it.
+//   - A stopped or failed VM or pod starting again counts against its
+//     organization's GPU quota for its model (package quotas): beyond it,
+//     409 QUOTA_EXCEEDED, answered before anything about its node (an
+//     admission check before placement, as Kubernetes' ResourceQuota). A
+//     running one rebooted and an interrupted one resuming keep what they
+//     hold, which already counts, so a quota lowered below the use stops
+//     nothing.
 //   - Every successful restart clears interruptedAt and writes statusReason
 //     "user_restarted"; nothing else of the row changes except status, nodeId
 //     (placed afresh), tearingDown (placed afresh, and always on a plain VM:

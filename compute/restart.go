@@ -10,6 +10,7 @@ import (
 	"gpugraph/auth"
 	"gpugraph/models"
 	"gpugraph/placement"
+	"gpugraph/quotas"
 	"gpugraph/store"
 )
 
@@ -115,6 +116,15 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 	if err := r.request(orgID); err != nil {
 		return nil, err
 	}
+	// A stopped or failed VM takes GPUs again: its organization's quota is
+	// checked (and its row locked) after the VM row and before any node,
+	// so a quota refusal answers before what the node would. A running or
+	// interrupted one already counts against it and keeps what it holds.
+	if vm.Status == models.VMStopped || vm.Status == models.VMFailed {
+		if err := r.checkQuota(); err != nil {
+			return nil, err
+		}
+	}
 
 	var own *models.Node
 	if vm.NodeID != nil {
@@ -193,6 +203,16 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 	return nil, fmt.Errorf("compute: VM %s has unknown status %q", vm.ID, vm.Status)
 }
 
+// checkQuota refuses a start that would take the organization past its
+// GPU quota for the VM's model (quotas.Check, in this transaction).
+func (r *restart) checkQuota() error {
+	if r.model == nil {
+		return nil
+	}
+	return quotas.Check(r.st, r.tx, quotas.Ask{OrganizationID: r.vm.OrganizationID, VMID: r.vm.ID,
+		GPUModelID: r.model.ID, GPUs: r.vm.GPUCount})
+}
+
 // lostNode reports whether a VM's disk (a pod's volume) is gone with its node.
 func lostNode(vm *models.VM, own *models.Node) bool {
 	return own == nil || own.Status == models.NodeRemoved || vm.StatusReason == models.ReasonNodeRemoved
@@ -241,7 +261,7 @@ func (r *restart) snapshot(ids []string, lockFabrics bool) ([]*placement.NodeInf
 	if err != nil {
 		return nil, err
 	}
-	return nodeInfos(snap), nil
+	return NodeInfos(snap), nil
 }
 
 // ownNode loads the VM's own node, already locked by the caller.

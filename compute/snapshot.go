@@ -14,9 +14,12 @@ var nodeStates = map[models.NodeStatus]placement.NodeState{
 	models.NodeRemoved: placement.NodeStateRemoved,
 }
 
-// nodeInfos turns the store's snapshot into placement's view of each node,
-// by id, with one *placement.Fabric per fabric.
-func nodeInfos(snap *store.Snapshot) []*placement.NodeInfo {
+// NodeInfos turns the store's snapshot into placement's view of each node,
+// in the snapshot's order (by id), with one *placement.Fabric per fabric:
+// the view every placement decides on (restart, create, and the instance
+// types' capacity, which counts from the same view so that it never
+// promises what a placement then refuses).
+func NodeInfos(snap *store.Snapshot) []*placement.NodeInfo {
 	infos := make([]*placement.NodeInfo, len(snap.Nodes))
 	byID := make(map[string]*placement.NodeInfo, len(snap.Nodes))
 	for i, n := range snap.Nodes {

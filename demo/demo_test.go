@@ -16,6 +16,7 @@ import (
 // catches a key the generator misspells.
 type file struct {
 	GPUModels     []models.GPUModel     `json:"gpuModels"`
+	InstanceTypes []models.InstanceType `json:"instanceTypes"`
 	Fabrics       []models.Fabric       `json:"fabrics"`
 	Nodes         []node                `json:"nodes"`
 	Organizations []models.Organization `json:"organizations"`
@@ -83,7 +84,7 @@ func demoAt(t *testing.T, now time.Time) *file {
 func TestJSONParses(t *testing.T) {
 	f := demoAt(t, time.Now())
 	counts := map[string]int{
-		"gpuModels": len(f.GPUModels), "fabrics": len(f.Fabrics), "nodes": len(f.Nodes),
+		"gpuModels": len(f.GPUModels), "instanceTypes": len(f.InstanceTypes), "fabrics": len(f.Fabrics), "nodes": len(f.Nodes),
 		"organizations": len(f.Organizations), "apiKeys": len(f.APIKeys), "vms": len(f.VMs),
 		"projects": len(f.Projects), "workloads": len(f.Workloads), "revisions": len(f.Revisions),
 		"pods": len(f.Pods), "podMetrics": len(f.PodMetrics), "podHistograms": len(f.PodHistograms),

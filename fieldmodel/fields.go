@@ -25,6 +25,8 @@ var Declared = NewRegistry(
 	Load("VM", "gpuModelName", loaders.ModelByID, vmModelID, Reads("GPUModelID")),
 	// Paged by its arguments (resolvers/lifecycle.go).
 	Load("VM", "events", loaders.EventsByVM, vmID, SameKeyAs(loaders.VMByID), Reads("ID")),
+	// Counted by the compute service for a pending row (resolvers/create.go).
+	Derived[models.VM]("VM", "queuePosition", "ID", "Status"),
 
 	Load("Node", "gpus", loaders.GPUsByNode, nodeID, Plain, SameKeyAs(loaders.NodeByID), Reads("ID")),
 	Load("Node", "vms", loaders.VMsByNode, nodeID, Plain, SameKeyAs(loaders.NodeByID), Reads("ID")),

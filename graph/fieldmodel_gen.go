@@ -6,7 +6,9 @@ import (
 	"context"
 	"gpugraph/fieldmodel"
 	"gpugraph/graph/model"
+	"gpugraph/instancetypes"
 	"gpugraph/models"
+	"gpugraph/quotas"
 	"reflect"
 	"time"
 
@@ -89,6 +91,13 @@ var FieldBindings = &fieldmodel.Bindings{
 			"manufacturer": {Struct: "Manufacturer", Marshaler: true},
 			"memoryGb":     {Struct: "MemoryGb", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 		}},
+		"GpuQuota": {Go: reflect.TypeFor[quotas.Quota](), Fields: map[string]fieldmodel.FieldBinding{
+			"organizationId": {Struct: "OrganizationID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"gpuModel":       {Struct: "Model"},
+			"limit":          {Struct: "Limit", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"used":           {Struct: "Used", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"updatedAt":      {Struct: "UpdatedAt", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
+		}},
 		"HistogramSeries": {Go: reflect.TypeFor[model.HistogramSeries](), Fields: map[string]fieldmodel.FieldBinding{
 			"type":   {Struct: "Type", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"values": {Struct: "Values"},
@@ -98,6 +107,24 @@ var FieldBindings = &fieldmodel.Bindings{
 			"data": {Struct: "Data", Leaf: func(v reflect.Value) graphql.Marshaler {
 				return models.MarshalStringMap(v.Interface().(map[string]string))
 			}},
+		}},
+		"InstanceType": {Go: reflect.TypeFor[instancetypes.Offer](), Fields: map[string]fieldmodel.FieldBinding{
+			"name":              {Struct: "Name", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"gpuModelId":        {Struct: "GPUModelID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"gpuModel":          {Struct: "Model"},
+			"gpuCount":          {Struct: "GPUCount", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"cpuCores":          {Struct: "CPUCores", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"ramGb":             {Struct: "RAMGb", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"diskSizeGb":        {Struct: "DiskSizeGb", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"volumeGb":          {Struct: "VolumeGb", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"pricePerHourCents": {Struct: "PricePerHourCents", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"description":       {Struct: "Description", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"capacity":          {Struct: "Capacity"},
+		}},
+		"InstanceTypeCapacity": {Go: reflect.TypeFor[instancetypes.PoolCapacity](), Fields: map[string]fieldmodel.FieldBinding{
+			"clusterId": {Struct: "ClusterID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"nodePool":  {Struct: "NodePool", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"available": {Struct: "Available", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 		}},
 		"MatchExpression": {Go: reflect.TypeFor[models.MatchExpression](), Fields: map[string]fieldmodel.FieldBinding{
 			"key":      {Struct: "Key", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
@@ -318,6 +345,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"node":              {Resolver: true},
 			"gpus":              {Resolver: true},
 			"gpuModel":          {Resolver: true},
+			"queuePosition":     {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"events":            {Resolver: true},
 		}},
 		"VmConnection": {Go: reflect.TypeFor[model.VMConnection](), Fields: map[string]fieldmodel.FieldBinding{
@@ -374,6 +402,9 @@ var FieldBindings = &fieldmodel.Bindings{
 		"nodesConnection": reflect.TypeFor[*model.NodeConnection](),
 		"vmsConnection":   reflect.TypeFor[*model.VMConnection](),
 		"podsConnection":  reflect.TypeFor[*model.PodConnection](),
+		"instanceTypes":   reflect.TypeFor[[]*instancetypes.Offer](),
+		"instanceType":    reflect.TypeFor[*instancetypes.Offer](),
+		"gpuQuotas":       reflect.TypeFor[[]*quotas.Quota](),
 	},
 }
 

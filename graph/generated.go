@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gpugraph/compute"
 	"gpugraph/filterby"
 	"gpugraph/graph/model"
+	"gpugraph/instancetypes"
 	"gpugraph/models"
+	"gpugraph/quotas"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -124,6 +127,14 @@ type ComplexityRoot struct {
 		Name         func(childComplexity int) int
 	}
 
+	GpuQuota struct {
+		Limit          func(childComplexity int) int
+		Model          func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+		Used           func(childComplexity int) int
+	}
+
 	HistogramSeries struct {
 		Type   func(childComplexity int) int
 		Values func(childComplexity int) int
@@ -132,6 +143,26 @@ type ComplexityRoot struct {
 	HistogramValue struct {
 		Data      func(childComplexity int) int
 		Timestamp func(childComplexity int) int
+	}
+
+	InstanceType struct {
+		CPUCores          func(childComplexity int) int
+		Capacity          func(childComplexity int) int
+		Description       func(childComplexity int) int
+		DiskSizeGb        func(childComplexity int) int
+		GPUCount          func(childComplexity int) int
+		GPUModelID        func(childComplexity int) int
+		Model             func(childComplexity int) int
+		Name              func(childComplexity int) int
+		PricePerHourCents func(childComplexity int) int
+		RAMGb             func(childComplexity int) int
+		VolumeGb          func(childComplexity int) int
+	}
+
+	InstanceTypeCapacity struct {
+		Available func(childComplexity int) int
+		ClusterID func(childComplexity int) int
+		NodePool  func(childComplexity int) int
 	}
 
 	MatchExpression struct {
@@ -155,11 +186,16 @@ type ComplexityRoot struct {
 		CreateAPIKey         func(childComplexity int, input model.CredentialInput) int
 		CreateApplication    func(childComplexity int, input model.CredentialInput) int
 		CreateOrganization   func(childComplexity int, id string, name string, tenantID int, infinibandEnabled *bool) int
+		CreateVM             func(childComplexity int, input compute.CreateRequest) int
+		DeleteGPUQuota       func(childComplexity int, organizationID string, gpuModelID string) int
+		DeleteInstanceType   func(childComplexity int, name string) int
 		EnrollNode           func(childComplexity int, nodeName string, clusterID string) int
 		ReclaimNode          func(childComplexity int, id string) int
 		RestartVM            func(childComplexity int, id string) int
 		RevokeAPIKey         func(childComplexity int, id string) int
 		RevokeApplication    func(childComplexity int, id string) int
+		SetGPUQuota          func(childComplexity int, organizationID string, gpuModelID string, limit int) int
+		SetInstanceType      func(childComplexity int, input model.InstanceTypeInput) int
 		SetNodeLeavingAt     func(childComplexity int, id string, leavingAt *time.Time) int
 		SetOrganizationState func(childComplexity int, id string, state model.OrganizationState) int
 		StopVM               func(childComplexity int, id string) int
@@ -355,7 +391,10 @@ type ComplexityRoot struct {
 		APIKeys         func(childComplexity int, organizationID *string) int
 		Applications    func(childComplexity int, organizationID *string) int
 		GPUModels       func(childComplexity int) int
+		GPUQuotas       func(childComplexity int, organizationID *string) int
 		Gpus            func(childComplexity int, health *models.GPUHealth, modelID *string, nodeID *string, first *int, after *string) int
+		InstanceType    func(childComplexity int, name string) int
+		InstanceTypes   func(childComplexity int) int
 		Node            func(childComplexity int, id string) int
 		NodeList        func(childComplexity int, status []models.NodeStatus, offset *int, limit *int) int
 		Nodes           func(childComplexity int, status []models.NodeStatus) int
@@ -414,6 +453,7 @@ type ComplexityRoot struct {
 		PricePerHourCents func(childComplexity int) int
 		ProvisioningStage func(childComplexity int) int
 		Public            func(childComplexity int) int
+		QueuePosition     func(childComplexity int) int
 		RAMGb             func(childComplexity int) int
 		ResourceSize      func(childComplexity int) int
 		ServiceType       func(childComplexity int) int
@@ -477,6 +517,7 @@ type MutationResolver interface {
 	RestartVM(ctx context.Context, id string) (*models.VM, error)
 	StopVM(ctx context.Context, id string) (*models.VM, error)
 	TerminateVM(ctx context.Context, id string) (*models.VM, error)
+	CreateVM(ctx context.Context, input compute.CreateRequest) (*models.VM, error)
 	SetNodeLeavingAt(ctx context.Context, id string, leavingAt *time.Time) (*model.NodeChange, error)
 	ReclaimNode(ctx context.Context, id string) (*model.NodeChange, error)
 	SetOrganizationState(ctx context.Context, id string, state model.OrganizationState) (*model.OrganizationChange, error)
@@ -486,6 +527,10 @@ type MutationResolver interface {
 	CreateApplication(ctx context.Context, input model.CredentialInput) (*model.CreatedApplication, error)
 	RevokeApplication(ctx context.Context, id string) (*model.Credential, error)
 	CreateOrganization(ctx context.Context, id string, name string, tenantID int, infinibandEnabled *bool) (*models.Organization, error)
+	SetInstanceType(ctx context.Context, input model.InstanceTypeInput) (*instancetypes.Offer, error)
+	DeleteInstanceType(ctx context.Context, name string) (bool, error)
+	SetGPUQuota(ctx context.Context, organizationID string, gpuModelID string, limit int) (*quotas.Quota, error)
+	DeleteGPUQuota(ctx context.Context, organizationID string, gpuModelID string) (bool, error)
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.GPU, error)
@@ -523,6 +568,9 @@ type QueryResolver interface {
 	NodesConnection(ctx context.Context, status []models.NodeStatus, first *int, after *string) (*model.NodeConnection, error)
 	VmsConnection(ctx context.Context, status []models.VMStatus, first *int, after *string) (*model.VMConnection, error)
 	PodsConnection(ctx context.Context, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, first *int, after *string, deleted *bool, completed *bool) (*model.PodConnection, error)
+	InstanceTypes(ctx context.Context) ([]*instancetypes.Offer, error)
+	InstanceType(ctx context.Context, name string) (*instancetypes.Offer, error)
+	GPUQuotas(ctx context.Context, organizationID *string) ([]*quotas.Quota, error)
 }
 type SubscriptionResolver interface {
 	VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error)
@@ -538,6 +586,7 @@ type VMResolver interface {
 	Node(ctx context.Context, obj *models.VM) (*models.Node, error)
 	Gpus(ctx context.Context, obj *models.VM) ([]*models.GPU, error)
 	GPUModel(ctx context.Context, obj *models.VM) (*models.GPUModel, error)
+	QueuePosition(ctx context.Context, obj *models.VM) (*int, error)
 	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
 }
 type VmEventResolver interface {
@@ -862,6 +911,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.GpuModel.Name(childComplexity), true
 
+	case "GpuQuota.limit":
+		if e.ComplexityRoot.GpuQuota.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuQuota.Limit(childComplexity), true
+	case "GpuQuota.gpuModel":
+		if e.ComplexityRoot.GpuQuota.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuQuota.Model(childComplexity), true
+	case "GpuQuota.organizationId":
+		if e.ComplexityRoot.GpuQuota.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuQuota.OrganizationID(childComplexity), true
+	case "GpuQuota.updatedAt":
+		if e.ComplexityRoot.GpuQuota.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuQuota.UpdatedAt(childComplexity), true
+	case "GpuQuota.used":
+		if e.ComplexityRoot.GpuQuota.Used == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuQuota.Used(childComplexity), true
+
 	case "HistogramSeries.type":
 		if e.ComplexityRoot.HistogramSeries.Type == nil {
 			break
@@ -887,6 +967,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HistogramValue.Timestamp(childComplexity), true
+
+	case "InstanceType.cpuCores":
+		if e.ComplexityRoot.InstanceType.CPUCores == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.CPUCores(childComplexity), true
+	case "InstanceType.capacity":
+		if e.ComplexityRoot.InstanceType.Capacity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.Capacity(childComplexity), true
+	case "InstanceType.description":
+		if e.ComplexityRoot.InstanceType.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.Description(childComplexity), true
+	case "InstanceType.diskSizeGb":
+		if e.ComplexityRoot.InstanceType.DiskSizeGb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.DiskSizeGb(childComplexity), true
+	case "InstanceType.gpuCount":
+		if e.ComplexityRoot.InstanceType.GPUCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.GPUCount(childComplexity), true
+	case "InstanceType.gpuModelId":
+		if e.ComplexityRoot.InstanceType.GPUModelID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.GPUModelID(childComplexity), true
+	case "InstanceType.gpuModel":
+		if e.ComplexityRoot.InstanceType.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.Model(childComplexity), true
+	case "InstanceType.name":
+		if e.ComplexityRoot.InstanceType.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.Name(childComplexity), true
+	case "InstanceType.pricePerHourCents":
+		if e.ComplexityRoot.InstanceType.PricePerHourCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.PricePerHourCents(childComplexity), true
+	case "InstanceType.ramGb":
+		if e.ComplexityRoot.InstanceType.RAMGb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.RAMGb(childComplexity), true
+	case "InstanceType.volumeGb":
+		if e.ComplexityRoot.InstanceType.VolumeGb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceType.VolumeGb(childComplexity), true
+
+	case "InstanceTypeCapacity.available":
+		if e.ComplexityRoot.InstanceTypeCapacity.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceTypeCapacity.Available(childComplexity), true
+	case "InstanceTypeCapacity.clusterId":
+		if e.ComplexityRoot.InstanceTypeCapacity.ClusterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceTypeCapacity.ClusterID(childComplexity), true
+	case "InstanceTypeCapacity.nodePool":
+		if e.ComplexityRoot.InstanceTypeCapacity.NodePool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InstanceTypeCapacity.NodePool(childComplexity), true
 
 	case "MatchExpression.key":
 		if e.ComplexityRoot.MatchExpression.Key == nil {
@@ -972,6 +1138,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOrganization(childComplexity, args["id"].(string), args["name"].(string), args["tenantId"].(int), args["infinibandEnabled"].(*bool)), true
+	case "Mutation.createVm":
+		if e.ComplexityRoot.Mutation.CreateVM == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createVm_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateVM(childComplexity, args["input"].(compute.CreateRequest)), true
+	case "Mutation.deleteGpuQuota":
+		if e.ComplexityRoot.Mutation.DeleteGPUQuota == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteGpuQuota_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteGPUQuota(childComplexity, args["organizationId"].(string), args["gpuModelId"].(string)), true
+	case "Mutation.deleteInstanceType":
+		if e.ComplexityRoot.Mutation.DeleteInstanceType == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteInstanceType_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteInstanceType(childComplexity, args["name"].(string)), true
 	case "Mutation.enrollNode":
 		if e.ComplexityRoot.Mutation.EnrollNode == nil {
 			break
@@ -1027,6 +1226,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeApplication(childComplexity, args["id"].(string)), true
+	case "Mutation.setGpuQuota":
+		if e.ComplexityRoot.Mutation.SetGPUQuota == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setGpuQuota_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetGPUQuota(childComplexity, args["organizationId"].(string), args["gpuModelId"].(string), args["limit"].(int)), true
+	case "Mutation.setInstanceType":
+		if e.ComplexityRoot.Mutation.SetInstanceType == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setInstanceType_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetInstanceType(childComplexity, args["input"].(model.InstanceTypeInput)), true
 	case "Mutation.setNodeLeavingAt":
 		if e.ComplexityRoot.Mutation.SetNodeLeavingAt == nil {
 			break
@@ -1819,6 +2040,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.GPUModels(childComplexity), true
+	case "Query.gpuQuotas":
+		if e.ComplexityRoot.Query.GPUQuotas == nil {
+			break
+		}
+
+		args, err := ec.field_Query_gpuQuotas_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GPUQuotas(childComplexity, args["organizationId"].(*string)), true
 	case "Query.gpus":
 		if e.ComplexityRoot.Query.Gpus == nil {
 			break
@@ -1830,6 +2062,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Gpus(childComplexity, args["health"].(*models.GPUHealth), args["modelId"].(*string), args["nodeId"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.instanceType":
+		if e.ComplexityRoot.Query.InstanceType == nil {
+			break
+		}
+
+		args, err := ec.field_Query_instanceType_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.InstanceType(childComplexity, args["name"].(string)), true
+	case "Query.instanceTypes":
+		if e.ComplexityRoot.Query.InstanceTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.InstanceTypes(childComplexity), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -2196,6 +2445,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.Public(childComplexity), true
+	case "VM.queuePosition":
+		if e.ComplexityRoot.VM.QueuePosition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VM.QueuePosition(childComplexity), true
 	case "VM.ramGb":
 		if e.ComplexityRoot.VM.RAMGb == nil {
 			break
@@ -2397,7 +2652,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CreateVmInput", ec.unmarshalInputCreateVmInput),
 			graphql.NewInputUnmarshaler("CredentialInput", ec.unmarshalInputCredentialInput),
+			graphql.NewInputUnmarshaler("InstanceTypeInput", ec.unmarshalInputInstanceTypeInput),
 			graphql.NewInputUnmarshaler("PodFilter", ec.unmarshalInputPodFilter),
 			graphql.NewInputUnmarshaler("StringFilter", ec.unmarshalInputStringFilter),
 			graphql.NewInputUnmarshaler("TimeFilter", ec.unmarshalInputTimeFilter),
@@ -3201,6 +3458,58 @@ extend type Mutation {
   ): VM!
 }
 
+extend type Mutation {
+  """
+  Creates a VM or pod for the caller's organization (POST /v1/vms): placed now
+  across the fleet (deploying, its GPUs, host share and address claimed at
+  once), or pending in the queue with the reason it waits until the
+  scheduler places it. A request no node could ever hold answers
+  UNSCHEDULABLE; with queue false, one that fits nowhere now answers
+  VM_NO_CAPACITY with retryAfter. Needs compute.operate.
+  """
+  createVm(
+    "What the VM or pod is made of and where it may run."
+    input: CreateVmInput!
+  ): VM!
+}
+
+"What a user chooses for a new VM or pod; the server fills the rest of the VM object."
+input CreateVmInput {
+  "Its name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit."
+  name: String!
+  "\"pod\" for a pod; absent for a plain VM."
+  capabilityTier: String
+  "The GPU model, an id of gpuModels."
+  gpuModelId: ID
+  "How many GPUs (1–64)."
+  gpuCount: Int
+  "CPU cores of its node a VM holds while it runs (1–4096; required for a VM, optional for a pod)."
+  cpuCores: Int
+  "Memory of its node a VM holds while it runs, in GB (1–65536; required for a VM, optional for a pod)."
+  ramGb: Int
+  "A VM's disk, in GB (1–1048576; required for a VM, optional for a pod)."
+  diskSizeGb: Int
+  "The image a pod runs (required for a pod) or a VM boots."
+  imageUrl: String
+  "A pod's /workspace volume, in GB (1–1048576; required for a pod, refused for a VM)."
+  volumeGb: Int
+  "Whether it is reachable from the internet (default false)."
+  public: Boolean
+  "Place it only on nodes of this cluster."
+  clusterId: ID
+  "Place it only on nodes of this node pool."
+  nodePool: String
+  "false: when nothing fits now, answer VM_NO_CAPACITY (503, retryAfter) instead of creating it pending. Default true."
+  queue: Boolean
+  "Its place in its organization's queue while pending: 0–1000, higher first, default 0."
+  priority: Int
+}
+
+extend type VM {
+  "Where a pending VM or pod stands in its organization's queue (1: the next of the organization's to be placed; other organizations' are not counted); null when it is not pending. Its statusReason says why it waits."
+  queuePosition: Int
+}
+
 extend type VM {
   "Its status changes, oldest first: those after the event id after, at most limit (1–500, default 50)."
   events(
@@ -3225,7 +3534,7 @@ type VmEvent {
   reason: String!
   "The lifecycle table's row: user-stop, restart-deploy, agent-running, …"
   transition: String!
-  "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\" or \"platform\"."
+  "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\", \"platform\" or \"scheduler\"."
   actor: String!
   "When it changed."
   at: Time!
@@ -3756,6 +4065,128 @@ extend type Subscription {
     after: ID
   ): NodeEvent!
 }
+
+# ---------------------------------------------------------------- instance types and GPU quotas
+
+"""
+An instance type of the catalog, in Lambda Cloud's manner (gpu_8x_h100_sxm5):
+a GPU model × count with its share of the node's CPU, RAM and disk, and its
+price, with the keys a VM created from it carries.
+"""
+type InstanceType {
+  "The type's name: 1 to 64 lowercase letters, digits and underscores."
+  name: String!
+  "Its GPU model's id; null for a CPU-only type."
+  gpuModelId: ID
+  "Its GPU model; null for a CPU-only type."
+  gpuModel: GpuModel
+  "How many GPUs of the model (0 for a CPU-only type)."
+  gpuCount: Int!
+  "CPU cores."
+  cpuCores: Int!
+  "RAM, in GB."
+  ramGb: Int!
+  "Local disk, in GB."
+  diskSizeGb: Int!
+  "The /workspace volume a pod of the type gets unless asked otherwise, in GB; a VM has none."
+  volumeGb: Int!
+  "The price per hour, in US cents."
+  pricePerHourCents: Int!
+  "What it is, for a person choosing."
+  description: String!
+  "How many VMs of it the online nodes of each cluster's node pool could take now, one after another, counted with the filters placement runs (pools that have its GPU model; every pool for a CPU-only type). Counts only: nothing of what holds the rest."
+  capacity: [InstanceTypeCapacity!]!
+}
+
+"How many VMs of an instance type one node pool of one cluster could take now."
+type InstanceTypeCapacity {
+  "The cluster's id."
+  clusterId: ID!
+  "The node pool's name."
+  nodePool: String!
+  "How many VMs of the type could be placed there now."
+  available: Int!
+}
+
+"An organization's GPU quota for one model: the most GPUs of it its VMs and pods may hold or await at once."
+type GpuQuota {
+  "The organization's id."
+  organizationId: ID!
+  "The GPU model the quota is of."
+  gpuModel: GpuModel!
+  "The most GPUs of the model at once."
+  limit: Int!
+  "The GPUs of the model the organization's VMs and pods hold or await now (pending, deploying, running, interrupted); more than limit when the quota was lowered below it."
+  used: Int!
+  "When an operator last set it."
+  updatedAt: Time!
+}
+
+"An instance type as an operator writes it; numbers left out are 0."
+input InstanceTypeInput {
+  "The type's name: 1 to 64 lowercase letters, digits and underscores."
+  name: String!
+  "Its GPU model's id; none for a CPU-only type."
+  gpuModelId: ID
+  "How many GPUs (at least 1 with a gpuModelId, 0 without)."
+  gpuCount: Int
+  "CPU cores (at least 1 for a CPU-only type)."
+  cpuCores: Int
+  "RAM, in GB."
+  ramGb: Int
+  "Local disk, in GB."
+  diskSizeGb: Int
+  "The /workspace volume of a pod of the type, in GB."
+  volumeGb: Int
+  "The price per hour, in US cents."
+  pricePerHourCents: Int
+  "What it is, at most 1,024 bytes."
+  description: String
+}
+
+extend type Query {
+  "The instance type catalog by name, each with its capacity now. Any API key of an organization, whatever its permissions."
+  instanceTypes: [InstanceType!]!
+  "One instance type with its capacity now; null when there is none by that name. Any API key of an organization."
+  instanceType(
+    "The type's name."
+    name: String!
+  ): InstanceType
+  "The GPU quotas of an organization by model id; a model without one has no limit. compute.read reads the caller's own organization's (another's answers NOT_FOUND, as for one that does not exist); nodes.admin reads any."
+  gpuQuotas(
+    "The organization (default: the caller's own)."
+    organizationId: ID
+  ): [GpuQuota!]!
+}
+
+extend type Mutation {
+  "Creates or replaces the instance type of input.name. Needs nodes.admin."
+  setInstanceType(
+    "The type."
+    input: InstanceTypeInput!
+  ): InstanceType!
+  "Deletes an instance type; VMs created from it keep what they were given. Answers true. Needs nodes.admin."
+  deleteInstanceType(
+    "The type's name."
+    name: String!
+  ): Boolean!
+  "Sets an organization's GPU quota for a model: a start beyond it answers QUOTA_EXCEEDED (status 409). Needs nodes.admin."
+  setGpuQuota(
+    "The organization's id."
+    organizationId: ID!
+    "The GPU model's id."
+    gpuModelId: ID!
+    "The most GPUs of the model its VMs and pods may hold or await at once (0 or more)."
+    limit: Int!
+  ): GpuQuota!
+  "Lifts an organization's GPU quota for a model: no limit on it from now on. Answers true. Needs nodes.admin."
+  deleteGpuQuota(
+    "The organization's id."
+    organizationId: ID!
+    "The GPU model's id."
+    gpuModelId: ID!
+  ): Boolean!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3918,6 +4349,22 @@ func (ec *executionContext) childFields_GpuModel(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type GpuModel", field.Name)
 }
 
+func (ec *executionContext) childFields_GpuQuota(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organizationId":
+		return ec.fieldContext_GpuQuota_organizationId(ctx, field)
+	case "gpuModel":
+		return ec.fieldContext_GpuQuota_gpuModel(ctx, field)
+	case "limit":
+		return ec.fieldContext_GpuQuota_limit(ctx, field)
+	case "used":
+		return ec.fieldContext_GpuQuota_used(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_GpuQuota_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GpuQuota", field.Name)
+}
+
 func (ec *executionContext) childFields_HistogramSeries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -3936,6 +4383,46 @@ func (ec *executionContext) childFields_HistogramValue(ctx context.Context, fiel
 		return ec.fieldContext_HistogramValue_data(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HistogramValue", field.Name)
+}
+
+func (ec *executionContext) childFields_InstanceType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_InstanceType_name(ctx, field)
+	case "gpuModelId":
+		return ec.fieldContext_InstanceType_gpuModelId(ctx, field)
+	case "gpuModel":
+		return ec.fieldContext_InstanceType_gpuModel(ctx, field)
+	case "gpuCount":
+		return ec.fieldContext_InstanceType_gpuCount(ctx, field)
+	case "cpuCores":
+		return ec.fieldContext_InstanceType_cpuCores(ctx, field)
+	case "ramGb":
+		return ec.fieldContext_InstanceType_ramGb(ctx, field)
+	case "diskSizeGb":
+		return ec.fieldContext_InstanceType_diskSizeGb(ctx, field)
+	case "volumeGb":
+		return ec.fieldContext_InstanceType_volumeGb(ctx, field)
+	case "pricePerHourCents":
+		return ec.fieldContext_InstanceType_pricePerHourCents(ctx, field)
+	case "description":
+		return ec.fieldContext_InstanceType_description(ctx, field)
+	case "capacity":
+		return ec.fieldContext_InstanceType_capacity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InstanceType", field.Name)
+}
+
+func (ec *executionContext) childFields_InstanceTypeCapacity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "clusterId":
+		return ec.fieldContext_InstanceTypeCapacity_clusterId(ctx, field)
+	case "nodePool":
+		return ec.fieldContext_InstanceTypeCapacity_nodePool(ctx, field)
+	case "available":
+		return ec.fieldContext_InstanceTypeCapacity_available(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type InstanceTypeCapacity", field.Name)
 }
 
 func (ec *executionContext) childFields_MatchExpression(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4428,6 +4915,8 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_gpus(ctx, field)
 	case "gpuModel":
 		return ec.fieldContext_VM_gpuModel(ctx, field)
+	case "queuePosition":
+		return ec.fieldContext_VM_queuePosition(ctx, field)
 	case "events":
 		return ec.fieldContext_VM_events(ctx, field)
 	}
@@ -4692,6 +5181,56 @@ func (ec *executionContext) field_Mutation_createOrganization_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (compute.CreateRequest, error) {
+			return ec.unmarshalNCreateVmInput2gpugraphᚋcomputeᚐCreateRequest(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteGpuQuota_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gpuModelId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gpuModelId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteInstanceType_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_enrollNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4767,6 +5306,50 @@ func (ec *executionContext) field_Mutation_revokeApplication_args(ctx context.Co
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setGpuQuota_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "gpuModelId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["gpuModelId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setInstanceType_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.InstanceTypeInput, error) {
+			return ec.unmarshalNInstanceTypeInput2gpugraphᚋgraphᚋmodelᚐInstanceTypeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4884,6 +5467,20 @@ func (ec *executionContext) field_Query_applications_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_gpuQuotas_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_gpus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4927,6 +5524,20 @@ func (ec *executionContext) field_Query_gpus_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["after"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_instanceType_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
 	return args, nil
 }
 
@@ -6797,6 +7408,130 @@ func (ec *executionContext) fieldContext_GpuModel_memoryGb(_ context.Context, fi
 	return graphql.NewScalarFieldContext("GpuModel", field, false, false, "Int")
 }
 
+func (ec *executionContext) _GpuQuota_organizationId(ctx context.Context, field graphql.CollectedField, obj *quotas.Quota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuQuota_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuQuota_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuQuota", field, false, false, "ID")
+}
+
+func (ec *executionContext) _GpuQuota_gpuModel(ctx context.Context, field graphql.CollectedField, obj *quotas.Quota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuQuota_gpuModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUModel) graphql.Marshaler {
+			return ec.marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuQuota_gpuModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GpuQuota",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GpuQuota_limit(ctx context.Context, field graphql.CollectedField, obj *quotas.Quota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuQuota_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuQuota_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuQuota", field, false, false, "Int")
+}
+
+func (ec *executionContext) _GpuQuota_used(ctx context.Context, field graphql.CollectedField, obj *quotas.Quota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuQuota_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Used, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuQuota_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuQuota", field, false, false, "Int")
+}
+
+func (ec *executionContext) _GpuQuota_updatedAt(ctx context.Context, field graphql.CollectedField, obj *quotas.Quota) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuQuota_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuQuota_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuQuota", field, false, false, "Time")
+}
+
 func (ec *executionContext) _HistogramSeries_type(ctx context.Context, field graphql.CollectedField, obj *model.HistogramSeries) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6896,6 +7631,346 @@ func (ec *executionContext) _HistogramValue_data(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_HistogramValue_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HistogramValue", field, false, false, "StringMap")
+}
+
+func (ec *executionContext) _InstanceType_name(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "String")
+}
+
+func (ec *executionContext) _InstanceType_gpuModelId(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_gpuModelId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GPUModelID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_gpuModelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "ID")
+}
+
+func (ec *executionContext) _InstanceType_gpuModel(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_gpuModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUModel) graphql.Marshaler {
+			return ec.marshalOGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_gpuModel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InstanceType",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InstanceType_gpuCount(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_gpuCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GPUCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_gpuCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InstanceType_cpuCores(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_cpuCores(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUCores, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_cpuCores(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InstanceType_ramGb(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_ramGb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RAMGb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_ramGb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InstanceType_diskSizeGb(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_diskSizeGb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DiskSizeGb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_diskSizeGb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InstanceType_volumeGb(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_volumeGb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VolumeGb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_volumeGb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InstanceType_pricePerHourCents(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_pricePerHourCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PricePerHourCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_pricePerHourCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InstanceType_description(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceType", field, false, false, "String")
+}
+
+func (ec *executionContext) _InstanceType_capacity(ctx context.Context, field graphql.CollectedField, obj *instancetypes.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceType_capacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capacity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []instancetypes.PoolCapacity) graphql.Marshaler {
+			return ec.marshalNInstanceTypeCapacity2ᚕgpugraphᚋinstancetypesᚐPoolCapacityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceType_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "InstanceType",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InstanceTypeCapacity(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _InstanceTypeCapacity_clusterId(ctx context.Context, field graphql.CollectedField, obj *instancetypes.PoolCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceTypeCapacity_clusterId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceTypeCapacity_clusterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceTypeCapacity", field, false, false, "ID")
+}
+
+func (ec *executionContext) _InstanceTypeCapacity_nodePool(ctx context.Context, field graphql.CollectedField, obj *instancetypes.PoolCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceTypeCapacity_nodePool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodePool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceTypeCapacity_nodePool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceTypeCapacity", field, false, false, "String")
+}
+
+func (ec *executionContext) _InstanceTypeCapacity_available(ctx context.Context, field graphql.CollectedField, obj *instancetypes.PoolCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InstanceTypeCapacity_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Available, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InstanceTypeCapacity_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InstanceTypeCapacity", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MatchExpression_key(ctx context.Context, field graphql.CollectedField, obj *models.MatchExpression) (ret graphql.Marshaler) {
@@ -7217,6 +8292,50 @@ func (ec *executionContext) fieldContext_Mutation_terminateVm(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_terminateVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createVm(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createVm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateVM(ctx, fc.Args["input"].(compute.CreateRequest))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.VM) graphql.Marshaler {
+			return ec.marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createVm(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VM(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createVm_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7613,6 +8732,182 @@ func (ec *executionContext) fieldContext_Mutation_createOrganization(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createOrganization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setInstanceType(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setInstanceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetInstanceType(ctx, fc.Args["input"].(model.InstanceTypeInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
+			return ec.marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setInstanceType(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InstanceType(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setInstanceType_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteInstanceType(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteInstanceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteInstanceType(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteInstanceType(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteInstanceType_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setGpuQuota(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setGpuQuota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetGPUQuota(ctx, fc.Args["organizationId"].(string), fc.Args["gpuModelId"].(string), fc.Args["limit"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *quotas.Quota) graphql.Marshaler {
+			return ec.marshalNGpuQuota2ᚖgpugraphᚋquotasᚐQuota(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setGpuQuota(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuQuota(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setGpuQuota_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteGpuQuota(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteGpuQuota(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteGPUQuota(ctx, fc.Args["organizationId"].(string), fc.Args["gpuModelId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteGpuQuota(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteGpuQuota_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11414,6 +12709,126 @@ func (ec *executionContext) fieldContext_Query_podsConnection(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_instanceTypes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_instanceTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().InstanceTypes(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*instancetypes.Offer) graphql.Marshaler {
+			return ec.marshalNInstanceType2ᚕᚖgpugraphᚋinstancetypesᚐOfferᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_instanceTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InstanceType(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_instanceType(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_instanceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().InstanceType(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
+			return ec.marshalOInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_instanceType(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_InstanceType(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_instanceType_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_gpuQuotas(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_gpuQuotas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GPUQuotas(ctx, fc.Args["organizationId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*quotas.Quota) graphql.Marshaler {
+			return ec.marshalNGpuQuota2ᚕᚖgpugraphᚋquotasᚐQuotaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_gpuQuotas(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuQuota(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_gpuQuotas_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12431,6 +13846,29 @@ func (ec *executionContext) fieldContext_VM_gpuModel(_ context.Context, field gr
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _VM_queuePosition(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VM_queuePosition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VM().QueuePosition(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VM_queuePosition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VM", field, true, true, "Int")
 }
 
 func (ec *executionContext) _VM_events(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
@@ -14142,6 +15580,139 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCreateVmInput(ctx context.Context, obj any) (compute.CreateRequest, error) {
+	var it compute.CreateRequest
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "capabilityTier", "gpuModelId", "gpuCount", "cpuCores", "ramGb", "diskSizeGb", "imageUrl", "volumeGb", "public", "clusterId", "nodePool", "queue", "priority"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "capabilityTier":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("capabilityTier"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CapabilityTier = data
+		case "gpuModelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gpuModelId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GPUModelID = data
+		case "gpuCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gpuCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GPUCount = data
+		case "cpuCores":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpuCores"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CPUCores = data
+		case "ramGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ramGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RAMGb = data
+		case "diskSizeGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("diskSizeGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiskSizeGb = data
+		case "imageUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageURL = data
+		case "volumeGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("volumeGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VolumeGb = data
+		case "public":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("public"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Public = data
+		case "clusterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clusterId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClusterID = data
+		case "nodePool":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodePool"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NodePool = data
+		case "queue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("queue"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Queue = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateVmInput unmarshals raw into the CreateVmInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateVmInput(ctx context.Context, raw any) (compute.CreateRequest, error) {
+	var out compute.CreateRequest
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateVmInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCredentialInput(ctx context.Context, obj any) (model.CredentialInput, error) {
 	var it model.CredentialInput
 	if obj == nil {
@@ -14202,6 +15773,104 @@ func (ec *executionContext) unmarshalInputCredentialInput(ctx context.Context, o
 func UnmarshalCredentialInput(ctx context.Context, raw any) (model.CredentialInput, error) {
 	var out model.CredentialInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CredentialInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputInstanceTypeInput(ctx context.Context, obj any) (model.InstanceTypeInput, error) {
+	var it model.InstanceTypeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "gpuModelId", "gpuCount", "cpuCores", "ramGb", "diskSizeGb", "volumeGb", "pricePerHourCents", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "gpuModelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gpuModelId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GPUModelID = data
+		case "gpuCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gpuCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GPUCount = data
+		case "cpuCores":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpuCores"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CPUCores = data
+		case "ramGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ramGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RAMGb = data
+		case "diskSizeGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("diskSizeGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiskSizeGb = data
+		case "volumeGb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("volumeGb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VolumeGb = data
+		case "pricePerHourCents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pricePerHourCents"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PricePerHourCents = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalInstanceTypeInput unmarshals raw into the InstanceTypeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalInstanceTypeInput(ctx context.Context, raw any) (model.InstanceTypeInput, error) {
+	var out model.InstanceTypeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "InstanceTypeInput", raw, &out)
 	return out, err
 }
 
@@ -15005,6 +16674,59 @@ func (ec *executionContext) _GpuModel(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var gpuQuotaImplementors = []string{"GpuQuota"}
+
+func (ec *executionContext) _GpuQuota(ctx context.Context, sel ast.SelectionSet, obj *quotas.Quota) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gpuQuotaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GpuQuota")
+		case "organizationId":
+			out.Values[i] = ec._GpuQuota_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gpuModel":
+			out.Values[i] = ec._GpuQuota_gpuModel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._GpuQuota_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "used":
+			out.Values[i] = ec._GpuQuota_used(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._GpuQuota_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var histogramSeriesImplementors = []string{"HistogramSeries"}
 
 func (ec *executionContext) _HistogramSeries(ctx context.Context, sel ast.SelectionSet, obj *model.HistogramSeries) graphql.Marshaler {
@@ -15061,6 +16783,132 @@ func (ec *executionContext) _HistogramValue(ctx context.Context, sel ast.Selecti
 			}
 		case "data":
 			out.Values[i] = ec._HistogramValue_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var instanceTypeImplementors = []string{"InstanceType"}
+
+func (ec *executionContext) _InstanceType(ctx context.Context, sel ast.SelectionSet, obj *instancetypes.Offer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, instanceTypeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InstanceType")
+		case "name":
+			out.Values[i] = ec._InstanceType_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gpuModelId":
+			out.Values[i] = ec._InstanceType_gpuModelId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "gpuModel":
+			out.Values[i] = ec._InstanceType_gpuModel(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "gpuCount":
+			out.Values[i] = ec._InstanceType_gpuCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cpuCores":
+			out.Values[i] = ec._InstanceType_cpuCores(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ramGb":
+			out.Values[i] = ec._InstanceType_ramGb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diskSizeGb":
+			out.Values[i] = ec._InstanceType_diskSizeGb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volumeGb":
+			out.Values[i] = ec._InstanceType_volumeGb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pricePerHourCents":
+			out.Values[i] = ec._InstanceType_pricePerHourCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._InstanceType_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capacity":
+			out.Values[i] = ec._InstanceType_capacity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var instanceTypeCapacityImplementors = []string{"InstanceTypeCapacity"}
+
+func (ec *executionContext) _InstanceTypeCapacity(ctx context.Context, sel ast.SelectionSet, obj *instancetypes.PoolCapacity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, instanceTypeCapacityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InstanceTypeCapacity")
+		case "clusterId":
+			out.Values[i] = ec._InstanceTypeCapacity_clusterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodePool":
+			out.Values[i] = ec._InstanceTypeCapacity_nodePool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "available":
+			out.Values[i] = ec._InstanceTypeCapacity_available(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15245,6 +17093,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createVm":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createVm(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "setNodeLeavingAt":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setNodeLeavingAt(ctx, field)
@@ -15304,6 +17159,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createOrganization":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createOrganization(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setInstanceType":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setInstanceType(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteInstanceType":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteInstanceType(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setGpuQuota":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setGpuQuota(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteGpuQuota":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteGpuQuota(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16690,6 +18573,24 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_podsConnection(ctx, field)
 				})
+		case "instanceTypes":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_instanceTypes(ctx, field)
+				})
+		case "instanceType":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_instanceType(ctx, field)
+				})
+		case "gpuQuotas":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_gpuQuotas(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -16995,6 +18896,12 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_gpuModel(ctx, field, obj)
+				})
+		case "queuePosition":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VM_queuePosition(ctx, field, obj)
 				})
 		case "events":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -17675,6 +19582,11 @@ func (ec *executionContext) marshalNContainer2ᚕgpugraphᚋmodelsᚐContainer�
 	return ret
 }
 
+func (ec *executionContext) unmarshalNCreateVmInput2gpugraphᚋcomputeᚐCreateRequest(ctx context.Context, v any) (compute.CreateRequest, error) {
+	res, err := ec.unmarshalInputCreateVmInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCreatedApplication2ᚖgpugraphᚋgraphᚋmodelᚐCreatedApplication(ctx context.Context, sel ast.SelectionSet, v *model.CreatedApplication) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CreatedApplication!")
@@ -17824,6 +19736,30 @@ func (ec *executionContext) marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx
 	return ec._GpuModel(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNGpuQuota2ᚕᚖgpugraphᚋquotasᚐQuotaᚄ(ctx context.Context, sel ast.SelectionSet, v []*quotas.Quota) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGpuQuota2ᚖgpugraphᚋquotasᚐQuota(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGpuQuota2ᚖgpugraphᚋquotasᚐQuota(ctx context.Context, sel ast.SelectionSet, v *quotas.Quota) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GpuQuota!")
+		return graphql.Null
+	}
+	return ec._GpuQuota(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNHistogramSeries2ᚖgpugraphᚋgraphᚋmodelᚐHistogramSeries(ctx context.Context, sel ast.SelectionSet, v *model.HistogramSeries) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "HistogramSeries!")
@@ -17897,6 +19833,55 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNInstanceType2ᚕᚖgpugraphᚋinstancetypesᚐOfferᚄ(ctx context.Context, sel ast.SelectionSet, v []*instancetypes.Offer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx context.Context, sel ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "InstanceType!")
+		return graphql.Null
+	}
+	return ec._InstanceType(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNInstanceTypeCapacity2gpugraphᚋinstancetypesᚐPoolCapacity(ctx context.Context, sel ast.SelectionSet, v instancetypes.PoolCapacity) graphql.Marshaler {
+	return ec._InstanceTypeCapacity(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNInstanceTypeCapacity2ᚕgpugraphᚋinstancetypesᚐPoolCapacityᚄ(ctx context.Context, sel ast.SelectionSet, v []instancetypes.PoolCapacity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNInstanceTypeCapacity2gpugraphᚋinstancetypesᚐPoolCapacity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNInstanceTypeInput2gpugraphᚋgraphᚋmodelᚐInstanceTypeInput(ctx context.Context, v any) (model.InstanceTypeInput, error) {
+	res, err := ec.unmarshalInputInstanceTypeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -18777,6 +20762,13 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := graphql.MarshalID(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx context.Context, sel ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._InstanceType(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {

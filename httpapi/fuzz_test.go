@@ -8,19 +8,24 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"gpugraph/dataset"
 	"gpugraph/httpapi"
 	"gpugraph/httpapi/servertest"
+	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
 
 // fuzzServer serves the base fixture on SQLite (servertest's Env reports
 // through the *testing.F, which a fuzz target may not call).
-type fuzzServer struct{ url string }
+type fuzzServer struct {
+	url string
+	st  *store.Store
+}
 
 func fuzzEnv(f *testing.F) *fuzzServer {
 	st := storetest.Open(f, store.SQLite)
@@ -29,7 +34,7 @@ func fuzzEnv(f *testing.F) *fuzzServer {
 	}
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
 	f.Cleanup(srv.Close)
-	return &fuzzServer{url: srv.URL}
+	return &fuzzServer{url: srv.URL, st: st}
 }
 
 func (s *fuzzServer) Do(method, path, token string, body []byte, _ http.Header) (int, []byte) {
@@ -108,6 +113,76 @@ func FuzzRESTParams(f *testing.F) {
 		status, resp := env.Do("POST", "/v1/vms/"+esc+"/restart?"+q, "acme-operator", nil, nil)
 		if status >= 500 && status != 503 {
 			t.Fatalf("restart %q: %d %s", value, status, resp)
+		}
+	})
+}
+
+// FuzzCreateBody: any body of POST /v1/vms is created (201, pending or
+// deploying, with its Location) or refused with a 4xx (or 503 for "queue":
+// false) that carries an error code, never 5xx, and a refusal leaves no
+// row behind.
+func FuzzCreateBody(f *testing.F) {
+	for _, b := range []string{
+		`{"name": "a", "gpuModelId": "h100-80gb", "gpuCount": 1, "cpuCores": 4, "ramGb": 16, "diskSizeGb": 50}`,
+		`{"name": "p", "capabilityTier": "pod", "gpuModelId": "h100-80gb", "gpuCount": 1, "imageUrl": "nvcr.io/x:1", "volumeGb": 20}`,
+		`{"name": "t", "instanceType": "gpu_8x_h100_sxm5", "queue": false}`,
+		`{"name": "t", "instanceType": "gpu_1x_h100_sxm5", "gpuCount": 2}`,
+		`{"name": "q", "instanceType": "gpu_4x_mi300x", "priority": 1001, "clusterId": "nope", "nodePool": ""}`,
+		`{"name": "x", "gpuModelId": "h100-80gb", "gpuCount": 65, "cpuCores": -1, "ramGb": 1e9, "diskSizeGb": 0.5}`,
+		`{"name": "é\u0000", "gpuModelId": "\ud800", "public": "yes"}`,
+		`{"name": "a", "name": "b", "unknown": 1}`,
+		`{"name": "a", "capabilityTier": "vm"}`,
+		`[]`, `null`, `{`, ``, `{"name": "a"} {}`,
+	} {
+		f.Add(b)
+	}
+	env := fuzzEnv(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		var before int64
+		if err := env.st.DB.Model(&models.VM{}).Count(&before).Error; err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequest("POST", env.url+"/v1/vms", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer acme-operator")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var answer struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+			Error  *struct{ Code, Message string }
+		}
+		if err := json.Unmarshal(b, &answer); err != nil {
+			t.Fatalf("%q: %d, not JSON: %s", body, resp.StatusCode, b)
+		}
+		var after int64
+		if err := env.st.DB.Model(&models.VM{}).Count(&after).Error; err != nil {
+			t.Fatal(err)
+		}
+		switch s := resp.StatusCode; {
+		case s == http.StatusCreated:
+			if (answer.Status != "pending" && answer.Status != "deploying") || resp.Header.Get("Location") != "/v1/vms/"+answer.ID {
+				t.Fatalf("%q: 201 %s, Location %q", body, b, resp.Header.Get("Location"))
+			}
+			if after != before+1 {
+				t.Fatalf("%q: 201 with %d rows more", body, after-before)
+			}
+		case s >= 400 && s < 500 || s == http.StatusServiceUnavailable:
+			if answer.Error == nil || answer.Error.Code == "" || answer.Error.Message == "" {
+				t.Fatalf("%q: %d without an error code and message: %s", body, s, b)
+			}
+			if after != before {
+				t.Fatalf("%q: %d left %d rows behind", body, s, after-before)
+			}
+		default:
+			t.Fatalf("%q: %d %s", body, s, b)
 		}
 	})
 }

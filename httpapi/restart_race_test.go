@@ -214,17 +214,18 @@ func checkRaceRound(t *testing.T, st *store.Store, round, wantWins int, answers 
 // checkHoldings checks the database against the winners and every capacity:
 // each winner deploying on the node it was answered with, holding as many
 // healthy GPUs of its model there as it asked for; nobody else holding
-// anything; no node over its CPU, RAM or disk; no fabric over its addresses.
+// anything; and every guarantee of placement (storetest.Violations): no
+// node over its CPU, RAM or disk, no fabric over its addresses.
 func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]raceAnswer) {
 	t.Helper()
+	for _, v := range storetest.Violations(t, st) {
+		t.Errorf("round %d: %s", round, v)
+	}
 	var (
-		vms     []models.VM
-		nodes   []models.Node
-		gpus    []models.GPU
-		fabrics []models.Fabric
-		orgs    []models.Organization
+		vms  []models.VM
+		gpus []models.GPU
 	)
-	for _, q := range []any{&vms, &nodes, &gpus, &fabrics, &orgs} {
+	for _, q := range []any{&vms, &gpus} {
 		if err := st.DB.Find(q).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -233,17 +234,7 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 	for _, g := range gpus {
 		gpuByID[g.ID] = g
 	}
-	ib := map[string]bool{}
-	for _, o := range orgs {
-		ib[o.ID] = o.InfinibandEnabled
-	}
 	h := holders(t, st)
-	type use struct{ cpu, ram, disk int }
-	used := map[string]*use{}
-	addresses := map[string]int{}
-	for _, n := range nodes {
-		used[n.ID] = &use{}
-	}
 	held := 0
 	for _, v := range vms {
 		mine := heldBy(h, v.ID)
@@ -265,28 +256,8 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 				t.Errorf("round %d: %s holds %+v", round, v.ID, g)
 			}
 		}
-		if v.IsPod() {
-			for _, n := range nodes {
-				if n.ID == *v.NodeID && n.FabricID != nil && ib[v.OrganizationID] {
-					addresses[*n.FabricID]++
-				}
-			}
-		} else {
-			u := used[*v.NodeID]
-			u.cpu, u.ram, u.disk = u.cpu+v.CPUCores, u.ram+v.RAMGb, u.disk+v.DiskSizeGb
-		}
 	}
 	if held != len(h) {
 		t.Errorf("round %d: %d GPUs held, %d of them by the deploying winners", round, len(h), held)
-	}
-	for _, n := range nodes {
-		if u := used[n.ID]; u.cpu > n.CPUCores || u.ram > n.RAMGb || u.disk > n.DiskGb {
-			t.Errorf("round %d: node %s over capacity: %+v of %d cores, %d GB RAM, %d GB disk", round, n.ID, *u, n.CPUCores, n.RAMGb, n.DiskGb)
-		}
-	}
-	for _, f := range fabrics {
-		if addresses[f.ID] > f.IPCapacity {
-			t.Errorf("round %d: fabric %s hands out %d addresses of %d", round, f.ID, addresses[f.ID], f.IPCapacity)
-		}
 	}
 }

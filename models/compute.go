@@ -40,6 +40,14 @@ type VM struct {
 	StatusChangedAt *time.Time `json:"-"`
 	// DeletedAt hides the row from the API (kept for the audit trail).
 	DeletedAt *time.Time `json:"-"`
+	// Priority orders a pending row in its organization's queue (higher
+	// first, then arrival); see package scheduler.
+	Priority int `json:"-"`
+	// WantClusterID and WantNodePool keep the cluster and node pool a
+	// create asked to stay within, so the scheduler places a pending row
+	// where its request said; nil is anywhere.
+	WantClusterID *string `gorm:"column:want_cluster_id" json:"-"`
+	WantNodePool  *string `gorm:"column:want_node_pool" json:"-"`
 }
 
 // IsPod tells a compute-fabric pod from a plain VM.

@@ -14,7 +14,9 @@ func LeavingReason(at time.Time) string { return ReasonNodeLeavingPrefix + Leavi
 // ComputeClass values the lifecycle reads: a reserved workload's restart
 // may preempt interruptible ones of other organizations (placement's
 // preemption), and an operator may reclaim a node's interruptible ones.
+// A created VM or pod is on_demand.
 const (
 	ComputeClassReserved      = "reserved"
 	ComputeClassInterruptible = "interruptible"
+	ComputeClassOnDemand      = "on_demand"
 )

@@ -50,6 +50,9 @@ const (
 	// or the RFC 3339 instant the node leaves at.
 	ReasonFailedToStartPrefix = "container failed to start: "
 	ReasonNodeLeavingPrefix   = "node leaving at "
+	// ReasonPendingTimeoutPrefix: a pending VM or pod waited longer than
+	// --pending-timeout; the detail says how long that was.
+	ReasonPendingTimeoutPrefix = "pending timeout: "
 )
 
 // HoldingStatuses are the statuses in which a VM or pod holds what it was
@@ -94,6 +97,11 @@ const (
 	OrgSuspended     TransitionName = "org-suspended"
 	OrgBalance       TransitionName = "org-balance-exhausted"
 	OrgDeleted       TransitionName = "org-deleted"
+
+	CreatePlaced TransitionName = "create-placed"
+	CreateQueued TransitionName = "create-queued"
+	QueuePlaced  TransitionName = "queue-placed"
+	QueueTimeout TransitionName = "queue-timeout"
 )
 
 // Kinds says which rows a transition applies to.
@@ -249,6 +257,18 @@ var Lifecycle = []Transition{
 		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonInsufficientBalance, Resources: Releases},
 	{Name: OrgDeleted, Trigger: "operator deletes the organization",
 		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonOrganizationDeleted, Resources: Releases},
+
+	// A created row is written pending (as a Kubernetes pod is born
+	// Pending) and, in the same transaction, either placed or queued: every
+	// create is one event whose from is a real status.
+	{Name: CreatePlaced, Trigger: "createVm / POST /v1/vms that fits on a node now",
+		From: []VMStatus{VMPending}, To: VMDeploying, Reason: "", Resources: Claims},
+	{Name: CreateQueued, Trigger: "createVm / POST /v1/vms that fits on no node now (queue true, the default)",
+		From: []VMStatus{VMPending}, To: VMPending, Detailed: true, Resources: Keeps},
+	{Name: QueuePlaced, Trigger: "the scheduler places a pending VM or pod once capacity frees",
+		From: []VMStatus{VMPending}, To: VMDeploying, Reason: "", Resources: Claims},
+	{Name: QueueTimeout, Trigger: "scheduler: pending for longer than --pending-timeout",
+		From: []VMStatus{VMPending}, To: VMFailed, Reason: ReasonPendingTimeoutPrefix, Detailed: true, Resources: Keeps},
 }
 
 // Step is the row named name. It panics on a name the table lacks, which
@@ -298,6 +318,8 @@ func LifecycleTable() string {
 		switch {
 		case t.KeepsReason:
 			reason = "kept"
+		case t.Detailed && t.Reason == "":
+			reason = "placement's summary: `0/N nodes can take it: …`"
 		case t.Detailed:
 			reason = fmt.Sprintf("`%s…`", t.Reason)
 		case t.Reason == "":
@@ -317,6 +339,8 @@ const (
 	ActorSweep    ActorKind = "sweep"    // the server's own periodic sweep
 	ActorOperator ActorKind = "operator" // an administrator of the fleet
 	ActorPlatform ActorKind = "platform" // the platform acting on its own (re-submits, preemption)
+	// ActorScheduler: the scheduler placing a pending row or timing it out.
+	ActorScheduler ActorKind = "scheduler"
 )
 
 // Actor is who made a transition: a kind and, where there is one, who of

@@ -10,6 +10,7 @@ var transitionNames = []TransitionName{
 	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
 	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, PodJobLost, PodResubmit, UserStop, UserTerminate,
 	NodeLeaving, NodeStaying, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, OrgDeleted,
+	CreatePlaced, CreateQueued, QueuePlaced, QueueTimeout,
 }
 
 // The table is consistent: every name is there once, every status is one a
@@ -49,7 +50,9 @@ func TestLifecycleIsConsistent(t *testing.T) {
 		if tr.KeepsReason && (tr.Reason != "" || tr.Detailed) {
 			t.Errorf("%s: keeps the statusReason and writes %q", tr.Name, tr.Reason)
 		}
-		if tr.Detailed && !strings.HasSuffix(tr.Reason, " ") {
+		// A detailed reason is a prefix ending in a space, or the whole
+		// detail (create-queued's placement summary).
+		if tr.Detailed && tr.Reason != "" && !strings.HasSuffix(tr.Reason, " ") {
 			t.Errorf("%s: a detailed reason is a prefix ending in a space, got %q", tr.Name, tr.Reason)
 		}
 		if (tr.DiskGone || tr.Deletes) && tr.Resources != Releases {

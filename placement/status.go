@@ -20,10 +20,14 @@ const (
 	NoIPCapacity
 	// NoCapacity: no node at all can take the request.
 	NoCapacity
+	// Unschedulable: no node could ever take the request, even with
+	// everything on it stopped, every GPU healthy and every node online
+	// (Kubernetes' UnschedulableAndUnresolvable): waiting cannot help.
+	Unschedulable
 )
 
 // Codes lists every Code, for tables that must cover them all.
-var Codes = []Code{NodeOffline, NoInfiniBand, NoAMDGrant, NodeBusy, NoIPCapacity, NoCapacity}
+var Codes = []Code{NodeOffline, NoInfiniBand, NoAMDGrant, NodeBusy, NoIPCapacity, NoCapacity, Unschedulable}
 
 func (c Code) String() string {
 	switch c {
@@ -39,6 +43,8 @@ func (c Code) String() string {
 		return "NoIPCapacity"
 	case NoCapacity:
 		return "NoCapacity"
+	case Unschedulable:
+		return "Unschedulable"
 	}
 	return "Code(unknown)"
 }

@@ -24,7 +24,7 @@ type Resolver struct {
 
 func (r *Resolver) Query() graph.QueryResolver       { return &queryResolver{r} }
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
-func (r *Resolver) VM() graph.VMResolver             { return &vmResolver{} }
+func (r *Resolver) VM() graph.VMResolver             { return &vmResolver{svc: r.Services} }
 func (r *Resolver) Node() graph.NodeResolver         { return &nodeResolver{} }
 func (r *Resolver) Gpu() graph.GpuResolver           { return &gpuResolver{} }
 func (r *Resolver) Pod() graph.PodResolver           { return &podResolver{} }
@@ -36,7 +36,10 @@ type mutationResolver struct{ *Resolver }
 // The nested fields package fieldmodel declares Plain are answered by the
 // generated <Type>Loads each resolver embeds; the methods here are the
 // fields that derive their value.
-type vmResolver struct{ graph.VMLoads }
+type vmResolver struct {
+	graph.VMLoads
+	svc *services.Services // queuePosition asks the compute service
+}
 type nodeResolver struct{ graph.NodeLoads }
 type gpuResolver struct{ graph.GpuLoads }
 type podResolver struct{ graph.PodLoads }

@@ -129,6 +129,8 @@ func (api *API) routes() []route {
 	rs = append(rs, api.vmRoutes()...)
 	rs = append(rs, api.adminRoutes()...)
 	rs = append(rs, api.credentialRoutes()...)
+	rs = append(rs, api.instanceTypeRoutes()...)
+	rs = append(rs, api.quotaRoutes()...)
 	return rs
 }
 

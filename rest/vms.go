@@ -19,11 +19,28 @@ func (api *API) vmRoutes() []route {
 	read, operate := api.Services.Compute.MayRead, api.Services.Compute.MayOperate
 	return []route{
 		{"GET /v1/vms", openRelay(read, api.listVMs)},
+		{"POST /v1/vms", openRelay(operate, api.idempotent(api.createVM))},
 		{"GET /v1/vms/{id}", openRelay(read, api.getVM)},
 		{"GET /v1/vms/{id}/events", openRelay(read, api.vmEvents)},
 		{"POST /v1/vms/{id}/stop", openRelay(operate, api.idempotent(api.stopVM))},
 		{"DELETE /v1/vms/{id}", openRelay(operate, api.idempotent(api.terminateVM))},
 	}
+}
+
+// createVM is "Create a VM": 201 with the new VM object and its Location,
+// deploying on its node or pending in the queue.
+func (api *API) createVM(w http.ResponseWriter, r *http.Request) error {
+	var req compute.CreateRequest
+	if err := decodeBody(w, r, &req, MaxBody, edge.KnownMembers); err != nil {
+		return err
+	}
+	res, err := api.Services.Compute.Create(r.Context(), auth.FromContext(r.Context()), req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/vms/"+res.VM.ID)
+	writeJSON(w, http.StatusCreated, encodeVM(res))
+	return nil
 }
 
 func (api *API) getVM(w http.ResponseWriter, r *http.Request) error {

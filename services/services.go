@@ -22,11 +22,13 @@ import (
 	"gpugraph/fleet"
 	"gpugraph/hardware"
 	"gpugraph/idempotency"
+	"gpugraph/instancetypes"
 	"gpugraph/live"
 	"gpugraph/nodeid"
 	"gpugraph/nodes"
 	"gpugraph/podmetrics"
 	"gpugraph/pods"
+	"gpugraph/quotas"
 	"gpugraph/store"
 )
 
@@ -39,6 +41,10 @@ type Services struct {
 	Compute *compute.Service
 	// Hardware reads nodes, GPUs and the GPU model catalog.
 	Hardware *hardware.Service
+	// InstanceTypes is the instance type catalog: types, prices, capacity.
+	InstanceTypes *instancetypes.Service
+	// Quotas sets, lifts and reads the organizations' GPU quotas.
+	Quotas *quotas.Service
 	// Pods lists and counts Run:ai's pods, workloads and projects.
 	Pods *pods.Service
 	// Metrics reads and ingests pod metrics.
@@ -89,7 +95,9 @@ func New(st *store.Store, cfg Config) *Services {
 		Authenticator: &auth.Authenticator{Store: st, Tokens: cfg.Tokens},
 		Compute:       cs,
 		Hardware:      hardware.New(st),
+		InstanceTypes: instancetypes.New(st),
 		Pods:          pods.New(st),
+		Quotas:        quotas.New(st),
 		Metrics:       podmetrics.New(st, cfg.Metrics),
 		Nodes:         nodes.New(st, cs, ids, nodes.Options{KeysAccepted: cfg.NodeReportKeys}),
 		NodeID:        ids,

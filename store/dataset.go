@@ -21,6 +21,7 @@ const dataSetBatch = 400
 // DataSet is a checked data set, in the shape the tables take.
 type DataSet struct {
 	GPUModels     []models.GPUModel
+	InstanceTypes []models.InstanceType
 	Fabrics       []models.Fabric
 	Nodes         []models.Node
 	Organizations []models.Organization
@@ -47,6 +48,7 @@ func (s *Store) WriteDataSet(tx *Txn, d *DataSet) error {
 		run  func() error
 	}{
 		{"gpuModels", func() error { return upsertAll(db, d.GPUModels, nil) }},
+		{"instanceTypes", func() error { return upsertAll(db, d.InstanceTypes, nil) }},
 		{"fabrics", func() error { return upsertAll(db, d.Fabrics, nil) }},
 		{"nodes", func() error { return upsertAll(db, d.Nodes, nil) }},
 		{"organizations", func() error { return upsertAll(db, d.Organizations, nil) }},

@@ -26,6 +26,9 @@ type Change struct {
 	Actor      models.Actor
 	Detail     string
 	Move       *Move
+	// Stage, when set, is the provisioningStage written with it (a queued
+	// row the scheduler places starts booting).
+	Stage string
 }
 
 // ErrTransitionNotAllowed answers a change whose transition does not apply
@@ -42,6 +45,9 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	set := transitionSet(t, ch.Detail, now)
 	if ch.Move != nil {
 		set["node_id"] = ch.Move.NodeID
+	}
+	if ch.Stage != "" {
+		set["provisioning_stage"] = ch.Stage
 	}
 	// Only a pod tears down, and a fresh start elsewhere has nothing to
 	// tear down: a flag a fixture set on a plain VM does not survive.
@@ -88,6 +94,9 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if ch.Move != nil {
 		id := ch.Move.NodeID
 		vm.NodeID = &id
+	}
+	if ch.Stage != "" {
+		vm.ProvisioningStage = ch.Stage
 	}
 	if clearTearingDown {
 		vm.TearingDown = false

@@ -18,8 +18,14 @@ import (
 // one another:
 //
 //  1. the VM row (LockVM);
-//  2. node rows, by id (LockNode, LockNodes);
-//  3. fabric rows, by id (Snapshot with LockFabrics).
+//  2. the organization's GPU quota row for the VM's model (LockGPUQuota),
+//     when a stopped or failed VM starts again and the quota exists; a
+//     placement with no VM row to lock yet (a create) starts here;
+//  3. node rows, by id (LockNode, LockNodes);
+//  4. fabric rows, by id (Snapshot with LockFabrics).
+//
+// A preemption attempt locks its victims' VM rows (of other organizations)
+// after 2 and before 3.
 //
 // On PostgreSQL each is SELECT … FOR UPDATE under READ COMMITTED: every read
 // that decides (free GPUs, held CPU/RAM/disk, addresses held on a fabric)

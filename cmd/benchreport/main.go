@@ -1,9 +1,11 @@
 // Command benchreport measures the seven figures of gpugraph's performance
-// issue and the live-updates figure (8) on SQLite, and on PostgreSQL when
+// issue, the live-updates figure (8) and create and the queue (9) on SQLite, and on PostgreSQL when
 // TEST_DATABASE_URL is set: each on a fresh database behind an in-process server on a loopback port. It
 // prints the table and, with -o, writes it with the machine into a markdown
 // file between the markers <!-- bench:begin --> and <!-- bench:end -->,
-// keeping the rest of the file.
+// keeping the rest of the file; figure 9 has a section of its own (between
+// <!-- bench-queue:begin --> and <!-- bench-queue:end -->), so that
+// -figures 9 rewrites it alone and a run without it leaves it as it was.
 //
 //	go run ./cmd/benchreport -o BENCHMARKS.md    (what make bench runs)
 package main
@@ -36,12 +38,14 @@ func main() {
 	flag.DurationVar(&cfg.LoaderWait, "loader-wait", 0, "dataloader batch wait (0: the server's default)")
 	flag.IntVar(&cfg.LiveSubscribers, "live-subscribers", cfg.LiveSubscribers, "WebSocket subscribers of figure 8")
 	flag.IntVar(&cfg.LiveEvents, "live-events", cfg.LiveEvents, "events committed in figure 8")
-	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all eight)")
+	flag.IntVar(&cfg.QueuePending, "queue-pending", cfg.QueuePending, "pending VMs of figure 9")
+	flag.IntVar(&cfg.QueueSamples, "queue-samples", cfg.QueueSamples, "stops timed until a pending VM is placed (figure 9)")
+	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all nine; 9 alone: create and the queue)")
 	flag.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
-	figures, err := bench.ParseNumbers(*only, 8)
+	figures, err := bench.ParseNumbers(*only, 9)
 	if err != nil {
 		fail("-figures: %v", err)
 	}
@@ -73,20 +77,42 @@ func main() {
 	}
 }
 
-const begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+const (
+	begin, end           = "<!-- bench:begin -->", "<!-- bench:end -->"
+	queueBegin, queueEnd = "<!-- bench-queue:begin -->", "<!-- bench-queue:end -->"
+	queueFigure          = 9
+)
 
-// writeMarkdown replaces the generated part of path (between the markers),
-// or writes a new file with only that part.
+// writeMarkdown replaces the generated parts of path (between the markers)
+// that this run measured, or writes a new file with only those parts.
 func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Config, took time.Duration) error {
+	others, queue := false, len(cfg.Figures) == 0 || cfg.Figures[queueFigure]
+	for f := 1; f < queueFigure; f++ {
+		others = others || len(cfg.Figures) == 0 || cfg.Figures[f]
+	}
+	if others {
+		part := rep.Only(func(f int) bool { return f != queueFigure })
+		if err := bench.WriteSection(path, begin, end, section(part, m, cfg, took, "")); err != nil {
+			return err
+		}
+	}
+	if queue {
+		part := rep.Only(func(f int) bool { return f == queueFigure })
+		return bench.WriteSection(path, queueBegin, queueEnd, section(part, m, cfg, took, " -figures 9"))
+	}
+	return nil
+}
+
+func section(rep *bench.Report, m bench.Machine, cfg bench.Config, took time.Duration, flags string) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Measured %s with `make bench` (`go run ./cmd/benchreport -o BENCHMARKS.md`), %s in all; loader wait %s.\n\n",
-		time.Now().UTC().Format("2006-01-02"), took.Round(time.Second), loaderWait(cfg))
+	fmt.Fprintf(&b, "Measured %s with `make bench` (`go run ./cmd/benchreport%s -o BENCHMARKS.md`), %s in all; loader wait %s.\n\n",
+		time.Now().UTC().Format("2006-01-02"), flags, took.Round(time.Second), loaderWait(cfg))
 	for _, l := range m.Lines() {
 		b.WriteString("- " + l + "\n")
 	}
 	b.WriteString("\n")
 	rep.Markdown(&b)
-	return bench.WriteSection(path, begin, end, b.String())
+	return b.String()
 }
 
 func loaderWait(cfg bench.Config) string {

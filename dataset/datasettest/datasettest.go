@@ -21,7 +21,8 @@ import (
 // permission set (acme-operator, acme-reader, acme-workloads, acme-metrics,
 // acme-agent, globex-operator), node n1 (8 H100, GPU 7 failed, on fabric
 // ib-1) and n2 (offline, 4 MI300X), VMs and pods of both organizations on n1,
-// Run:ai projects, workloads, a revision and pods of both tenants.
+// Run:ai projects, workloads, a revision and pods of both tenants, and five
+// instance types (cpu_16c_64gb, gpu_1x/2x/8x_h100_sxm5, gpu_4x_mi300x).
 //
 //go:embed testdata/base.json
 var Base string

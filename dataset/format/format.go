@@ -19,6 +19,7 @@ type Instant string
 // Fixture is the whole file; the field order is the order of the sections.
 type Fixture struct {
 	GPUModels     []GPUModel        `json:"gpuModels"`
+	InstanceTypes []InstanceType    `json:"instanceTypes"`
 	Fabrics       []*Fabric         `json:"fabrics"`
 	Nodes         []*Node           `json:"nodes"`
 	Organizations []Organization    `json:"organizations"`
@@ -37,6 +38,20 @@ type GPUModel struct {
 	Name         string `json:"name"`
 	Manufacturer string `json:"manufacturer"`
 	MemoryGb     int    `json:"memoryGb"`
+}
+
+// InstanceType is an entry of the instance type catalog; GPUModelID is
+// nil on a CPU-only type.
+type InstanceType struct {
+	Name              string  `json:"name"`
+	GPUModelID        *string `json:"gpuModelId"`
+	GPUCount          int     `json:"gpuCount"`
+	CPUCores          int     `json:"cpuCores"`
+	RAMGb             int     `json:"ramGb"`
+	DiskSizeGb        int     `json:"diskSizeGb"`
+	VolumeGb          int     `json:"volumeGb"`
+	PricePerHourCents int     `json:"pricePerHourCents"`
+	Description       string  `json:"description"`
 }
 
 type Fabric struct {

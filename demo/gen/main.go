@@ -101,6 +101,7 @@ func build() *Fixture {
 		specs:     map[*Workload]*workloadSpec{},
 	}
 	g.addGPUModels()
+	g.addInstanceTypes()
 	g.addNodes()
 	g.addTenancy()
 	g.addVMs()
@@ -142,6 +143,7 @@ func encode(f *Fixture) ([]byte, error) {
 		rows []any
 	}{
 		{"gpuModels", rowsOf(f.GPUModels)},
+		{"instanceTypes", rowsOf(f.InstanceTypes)},
 		{"fabrics", rowsOf(f.Fabrics)},
 		{"nodes", rowsOf(f.Nodes)},
 		{"organizations", rowsOf(f.Organizations)},

@@ -8,6 +8,7 @@ type (
 	Instant            = format.Instant
 	Fixture            = format.Fixture
 	GPUModel           = format.GPUModel
+	InstanceType       = format.InstanceType
 	Fabric             = format.Fabric
 	Node               = format.Node
 	GPU                = format.GPU

@@ -97,6 +97,28 @@ type HistogramValue struct {
 	Data map[string]string `json:"data"`
 }
 
+// An instance type as an operator writes it; numbers left out are 0.
+type InstanceTypeInput struct {
+	// The type's name: 1 to 64 lowercase letters, digits and underscores.
+	Name string `json:"name"`
+	// Its GPU model's id; none for a CPU-only type.
+	GPUModelID *string `json:"gpuModelId,omitempty"`
+	// How many GPUs (at least 1 with a gpuModelId, 0 without).
+	GPUCount *int `json:"gpuCount,omitempty"`
+	// CPU cores (at least 1 for a CPU-only type).
+	CPUCores *int `json:"cpuCores,omitempty"`
+	// RAM, in GB.
+	RAMGb *int `json:"ramGb,omitempty"`
+	// Local disk, in GB.
+	DiskSizeGb *int `json:"diskSizeGb,omitempty"`
+	// The /workspace volume of a pod of the type, in GB.
+	VolumeGb *int `json:"volumeGb,omitempty"`
+	// The price per hour, in US cents.
+	PricePerHourCents *int `json:"pricePerHourCents,omitempty"`
+	// What it is, at most 1,024 bytes.
+	Description *string `json:"description,omitempty"`
+}
+
 // One series of a metric type, for one set of labels.
 type Measurement struct {
 	// The metric type.

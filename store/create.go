@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"gpugraph/models"
+)
+
+// The statements of a create and of the scheduler (packages compute and
+// scheduler), run inside InTx transactions. A create inserts its row
+// pending, then locks the node it chose (restart.go's lock order: the VM
+// row — its own, new, which no one else can see yet — then node rows by
+// id, then fabric rows by id) and applies create-placed or create-queued
+// to it; the scheduler locks one pending row, skipping a row another
+// replica holds, then its node, the same way.
+
+// FindGPUModel reads one model of the catalog; nil when there is none by
+// that id.
+func (s *Store) FindGPUModel(tx *Txn, id string) (*models.GPUModel, error) {
+	var m models.GPUModel
+	err := tx.db.Where("id = ?", id).Take(&m).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// InsertVM writes a new VM or pod row, which must be pending: the
+// create's transition (create-placed, create-queued) is then applied to
+// it with Apply, which writes its one event.
+func (s *Store) InsertVM(tx *Txn, vm *models.VM) error {
+	if vm.Status != models.VMPending {
+		return errors.New("store: a new VM row is written pending")
+	}
+	return tx.db.Create(vm).Error
+}
+
+// LockPendingVM locks and reads the pending row id; nil when it is not
+// pending any more (placed, terminated, timed out), deleted, or locked by
+// another transaction right now: on PostgreSQL the lock is FOR UPDATE SKIP
+// LOCKED, so replicas placing the queue at once never wait on each other's
+// rows and never place one twice (the second sees it placed, or skips it).
+// On SQLite the transaction holds the write lock already.
+func (s *Store) LockPendingVM(tx *Txn, id string) (*models.VM, error) {
+	q := tx.db.Where("id = ? AND status = ? AND deleted_at IS NULL", id, models.VMPending)
+	if s.Dialect == Postgres {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+	}
+	var vms []models.VM
+	if err := q.Limit(1).Find(&vms).Error; err != nil {
+		return nil, err
+	}
+	if len(vms) == 0 {
+		return nil, nil
+	}
+	return &vms[0], nil
+}
+
+// pendingOrder is each organization's queue order: priority, higher first,
+// then arrival (createdAt, rows without one last), then id. The SQL text is
+// constant: no value is spliced into it.
+const pendingOrder = "priority DESC, CASE WHEN created_at IS NULL THEN 1 ELSE 0 END, created_at, id"
+
+// PendingQueues reads the pending rows of every organization, at most
+// perOrg of each, the first in its queue order, grouped by organization
+// (by id) and in queue order within each. One statement: a window over the
+// partial index of pending rows (migration 0014).
+func (s *Store) PendingQueues(ctx context.Context, perOrg int) ([]models.VM, error) {
+	var out []models.VM
+	err := s.WithContext(ctx).Raw(`SELECT * FROM (
+		SELECT vms.*, ROW_NUMBER() OVER (PARTITION BY organization_id ORDER BY `+pendingOrder+`) AS queue_rank
+		FROM vms WHERE status = 'pending' AND deleted_at IS NULL) AS q
+		WHERE queue_rank <= ? ORDER BY organization_id, queue_rank`, perOrg).Scan(&out).Error
+	return out, err
+}
+
+// QueuePosition is where organization orgID's row id stands in the
+// organization's queue, 1 for the first, counting only its own pending
+// rows; 0 when the row is not pending (or not the organization's). It
+// reads the row itself: a GraphQL page may have read only some columns.
+func (s *Store) QueuePosition(ctx context.Context, orgID, id string) (int, error) {
+	var rows []models.VM
+	if err := s.WithContext(ctx).Select("id, organization_id, status, priority, created_at").
+		Where("id = ? AND organization_id = ? AND status = ? AND deleted_at IS NULL", id, orgID, models.VMPending).
+		Limit(1).Find(&rows).Error; err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	vm := rows[0]
+	q := s.WithContext(ctx).Model(&models.VM{}).
+		Where("organization_id = ? AND status = ? AND deleted_at IS NULL AND id <> ?", orgID, models.VMPending, id)
+	if vm.CreatedAt == nil {
+		q = q.Where("priority > ? OR (priority = ? AND (created_at IS NOT NULL OR id < ?))", vm.Priority, vm.Priority, id)
+	} else {
+		q = q.Where("priority > ? OR (priority = ? AND created_at IS NOT NULL AND (created_at < ? OR (created_at = ? AND id < ?)))",
+			vm.Priority, vm.Priority, *vm.CreatedAt, *vm.CreatedAt, id)
+	}
+	var ahead int64
+	if err := q.Count(&ahead).Error; err != nil {
+		return 0, err
+	}
+	return int(ahead) + 1, nil
+}
+
+// HasPending reports whether any row is pending: a scheduler's pass over
+// an empty queue reads nothing else.
+func (s *Store) HasPending(ctx context.Context) (bool, error) {
+	var ids []string
+	err := s.WithContext(ctx).Model(&models.VM{}).Select("id").
+		Where("status = 'pending' AND deleted_at IS NULL").Limit(1).Scan(&ids).Error
+	return len(ids) > 0, err
+}
