@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
@@ -107,6 +108,11 @@ func (s *Service) Delete(ctx context.Context, caller *auth.Caller, name string) 
 	return err
 }
 
+// notFound names the type asked for; a name no type could have is cut to
+// what a name may be long, so the answer never echoes a long path back.
 func notFound(name string) error {
+	if len(name) > 64 {
+		name = strings.ToValidUTF8(name[:64], "") + "…"
+	}
 	return apierr.NotFound(CodeNotFound, "there is no instance type %q", name)
 }

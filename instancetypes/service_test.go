@@ -2,6 +2,7 @@ package instancetypes_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"gpugraph/dataset/datasettest"
@@ -39,6 +40,8 @@ func TestGetAndList(t *testing.T) {
 		datasettest.WantError(t, err, 404, instancetypes.CodeNotFound, `there is no instance type "gpu_1x_b200"`)
 		_, err = svc.Get(ctx, c, "GPU 1x")
 		datasettest.WantError(t, err, 404, instancetypes.CodeNotFound, `there is no instance type "GPU 1x"`)
+		_, err = svc.Get(ctx, c, strings.Repeat("x", 64)+"-and-more")
+		datasettest.WantError(t, err, 404, instancetypes.CodeNotFound, `there is no instance type "`+strings.Repeat("x", 64)+`…"`)
 		_, err = svc.List(ctx, nil)
 		datasettest.WantError(t, err, 401, "UNAUTHENTICATED", "missing API key: send Authorization: Bearer <API key>")
 	})

@@ -128,6 +128,9 @@ func (s *Service) Delete(ctx context.Context, caller *auth.Caller, orgID, modelI
 	if err := s.organization(ctx, caller, orgID); err != nil {
 		return err
 	}
+	if err := edge.Text("gpuModelId", modelID, edge.MaxID); err != nil {
+		return err
+	}
 	err := s.store.DeleteGPUQuota(ctx, orgID, modelID)
 	if errors.Is(err, store.ErrNoGPUQuota) {
 		return apierr.NotFound(CodeQuotaNotFound, "organization %s has no GPU quota for %q", orgID, modelID)
