@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -64,8 +65,8 @@ func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, clusterID str
 	if err := s.MayEnroll(caller); err != nil {
 		return nil, err
 	}
-	if err := checkName("clusterId", clusterID); err != nil {
-		return nil, err
+	if !uuidPattern.MatchString(clusterID) {
+		return nil, apierr.BadRequest("clusterId %q must be a UUID (8-4-4-4-12 hex digits), as Run:ai's cluster ids are: the Pods API answers it as one", clusterID)
 	}
 	if tenantID <= 0 {
 		return nil, apierr.BadRequest("tenantId %d must be a positive tenant id, an organization's", tenantID)
@@ -129,6 +130,9 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (*Identity, e
 	}
 	return &Identity{ClusterID: c.ClusterID, TenantID: c.TenantID}, nil
 }
+
+// uuidPattern is a UUID as Run:ai's OpenAPI document's format uuid has it.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // randomSecret is 32 random bytes, URL-safe.
 func randomSecret() string {
