@@ -153,4 +153,3 @@ func checkName(field, s string) error {
 	}
 	return nil
 }
-

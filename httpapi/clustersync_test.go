@@ -98,7 +98,7 @@ func TestClusterSync(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, clusterFixture)
 		credA := enrollCluster(t, env, clusterA, 9301)
-		path := "/api/v1/clusters/"+clusterA+"/sync"
+		path := "/api/v1/clusters/" + clusterA + "/sync"
 
 		first := syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running"), syncPod(clusterA, 2, "Pending"), syncPod(clusterA, 3, "Running"))
 		status, body := post(t, env, path, credA, first)
