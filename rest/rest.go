@@ -131,6 +131,7 @@ func (api *API) routes() []route {
 	rs = append(rs, api.credentialRoutes()...)
 	rs = append(rs, api.instanceTypeRoutes()...)
 	rs = append(rs, api.quotaRoutes()...)
+	rs = append(rs, api.clusterRoutes()...)
 	return rs
 }
 

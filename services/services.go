@@ -17,6 +17,7 @@ package services
 
 import (
 	"gpugraph/auth"
+	"gpugraph/clustersync"
 	"gpugraph/compute"
 	"gpugraph/credentials"
 	"gpugraph/fleet"
@@ -53,6 +54,8 @@ type Services struct {
 	Nodes *nodes.Service
 	// NodeID enrolls nodes and exchanges their bootstrap tokens.
 	NodeID *nodeid.Service
+	// Clusters enrolls clusters and applies their connectors' batches.
+	Clusters *clustersync.Service
 	// Fleet is the fleet operator's: decommission, reclaim, organization state.
 	Fleet *fleet.Service
 	// Credentials administers keys and applications and issues access tokens.
@@ -101,6 +104,7 @@ func New(st *store.Store, cfg Config) *Services {
 		Metrics:       podmetrics.New(st, cfg.Metrics),
 		Nodes:         nodes.New(st, cs, ids, nodes.Options{KeysAccepted: cfg.NodeReportKeys}),
 		NodeID:        ids,
+		Clusters:      clustersync.New(st),
 		Fleet:         fleet.New(st),
 		Credentials:   credentials.New(st, cfg.Tokens),
 		Idempotency:   idempotency.New(st),

@@ -1,0 +1,220 @@
+package clustersync
+
+import (
+	"fmt"
+	"time"
+
+	"gpugraph/apierr"
+	"gpugraph/edge"
+	"gpugraph/models"
+)
+
+// Bounds of one batch. A snapshot of a larger cluster is sent in parts
+// ("more": true on every part but the last); MaxBody fits MaxPods pods of
+// a few containers each with room to spare.
+const (
+	MaxBody       = 16 << 20
+	MaxPods       = 5000
+	MaxWorkloads  = 5000
+	MaxProjects   = 1000
+	MaxDeletedIDs = 5000
+)
+
+// Kinds of a batch.
+const (
+	KindSnapshot = "snapshot"
+	KindDelta    = "delta"
+)
+
+// Batch is one POST's body.
+type Batch struct {
+	// Sequence is the connector's, greater than the last it sent.
+	Sequence int64 `json:"sequence"`
+	// Kind is snapshot (the cluster's whole set, maybe in parts) or delta.
+	Kind string `json:"kind"`
+	// More says a snapshot's parts are not all sent yet.
+	More      bool       `json:"more"`
+	Projects  []Project  `json:"projects"`
+	Workloads []Workload `json:"workloads"`
+	Pods      []Pod      `json:"pods"`
+	// DeletedPodIDs are pods gone whose last state the connector lost (a
+	// watch's tombstone): they are marked deleted at the batch's time.
+	DeletedPodIDs []string `json:"deletedPodIds"`
+}
+
+// Project is a Run:ai project as a cluster knows it.
+type Project struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Workload is a Run:ai workload as a cluster knows it.
+type Workload struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	ProjectID string `json:"projectId"`
+}
+
+// Pod is Run:ai's pod object, every field the Pods API answers that a
+// cluster knows (the names of its workload and project come from the
+// workloads and projects, its updatedAt from the server).
+type Pod struct {
+	Name               string                      `json:"name"`
+	ID                 string                      `json:"id"`
+	WorkloadID         string                      `json:"workloadId"`
+	RevisionID         *string                     `json:"revisionId"`
+	ProjectID          *string                     `json:"projectId"`
+	Task               *string                     `json:"task"`
+	ClusterID          string                      `json:"clusterId"`
+	NodeName           *string                     `json:"nodeName"`
+	CreatedAt          time.Time                   `json:"createdAt"`
+	CompletedAt        *time.Time                  `json:"completedAt"`
+	Containers         []models.Container          `json:"containers"`
+	CurrentNodePool    *string                     `json:"currentNodePool"`
+	RequestedNodePools []string                    `json:"requestedNodePools"`
+	RequestedResources *models.PodRequestResources `json:"requestedResources"`
+	AllocatedResources *models.AllocatedResources  `json:"allocatedResources"`
+	Tolerations        []models.PodToleration      `json:"tolerations"`
+	K8sPhase           string                      `json:"k8sPhase"`
+	K8sPhaseUpdatedAt  time.Time                   `json:"k8sPhaseUpdatedAt"`
+	IP                 *string                     `json:"ip"`
+	NodeAffinity       *models.PodNodeAffinity     `json:"nodeAffinity"`
+	PriorityClassName  string                      `json:"priorityClassName"`
+	DeletedAt          *time.Time                  `json:"deletedAt"`
+}
+
+// Parse reads and checks a batch body: strict JSON (a member the batch
+// has no field for, a name given twice, a wrong type: 400 naming where),
+// then every bound and required field, named by its place
+// ("pods[3].workloadId").
+func Parse(body []byte) (*Batch, error) {
+	var b Batch
+	if err := edge.DecodeJSON("the batch", body, &b, edge.KnownMembers); err != nil {
+		return nil, err
+	}
+	return &b, b.check()
+}
+
+func (b *Batch) check() error {
+	switch {
+	case b.Sequence <= 0:
+		return apierr.BadRequest("sequence %d must be a positive whole number, greater than the cluster's last", b.Sequence)
+	case b.Kind != KindSnapshot && b.Kind != KindDelta:
+		return apierr.BadRequest("kind %q must be %q or %q", b.Kind, KindSnapshot, KindDelta)
+	case b.More && b.Kind != KindSnapshot:
+		return apierr.BadRequest("more is for a snapshot's parts; a delta is whole")
+	case len(b.Pods) > MaxPods:
+		return tooMany("pods", len(b.Pods), MaxPods)
+	case len(b.Workloads) > MaxWorkloads:
+		return tooMany("workloads", len(b.Workloads), MaxWorkloads)
+	case len(b.Projects) > MaxProjects:
+		return tooMany("projects", len(b.Projects), MaxProjects)
+	case len(b.DeletedPodIDs) > MaxDeletedIDs:
+		return tooMany("deletedPodIds", len(b.DeletedPodIDs), MaxDeletedIDs)
+	case b.Kind == KindSnapshot && len(b.DeletedPodIDs) > 0:
+		return apierr.BadRequest("deletedPodIds is for a delta: a snapshot removes what it does not name")
+	}
+	seen := map[string]bool{}
+	for i, p := range b.Projects {
+		at := fmt.Sprintf("projects[%d]", i)
+		if err := all(name(at+".id", p.ID), text(at+".name", p.Name), once(seen, at+".id", "project", p.ID)); err != nil {
+			return err
+		}
+	}
+	for i, w := range b.Workloads {
+		at := fmt.Sprintf("workloads[%d]", i)
+		if err := all(name(at+".id", w.ID), text(at+".name", w.Name), name(at+".projectId", w.ProjectID),
+			once(seen, at+".id", "workload", w.ID)); err != nil {
+			return err
+		}
+	}
+	for i := range b.Pods {
+		if err := b.Pods[i].check(fmt.Sprintf("pods[%d]", i), seen); err != nil {
+			return err
+		}
+	}
+	for i, id := range b.DeletedPodIDs {
+		at := fmt.Sprintf("deletedPodIds[%d]", i)
+		if err := all(name(at, id), once(seen, at, "pod", id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Pod) check(at string, seen map[string]bool) error {
+	err := all(name(at+".id", p.ID), text(at+".name", p.Name), name(at+".workloadId", p.WorkloadID),
+		name(at+".clusterId", p.ClusterID), once(seen, at+".id", "pod", p.ID),
+		optName(at+".revisionId", p.RevisionID), optName(at+".projectId", p.ProjectID),
+		optText(at+".task", p.Task), optText(at+".nodeName", p.NodeName), optText(at+".currentNodePool", p.CurrentNodePool),
+		optText(at+".ip", p.IP), text(at+".k8sPhase", p.K8sPhase))
+	if err != nil {
+		return err
+	}
+	if len(p.PriorityClassName) > maxNameLen {
+		return apierr.BadRequest("%s.priorityClassName is longer than %d bytes", at, maxNameLen)
+	}
+	if p.CreatedAt.IsZero() {
+		return apierr.BadRequest("%s.createdAt is required: the pod's creationTimestamp", at)
+	}
+	if p.K8sPhaseUpdatedAt.IsZero() {
+		return apierr.BadRequest("%s.k8sPhaseUpdatedAt is required: when the pod entered its phase", at)
+	}
+	if len(p.Containers) > 100 {
+		return tooMany(at+".containers", len(p.Containers), 100)
+	}
+	for j, c := range p.Containers {
+		if err := text(fmt.Sprintf("%s.containers[%d].name", at, j), c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func tooMany(field string, n, limit int) error {
+	return apierr.BadRequest("%s holds %d entries, more than a batch takes (%d): send them in several batches", field, n, limit)
+}
+
+func all(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func name(field, s string) error { return checkName(field, s) }
+
+func text(field, s string) error {
+	if s == "" {
+		return apierr.BadRequest("%s is required", field)
+	}
+	if len(s) > 1024 {
+		return apierr.BadRequest("%s is longer than 1024 bytes", field)
+	}
+	return nil
+}
+
+func optName(field string, s *string) error {
+	if s == nil {
+		return nil
+	}
+	return checkName(field, *s)
+}
+
+func optText(field string, s *string) error {
+	if s == nil {
+		return nil
+	}
+	return text(field, *s)
+}
+
+func once(seen map[string]bool, field, kind, id string) error {
+	key := kind + "\x00" + id
+	if seen[key] {
+		return apierr.BadRequest("%s %q names a %s the batch already holds", field, id, kind)
+	}
+	seen[key] = true
+	return nil
+}

@@ -1,0 +1,219 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"gpugraph/models"
+)
+
+// Cluster connectors (package clustersync): each cluster's credential, by
+// its hash, and its ingestion state, one row a cluster (cluster_syncs).
+// The statements are the steps clustersync.Service.Sync takes inside one
+// InTx: lock the cluster's row, read what the batch names, write it.
+
+// ClusterSync is one cluster's row.
+type ClusterSync struct {
+	ClusterID    string
+	TenantID     int
+	SecretHash   *string // nil once revoked
+	LastSequence int64
+	LastBodyHash string
+	LastAnswer   string
+	Batches      int64
+	SnapshotMark int64
+}
+
+// ErrClusterOfOtherTenant refuses enrolling a cluster for a tenant other
+// than the one its pods are stored for.
+var ErrClusterOfOtherTenant = errors.New("cluster enrolled for another tenant")
+
+// TenantExists reports whether an organization holds Run:ai tenant id.
+func (s *Store) TenantExists(ctx context.Context, tenantID int) (bool, error) {
+	return s.exists(ctx, "SELECT 1 FROM organizations WHERE tenant_id = ?", tenantID)
+}
+
+// EnrollCluster makes secretHash cluster clusterID's credential for
+// tenantID, replacing any earlier one and starting its sequence afresh. A
+// cluster stays its first tenant's: another is ErrClusterOfOtherTenant.
+func (s *Store) EnrollCluster(ctx context.Context, clusterID string, tenantID int, secretHash, createdBy string, now time.Time) error {
+	return s.tx(ctx, func(tx *gorm.DB) error {
+		var rows []ClusterSync
+		if err := s.forUpdate(tx.Table("cluster_syncs")).Where("cluster_id = ?", clusterID).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) == 1 {
+			if rows[0].TenantID != tenantID {
+				return ErrClusterOfOtherTenant
+			}
+			return tx.Exec(`UPDATE cluster_syncs SET secret_hash = ?, created_by = ?, enrolled_at = ?,
+				last_sequence = 0, last_body_hash = '', last_answer = '', snapshot_mark = 0 WHERE cluster_id = ?`,
+				secretHash, createdBy, now, clusterID).Error
+		}
+		return tx.Table("cluster_syncs").Create(map[string]any{"cluster_id": clusterID, "tenant_id": tenantID,
+			"secret_hash": secretHash, "created_by": createdBy, "enrolled_at": now}).Error
+	})
+}
+
+// RevokeCluster drops cluster clusterID's credential; false when it had
+// none. Its state and pods stay.
+func (s *Store) RevokeCluster(ctx context.Context, clusterID string) (bool, error) {
+	res := s.DB.WithContext(ctx).Exec("UPDATE cluster_syncs SET secret_hash = NULL WHERE cluster_id = ? AND secret_hash IS NOT NULL", clusterID)
+	return res.RowsAffected == 1, res.Error
+}
+
+// ClusterBySecret reads the cluster whose credential hashes to secretHash.
+func (s *Store) ClusterBySecret(ctx context.Context, secretHash string) (ClusterSync, bool, error) {
+	var rows []ClusterSync
+	err := s.DB.WithContext(ctx).Table("cluster_syncs").Where("secret_hash = ?", secretHash).Find(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return ClusterSync{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// LockClusterSync reads and locks cluster clusterID's row for the rest of
+// tx, so that its batches apply one at a time and in order.
+func (s *Store) LockClusterSync(tx *Txn, clusterID string) (ClusterSync, bool, error) {
+	var rows []ClusterSync
+	err := s.forUpdate(tx.db.Table("cluster_syncs")).Where("cluster_id = ?", clusterID).Find(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return ClusterSync{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// SaveClusterSync writes c's sequence, answer and marks back.
+func (s *Store) SaveClusterSync(tx *Txn, c ClusterSync) error {
+	return tx.db.Exec(`UPDATE cluster_syncs SET last_sequence = ?, last_body_hash = ?, last_answer = ?, batches = ?, snapshot_mark = ?
+		WHERE cluster_id = ?`, c.LastSequence, c.LastBodyHash, c.LastAnswer, c.Batches, c.SnapshotMark, c.ClusterID).Error
+}
+
+// Owner is who a stored project, workload or pod belongs to.
+type Owner struct {
+	ID        string
+	TenantID  int
+	ClusterID string // "" for a project
+	ProjectID string // a workload's
+	Name      string
+}
+
+// ProjectOwners reads the stored projects among ids.
+func (s *Store) ProjectOwners(tx *Txn, ids []string) (map[string]Owner, error) {
+	return owners(tx.db, "SELECT id, tenant_id, name FROM projects WHERE id IN ?", ids)
+}
+
+// WorkloadOwners reads the stored workloads among ids, with their
+// project's tenant.
+func (s *Store) WorkloadOwners(tx *Txn, ids []string) (map[string]Owner, error) {
+	return owners(tx.db, `SELECT w.id, p.tenant_id, w.cluster_id, w.project_id, w.name FROM workloads w
+		JOIN projects p ON p.id = w.project_id WHERE w.id IN ?`, ids)
+}
+
+// RevisionWorkloads reads the workload of each stored revision among ids.
+func (s *Store) RevisionWorkloads(tx *Txn, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		var rows []models.Revision
+		if err := tx.db.Table("revisions").Where("id IN ?", chunk).Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.ID] = r.WorkloadID
+		}
+	}
+	return out, nil
+}
+
+func owners(db *gorm.DB, sql string, ids []string) (map[string]Owner, error) {
+	out := map[string]Owner{}
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		var rows []Owner
+		if err := db.Raw(sql, chunk).Scan(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
+}
+
+// StoredPods reads the stored pods among ids, every column.
+func (s *Store) StoredPods(tx *Txn, ids []string) (map[string]*models.Pod, error) {
+	out := map[string]*models.Pod{}
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		var rows []*models.Pod
+		if err := tx.db.Where("id IN ?", chunk).Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, p := range rows {
+			out[p.ID] = p
+		}
+	}
+	return out, nil
+}
+
+// ClusterWrites is what one batch writes, all inside its transaction.
+type ClusterWrites struct {
+	Projects  []models.Project
+	Workloads []models.Workload
+	Revisions []models.Revision // created when missing
+	Pods      []models.Pod      // replaced whole
+	// Seen are the ids of pods the batch named, changed or not: their
+	// sync_mark becomes Mark.
+	Seen []string
+	Mark int64
+}
+
+// WriteCluster writes w.
+func (s *Store) WriteCluster(tx *Txn, w ClusterWrites) error {
+	db := tx.db
+	if err := upsertAll(db, w.Projects, nil); err != nil {
+		return err
+	}
+	if err := upsertAll(db, w.Workloads, nil); err != nil {
+		return err
+	}
+	if len(w.Revisions) > 0 {
+		if err := db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(w.Revisions, dataSetBatch).Error; err != nil {
+			return err
+		}
+	}
+	if err := upsertAll(db, w.Pods, nil); err != nil {
+		return err
+	}
+	for chunk := range batchesOf(w.Seen, dataSetBatch) {
+		if err := db.Exec("UPDATE pods SET sync_mark = ? WHERE id IN ?", w.Mark, chunk).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarkPodsDeleted marks the given live pods of the tenant's cluster
+// deleted at now; it answers how many it marked.
+func (s *Store) MarkPodsDeleted(tx *Txn, tenantID int, clusterID string, ids []string, now time.Time) (int64, error) {
+	var n int64
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		res := tx.db.Exec(`UPDATE pods SET deleted_at = ?, updated_at = ? WHERE tenant_id = ? AND cluster_id = ?
+			AND deleted_at IS NULL AND id IN ?`, now, now, tenantID, clusterID, chunk)
+		if res.Error != nil {
+			return n, res.Error
+		}
+		n += res.RowsAffected
+	}
+	return n, nil
+}
+
+// MarkUnseenPodsDeleted ends a snapshot: the tenant's cluster's live pods
+// no batch named since mark (sync_mark below it) are marked deleted at now.
+func (s *Store) MarkUnseenPodsDeleted(tx *Txn, tenantID int, clusterID string, mark int64, now time.Time) (int64, error) {
+	res := tx.db.Exec(`UPDATE pods SET deleted_at = ?, updated_at = ? WHERE tenant_id = ? AND cluster_id = ?
+		AND deleted_at IS NULL AND sync_mark < ?`, now, now, tenantID, clusterID, mark)
+	return res.RowsAffected, res.Error
+}
