@@ -247,3 +247,58 @@ func TestBuildShFindsDir(t *testing.T) {
 		t.Fatalf("build.sh with the binaries in place: %v, printed %q; want %s and no build", err, out, dir)
 	}
 }
+
+// stopped records how Start gave up on a test: its Fatal or Skip, which
+// end the call as the testing package's do.
+type stopped struct {
+	testing.TB
+	how, msg string
+}
+
+func (s *stopped) Helper()         {}
+func (s *stopped) Log(args ...any) {}
+func (s *stopped) Fatal(args ...any) {
+	s.how, s.msg = "fatal", fmt.Sprint(args...)
+	panic(s)
+}
+func (s *stopped) Skip(args ...any) {
+	s.how, s.msg = "skip", fmt.Sprint(args...)
+	panic(s)
+}
+
+// startWithout runs Start where no binaries are built and answers how it
+// stopped.
+func startWithout(t *testing.T, require string) (how, msg, dir string) {
+	t.Setenv(DirEnv, t.TempDir())
+	t.Setenv(RequireEnv, require)
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stopped{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != s {
+				panic(r)
+			}
+		}()
+		Start(s)
+		t.Fatal("Start returned a cluster without binaries")
+	}()
+	return s.how, s.msg, dir
+}
+
+// TestStartWithoutBinaries: a missing build skips, naming the command that
+// makes it; GPUGRAPH_REQUIRE_KUBE=1 makes it a failure.
+func TestStartWithoutBinaries(t *testing.T) {
+	how, msg, dir := startWithout(t, "")
+	want := "kube-apiserver tests NOT RUN (etcd is not built for these wrappers: no " + filepath.Join(dir, "etcd") +
+		"): build them with test/kube/build.sh (about 20 minutes the first time, seconds after)"
+	if how != "skip" || msg != want {
+		t.Errorf("without binaries: %s %q\nwant skip %q", how, msg, want)
+	}
+	how, msg, _ = startWithout(t, "1")
+	if how != "fatal" || !strings.HasSuffix(msg, "; GPUGRAPH_REQUIRE_KUBE=1 makes this a failure") || !strings.Contains(msg, "build them with test/kube/build.sh") {
+		t.Errorf("without binaries, GPUGRAPH_REQUIRE_KUBE=1: %s %q, want a failure naming build.sh and the variable", how, msg)
+	}
+}
