@@ -95,7 +95,7 @@ func Start(t testing.TB) *Cluster {
 		err = present(dir)
 	}
 	if err != nil {
-		msg := "kube-apiserver tests NOT RUN (" + err.Error() + "): build them with " + BuildCommand + " (about 20 minutes the first time, seconds after)"
+		msg := "kube-apiserver tests NOT RUN (" + err.Error() + "): build them with " + BuildCommand + " (20 to 50 minutes the first time, a moment after)"
 		if os.Getenv(RequireEnv) == "1" {
 			t.Fatal(msg + "; " + RequireEnv + "=1 makes this a failure")
 		}

@@ -30,8 +30,9 @@ const eventWithin = 30 * time.Second
 // TestPodLifecycleThroughInformer is the recipe a cluster connector relies
 // on, against the real kube-apiserver: a Pod bound by nodeName, its status
 // written as a kubelet writes it (Running, then Succeeded), deleted with
-// grace period 0; an informer (list, then watch) sees exactly add, update,
-// update, delete, in that order. Afterwards neither process is left.
+// grace period 0; an informer (list, then watch) sees exactly add, update
+// (Running), update (Succeeded), update (deletionTimestamp set), delete, in
+// that order. Afterwards neither process is left.
 func TestPodLifecycleThroughInformer(t *testing.T) {
 	var pids []int
 	t.Run("cluster", func(t *testing.T) {
@@ -199,7 +200,10 @@ func podLifecycle(t *testing.T, c *Cluster) {
 	if err := kube.CoreV1().Pods(ns).Delete(ctx, "train-0", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	next("delete team-a/train-0 node=dgx-01 phase=Succeeded ip=10.244.1.7 deleting=false")
+	// Even at grace period 0 the apiserver first sets deletionTimestamp
+	// (an update), then removes the pod.
+	next("update team-a/train-0 node=dgx-01 phase=Succeeded ip=10.244.1.7 deleting=true")
+	next("delete team-a/train-0 node=dgx-01 phase=Succeeded ip=10.244.1.7 deleting=true")
 
 	if _, err := kube.CoreV1().Pods(ns).Get(ctx, "train-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("get after delete: %v, want 404 Not Found", err)
@@ -293,7 +297,7 @@ func startWithout(t *testing.T, require string) (how, msg, dir string) {
 func TestStartWithoutBinaries(t *testing.T) {
 	how, msg, dir := startWithout(t, "")
 	want := "kube-apiserver tests NOT RUN (etcd is not built for these wrappers: no " + filepath.Join(dir, "etcd") +
-		"): build them with test/kube/build.sh (about 20 minutes the first time, seconds after)"
+		"): build them with test/kube/build.sh (20 to 50 minutes the first time, a moment after)"
 	if how != "skip" || msg != want {
 		t.Errorf("without binaries: %s %q\nwant skip %q", how, msg, want)
 	}

@@ -5,7 +5,7 @@
 #
 #	${GPUGRAPH_KUBE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gpugraph-kube}/<sha256 of apiserver/go.sum then etcd/go.sum>/
 #
-# so a machine pays the cold build (about 20 minutes on 2 cores) once per
+# so a machine pays the cold build (20 to 50 minutes on 2 cores) once per
 # version; when both binaries are there it does nothing. Needs only Go and
 # the module proxy. Prints the directory it built or found.
 set -eu
@@ -38,7 +38,7 @@ ldflags=""
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
-echo "kube: building kube-apiserver $version into $dir (a cold build takes about 20 minutes on 2 cores, 3 GB of memory)" >&2
+echo "kube: building kube-apiserver $version into $dir (a cold build takes 20 to 50 minutes on 2 cores, 3 GB of memory)" >&2
 go -C "$here/apiserver" build -ldflags "$ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 
 rm -rf "$dir"
