@@ -25,8 +25,9 @@ func TestRunSmall(t *testing.T) {
 	cfg.RestartNodes, cfg.VMsPerNode = 30, 5
 	cfg.LoadRequests, cfg.LatencyRuns = 64, 3
 	cfg.LiveSubscribers, cfg.LiveEvents = 50, 20
+	cfg.QueuePending, cfg.QueueSamples = 200, 5
 	rep := Run(context.Background(), cfg)
-	if len(rep.Rows()) != 22 {
+	if len(rep.Rows()) != 26 {
 		t.Fatalf("%d rows", len(rep.Rows()))
 	}
 	for _, r := range rep.Rows() {

@@ -46,7 +46,9 @@ func TestBodiesReadOnce(t *testing.T) {
 		release()
 	}
 	// One buffer, whatever the announced length up to firstKnown: a
-	// 109 KB body takes as many allocations as a 1 KB one.
+	// 109 KB body takes as many allocations as a 1 KB one (one more
+	// under the race detector; growing through three buffers took two
+	// more).
 	allocs := func(n int) float64 {
 		doc := strings.Repeat("x", n)
 		b := testBodies()
@@ -56,7 +58,7 @@ func TestBodiesReadOnce(t *testing.T) {
 			release()
 		})
 	}
-	if small, large := allocs(1<<10), allocs(109<<10); large > small {
+	if small, large := allocs(1<<10), allocs(109<<10); large > small+1 {
 		t.Errorf("a 109 KB body took %.0f allocations, a 1 KB one %.0f: want one buffer for either", large, small)
 	}
 }
