@@ -74,6 +74,7 @@ type Runtime struct {
 
 	mu   sync.Mutex
 	work map[string]*workload
+	held map[string]bool // volume ids mounted since New: never emptied as fresh
 }
 
 type workload struct {
@@ -83,7 +84,8 @@ type workload struct {
 	gen      int
 	state    string
 	message  string
-	unlisted bool // no longer assigned: stopping, then forgotten once gone is reported
+	stage    string // provisioning stage while starting
+	unlisted bool   // no longer assigned: stopping, then forgotten once gone is reported
 }
 
 // New checks cfg and answers a Runtime.
@@ -110,7 +112,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("containerd runtime: volume root: %w", err)
 	}
 	ctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), cfg.Namespace))
-	return &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, work: map[string]*workload{}}, nil
+	return &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, work: map[string]*workload{}, held: map[string]bool{}}, nil
 }
 
 // Close stops the workers; containers keep running.
@@ -178,6 +180,16 @@ func (w *workload) push(s Spec) {
 func (w *workload) set(gen int, state, message string) {
 	w.mu.Lock()
 	w.gen, w.state, w.message = gen, state, message
+	w.stage = ""
+	if state == agentapi.StateRunning {
+		w.stage = agentapi.StageReady
+	}
+	w.mu.Unlock()
+}
+
+func (w *workload) setStage(stage string) {
+	w.mu.Lock()
+	w.stage = stage
 	w.mu.Unlock()
 }
 
@@ -194,7 +206,7 @@ func (r *Runtime) Report() []agentapi.WorkloadReport {
 	for _, id := range ids {
 		w := r.work[id]
 		w.mu.Lock()
-		out = append(out, agentapi.WorkloadReport{ID: id, Generation: w.gen, State: w.state, Message: w.message})
+		out = append(out, agentapi.WorkloadReport{ID: id, Generation: w.gen, State: w.state, Message: w.message, ProvisioningStage: w.stage})
 		forget := w.unlisted && w.state == StateGone
 		w.mu.Unlock()
 		if forget {
@@ -222,7 +234,11 @@ func (r *Runtime) loop(id string, w *workload) {
 			cur, have = s, true
 			exitC = nil
 			if s.Action == ActionStop {
-				if err := r.remove(id); err != nil {
+				err := r.remove(id)
+				if err == nil && s.Volume.Delete {
+					err = r.deleteVolume(s)
+				}
+				if err != nil {
 					log.Error("stop", "generation", s.Generation, "err", err)
 					w.set(s.Generation, agentapi.StateFailed, "the runtime could not remove its container: "+err.Error())
 					continue
@@ -234,8 +250,12 @@ func (r *Runtime) loop(id string, w *workload) {
 				}
 				continue
 			}
+			if s.Unsupported != "" {
+				w.set(s.Generation, agentapi.StateFailed, s.Unsupported)
+				continue
+			}
 			w.set(s.Generation, agentapi.StateStarting, "")
-			c, err := r.start(s)
+			c, err := r.start(s, w)
 			if err != nil {
 				log.Error("start", "generation", s.Generation, "err", err)
 				w.set(s.Generation, agentapi.StateFailed, err.Error())
@@ -324,7 +344,11 @@ func (r *Runtime) volumeDir(s Spec) (string, error) {
 		return "", fmt.Errorf("volume id %q is not a valid directory name", id)
 	}
 	dir := filepath.Join(r.cfg.VolumeRoot, id)
-	if s.Volume.Fresh {
+	r.mu.Lock()
+	held := r.held[id]
+	r.held[id] = true
+	r.mu.Unlock()
+	if s.Volume.Fresh && !held {
 		if err := os.RemoveAll(dir); err != nil {
 			return "", fmt.Errorf("empty the fresh volume: %w", err)
 		}
@@ -335,9 +359,24 @@ func (r *Runtime) volumeDir(s Spec) (string, error) {
 	return dir, nil
 }
 
+// deleteVolume removes s's volume directory for good.
+func (r *Runtime) deleteVolume(s Spec) error {
+	id := s.Volume.ID
+	if id == "" {
+		id = s.ID
+	}
+	if !volumeID.MatchString(id) {
+		return fmt.Errorf("volume id %q is not a valid directory name", id)
+	}
+	r.mu.Lock()
+	delete(r.held, id)
+	r.mu.Unlock()
+	return os.RemoveAll(filepath.Join(r.cfg.VolumeRoot, id))
+}
+
 // start runs generation s, adopting the container a previous agent left
 // when it runs this very generation, and answers its task's exit.
-func (r *Runtime) start(s Spec) (<-chan containerd.ExitStatus, error) {
+func (r *Runtime) start(s Spec, w *workload) (<-chan containerd.ExitStatus, error) {
 	if s.Image == "" {
 		return nil, errors.New("the assignment names no image and the agent has no default image")
 	}
@@ -355,14 +394,17 @@ func (r *Runtime) start(s Spec) (<-chan containerd.ExitStatus, error) {
 	if err := r.remove(s.ID); err != nil {
 		return nil, fmt.Errorf("remove the previous container: %w", err)
 	}
-	dir, err := r.volumeDir(s)
-	if err != nil {
-		return nil, err
-	}
+	w.setStage(agentapi.StagePullingImage)
 	img, err := r.image(s.Image)
 	if err != nil {
 		return nil, err
 	}
+	w.setStage(agentapi.StageCreatingVolume)
+	dir, err := r.volumeDir(s)
+	if err != nil {
+		return nil, err
+	}
+	w.setStage(agentapi.StageBooting)
 	mount := s.Volume.MountPath
 	if mount == "" {
 		mount = WorkspacePath

@@ -141,10 +141,65 @@ func TestRecreateKeepsWorkspace(t *testing.T) {
 		t.Fatalf("generation 2: %+v", w)
 	}
 
+	// Fresh on a volume this runtime mounted keeps it (a move gives a new
+	// id); fresh on a leftover directory under a new id empties it.
 	vol.Fresh = true
 	f.rt.Apply([]Spec{{ID: "pod-1", Generation: 3, Action: ActionRun, Image: f.image, Volume: vol,
-		Args: sh(`test ! -e /workspace/a || exit 5`)}})
+		Args: sh(`test -e /workspace/a || exit 5`)}})
 	f.wait(t, "pod-1", 3, agentapi.StateExited)
+	if err := os.MkdirAll(filepath.Join(f.volumes, "vol-2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.volumes, "vol-2", "stale"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.rt.Apply([]Spec{{ID: "pod-1", Generation: 4, Action: ActionRun, Image: f.image, Volume: Volume{ID: "vol-2", Fresh: true},
+		Args: sh(`test -z "$(ls -A /workspace)" || exit 6`)}})
+	f.wait(t, "pod-1", 4, agentapi.StateExited)
+}
+
+// TestAssignWire: assignments as the server sends them: run, a pod's
+// reboot acknowledged as a recreate of the new generation with its stages,
+// a stop that deletes the volume, a VM refused by name.
+func TestAssignWire(t *testing.T) {
+	f := newFixture(t)
+	a := agentapi.Assignment{ID: "pod-w", Generation: 1, Kind: agentapi.KindPod, Image: f.image,
+		GPUs: []string{"GPU-1"}, GPUIndexes: []int{0}, CPUCores: 2, RAMGb: 1,
+		Volume: &agentapi.Volume{ID: "vol-w", SizeGb: 10, MountPath: agentapi.WorkspaceMount, Fresh: true}}
+	vm := agentapi.Assignment{ID: "vm-1", Generation: 1, Kind: agentapi.KindVM, Image: "https://images.example/ubuntu.img", Action: agentapi.ActionRun}
+	f.rt.Assign([]agentapi.Assignment{a, vm})
+	// busybox's sh reads its null stdin and ends: exited.
+	f.wait(t, "pod-w", 1, agentapi.StateExited)
+	if w := f.wait(t, "vm-1", 1, agentapi.StateFailed); w.Message != "this node's runtime runs pods only (containerd); a VM needs a hypervisor runtime." {
+		t.Fatalf("vm: %+v", w)
+	}
+	a.Generation, a.Action = 2, agentapi.ActionReboot
+	f.rt.Assign([]agentapi.Assignment{a})
+	f.wait(t, "pod-w", 2, agentapi.StateExited)
+
+	a.Action = agentapi.ActionStop
+	a.Volume.Delete = true
+	f.rt.Assign([]agentapi.Assignment{a})
+	f.wait(t, "pod-w", 2, agentapi.StateGone)
+	if _, err := os.Stat(filepath.Join(f.volumes, "vol-w")); !os.IsNotExist(err) {
+		t.Fatalf("volume after stop with delete: %v, want gone", err)
+	}
+}
+
+// TestStages: a starting pod reports its provisioning stages; running is
+// ready.
+func TestStages(t *testing.T) {
+	f := newFixture(t)
+	f.rt.Apply([]Spec{{ID: "pod-s", Generation: 1, Action: ActionRun, Image: f.image, Args: sh("sleep 600")}})
+	if w := f.wait(t, "pod-s", 1, agentapi.StateRunning); w.ProvisioningStage != agentapi.StageReady {
+		t.Fatalf("running: %+v, want stage ready", w)
+	}
+	f.rt.Apply([]Spec{{ID: "pod-s", Generation: 2, Action: ActionRun, Image: "gpugraph.test/absent:latest"}})
+	// No registry is reachable: the pull fails, named.
+	w := f.wait(t, "pod-s", 2, agentapi.StateFailed)
+	if !strings.HasPrefix(w.Message, "image gpugraph.test/absent:latest: ") || w.ProvisioningStage != "" {
+		t.Fatalf("failed pull: %+v", w)
+	}
 }
 
 // TestMemoryLimitKills: 200 MB under a 64 MiB limit is killed with 137 and

@@ -10,16 +10,16 @@ import (
 // Actions a Spec carries. A pod has no reboot: a reboot of a pod is a
 // recreate (a new container on the same /workspace).
 const (
-	ActionRun      = "run"
-	ActionRecreate = "recreate"
-	ActionStop     = "stop"
+	ActionRun      = agentapi.ActionRun
+	ActionRecreate = agentapi.ActionRecreate
+	ActionStop     = agentapi.ActionStop
 )
 
 // StateGone is reported once a stopped workload's container is deleted.
-const StateGone = "gone"
+const StateGone = agentapi.StateGone
 
 // WorkspacePath is where a pod's volume is mounted.
-const WorkspacePath = "/workspace"
+const WorkspacePath = agentapi.WorkspaceMount
 
 // Spec is what the runtime needs to run one pod.
 type Spec struct {
@@ -36,22 +36,42 @@ type Spec struct {
 	Volume      Volume
 	// Args replace the image's command when set.
 	Args []string
+	// Unsupported, when set, is why this runtime cannot run it (a VM).
+	Unsupported string
 }
 
 // Volume is the host directory mounted at MountPath.
 type Volume struct {
 	ID        string // "" uses the workload's id
 	MountPath string // "" is WorkspacePath
-	// Fresh empties the directory before the generation starts: the row
-	// moved to this node and its old disk is gone.
+	// Fresh: the volume never held data (the row moved here and its old
+	// disk is gone). A directory under ID that this runtime has not
+	// mounted since it started is a leftover and is emptied; one it
+	// mounted is never emptied because of the flag, as the wire says.
 	Fresh bool
+	// Delete, with ActionStop, removes the directory after the teardown.
+	Delete bool
 }
 
-// FromAssignment maps an assignment of the wire to a Spec. Today's wire
-// carries only the id, generation and GPUs; what it lacks takes the
-// runtime's defaults.
+// FromAssignment maps an assignment of the wire to a Spec. An older
+// server's assignment (no action, no image, no volume) is a run of the
+// runtime's default image. A pod has no reboot: a reboot is a recreate.
 func FromAssignment(a agentapi.Assignment) Spec {
-	return Spec{ID: a.ID, Generation: a.Generation, Action: ActionRun, GPUs: a.GPUs}
+	s := Spec{ID: a.ID, Generation: a.Generation, Action: a.Action, Image: a.Image, GPUs: a.GPUs,
+		CPUs: float64(a.CPUCores), MemoryBytes: uint64(a.RAMGb) << 30}
+	switch a.Action {
+	case "":
+		s.Action = ActionRun
+	case agentapi.ActionReboot:
+		s.Action = ActionRecreate
+	}
+	if a.Volume != nil {
+		s.Volume = Volume{ID: a.Volume.ID, MountPath: a.Volume.MountPath, Fresh: a.Volume.Fresh, Delete: a.Volume.Delete}
+	}
+	if a.Kind == agentapi.KindVM && s.Action != ActionStop {
+		s.Unsupported = "this node's runtime runs pods only (containerd); a VM needs a hypervisor runtime."
+	}
+	return s
 }
 
 // env is what the container is given to see its GPUs the way NVIDIA's
