@@ -6,7 +6,7 @@ SHELL       := bash
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground
+.PHONY: run build gpu-check test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground
 
 # progress runs the command in $(1) saying every 10 s that it still runs,
 # so a long compile (SQLite's C is one file) is never silent. The ticker
@@ -24,7 +24,7 @@ RUNFLAGS ?=
 run:
 	@echo "building bin/gpugraph and bin/gpugraph-agent: a first build compiles every dependency, cgo SQLite and NVML among them (about 2 minutes on 2 cores); later builds take seconds"
 	@$(GO) build -o bin/gosummary ./cmd/gosummary
-	@$(call progress,$(call quietbuild,bin/gpugraph,.) && $(call quietbuild,bin/gpugraph-agent,./cmd/agent))
+	@$(call progress,$(call quietbuild,bin/gpugraph,.) && $(call quietbuild,bin/gpugraph-agent,-tags static_build ./cmd/agent))
 	@echo "starting bin/gpugraph $(RUNFLAGS) (bin/gpugraph --help lists its flags and commands)"
 	@bin/gpugraph $(RUNFLAGS)
 
@@ -32,9 +32,13 @@ run:
 build:
 	@$(GO) build -o bin/gosummary ./cmd/gosummary
 	@$(call progress,$(call quietbuild,bin/gpugraph,.))
-	@$(call progress,$(call quietbuild,bin/gpugraph-agent,./cmd/agent))
+	@$(call progress,$(call quietbuild,bin/gpugraph-agent,-tags static_build ./cmd/agent))
 	$(GO) build -o bin/ ./cmd/abusereport ./cmd/benchpeer ./cmd/benchreport ./cmd/fleetgen ./cmd/trackedbinaries
 	$(GO) build -o bin/demogen ./demo/gen
+
+## gpu-check: on a machine with NVIDIA GPUs, build the agent and check what it reads through the real NVML (inventory, health, XID watch, exporter metrics) against nvidia-smi -q; skips with a line where there is no GPU; under 3 minutes
+gpu-check:
+	sh scripts/gpu-check.sh
 
 ## test: every test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set; prints go test's lines, then "N passed, N failed, N skipped" (SLOWEST=10 also lists the slowest tests)
 SLOWEST ?= 0

@@ -68,16 +68,94 @@ const (
 // the answer's list and sends none) and an older server (which sends none
 // and ignores the report's) keep working.
 
-// Assignment is one VM or pod the server has placed on the agent's node,
-// in status deploying or running.
+// Assignment is one VM or pod the server has placed on the agent's node:
+// in status deploying or running (Action run, reboot or recreate), or
+// stopped, terminated or interrupted while its teardown is not yet
+// reported (Action stop). Every field after GPUs was added later and is
+// optional to an agent: one that reads only ID, Generation and GPUs keeps
+// working, and a server that sends only those is read as Action run.
 type Assignment struct {
 	ID string `json:"id"`
 	// Generation counts the row's runs: it grows each time the row enters
-	// deploying. A report names the generation it is about, so a report
+	// deploying, and each time a running row is told to reboot or
+	// recreate. A report names the generation it is about, so a report
 	// about an earlier run cannot move the current one.
 	Generation int `json:"generation"`
-	// GPUs are the UUIDs of the GPUs it holds on the node.
+	// GPUs are the UUIDs of the GPUs it holds on the node, in index order.
 	GPUs []string `json:"gpus"`
+
+	// Kind is KindVM or KindPod.
+	Kind string `json:"kind,omitempty"`
+	// Image is what to run: a pod's container image reference, a VM's
+	// boot image URL.
+	Image string `json:"image,omitempty"`
+	// GPUIndexes are the node-local indexes of GPUs, in the same order
+	// (NVML's index, what nvidia-smi shows), for runtimes that expose
+	// devices by index.
+	GPUIndexes []int `json:"gpuIndexes,omitempty"`
+	// CPUCores, RAMGb and DiskSizeGb are its share of the host: the
+	// runtime's CPU and memory limits, and a VM's root disk (a pod's
+	// container filesystem) size.
+	CPUCores   int `json:"cpuCores,omitempty"`
+	RAMGb      int `json:"ramGb,omitempty"`
+	DiskSizeGb int `json:"diskSizeGb,omitempty"`
+	// Volume is the persistent storage bound to the workload on this
+	// node: a pod's /workspace, a VM's disk. Absent when it has none.
+	Volume *Volume `json:"volume,omitempty"`
+	// Public tells whether EndpointURL is reachable from the internet;
+	// EndpointURL is the address the platform routes to it ("" when none).
+	Public      bool   `json:"public,omitempty"`
+	EndpointURL string `json:"endpointUrl,omitempty"`
+	// Action is what the agent is to do with this generation: one of
+	// Actions; "" (an older server) is ActionRun.
+	Action string `json:"action,omitempty"`
+}
+
+// Kinds of workload.
+const (
+	KindVM  = "vm"
+	KindPod = "pod"
+)
+
+// Actions the server tells an agent, per generation.
+const (
+	// ActionRun: make this generation run (start it; keep it running).
+	ActionRun = "run"
+	// ActionReboot: a VM rebooted in place — same disk, same GPUs; the
+	// agent reboots it and reports the new generation running.
+	ActionReboot = "reboot"
+	// ActionRecreate: a pod's container replaced by a new one from the
+	// image (its filesystem reset), the same Volume mounted at
+	// MountPath; the agent reports the new generation running.
+	ActionRecreate = "recreate"
+	// ActionStop: tear the workload down (stop it, release its GPUs) and
+	// report it StateGone. The volume is kept unless the row is deleted
+	// (Volume.Delete).
+	ActionStop = "stop"
+)
+
+// Actions is the closed list of Assignment.Action values.
+var Actions = []string{ActionRun, ActionReboot, ActionRecreate, ActionStop}
+
+// WorkspaceMount is where a pod's volume is mounted.
+const WorkspaceMount = "/workspace"
+
+// Volume is a workload's persistent storage on the node.
+type Volume struct {
+	// ID names the volume on the node; it stays the same across reboot,
+	// recreate and stop/start on this node, and is new after a move.
+	ID     string `json:"id"`
+	SizeGb int    `json:"sizeGb"`
+	// MountPath is where it is mounted in the workload (WorkspaceMount
+	// for a pod; "" for a VM, whose disk it is).
+	MountPath string `json:"mountPath,omitempty"`
+	// Fresh: the volume has never held data; the agent creates it empty.
+	// A volume the agent already holds under ID is never emptied because
+	// of this flag — a move gives a new ID.
+	Fresh bool `json:"fresh,omitempty"`
+	// Delete: with ActionStop, the row is gone for good (terminated), so
+	// the agent deletes the volume once the workload is torn down.
+	Delete bool `json:"delete,omitempty"`
 }
 
 // Workload states an agent reports.
@@ -86,10 +164,28 @@ const (
 	StateRunning  = "running"
 	StateExited   = "exited" // it ended by itself
 	StateFailed   = "failed" // it could not start, or its runtime lost it
+	// StateGone: a workload told ActionStop is torn down; its GPUs and
+	// host share are free on the node. The server releases them then.
+	StateGone = "gone"
 )
 
 // WorkloadStates are the states a WorkloadReport may carry.
-var WorkloadStates = []string{StateStarting, StateRunning, StateExited, StateFailed}
+var WorkloadStates = []string{StateStarting, StateRunning, StateExited, StateFailed, StateGone}
+
+// Provisioning stages, in order: where a workload is on its way to
+// running. The server sets queued (pending, no node) and scheduled
+// (placed, the agent has not said more); the agent reports the rest.
+const (
+	StageQueued         = "queued"
+	StageScheduled      = "scheduled"
+	StagePullingImage   = "pulling_image"
+	StageCreatingVolume = "creating_volume"
+	StageBooting        = "booting"
+	StageReady          = "ready"
+)
+
+// ProvisioningStages is the closed list, in order.
+var ProvisioningStages = []string{StageQueued, StageScheduled, StagePullingImage, StageCreatingVolume, StageBooting, StageReady}
 
 // WorkloadReport is one assigned workload's state in a HeartbeatRequest.
 type WorkloadReport struct {
@@ -98,6 +194,9 @@ type WorkloadReport struct {
 	State      string `json:"state"`
 	// Message is one sentence saying why, for exited and failed.
 	Message string `json:"message,omitempty"`
+	// ProvisioningStage is where a starting workload is (one of
+	// ProvisioningStages after scheduled; ready once running); optional.
+	ProvisioningStage string `json:"provisioningStage,omitempty"`
 }
 
 // ReportResponse is the answer to either report: the node's id and status

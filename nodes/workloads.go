@@ -181,7 +181,29 @@ func checkSentence(field, s string) error {
 func assignmentsOf(as []store.Assignment) []agentapi.Assignment {
 	out := make([]agentapi.Assignment, len(as))
 	for i, a := range as {
-		out[i] = agentapi.Assignment{ID: a.ID, Generation: a.Generation, GPUs: a.GPUUUIDs}
+		w := agentapi.Assignment{ID: a.ID, Generation: a.Generation, GPUs: a.GPUUUIDs, GPUIndexes: a.GPUIndexes,
+			Kind: agentapi.KindVM, Image: a.Image, CPUCores: a.CPUCores, RAMGb: a.RAMGb, DiskSizeGb: a.DiskSizeGb,
+			Public: a.Public, EndpointURL: a.EndpointURL, Action: agentapi.ActionRun}
+		vol := &agentapi.Volume{ID: volumeID(a.ID, a.NodeID), SizeGb: a.DiskSizeGb}
+		if a.Pod {
+			w.Kind = agentapi.KindPod
+			vol.SizeGb, vol.MountPath = a.VolumeGb, agentapi.WorkspaceMount
+		}
+		switch {
+		case a.TearingDown:
+			w.Action = agentapi.ActionStop
+			vol.Delete = a.Terminated
+		case a.Action != "":
+			w.Action = a.Action
+		}
+		if vol.SizeGb > 0 {
+			w.Volume = vol
+		}
+		out[i] = w
 	}
 	return out
 }
+
+// volumeID names a workload's volume on a node: bound to both, so a row
+// placed on another node gets another volume.
+func volumeID(vmID, nodeID string) string { return "vol-" + vmID + "-" + nodeID }

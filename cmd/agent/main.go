@@ -6,11 +6,14 @@
 //	      [--interval 10s] [--mock dgxa100|dgxh100|dgxh200]
 //	      [--mock-xid INDEX:XID]... [--ignore-xids LIST]
 //	      [--mock-start-delay 2s] [--mock-fail-start ID]... [--mock-exit ID]...
+//	      [--runtime sim|containerd] [--containerd-address SOCK] [--volume-root DIR]
+//	      [--containerd-runtime-binary PATH] [--default-image REF] [--container-log-dir DIR]
 //
-// With --mock the agent also simulates a container runtime for what the
-// server assigns to the node (sim.Runtime, package agent/sim). Without it there is no
-// runtime in this project: the agent reports no workloads, and the server
-// fails what stays deploying after its --provision-timeout.
+// --runtime chooses what runs the workloads the server assigns: sim (the
+// default with --mock) simulates a container runtime (sim.Runtime, package
+// agent/sim); containerd runs pods in the node's containerd (package
+// agent/containerd). Without either the agent reports no workloads, and
+// the server fails what stays deploying after its --provision-timeout.
 //
 // Node identity: an operator enrolls the node (POST /v1/admin/nodes/enroll)
 // and hands it the one-time bootstrap token; the agent exchanges it at start
@@ -64,6 +67,9 @@ type options struct {
 	mockStartDelay                     time.Duration
 	mockFailStart, mockExit            []string
 	bootstrapToken, credentialFile     string
+	runtime, containerdAddress         string
+	volumeRoot, runtimeBinary          string
+	defaultImage, containerLogDir      string
 }
 
 func main() {
@@ -105,14 +111,27 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		cfg.NVML, cfg.Host = m, agent.HostInfo(m.HostInfo())
 		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
-		cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, FailStart: opts.mockFailStart,
-			Exit: opts.mockExit, Log: log}
+		if opts.runtime != "containerd" {
+			cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, FailStart: opts.mockFailStart,
+				Exit: opts.mockExit, Log: log}
+		}
 		log.Info("running on a simulated server", "mock", opts.mock)
 	} else {
 		cfg.NVML = nvml.New()
 		if cfg.Host, err = agent.ReadHostInfo(); err != nil {
 			log.Warn("host figures incomplete", "err", err)
 		}
+	}
+
+	if opts.runtime == "containerd" {
+		rt, err := newContainerdRuntime(opts, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		defer rt.Close()
+		cfg.Runtime = rt
+		log.Info("running pods in containerd", "address", opts.containerdAddress, "volumeRoot", opts.volumeRoot)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -176,6 +195,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.Func("mock-exit", "with --mock, workload ID exits by itself once, after it ran (repeatable)", func(s string) error {
 		return appendID(&o.mockExit, "--mock-exit", s)
 	})
+	fs.StringVar(&o.runtime, "runtime", "", "what runs assigned workloads: sim (the default with --mock) or containerd (pods in the node's containerd)")
+	fs.StringVar(&o.containerdAddress, "containerd-address", "/run/containerd/containerd.sock", "with --runtime containerd, containerd's socket")
+	fs.StringVar(&o.volumeRoot, "volume-root", "/var/lib/gpugraph/volumes", "with --runtime containerd, the folder that holds one directory per volume id, mounted at /workspace")
+	fs.StringVar(&o.runtimeBinary, "containerd-runtime-binary", "", "with --runtime containerd, the OCI runtime the runc shim calls instead of runc (nvidia-container-runtime on a GPU node)")
+	fs.StringVar(&o.defaultImage, "default-image", "", "with --runtime containerd, the image of an assignment that names none (an older server's)")
+	fs.StringVar(&o.containerLogDir, "container-log-dir", "", "with --runtime containerd, write each container's output to DIR/ID.log")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -203,6 +228,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, errors.New("--mock-xid needs --mock")
 	case (len(o.mockFailStart) > 0 || len(o.mockExit) > 0) && o.mock == "":
 		return o, errors.New("--mock-fail-start and --mock-exit need --mock")
+	case o.runtime != "" && o.runtime != "sim" && o.runtime != "containerd":
+		return o, fmt.Errorf("--runtime %q: want sim or containerd", o.runtime)
+	case o.runtime == "sim" && o.mock == "":
+		return o, errors.New("--runtime sim needs --mock")
+	case o.runtime == "containerd" && o.volumeRoot == "":
+		return o, errors.New("--runtime containerd needs --volume-root")
 	case o.mockStartDelay < 0:
 		return o, fmt.Errorf("--mock-start-delay %v: must not be negative", o.mockStartDelay)
 	}

@@ -245,3 +245,26 @@ func TestBinaryMockEndToEnd(t *testing.T) {
 		t.Error("the token appears in the logs")
 	}
 }
+
+// TestRuntimeFlags: --runtime takes sim or containerd, each with what it
+// needs, and names what was wrong.
+func TestRuntimeFlags(t *testing.T) {
+	base := []string{"--server", "http://s", "--token", "t", "--node-name", "n"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--runtime", "docker"}, `--runtime "docker": want sim or containerd`},
+		{[]string{"--runtime", "sim"}, "--runtime sim needs --mock"},
+		{[]string{"--runtime", "containerd", "--volume-root", ""}, "--runtime containerd needs --volume-root"},
+	} {
+		_, err := parseFlags(append(base, c.args...), func(string) string { return "" }, io.Discard)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	o, err := parseFlags(append(base, "--runtime", "containerd"), func(string) string { return "" }, io.Discard)
+	if err != nil || o.containerdAddress != "/run/containerd/containerd.sock" || o.volumeRoot != "/var/lib/gpugraph/volumes" {
+		t.Fatalf("defaults: %+v, %v", o, err)
+	}
+}
