@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,13 @@ func (r *runner) creates(ctx context.Context) error {
 		t, model := i%c.Tenants, fleet.Catalog[[]int{0, 0, 0, 0, 0, 0, 0, 1, 1, 2}[i%10]].ID
 		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("create-%05d", i), "gpuModelId": model, "gpuCount": 2,
 			"cpuCores": 16, "ramGb": 128, "diskSizeGb": 500})
+		// A create that lost a race for its node answers 503 VM_NODE_BUSY
+		// and asks to be sent again, as a client of the API would.
 		status, b, err := clients[t].Do(ctx, http.MethodPost, "/v1/vms", body)
+		for try := 1; err == nil && status == http.StatusServiceUnavailable && bytes.Contains(b, []byte(`"VM_NODE_BUSY"`)) && try <= 20; try++ {
+			time.Sleep(time.Duration(try) * 10 * time.Millisecond)
+			status, b, err = clients[t].Do(ctx, http.MethodPost, "/v1/vms", body)
+		}
 		if err != nil {
 			return err
 		}

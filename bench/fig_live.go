@@ -57,9 +57,11 @@ func (r *runner) liveFigure(ctx context.Context) error {
 	}
 	feed := live.New(db.Store, live.Limits{PerKey: n, Buffer: 1024})
 	defer feed.Shutdown()
-	// One key, one address: its connection caps raised as the feed's.
+	// One key, one address: its connection caps raised as the feed's, and
+	// its share of the server as wide as the other figures' (its restarts
+	// run while the subscribers' operations are in flight).
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: c.LoaderWait, Live: feed,
-		WebSocketsPerAddress: -1, WebSocketsPerCredential: n}))
+		WebSocketsPerAddress: -1, WebSocketsPerCredential: n, CredentialConcurrency: 64}))
 	defer srv.Close()
 	client := &Client{Base: srv.URL, Token: fleet.Token(0), HTTP: NewHTTPClient(4)}
 

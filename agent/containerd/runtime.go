@@ -245,7 +245,10 @@ func (r *Runtime) loop(id string, w *workload) {
 				}
 				log.Info("workload gone", "generation", s.Generation)
 				w.set(s.Generation, StateGone, "")
-				if w.unlisted {
+				w.mu.Lock() // Apply writes unlisted under it
+				unlisted := w.unlisted
+				w.mu.Unlock()
+				if unlisted {
 					return
 				}
 				continue
