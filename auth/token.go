@@ -120,6 +120,14 @@ func (t *Tokens) keys(ctx context.Context, stale bool) (*keyring, error) {
 	return k, nil
 }
 
+// NewSecret is 32 random bytes, URL-safe: the secret part of a node's or
+// a cluster's credential.
+func NewSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
 // NewSigningKey is a fresh random key as the database stores it.
 func NewSigningKey() string {
 	b := make([]byte, MinSigningKeyLen)

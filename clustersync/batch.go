@@ -151,8 +151,8 @@ func (p *Pod) check(at string, seen map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	if len(p.PriorityClassName) > maxNameLen {
-		return apierr.BadRequest("%s.priorityClassName is longer than %d bytes", at, maxNameLen)
+	if len(p.PriorityClassName) > edge.MaxName {
+		return apierr.BadRequest("%s.priorityClassName is longer than %d bytes", at, edge.MaxName)
 	}
 	if p.CreatedAt.IsZero() {
 		return apierr.BadRequest("%s.createdAt is required: the pod's creationTimestamp", at)
@@ -184,7 +184,7 @@ func all(errs ...error) error {
 	return nil
 }
 
-func name(field, s string) error { return checkName(field, s) }
+func name(field, s string) error { return edge.Name(field, s) }
 
 func text(field, s string) error {
 	if s == "" {
@@ -200,7 +200,7 @@ func optName(field string, s *string) error {
 	if s == nil {
 		return nil
 	}
-	return checkName(field, *s)
+	return edge.Name(field, *s)
 }
 
 func optText(field string, s *string) error {

@@ -2,14 +2,10 @@ package clustersync
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
@@ -19,9 +15,6 @@ import (
 // CredentialPrefix starts every cluster credential, so that the faces
 // tell it from an API key or a node credential by its look alone.
 const CredentialPrefix = "gpgcl_"
-
-// maxNameLen bounds a cluster id (a Kubernetes object name's bound).
-const maxNameLen = 253
 
 // Codes of the refusals.
 const (
@@ -78,7 +71,7 @@ func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, clusterID str
 	if !known {
 		return nil, apierr.BadRequest("tenantId %d is no organization's tenant", tenantID)
 	}
-	secret := CredentialPrefix + randomSecret()
+	secret := CredentialPrefix + auth.NewSecret()
 	now := store.Now()
 	err = s.store.EnrollCluster(ctx, clusterID, tenantID, auth.HashToken(secret), caller.KeyID, now)
 	if errors.Is(err, store.ErrClusterOfOtherTenant) {
@@ -133,23 +126,3 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (*Identity, e
 
 // uuidPattern is a UUID as Run:ai's OpenAPI document's format uuid has it.
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// randomSecret is 32 random bytes, URL-safe.
-func randomSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// checkName refuses what no Kubernetes name could be: empty, too long,
-// not UTF-8, unprintable or spaced.
-func checkName(field, s string) error {
-	ok := s != "" && len(s) <= maxNameLen && utf8.ValidString(s)
-	for _, r := range s {
-		ok = ok && unicode.IsPrint(r) && !unicode.IsSpace(r)
-	}
-	if !ok {
-		return apierr.BadRequest("%s %q must be 1 to %d bytes of printable UTF-8 without spaces", field, s, maxNameLen)
-	}
-	return nil
-}

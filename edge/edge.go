@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"gpugraph/apierr"
@@ -38,6 +39,23 @@ func Text(field, s string, max int) error {
 		return apierr.BadRequest("%s is not valid UTF-8", field)
 	case strings.IndexByte(s, 0) >= 0:
 		return apierr.BadRequest("%s contains a NUL character", field)
+	}
+	return nil
+}
+
+// MaxName bounds a name an agent or a cluster reports (a node's, a
+// cluster's): a Kubernetes object name's length, a DNS subdomain's.
+const MaxName = 253
+
+// Name refuses what no agent or cluster could report as a name: empty,
+// over MaxName bytes, not UTF-8, unprintable or spaced.
+func Name(field, s string) error {
+	ok := s != "" && len(s) <= MaxName && utf8.ValidString(s)
+	for _, r := range s {
+		ok = ok && unicode.IsPrint(r) && !unicode.IsSpace(r)
+	}
+	if !ok {
+		return apierr.BadRequest("%s %q must be 1 to %d bytes of printable UTF-8 without spaces", field, s, MaxName)
 	}
 	return nil
 }

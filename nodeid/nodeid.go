@@ -2,26 +2,20 @@ package nodeid
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/edge"
 	"gpugraph/store"
 )
 
 // BootstrapTTL is how long a bootstrap token may be exchanged.
 const BootstrapTTL = 24 * time.Hour
-
-// maxNameLen bounds a node name and a cluster id (a Kubernetes node name).
-const maxNameLen = 253
 
 // Codes of node identity's refusals.
 const (
@@ -63,10 +57,10 @@ func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, nodeName, clu
 	if err := s.MayEnroll(caller); err != nil {
 		return nil, err
 	}
-	if err := checkName("nodeName", nodeName); err != nil {
+	if err := edge.Name("nodeName", nodeName); err != nil {
 		return nil, err
 	}
-	if err := checkName("clusterId", clusterID); err != nil {
+	if err := edge.Name("clusterId", clusterID); err != nil {
 		return nil, err
 	}
 	cluster, known, err := s.store.NodeClusterByName(ctx, nodeName)
@@ -76,7 +70,7 @@ func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, nodeName, clu
 	if known && cluster != clusterID {
 		return nil, apierr.Conflict(CodeNodeInOtherCluster, "node %s is registered in cluster %q, not %q", nodeName, cluster, clusterID)
 	}
-	token := agentapi.BootstrapTokenPrefix + randomSecret()
+	token := agentapi.BootstrapTokenPrefix + auth.NewSecret()
 	now := store.Now()
 	e := store.Enrollment{TokenHash: auth.HashToken(token), NodeName: nodeName, ClusterID: clusterID,
 		CreatedBy: caller.KeyID, CreatedAt: now, ExpiresAt: now.Add(BootstrapTTL)}
@@ -93,7 +87,7 @@ func (s *Service) Register(ctx context.Context, bootstrapToken string) (*agentap
 	if !strings.HasPrefix(bootstrapToken, agentapi.BootstrapTokenPrefix) {
 		return nil, refused(CodeBootstrapRefused, "send a bootstrap token (%s…) from POST /v1/admin/nodes/enroll as the bearer token", agentapi.BootstrapTokenPrefix)
 	}
-	secret := agentapi.CredentialPrefix + randomSecret()
+	secret := agentapi.CredentialPrefix + auth.NewSecret()
 	cred, err := s.store.RedeemEnrollment(ctx, auth.HashToken(bootstrapToken), auth.HashToken(secret), store.Now())
 	switch {
 	case errors.Is(err, store.ErrEnrollmentUnknown):
@@ -132,24 +126,4 @@ func (s *Service) HasCredential(ctx context.Context, name string) (bool, error) 
 
 func refused(code, format string, args ...any) *apierr.Error {
 	return apierr.New(http.StatusUnauthorized, code, format, args...)
-}
-
-// randomSecret is 32 random bytes, URL-safe.
-func randomSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// checkName refuses what the agent could not report: empty, too long,
-// not UTF-8, unprintable or spaced.
-func checkName(field, s string) error {
-	ok := s != "" && len(s) <= maxNameLen && utf8.ValidString(s)
-	for _, r := range s {
-		ok = ok && unicode.IsPrint(r) && !unicode.IsSpace(r)
-	}
-	if !ok {
-		return apierr.BadRequest("%s %q must be 1 to %d bytes of printable UTF-8 without spaces", field, s, maxNameLen)
-	}
-	return nil
 }
