@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"gpugraph/apierr"
+	"gpugraph/clusterbatch"
 	"gpugraph/models"
 	"gpugraph/store"
 )
@@ -37,7 +39,7 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 	if clusterID != id.ClusterID {
 		return nil, apierr.Refused(CodeClusterMismatch, "this credential is cluster %q's; it cannot write cluster %q", id.ClusterID, clusterID)
 	}
-	b, err := Parse(body)
+	b, err := clusterbatch.Parse(body)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +65,11 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 			out = []byte(state.LastAnswer)
 			return nil
 		case b.Sequence == state.LastSequence:
-			return apierr.Conflict(CodeSequenceReused, "sequence %d was applied already with another body; send the next batch with a sequence above %d",
-				b.Sequence, state.LastSequence)
+			return current(apierr.Conflict(CodeSequenceReused, "sequence %d was applied already with another body; send the next batch with a sequence above %d",
+				b.Sequence, state.LastSequence), state.LastSequence)
 		case b.Sequence < state.LastSequence:
-			return apierr.Conflict(CodeStaleSequence, "sequence %d is older than cluster %q's current sequence %d; send a sequence above %d",
-				b.Sequence, id.ClusterID, state.LastSequence, state.LastSequence)
+			return current(apierr.Conflict(CodeStaleSequence, "sequence %d is older than cluster %q's current sequence %d; send a sequence above %d",
+				b.Sequence, id.ClusterID, state.LastSequence, state.LastSequence), state.LastSequence)
 		}
 		a, err := s.apply(tx, id, &state, b)
 		if err != nil {
@@ -83,12 +85,20 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 	return out, err
 }
 
+// current is e with the cluster's current sequence as its details, in
+// decimal: a connector that lost its counter resumes above it without
+// reading the message.
+func current(e *apierr.Error, seq int64) *apierr.Error {
+	e.Details = strconv.FormatInt(seq, 10)
+	return e
+}
+
 // apply writes b for id's cluster inside tx, updating state's marks.
-func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b *Batch) (*Answer, error) {
+func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b *clusterbatch.Batch) (*Answer, error) {
 	now := store.Now()
 	state.Batches++
 	mark := state.Batches
-	if b.Kind == KindSnapshot && state.SnapshotMark == 0 {
+	if b.Kind == clusterbatch.KindSnapshot && state.SnapshotMark == 0 {
 		state.SnapshotMark = mark // the first part
 	}
 	a := &Answer{ClusterID: id.ClusterID, Sequence: b.Sequence, Kind: b.Kind, Workloads: len(b.Workloads), Projects: len(b.Projects)}
@@ -225,7 +235,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		return nil, err
 	}
 	a.PodsDeleted = n
-	if b.Kind == KindSnapshot && !b.More {
+	if b.Kind == clusterbatch.KindSnapshot && !b.More {
 		n, err := s.store.MarkUnseenPodsDeleted(tx, id.TenantID, id.ClusterID, state.SnapshotMark, now)
 		if err != nil {
 			return nil, err
@@ -240,7 +250,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 // toModel is in as the pods table keeps it, times in UTC to the
 // microsecond (what both engines store), so that an unchanged pod sent
 // again compares equal to its row.
-func toModel(in Pod, tenantID int, workloadName, projectName *string) models.Pod {
+func toModel(in clusterbatch.Pod, tenantID int, workloadName, projectName *string) models.Pod {
 	t := func(v time.Time) time.Time { return v.UTC().Truncate(time.Microsecond) }
 	tp := func(v *time.Time) *time.Time {
 		if v == nil {

@@ -162,8 +162,10 @@ func TestClusterSync(t *testing.T) {
 		// Out of order: an older sequence is refused, naming the current one.
 		status, body = post(t, env, path, credA, syncBatch(4, "delta", syncPod(clusterA, 2, "Failed")))
 		expect(t, "older sequence", status, body, 409, "current sequence 5")
+		expect(t, "older sequence's details", status, body, 409, `"details":"5"`)
 		status, body = post(t, env, path, credA, syncBatch(5, "delta", syncPod(clusterA, 2, "Failed")))
 		expect(t, "sequence reused", status, body, 409, "applied already with another body")
+		expect(t, "sequence reused's details", status, body, 409, `"details":"5"`)
 
 		// A snapshot in two parts naming pod 1 only: 2 and 3 are marked deleted.
 		status, body = post(t, env, path, credA, map[string]any{"sequence": 6, "kind": "snapshot", "more": true, "pods": []any{}})

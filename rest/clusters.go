@@ -7,7 +7,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
-	"gpugraph/clustersync"
+	"gpugraph/clusterbatch"
 	"gpugraph/models"
 )
 
@@ -19,7 +19,7 @@ import (
 // clusterSync is the sync path's policy: a connector's batches keep
 // their own path around the public budget and the tenants' rate limits,
 // as the node agents' reports do.
-var clusterSync = Policy{MaxBody: clustersync.MaxBody, Infrastructure: true, Face: Runai}
+var clusterSync = Policy{MaxBody: clusterbatch.MaxBody, Infrastructure: true, Face: Runai}
 
 func (api *API) clusterRoutes() []route {
 	may := api.Services.Clusters.MayEnroll
@@ -68,11 +68,11 @@ func (api *API) syncCluster(w http.ResponseWriter, r *http.Request) {
 		WriteRunaiError(w, r, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, clustersync.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, clusterbatch.MaxBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		err = apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE",
-			"the batch is larger than %d bytes: send a snapshot in parts (\"more\": true) and deltas of at most %d pods", clustersync.MaxBody, clustersync.MaxPods)
+			"the batch is larger than %d bytes: send a snapshot in parts (\"more\": true) and deltas of at most %d pods", clusterbatch.MaxBody, clusterbatch.MaxPods)
 	}
 	if err != nil {
 		WriteRunaiError(w, r, err)

@@ -1,4 +1,4 @@
-package clustersync_test
+package clusterbatch_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gpugraph/apierr"
-	"gpugraph/clustersync"
+	"gpugraph/clusterbatch"
 )
 
 // FuzzParse: whatever the body, Parse answers a batch that passed every
@@ -19,9 +19,9 @@ func FuzzParse(f *testing.F) {
 	 "k8sPhaseUpdatedAt": "2026-01-01T00:00:00Z", "k8sPhase": "Running", "containers": [{"name": "m", "image": "i", "startedAt": null}]}]}`))
 	f.Add([]byte(`{"sequence": 1, "kind": "delta", "pods": [{"nmae": 1}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		b, err := clustersync.Parse(body)
+		b, err := clusterbatch.Parse(body)
 		if err == nil {
-			if b.Sequence <= 0 || (b.Kind != clustersync.KindSnapshot && b.Kind != clustersync.KindDelta) || len(b.Pods) > clustersync.MaxPods {
+			if b.Sequence <= 0 || (b.Kind != clusterbatch.KindSnapshot && b.Kind != clusterbatch.KindDelta) || len(b.Pods) > clusterbatch.MaxPods {
 				t.Fatalf("accepted %+v", b)
 			}
 			return

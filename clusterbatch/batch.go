@@ -1,8 +1,11 @@
-package clustersync
+package clusterbatch
 
 import (
 	"fmt"
+	"regexp"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpugraph/apierr"
 	"gpugraph/edge"
@@ -167,6 +170,134 @@ func (p *Pod) check(at string, seen map[string]bool) error {
 		if err := text(fmt.Sprintf("%s.containers[%d].name", at, j), c.Name); err != nil {
 			return err
 		}
+	}
+	if len(p.RequestedNodePools) > maxListed {
+		return tooMany(at+".requestedNodePools", len(p.RequestedNodePools), maxListed)
+	}
+	for j, np := range p.RequestedNodePools {
+		if err := text(fmt.Sprintf("%s.requestedNodePools[%d]", at, j), np); err != nil {
+			return err
+		}
+	}
+	if len(p.Tolerations) > maxListed {
+		return tooMany(at+".tolerations", len(p.Tolerations), maxListed)
+	}
+	return all(requested(at+".requestedResources", p.RequestedResources), allocated(at+".allocatedResources", p.AllocatedResources))
+}
+
+// Bounds of a pod's lists and amounts: a pod of the largest nodes made
+// stays well inside them; beyond them the number is a connector's bug.
+const (
+	maxListed = 100
+	MaxGPUs   = 1024
+	MaxCores  = 1 << 20
+)
+
+// GPURequestTypes are Run:ai's GpuRequestType enum: a pod asks for a
+// portion of a GPU (gpu-fraction) or an amount of its memory (gpu-memory).
+var GPURequestTypes = []string{"portion", "memory"}
+
+// QuantityPattern is the pattern Run:ai's document gives every quantity
+// ("16Gi", "200M", "0").
+var QuantityPattern = regexp.MustCompile(`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`)
+
+// requested checks a pod's requestedResources: cores and devices as
+// non-negative numbers within bounds, a request no more than its limit,
+// memory as Kubernetes quantities Run:ai's pattern takes.
+func requested(at string, r *models.PodRequestResources) error {
+	if r == nil {
+		return nil
+	}
+	if t := r.GPURequestType; t != nil && *t != GPURequestTypes[0] && *t != GPURequestTypes[1] {
+		return apierr.BadRequest("%s.gpuRequestType %q must be %q, %q or absent", at, *t, GPURequestTypes[0], GPURequestTypes[1])
+	}
+	if err := all(cores(at+".gpu", r.GPU, MaxGPUs), cores(at+".cpu", r.CPU, MaxCores)); err != nil {
+		return err
+	}
+	for _, q := range []struct {
+		field string
+		q     *models.RequestResourceQuantity
+	}{{at + ".gpuMemory", r.GPUMemory}, {at + ".cpuMemory", r.CPUMemory}} {
+		if q.q == nil {
+			continue
+		}
+		if err := all(Quantity(q.field+".request", q.q.Request), Quantity(q.field+".limit", q.q.Limit)); err != nil {
+			return err
+		}
+		if q.q.Request != nil && q.q.Limit != nil && more(*q.q.Request, *q.q.Limit) {
+			return apierr.BadRequest("%s.request %s is more than its limit %s", q.field, *q.q.Request, *q.q.Limit)
+		}
+	}
+	return extended(at+".extendedResources", r.ExtendedResources)
+}
+
+// allocated checks a pod's allocatedResources as requested does.
+func allocated(at string, r *models.AllocatedResources) error {
+	if r == nil {
+		return nil
+	}
+	return all(amount(at+".gpu", r.GPU, MaxGPUs), amount(at+".cpu", r.CPU, MaxCores),
+		Quantity(at+".gpuMemory", r.GPUMemory), Quantity(at+".cpuMemory", r.CPUMemory),
+		extended(at+".extendedResources", r.ExtendedResources))
+}
+
+func cores(at string, c *models.RequestResourceCores, max float64) error {
+	if c == nil {
+		return nil
+	}
+	if err := all(amount(at+".request", c.Request, max), amount(at+".limit", c.Limit, max)); err != nil {
+		return err
+	}
+	if c.Request != nil && c.Limit != nil && *c.Request > *c.Limit {
+		return apierr.BadRequest("%s.request %v is more than its limit %v", at, *c.Request, *c.Limit)
+	}
+	return nil
+}
+
+func amount(field string, v *float64, max float64) error {
+	if v != nil && !(*v >= 0 && *v <= max) {
+		return apierr.BadRequest("%s %v must be between 0 and %v", field, *v, max)
+	}
+	return nil
+}
+
+func extended(at string, rs []models.ExtendedResource) error {
+	if len(rs) > maxListed {
+		return tooMany(at, len(rs), maxListed)
+	}
+	for j, e := range rs {
+		f := fmt.Sprintf("%s[%d]", at, j)
+		if e.Resource == nil {
+			return apierr.BadRequest("%s.resource is required: the resource's name", f)
+		}
+		if err := all(text(f+".resource", *e.Resource), Quantity(f+".quantity", e.Quantity)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// more reports whether quantity a is more than b, both checked already.
+func more(a, b string) bool {
+	qa, qb := resource.MustParse(a), resource.MustParse(b)
+	return qa.Cmp(qb) > 0
+}
+
+// Quantity refuses s unless it is absent or a non-negative Kubernetes
+// quantity written as Run:ai's pattern has one, naming field.
+func Quantity(field string, s *string) error {
+	if s == nil {
+		return nil
+	}
+	if len(*s) > 64 || !QuantityPattern.MatchString(*s) {
+		return apierr.BadRequest("%s %q is not a quantity as Run:ai writes one: a number and a unit, 16Gi, 500M, 2", field, *s)
+	}
+	q, err := resource.ParseQuantity(*s)
+	if err != nil {
+		return apierr.BadRequest("%s %q is not a Kubernetes quantity: a number and a unit, 16Gi, 500M, 2", field, *s)
+	}
+	if q.Sign() < 0 {
+		return apierr.BadRequest("%s %q must not be negative", field, *s)
 	}
 	return nil
 }
