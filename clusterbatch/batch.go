@@ -145,6 +145,10 @@ func (b *Batch) check() error {
 	return nil
 }
 
+// CheckPod is the server's check of one pod, its errors naming the field
+// under at ("pods[3]"): a connector checks what it maps before it sends.
+func CheckPod(at string, p *Pod) error { return p.check(at, map[string]bool{}) }
+
 func (p *Pod) check(at string, seen map[string]bool) error {
 	err := all(name(at+".id", p.ID), text(at+".name", p.Name), name(at+".workloadId", p.WorkloadID),
 		name(at+".clusterId", p.ClusterID), once(seen, at+".id", "pod", p.ID),
