@@ -14,6 +14,7 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/clustersync"
 	"gpugraph/credentials"
 	"gpugraph/models"
 	"gpugraph/nodeid"
@@ -53,6 +54,10 @@ var adminCmds = []adminCommand{
 		summary: "replace the access-token signing key every replica shares"},
 	{noun: "nodes", verb: "enroll", flags: []string{"node-name", "cluster-id"}, required: []string{"node-name", "cluster-id"},
 		summary: "enroll a node: its one-time bootstrap token alone goes to stdout, for its agent's --bootstrap-token"},
+	{noun: "clusters", verb: "enroll", flags: []string{"cluster-id", "tenant-id"}, required: []string{"cluster-id", "tenant-id"},
+		summary: "enroll a Kubernetes cluster's connector: its credential (gpgcl_…) alone goes to stdout, shown once, for cluster-agent's --credential-file; enrolling again rotates it"},
+	{noun: "clusters", verb: "revoke", args: "CLUSTER_ID",
+		summary: "revoke a cluster's credential: its connector is refused from its next batch on; the pods it reported stay"},
 }
 
 // adminNouns are the first words that name a subcommand (and "help").
@@ -74,11 +79,11 @@ var adminFlags = map[string]adminFlag{
 	"expires":       {"90d", "when it expires: `90d`, 36h or an RFC 3339 instant (default never)"},
 	"name":          {"NAME", "a `NAME` to know it by"},
 	"id":            {"ID", "the organization's `ID`"},
-	"tenant-id":     {"N", "the organization's Run:ai tenant, a positive integer `N` no other organization holds"},
+	"tenant-id":     {"N", "a Run:ai tenant, a positive integer `N`: for orgs create one no other organization holds, for clusters enroll an organization's"},
 	"infiniband":    {"", "the organization's pods use InfiniBand"},
 	"drop-previous": {"", "forget the replaced signing key at once: tokens it signed stop working (a leaked key)"},
 	"node-name":     {"NAME", "the node's `NAME`, as its agent reports it"},
-	"cluster-id":    {"ID", "the node's cluster `ID`"},
+	"cluster-id":    {"ID", "the cluster's `ID` (a node's cluster; for clusters enroll, the cluster's UUID)"},
 }
 
 // usageLine is c's synopsis: gpugraph keys create --org ORG … [--name NAME].
@@ -325,6 +330,19 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 		fmt.Fprintf(stderr, "enrolled node %s of cluster %s: its agent exchanges this one-time bootstrap token (--bootstrap-token) before %s\n",
 			e.NodeName, e.ClusterID, models.FormatTime(e.ExpiresAt))
 		fmt.Fprintln(stdout, e.BootstrapToken)
+	case "clusters enroll":
+		e, err := clustersync.New(st).Enroll(ctx, caller, v.clusterID, v.tenant)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "enrolled cluster %s for tenant %d: its connector sends this credential (shown once: keep it now, as a Secret for cluster-agent --credential-file); an earlier one is refused from now on\n",
+			e.ClusterID, e.TenantID)
+		fmt.Fprintln(stdout, e.Credential)
+	case "clusters revoke":
+		if err := clustersync.New(st).Revoke(ctx, caller, positional[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked cluster %s's credential; the pods it reported stay\n", positional[0])
 	}
 	return nil
 }
