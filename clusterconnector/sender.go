@@ -92,7 +92,9 @@ type answer struct {
 
 type staleSequence struct{ current int64 }
 
-func (e *staleSequence) Error() string { return fmt.Sprintf("stale sequence, the server's is %d", e.current) }
+func (e *staleSequence) Error() string {
+	return fmt.Sprintf("stale sequence, the server's is %d", e.current)
+}
 
 // post sends body once: the answer, or an error with how long the server
 // asked to wait.
