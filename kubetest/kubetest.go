@@ -23,6 +23,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -83,7 +84,14 @@ type Cluster struct {
 	// EtcdLog and APIServerLog are the processes' output files.
 	EtcdLog, APIServerLog string
 
+	// EtcdURL is etcd's client URL.
+	EtcdURL string
+
 	etcd, apiserver *process
+	// apiserverArgs and bins start kube-apiserver again (RestartAPIServer).
+	apiserverArgs  []string
+	dir, bins      string
+	apiserverReady func() error
 }
 
 // Start starts etcd and kube-apiserver for t and stops both when t ends.
@@ -278,33 +286,35 @@ func startOnce(dir, bins string, cred credentials) (*Cluster, error) {
 	}
 
 	certDir := filepath.Join(dir, "certs")
-	c.apiserver, err = startProcess("kube-apiserver", c.APIServerLog, dir, filepath.Join(bins, "kube-apiserver"),
-		"--etcd-servers="+clientURL,
+	c.EtcdURL, c.dir, c.bins = clientURL, dir, bins
+	c.apiserverArgs = []string{
+		"--etcd-servers=" + clientURL,
 		// A loopback advertise address is refused unless no endpoint
 		// reconciler publishes it as the kubernetes Service's endpoint.
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--endpoint-reconciler-type=none",
-		"--secure-port="+strconv.Itoa(ports[2]),
+		"--secure-port=" + strconv.Itoa(ports[2]),
 		// It makes its own serving certificate (and the CA that signed it)
 		// there; the client verifies the server with that CA.
-		"--cert-dir="+certDir,
-		"--token-auth-file="+cred.tokenFile,
+		"--cert-dir=" + certDir,
+		"--token-auth-file=" + cred.tokenFile,
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+cred.saPub,
-		"--service-account-signing-key-file="+cred.saKey,
+		"--service-account-key-file=" + cred.saPub,
+		"--service-account-signing-key-file=" + cred.saKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		// No controller-manager makes a namespace's default service
 		// account, which the admission plugin would wait for on every Pod.
 		"--disable-admission-plugins=ServiceAccount",
 		"--profiling=false",
-	)
+	}
+	c.apiserver, err = startProcess("kube-apiserver", c.APIServerLog, dir, filepath.Join(bins, "kube-apiserver"), c.apiserverArgs...)
 	if err != nil {
 		c.stop()
 		return nil, err
 	}
 	certFile := filepath.Join(certDir, "apiserver.crt")
 	var client *http.Client
-	err = c.apiserver.waitReady(apiserverReadyWithin, func() error {
+	c.apiserverReady = func() error {
 		if client == nil {
 			ca, err := os.ReadFile(certFile)
 			if err != nil || !bytes.Contains(ca, []byte("END CERTIFICATE")) {
@@ -317,7 +327,8 @@ func startOnce(dir, bins string, cred credentials) (*Cluster, error) {
 			c.Config = &rest.Config{Host: c.Host, BearerToken: c.Token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
 		}
 		return readyz(client, c.Host, c.Token)
-	})
+	}
+	err = c.apiserver.waitReady(apiserverReadyWithin, c.apiserverReady)
 	if err != nil {
 		c.stop()
 		return nil, err
@@ -397,6 +408,55 @@ func writeKubeconfig(path string, cfg *rest.Config) error {
 	kc.CurrentContext = "kubetest"
 	return clientcmd.WriteToFile(*kc, path)
 }
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same
+// port and etcd, and waits until it is ready: its watch cache starts
+// afresh, so a watch resumed from a resource version before the restart
+// (and before a CompactEtcd) is too old, 410 Gone, and its client lists
+// again.
+func (c *Cluster) RestartAPIServer() error {
+	c.apiserver.stop()
+	p, err := startProcess("kube-apiserver", c.APIServerLog+".restarted", c.dir, filepath.Join(c.bins, "kube-apiserver"), c.apiserverArgs...)
+	if err != nil {
+		return err
+	}
+	c.apiserver, c.APIServerLog = p, c.APIServerLog+".restarted"
+	return p.waitReady(apiserverReadyWithin, c.apiserverReady)
+}
+
+// CompactEtcd compacts etcd's history up to its current revision (through
+// its JSON gateway), so that no watch can resume from before now.
+func (c *Cluster) CompactEtcd() error {
+	client := &http.Client{Timeout: 10 * time.Second}
+	post := func(path, body string, out any) error {
+		resp, err := client.Post(c.EtcdURL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("etcd %s: %d %s", path, resp.StatusCode, b)
+		}
+		if out != nil {
+			return json.Unmarshal(b, out)
+		}
+		return nil
+	}
+	var r struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+	}
+	if err := post("/v3/kv/range", `{"key": "AA=="}`, &r); err != nil {
+		return err
+	}
+	return post("/v3/kv/compaction", `{"revision": "`+r.Header.Revision+`", "physical": true}`, nil)
+}
+
+// WriteKubeconfig writes cfg (a copy of Config, perhaps another host) as a
+// kubeconfig file at path, for a binary that takes --kubeconfig.
+func WriteKubeconfig(path string, cfg *rest.Config) error { return writeKubeconfig(path, cfg) }
 
 // stop ends kube-apiserver, then etcd.
 func (c *Cluster) stop() {
