@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
+	"gpugraph/clustersync"
 	"gpugraph/auth"
 	"gpugraph/nodeid"
 	"gpugraph/store"
@@ -383,4 +384,54 @@ func demoAdminKeys(t *testing.T, st *store.Store) int {
 		}
 	}
 	return n
+}
+
+// gpugraph clusters enroll / revoke: the cluster's credential alone on
+// stdout, bound to the cluster and tenant; revoked, it is refused.
+func TestClustersEnrollCommand(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			url := storetest.URL(t, engine)
+			if _, _, err := runAdmin(t, url, "orgs", "create", "--id", "lab", "--name", "Lab", "--tenant-id", "1099"); err != nil {
+				t.Fatal(err)
+			}
+			const id = "3f2a7c1e-0b4d-4c5e-9f60-7a8b9c0d1e2f"
+			out, errOut, err := runAdmin(t, url, "clusters", "enroll", "--cluster-id", id, "--tenant-id", "1099")
+			cred := strings.TrimSuffix(out, "\n")
+			if err != nil || !clustersync.IsCredential(cred) || strings.Contains(cred, "\n") {
+				t.Fatalf("clusters enroll: %q, %v (%s)", out, err, errOut)
+			}
+			if !strings.HasPrefix(errOut, "enrolled cluster "+id+" for tenant 1099: its connector sends this credential") {
+				t.Errorf("clusters enroll said %q", errOut)
+			}
+			st, err := store.Open(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			svc := clustersync.New(st)
+			if who, err := svc.Authenticate(context.Background(), cred); err != nil || who.ClusterID != id || who.TenantID != 1099 {
+				t.Fatalf("the credential: %+v, %v", who, err)
+			}
+			if out, _, err := runAdmin(t, url, "clusters", "revoke", id); err != nil || out != "revoked cluster "+id+"'s credential; the pods it reported stay\n" {
+				t.Fatalf("clusters revoke: %q, %v", out, err)
+			}
+			if _, err := svc.Authenticate(context.Background(), cred); err == nil {
+				t.Errorf("a revoked credential still authenticates")
+			}
+			for _, c := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"clusters", "enroll", "--cluster-id", "c1", "--tenant-id", "1099"}, `clusterId "c1" must be a UUID (8-4-4-4-12 hex digits), as Run:ai's cluster ids are: the Pods API answers it as one`},
+				{[]string{"clusters", "enroll", "--cluster-id", id, "--tenant-id", "7"}, "tenantId 7 is no organization's tenant"},
+				{[]string{"clusters", "revoke", id}, `cluster "` + id + `" has no credential`},
+				{[]string{"clusters", "revoke"}, "gpugraph clusters revoke needs one CLUSTER_ID\nusage: gpugraph clusters revoke CLUSTER_ID"},
+			} {
+				if _, _, err := runAdmin(t, url, c.args...); err == nil || err.Error() != c.want {
+					t.Errorf("gpugraph %s: %v, want %q", strings.Join(c.args, " "), err, c.want)
+				}
+			}
+		})
+	}
 }

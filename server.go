@@ -653,6 +653,7 @@ var nounSummaries = map[string]string{
 	"orgs":        "organizations",
 	"signing-key": "the key signing access tokens",
 	"nodes":       "node enrollment: a one-time bootstrap token for a node's agent",
+	"clusters":    "Kubernetes cluster connectors: a cluster's credential for its cluster-agent, and its revocation",
 }
 
 // nounList is the commands' first words, in the order of adminCmds.
