@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"gpugraph/agentapi"
-	"gpugraph/clustersync"
 	"gpugraph/auth"
+	"gpugraph/clustersync"
 	"gpugraph/nodeid"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
