@@ -64,6 +64,7 @@ type options struct {
 	heartbeatGrace          time.Duration
 	sweepInterval           time.Duration
 	provisionTimeout        time.Duration
+	teardownGrace           time.Duration
 	pendingTimeout          time.Duration
 	schedulerInterval       time.Duration
 	shutdownTimeout         time.Duration
@@ -136,6 +137,8 @@ func parseFlags(args []string) (options, error) {
 		"how often the scheduler tries the pending queue besides whenever capacity may have freed")
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", sweep.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
+	fs.DurationVar(&o.teardownGrace, "teardown-grace", sweep.DefaultTeardownGrace,
+		"how long a stopped VM or pod on a node that is not online keeps its GPUs, host share and address waiting for the node to report it torn down (tearingDown) before they are freed")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish at shutdown")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 60*time.Second,
 		"how long a client may take to send a whole request, headers and body (a body trickled byte by byte is cut there)")
@@ -244,6 +247,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.provisionTimeout <= 0 {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
+	}
+	if o.teardownGrace <= 0 {
+		return o, fmt.Errorf("--teardown-grace %v: must be positive", o.teardownGrace)
 	}
 	for _, d := range []struct {
 		name string
@@ -437,7 +443,7 @@ func run(ctx context.Context, args []string) error {
 	// The background jobs: every replica runs them, the database is their
 	// only state.
 	go sweep.NewRunner(sweep.New(st), sweep.Options{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
-		ProvisionTimeout: o.provisionTimeout}).Run(ctx)
+		ProvisionTimeout: o.provisionTimeout, TeardownGrace: o.teardownGrace}).Run(ctx)
 	go scheduler.NewRunner(scheduler.New(st, compute.New(st)), scheduler.Options{Interval: o.schedulerInterval,
 		PendingTimeout: o.pendingTimeout}).Run(ctx)
 	go live.NewRetention(st, o.eventRetention, 10*time.Minute).Run(ctx)

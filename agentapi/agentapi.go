@@ -165,7 +165,10 @@ const (
 	StateExited   = "exited" // it ended by itself
 	StateFailed   = "failed" // it could not start, or its runtime lost it
 	// StateGone: a workload told ActionStop is torn down; its GPUs and
-	// host share are free on the node. The server releases them then.
+	// host share are free on the node. The server releases them then. A
+	// heartbeat that does not list a workload being torn down at all
+	// counts as gone too (the agent runs nothing of it): that is how an
+	// agent that predates ActionStop, and is never sent one, releases.
 	StateGone = "gone"
 )
 

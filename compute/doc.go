@@ -79,8 +79,15 @@
 //     running one rebooted and an interrupted one resuming keep what they
 //     hold, which already counts, so a quota lowered below the use stops
 //     nothing.
+//   - A plain VM stopped or failed while its node's agent still tears its
+//     last run down (tearingDown on a node an agent reports for) answers
+//     409 VM_NOT_READY, the VM side of POD_STOPPING, which the contract
+//     names for pods only; a fixture's flag on a node no agent reported for
+//     is no teardown, and its restart clears it.
+//   - A running VM's restart starts a new generation with action reboot, a
+//     running pod's with recreate, for the node agent (docs/contract.md#agent).
 //   - Every successful restart clears interruptedAt and writes statusReason
 //     "user_restarted"; nothing else of the row changes except status, nodeId
-//     (placed afresh), tearingDown (placed afresh, and always on a plain VM:
-//     only a pod tears down) and what it holds.
+//     (placed afresh), tearingDown (placed afresh, and a plain VM's fixture
+//     flag), its generation and action, and what it holds.
 package compute

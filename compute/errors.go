@@ -54,6 +54,14 @@ func podStopping(vm *models.VM) error {
 		"pod %s is still tearing down its previous run; try again once it has stopped", vm.ID)
 }
 
+// vmStopping is a plain VM's POD_STOPPING: the contract names no code of
+// its own for it, and a VM whose last run is still shutting down is not
+// ready to restart, as a deploying one is not.
+func vmStopping(vm *models.VM) error {
+	return apierr.New(http.StatusConflict, CodeVMNotReady,
+		"VM %s is still shutting down its previous run on its node; restart it once it has stopped", vm.ID)
+}
+
 // busy is the answer when the transaction kept losing races: the node is
 // too contended to decide now.
 func busy(vm *models.VM) error {

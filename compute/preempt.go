@@ -66,6 +66,9 @@ func (r *restart) preempt(own *models.Node) (*Result, error) {
 	if !lost && vm.IsPod() && vm.TearingDown {
 		return nil, podStopping(vm)
 	}
+	if !lost && vmTearingDown(vm, own) {
+		return nil, vmStopping(vm)
+	}
 	var scope []string // every node for a fresh placement
 	if !lost {
 		scope = []string{own.ID}
@@ -111,7 +114,7 @@ func (r *restart) preempt(own *models.Node) (*Result, error) {
 		if !slices.Contains(proof.Victims, v.ID) {
 			continue
 		}
-		if _, err := r.st.Apply(r.tx, v, store.Change{Transition: models.SpotPreempted, Actor: preemptionActor}, r.now); err != nil {
+		if _, err := r.st.Apply(r.tx, v, store.Change{Transition: models.SpotPreempted, Actor: preemptionActor, Handover: true}, r.now); err != nil {
 			return nil, err
 		}
 		stopped = append(stopped, placement.Workload{VMID: v.ID})

@@ -185,6 +185,9 @@ func (r *restart) run(orgID, id string) (*Result, error) {
 		if vm.IsPod() && vm.TearingDown {
 			return nil, podStopping(vm)
 		}
+		if vmTearingDown(vm, own) {
+			return nil, vmStopping(vm)
+		}
 		// The fabric is locked only when an address is to be claimed.
 		if info, err = r.ownNode(own, r.req.Pod && r.req.InfiniBand); err != nil {
 			return nil, err
@@ -211,6 +214,14 @@ func (r *restart) checkQuota() error {
 	}
 	return quotas.Check(r.st, r.tx, quotas.Ask{OrganizationID: r.vm.OrganizationID, VMID: r.vm.ID,
 		GPUModelID: r.model.ID, GPUs: r.vm.GPUCount})
+}
+
+// vmTearingDown reports whether a plain VM's previous run is still being
+// torn down on its node: only a node an agent reports for tears anything
+// down, so a fixture's flag elsewhere is no teardown (and its restart
+// clears it).
+func vmTearingDown(vm *models.VM, own *models.Node) bool {
+	return !vm.IsPod() && vm.TearingDown && own != nil && own.AgentReportedAt != nil
 }
 
 // lostNode reports whether a VM's disk (a pod's volume) is gone with its node.

@@ -19,15 +19,17 @@ const (
 )
 
 // Stop stops the VM or pod id of the caller's organization (the lifecycle's
-// user-stop): its GPUs, host share and address are released, its disk or
+// user-stop): its GPUs, host share and address are released — once its
+// node's agent reports it gone, tearingDown until then — and its disk or
 // volume stays on its node. The caller must hold compute.operate.
 func (s *Service) Stop(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
 	return s.end(ctx, caller, id, models.UserStop)
 }
 
 // Terminate terminates the VM or pod id of the caller's organization (the
-// lifecycle's user-terminate): everything it held is released and its disk
-// is gone. The caller must hold compute.operate.
+// lifecycle's user-terminate): everything it held is released (after its
+// teardown, as Stop's) and its disk is gone. The caller must hold
+// compute.operate.
 func (s *Service) Terminate(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
 	return s.end(ctx, caller, id, models.UserTerminate)
 }
@@ -57,7 +59,13 @@ func (s *Service) end(ctx context.Context, caller *auth.Caller, id string, name 
 		if _, err := s.store.Apply(tx, vm, store.Change{Transition: name, Actor: caller.Actor()}, store.Now()); err != nil {
 			return err
 		}
-		res = &Result{VM: vm, GPUs: []*models.GPU{}}
+		// What it holds now: nothing, or its GPUs while its node tears
+		// it down.
+		gpus, err := s.store.HeldGPUs(tx, vm.ID)
+		if err != nil {
+			return err
+		}
+		res = &Result{VM: vm, GPUs: gpus}
 		if vm.GPUModelID != nil {
 			if res.Model, err = s.store.GPUModel(tx, *vm.GPUModelID); err != nil {
 				return err

@@ -365,6 +365,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"to":         {Struct: "To", Marshaler: true},
 			"reason":     {Struct: "Reason", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"transition": {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"generation": {Struct: "Generation", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"actor":      {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"at":         {Struct: "At", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
 			"vm":         {Resolver: true},

@@ -480,6 +480,7 @@ type ComplexityRoot struct {
 		Actor      func(childComplexity int) int
 		At         func(childComplexity int) int
 		From       func(childComplexity int) int
+		Generation func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Reason     func(childComplexity int) int
 		To         func(childComplexity int) int
@@ -593,6 +594,7 @@ type VmEventResolver interface {
 	ID(ctx context.Context, obj *models.VMEvent) (string, error)
 
 	Transition(ctx context.Context, obj *models.VMEvent) (string, error)
+
 	Actor(ctx context.Context, obj *models.VMEvent) (string, error)
 
 	VM(ctx context.Context, obj *models.VMEvent) (*models.VM, error)
@@ -2556,6 +2558,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmEvent.From(childComplexity), true
+	case "VmEvent.generation":
+		if e.ComplexityRoot.VmEvent.Generation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.Generation(childComplexity), true
 	case "VmEvent.id":
 		if e.ComplexityRoot.VmEvent.ID == nil {
 			break
@@ -3532,8 +3540,10 @@ type VmEvent {
   to: VmStatus!
   "The statusReason after the change."
   reason: String!
-  "The lifecycle table's row: user-stop, restart-deploy, agent-running, …"
+  "The lifecycle table's row: user-stop, restart-deploy, agent-running, agent-restarted, agent-gone, …"
   transition: String!
+  "The row's generation (its run count) after the change: the reboot or recreate a node agent acknowledged (agent-restarted), the run torn down (agent-gone); null on events recorded before generations were kept."
+  generation: Int
   "Who made it: \"user key:<key id>\", \"agent <node name>\", \"sweep\", \"operator …\", \"platform\" or \"scheduler\"."
   actor: String!
   "When it changed."
@@ -4961,6 +4971,8 @@ func (ec *executionContext) childFields_VmEvent(ctx context.Context, field graph
 		return ec.fieldContext_VmEvent_reason(ctx, field)
 	case "transition":
 		return ec.fieldContext_VmEvent_transition(ctx, field)
+	case "generation":
+		return ec.fieldContext_VmEvent_generation(ctx, field)
 	case "actor":
 		return ec.fieldContext_VmEvent_actor(ctx, field)
 	case "at":
@@ -14227,6 +14239,29 @@ func (ec *executionContext) fieldContext_VmEvent_transition(_ context.Context, f
 	return graphql.NewScalarFieldContext("VmEvent", field, true, true, "String")
 }
 
+func (ec *executionContext) _VmEvent_generation(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_generation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Generation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_generation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _VmEvent_actor(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19055,6 +19090,11 @@ func (ec *executionContext) _VmEvent(ctx context.Context, sel ast.SelectionSet, 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VmEvent_transition(ctx, field, obj)
 				})
+		case "generation":
+			out.Values[i] = ec._VmEvent_generation(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "actor":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

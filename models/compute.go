@@ -33,9 +33,14 @@ type VM struct {
 	TearingDown       bool       `json:"tearingDown"`
 	InterruptedAt     *time.Time `json:"interruptedAt"`
 	UpdatedAt         time.Time  `gorm:"autoUpdateTime:false" json:"-"`
-	// Generation counts the row's runs: it grows on entering deploying, so
-	// an agent's report of an earlier run is told apart.
+	// Generation counts the row's runs: it grows on entering deploying, and
+	// on a running row's reboot (recreate), so an agent's report of an
+	// earlier run is told apart.
 	Generation int `json:"-"`
+	// Action is what its current generation asks of the node agent
+	// (Action*): run, or the reboot (recreate) of a running row until the
+	// agent acknowledges it; "" on rows older than the column.
+	Action string `json:"-"`
 	// StatusChangedAt is when the row entered its status.
 	StatusChangedAt *time.Time `json:"-"`
 	// DeletedAt hides the row from the API (kept for the audit trail).

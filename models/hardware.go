@@ -34,6 +34,10 @@ type Node struct {
 	DiskGb          int        `json:"diskGb"`
 	LeavingAt       *time.Time `json:"leavingAt"`
 	LastHeartbeatAt *time.Time `json:"lastHeartbeatAt"`
+	// AgentReportedAt is when a node agent last reported for it (inventory
+	// or heartbeat); nil on a node no agent ever reported for (a fixture's),
+	// which runs nothing and so has nothing to tear down.
+	AgentReportedAt *time.Time `json:"-"`
 }
 
 // GPU is one device of a node. HolderVMID is the single VM or pod that holds

@@ -82,6 +82,9 @@ const (
 	ExpirePod      TransitionName = "expire-pod"
 
 	AgentRunning     TransitionName = "agent-running"
+	AgentRestarted   TransitionName = "agent-restarted"
+	AgentGone        TransitionName = "agent-gone"
+	TeardownExpired  TransitionName = "teardown-expired"
 	AgentFailedStart TransitionName = "agent-failed-start"
 	ProvisionTimeout TransitionName = "provision-timeout"
 	VMExited         TransitionName = "vm-exited"
@@ -145,13 +148,20 @@ const (
 	Claims
 	// Moves: it lets go of what it held and claims on the node it is placed on.
 	Moves
-	// Releases: it lets go of its GPUs, host share and address.
+	// Releases: it lets go of its GPUs, host share and address — at once
+	// on a node no agent reports for, and otherwise once the node has
+	// torn it down (tearingDown until then; see Frees).
 	Releases
+	// Frees: its node's teardown is over (or given up on), and it lets go
+	// of what the teardown held.
+	Frees
 )
 
 func (r Resources) String() string {
 	return [...]string{"keeps what it holds", "claims GPUs, host share or address",
-		"releases what it held, claims on the new node", "releases GPUs, host share and address"}[r]
+		"releases what it held, claims on the new node",
+		"releases GPUs, host share and address (once torn down, where an agent reports)",
+		"frees what the teardown held"}[r]
 }
 
 // Transition is one status change.
@@ -166,6 +176,15 @@ type Transition struct {
 	// interruptedAt) before the transition applies.
 	After time.Duration
 	To    VMStatus
+	// SameStatus: the row keeps its status (To is unused): an event about
+	// its node's work, not a status change.
+	SameStatus bool
+	// SettlesAction: the node did what the row's generation asked (a
+	// reboot, a recreate); its action is run from now on.
+	SettlesAction bool
+	// NodeEnded: the node agent reported that it ended by itself, so
+	// nothing of it is left to tear down and it releases at once.
+	NodeEnded bool
 	// Reason is the statusReason written, "" clearing it, unless KeepsReason.
 	Reason      string
 	KeepsReason bool
@@ -198,8 +217,40 @@ func (t Transition) Allows(vm *VM) bool {
 }
 
 // StampsInterruptedAt reports whether the transition sets interruptedAt to
-// now; every other transition clears it.
+// now; every other transition clears it (a SameStatus one leaves it).
 func (t Transition) StampsInterruptedAt() bool { return t.To == VMInterrupted }
+
+// ToFrom is the status a row in from has after t.
+func (t Transition) ToFrom(from VMStatus) VMStatus {
+	if t.SameStatus {
+		return from
+	}
+	return t.To
+}
+
+// Actions a row's generation asks of its node agent (agentapi's Action
+// values of the same names; the agent is told stop while the row tears
+// down, whatever its action).
+const (
+	ActionRun      = "run"
+	ActionReboot   = "reboot"
+	ActionRecreate = "recreate"
+)
+
+// ActionFor is the action of the new generation t starts for vm: run on
+// entering deploying, reboot (a VM) or recreate (a pod's container) on a
+// running row's restart; "" when t starts no generation.
+func (t Transition) ActionFor(vm *VM) string {
+	switch {
+	case t.Name == RestartReboot && vm.IsPod():
+		return ActionRecreate
+	case t.Name == RestartReboot:
+		return ActionReboot
+	case t.To == VMDeploying && !t.SameStatus:
+		return ActionRun
+	}
+	return ""
+}
 
 // Lifecycle is every transition, in the order a reader meets them.
 var Lifecycle = []Transition{
@@ -223,12 +274,18 @@ var Lifecycle = []Transition{
 
 	{Name: AgentRunning, Trigger: "node agent reports the workload running",
 		From: []VMStatus{VMDeploying}, To: VMRunning, KeepsReason: true, Resources: Keeps},
+	{Name: AgentRestarted, Trigger: "node agent reports the rebooted VM (recreated pod) running in the generation it was given",
+		From: []VMStatus{VMRunning}, To: VMRunning, KeepsReason: true, Resources: Keeps, SettlesAction: true},
+	{Name: AgentGone, Trigger: "node agent reports the workload gone after a teardown (or a heartbeat no longer lists it)",
+		From: []VMStatus{VMStopped, VMFailed, VMTerminated}, SameStatus: true, KeepsReason: true, Resources: Frees},
+	{Name: TeardownExpired, Trigger: "sweep: tearing down for longer than --teardown-grace on a node that is not online",
+		From: []VMStatus{VMStopped, VMFailed, VMTerminated}, SameStatus: true, KeepsReason: true, Resources: Frees},
 	{Name: AgentFailedStart, Trigger: "node agent reports that the workload failed to start",
-		From: []VMStatus{VMDeploying}, To: VMFailed, Reason: ReasonFailedToStartPrefix, Detailed: true, Resources: Releases},
+		From: []VMStatus{VMDeploying}, To: VMFailed, Reason: ReasonFailedToStartPrefix, Detailed: true, Resources: Releases, NodeEnded: true},
 	{Name: ProvisionTimeout, Trigger: "sweep: still deploying after --provision-timeout",
 		From: []VMStatus{VMDeploying}, To: VMFailed, Reason: ReasonFailedToStartPrefix, Detailed: true, Resources: Releases},
 	{Name: VMExited, Trigger: "node agent reports that the VM exited by itself", Kinds: VMsOnly,
-		From: []VMStatus{VMRunning}, To: VMStopped, Reason: ReasonVMExited, Resources: Releases},
+		From: []VMStatus{VMRunning}, To: VMStopped, Reason: ReasonVMExited, Resources: Releases, NodeEnded: true},
 	{Name: PodJobLost, Trigger: "node agent reports that the pod lost its supervisor or job on a live node", Kinds: PodsOnly,
 		From: []VMStatus{VMRunning}, To: VMInterrupted, Reason: ReasonJobLost, Resources: Keeps},
 	{Name: PodResubmit, Trigger: "the platform re-submits a pod that lost its job, when it fits on its node", Kinds: PodsOnly,
@@ -297,7 +354,15 @@ func (t Transition) String() string {
 		cond = fmt.Sprintf(" (statusReason %q)", t.FromReason)
 	}
 	return fmt.Sprintf("%s: %s %s%s → %s, %s, %s; on %s", t.Name, t.Kinds, strings.Join(from, "|"), cond,
-		t.To, reason, t.Resources, t.Trigger)
+		t.toWords(), reason, t.Resources, t.Trigger)
+}
+
+// toWords is t's to-status as the table shows it.
+func (t Transition) toWords() string {
+	if t.SameStatus {
+		return "unchanged"
+	}
+	return string(t.To)
 }
 
 // LifecycleTable renders the table in Markdown, for the README.
@@ -325,7 +390,7 @@ func LifecycleTable() string {
 		case t.Reason == "":
 			reason = "cleared"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Name, t.Trigger, t.Kinds, f, t.To, reason, t.Resources)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Name, t.Trigger, t.Kinds, f, t.toWords(), reason, t.Resources)
 	}
 	return b.String()
 }
@@ -368,6 +433,10 @@ type VMEvent struct {
 	ActorKind      ActorKind      `json:"actorKind"`
 	ActorID        string         `json:"actorId"`
 	At             time.Time      `json:"at"`
+	// Generation is the row's generation after the change: the run an
+	// agent acknowledged (agent-restarted), the one torn down (agent-gone);
+	// nil on events written before it was kept.
+	Generation *int `gorm:"column:generation" json:"generation"`
 }
 
 // TableName is the event log's table.

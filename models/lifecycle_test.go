@@ -10,7 +10,7 @@ var transitionNames = []TransitionName{
 	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
 	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, PodJobLost, PodResubmit, UserStop, UserTerminate,
 	NodeLeaving, NodeStaying, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, OrgDeleted,
-	CreatePlaced, CreateQueued, QueuePlaced, QueueTimeout,
+	CreatePlaced, CreateQueued, QueuePlaced, QueueTimeout, AgentRestarted, AgentGone, TeardownExpired,
 }
 
 // The table is consistent: every name is there once, every status is one a
@@ -23,8 +23,8 @@ func TestLifecycleIsConsistent(t *testing.T) {
 			t.Errorf("%s: listed twice", tr.Name)
 		}
 		seen[tr.Name] = true
-		if tr.Trigger == "" || len(tr.From) == 0 || !tr.To.Valid() {
-			t.Errorf("%s: trigger, from and a valid to are required: %+v", tr.Name, tr)
+		if tr.Trigger == "" || len(tr.From) == 0 || tr.To.Valid() == tr.SameStatus {
+			t.Errorf("%s: trigger, from and a valid to (none when it keeps the status) are required: %+v", tr.Name, tr)
 		}
 		for _, f := range tr.From {
 			if !f.Valid() {
@@ -32,6 +32,13 @@ func TestLifecycleIsConsistent(t *testing.T) {
 			}
 			var want []Resources
 			switch {
+			case tr.SameStatus:
+				// Only the end of a teardown keeps the status: it frees
+				// what a status that holds nothing still held.
+				want = []Resources{Frees}
+				if f.Holds() {
+					t.Errorf("%s: from %s, which holds, keeping its status", tr.Name, f)
+				}
 			case f.Holds() && tr.To.Holds():
 				want = []Resources{Keeps, Moves}
 			case !f.Holds() && tr.To.Holds():
@@ -57,6 +64,9 @@ func TestLifecycleIsConsistent(t *testing.T) {
 		}
 		if (tr.DiskGone || tr.Deletes) && tr.Resources != Releases {
 			t.Errorf("%s: a row whose disk goes must release what it holds", tr.Name)
+		}
+		if (tr.SameStatus || tr.Resources == Frees) && (!tr.SameStatus || tr.Resources != Frees) {
+			t.Errorf("%s: only the end of a teardown keeps the status, and it frees what was held", tr.Name)
 		}
 	}
 	for _, n := range transitionNames {

@@ -49,15 +49,16 @@ func (s *Service) recordHeartbeat(ctx context.Context, hb heartbeat, now time.Ti
 
 func (s *Service) heartbeatIn(tx *store.Txn, hb heartbeat, now time.Time) (outcome, error) {
 	// The VM rows this heartbeat may move, before the node's row (lock
-	// order): those its workload reports name and those the node's loss
-	// interrupted. Rows that become one of these after this read are left
-	// to the next heartbeat.
+	// order): those its workload reports name, those the node's loss
+	// interrupted and those tearing down there. Rows that become one of
+	// these after this read are left to the next heartbeat.
 	named := make([]string, 0, len(hb.Workloads))
 	for _, w := range hb.Workloads {
 		named = append(named, w.ID)
 	}
 	back := models.Step(models.NodeBack)
-	if err := s.store.LockRowsOnNamedNode(tx, hb.NodeName, named, back.From, back.FromReason); err != nil {
+	down, err := s.store.LockRowsOnNamedNode(tx, hb.NodeName, named, back.From, back.FromReason)
+	if err != nil {
 		return outcome{}, err
 	}
 	node, err := s.store.LockNodeByName(tx, hb.NodeName)
@@ -98,13 +99,16 @@ func (s *Service) heartbeatIn(tx *store.Txn, hb heartbeat, now time.Time) (outco
 	if err := s.store.UpdateNode(tx, node.ID, u); err != nil {
 		return outcome{}, err
 	}
-	out := outcome{NodeID: node.ID, Status: node.Status}
+	out := outcome{NodeID: node.ID, Status: node.Status, AgentVersion: node.AgentVersion}
+	if hb.AgentVersion != "" {
+		out.AgentVersion = hb.AgentVersion
+	}
 	if node.Status == models.NodeOnline {
 		if out.Resumed, err = s.resume(tx, node, now); err != nil {
 			return outcome{}, err
 		}
 	}
-	if out.JobLost, err = s.applyWorkloadReports(tx, node, hb.Workloads, now); err != nil {
+	if out.JobLost, err = s.applyWorkloadReports(tx, node, hb.Workloads, down, now); err != nil {
 		return outcome{}, err
 	}
 	samples := make([]store.GPUSample, len(hb.GPUs))

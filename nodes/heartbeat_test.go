@@ -39,7 +39,7 @@ func TestHeartbeat(t *testing.T) {
 			{UUID: "GPU-a", Health: models.GPUHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
 			{UUID: "GPU-b", Health: models.GPUFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
 			{UUID: "GPU-c", Health: models.GPUHealthy, Utilization: 5, MemoryUsedBytes: 1 << 40}}}, t1)
-		if err != nil || !reflect.DeepEqual(rep, outcome{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
+		if err != nil || !reflect.DeepEqual(rep, outcome{NodeID: "n1", Status: models.NodeOnline, Resumed: 1, AgentVersion: "2.7.0"}) {
 			t.Fatalf("heartbeat: %+v %v", rep, err)
 		}
 		n := node(t, st, "n1")

@@ -53,6 +53,9 @@ type outcome struct {
 	// JobLost are the pods this heartbeat's workload reports interrupted
 	// (models.PodJobLost), for the platform to re-submit.
 	JobLost []lostJob
+	// AgentVersion is the reporting agent's, which says whether it is told
+	// to tear workloads down (MinAgentTeardown).
+	AgentVersion string
 }
 
 // agentActor is who a node's reports are by.
@@ -115,7 +118,7 @@ func (s *Service) registerIn(tx *store.Txn, inv inventory, now time.Time) (outco
 			return outcome{}, err
 		}
 	}
-	out.NodeID, out.Status = node.ID, node.Status
+	out.NodeID, out.Status, out.AgentVersion = node.ID, node.Status, inv.AgentVersion
 	if node.Status == models.NodeOnline {
 		if out.Resumed, err = s.resume(tx, node, now); err != nil {
 			return outcome{}, err
@@ -177,6 +180,7 @@ func (s *Service) createNode(tx *store.Txn, inv inventory, now time.Time) (*mode
 		RAMGb:           inv.RAMGb,
 		DiskGb:          inv.DiskGb,
 		LastHeartbeatAt: &now,
+		AgentReportedAt: &now,
 	}
 	return n, s.store.CreateNode(tx, n)
 }

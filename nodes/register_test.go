@@ -80,7 +80,7 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(rep, outcome{NodeID: "dgx-01", Status: models.NodeOnline, Created: true}) {
+		if !reflect.DeepEqual(rep, outcome{NodeID: "dgx-01", Status: models.NodeOnline, Created: true, AgentVersion: "2.6.1"}) {
 			t.Fatalf("report = %+v", rep)
 		}
 		n := node(t, st, "dgx-01")
@@ -105,7 +105,7 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 
 		// The same inventory again matches by name and adds nothing.
 		rep, err = service(st).register(ctx, inv, t0.Add(time.Minute))
-		if err != nil || !reflect.DeepEqual(rep, outcome{NodeID: "dgx-01", Status: models.NodeOnline}) {
+		if err != nil || !reflect.DeepEqual(rep, outcome{NodeID: "dgx-01", Status: models.NodeOnline, AgentVersion: "2.6.1"}) {
 			t.Fatalf("again: %+v %v", rep, err)
 		}
 		if got := gpuRows(t, st, "dgx-01"); got != want {
@@ -159,7 +159,7 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(rep, outcome{NodeID: "n1", Status: models.NodeOnline, Resumed: 1}) {
+		if !reflect.DeepEqual(rep, outcome{NodeID: "n1", Status: models.NodeOnline, Resumed: 1, AgentVersion: "2.6.1"}) {
 			t.Fatalf("report = %+v", rep)
 		}
 		want := "0:g0:GPU-a:healthy::vm1 1:g2:GPU-c:failed:XID 48: 2:GPU-e:GPU-e:failed:reported failed by the node agent: " +

@@ -8,6 +8,7 @@ import (
 	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/models"
+	"gpugraph/placement"
 	"gpugraph/store"
 )
 
@@ -50,7 +51,7 @@ func (s *Service) ReportInventory(ctx context.Context, who Reporter, in agentapi
 		return Report{}, err
 	}
 	who.noteLegacy(ctx, in.NodeName)
-	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created})
+	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status, Created: rep.Created}, rep.AgentVersion)
 }
 
 // ReportHeartbeat records the reporting node's heartbeat, for the same
@@ -81,12 +82,21 @@ func (s *Service) ReportHeartbeat(ctx context.Context, who Reporter, in agentapi
 		}
 	}
 	who.noteLegacy(ctx, in.NodeName)
-	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status})
+	return s.answer(ctx, Report{NodeID: rep.NodeID, Status: rep.Status}, rep.AgentVersion)
 }
 
-// answer adds to rep what should run on its node.
-func (s *Service) answer(ctx context.Context, rep Report) (Report, error) {
-	as, err := s.store.Assignments(ctx, rep.NodeID, assignedStatuses)
+// MinAgentTeardown is the first agent version that performs an
+// assignment's action (docs/contract.md#agent). An older agent reads every
+// assignment as "run", so it is never sent a teardown: the row is left out
+// of its answers, the agent drops what is no longer listed, and its next
+// heartbeat, which no longer lists it, counts as the row gone.
+const MinAgentTeardown = "2.7.0"
+
+// answer adds to rep what should run on its node, for an agent of version
+// agentVersion.
+func (s *Service) answer(ctx context.Context, rep Report, agentVersion string) (Report, error) {
+	teardowns := placement.AgentAtLeast(agentVersion, MinAgentTeardown)
+	as, err := s.store.Assignments(ctx, rep.NodeID, assignedStatuses, teardowns)
 	if err != nil {
 		return Report{}, err
 	}

@@ -47,6 +47,17 @@ const exitedBeforeRunning = "it exited before the node agent saw it running."
 // reason carries; "" when it does nothing.
 func workloadTransition(vm *models.VM, r workloadReport) (models.TransitionName, string) {
 	switch {
+	case tearingDown(vm):
+		// Told stop: only its end moves it; until then it holds what it held.
+		if r.State == agentapi.StateGone {
+			return models.AgentGone, ""
+		}
+		return "", ""
+	case vm.Status == models.VMRunning && r.State == agentapi.StateRunning &&
+		(vm.Action == models.ActionReboot || vm.Action == models.ActionRecreate):
+		// The reboot (recreate) it was told, done: acknowledged once, in
+		// the event log with the generation.
+		return models.AgentRestarted, ""
 	case vm.Status == models.VMDeploying && r.State == agentapi.StateRunning:
 		return models.AgentRunning, ""
 	case vm.Status == models.VMDeploying && r.State == agentapi.StateFailed:
@@ -70,18 +81,30 @@ func workloadTransition(vm *models.VM, r workloadReport) (models.TransitionName,
 	return "", ""
 }
 
+// tearingDown reports whether vm's node is to tear it down: it left the
+// statuses an agent runs and holds what it held until the node says it is
+// gone (a flag on a row still assigned is a fixture's).
+func tearingDown(vm *models.VM) bool {
+	return vm.TearingDown && !slices.Contains(assignedStatuses, vm.Status)
+}
+
 // applyWorkloadReports applies each report about a row on node of the
 // generation it names; reports about other nodes' rows, earlier
-// generations or unknown ids are ignored. It answers the pods that lost
-// their job.
-func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports []workloadReport, now time.Time) ([]lostJob, error) {
-	if len(reports) == 0 {
+// generations or unknown ids are ignored. A row tearing down on the node
+// that the heartbeat does not list at all is gone as well: the agent runs
+// nothing of that id (an agent older than MinAgentTeardown drops it once
+// it is no longer assigned; any agent that never received it). down are
+// the ids of the rows tearing down on the node, locked. It answers the
+// pods that lost their job.
+func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports []workloadReport, down []string, now time.Time) ([]lostJob, error) {
+	if len(reports) == 0 && len(down) == 0 {
 		return nil, nil
 	}
-	ids := make([]string, 0, len(reports))
+	ids := make([]string, 0, len(reports)+len(down))
 	for _, r := range reports {
 		ids = append(ids, r.ID)
 	}
+	ids = append(ids, down...)
 	slices.Sort(ids)
 	vms, err := s.store.LockVMsOnNode(tx, node.ID, slices.Compact(ids))
 	if err != nil {
@@ -92,6 +115,17 @@ func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports
 		byID[vm.ID] = vm
 	}
 	by := agentActor(node.Name)
+	listed := make(map[string]bool, len(reports))
+	for _, r := range reports {
+		listed[r.ID] = true
+	}
+	for _, vm := range vms {
+		if tearingDown(vm) && !listed[vm.ID] {
+			if _, err := s.store.Apply(tx, vm, store.Change{Transition: models.AgentGone, Actor: by}, now); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var lost []lostJob
 	for _, r := range reports {
 		vm := byID[r.ID]
@@ -184,7 +218,10 @@ func assignmentsOf(as []store.Assignment) []agentapi.Assignment {
 		w := agentapi.Assignment{ID: a.ID, Generation: a.Generation, GPUs: a.GPUUUIDs, GPUIndexes: a.GPUIndexes,
 			Kind: agentapi.KindVM, Image: a.Image, CPUCores: a.CPUCores, RAMGb: a.RAMGb, DiskSizeGb: a.DiskSizeGb,
 			Public: a.Public, EndpointURL: a.EndpointURL, Action: agentapi.ActionRun}
-		vol := &agentapi.Volume{ID: volumeID(a.ID, a.NodeID), SizeGb: a.DiskSizeGb}
+		// A first run's volume (generation 1: a create placed it) has never
+		// held data; a fixture's row (generation 0) is not known to be new.
+		// The agent keeps what it holds under the id, new after a move.
+		vol := &agentapi.Volume{ID: volumeID(a.ID, a.NodeID), SizeGb: a.DiskSizeGb, Fresh: a.Generation == 1 && !a.TearingDown}
 		if a.Pod {
 			w.Kind = agentapi.KindPod
 			vol.SizeGb, vol.MountPath = a.VolumeGb, agentapi.WorkspaceMount

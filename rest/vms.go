@@ -102,6 +102,8 @@ type eventJSON struct {
 	To         string `json:"to"`
 	Reason     string `json:"reason"`
 	Transition string `json:"transition"`
+	// Generation is absent on events recorded before it was kept.
+	Generation *int   `json:"generation,omitempty"`
 	Actor      string `json:"actor"`
 	At         string `json:"at"`
 }
@@ -148,7 +150,8 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 
 func encodeEvent(e *models.VMEvent) eventJSON {
 	return eventJSON{ID: strconv.FormatInt(e.Seq, 10), VMID: e.VMID, From: string(e.From), To: string(e.To),
-		Reason: e.Reason, Transition: string(e.Transition), Actor: e.Actor().String(), At: models.FormatTime(e.At)}
+		Reason: e.Reason, Transition: string(e.Transition), Generation: e.Generation, Actor: e.Actor().String(),
+		At: models.FormatTime(e.At)}
 }
 
 func (api *API) stopVM(w http.ResponseWriter, r *http.Request) error {

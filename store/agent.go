@@ -64,7 +64,8 @@ type NodeUpdate struct {
 // UpdateNode writes u to node id, which the caller locked, in one
 // statement.
 func (s *Store) UpdateNode(tx *Txn, id string, u NodeUpdate) error {
-	set := map[string]any{"last_heartbeat_at": u.LastHeartbeatAt}
+	// Only a report writes here, so the node has an agent from now on.
+	set := map[string]any{"last_heartbeat_at": u.LastHeartbeatAt, "agent_reported_at": u.LastHeartbeatAt}
 	if u.Status != "" {
 		set["status"] = u.Status
 	}
@@ -117,36 +118,51 @@ type HeldShare struct {
 }
 
 // HeldShares reads, by id, the VMs and pods on node nodeID in one of
-// statuses; deleted rows are left out.
+// statuses or tearing down (a node an agent reports for holds a teardown's
+// share until it is gone); other deleted rows are left out.
 func (s *Store) HeldShares(tx *Txn, nodeID string, statuses []models.VMStatus) ([]HeldShare, error) {
 	var held []HeldShare
 	err := tx.db.Table("vms").Select("id, capability_tier, cpu_cores, ram_gb, disk_size_gb").
-		Where("node_id = ? AND status IN ? AND deleted_at IS NULL", nodeID, statuses).
+		Where("node_id = ? AND ((status IN ? AND deleted_at IS NULL) OR tearing_down)", nodeID, statuses).
 		Order("id").Scan(&held).Error
 	return held, err
 }
 
 // LockRowsOnNamedNode locks, by id, the VM rows on the node named nodeName
-// whose id is one of ids or whose status is one of statuses with the
-// statusReason reason. It reads nothing: a heartbeat takes these locks
-// before its node's (lock order) and reads the rows afterwards.
-func (s *Store) LockRowsOnNamedNode(tx *Txn, nodeName string, ids []string, statuses []models.VMStatus, reason string) error {
-	q := tx.db.Table("vms").Select("id").
+// whose id is one of ids, whose status is one of statuses with the
+// statusReason reason, or that are tearing down there, and answers the ids
+// of those tearing down. It reads nothing else: a heartbeat takes these
+// locks before its node's (lock order) and reads the rows afterwards.
+func (s *Store) LockRowsOnNamedNode(tx *Txn, nodeName string, ids []string, statuses []models.VMStatus, reason string) ([]string, error) {
+	q := tx.db.Table("vms").Select("id, tearing_down").
 		Where("node_id IN (SELECT id FROM nodes WHERE name = ?)", nodeName)
 	if len(ids) > 0 {
-		q = q.Where("id IN ? OR (status IN ? AND status_reason = ?)", ids, statuses, reason)
+		q = q.Where("id IN ? OR (status IN ? AND status_reason = ?) OR tearing_down", ids, statuses, reason)
 	} else {
-		q = q.Where("status IN ? AND status_reason = ?", statuses, reason)
+		q = q.Where("(status IN ? AND status_reason = ?) OR tearing_down", statuses, reason)
 	}
-	var locked []string
-	return s.forUpdate(q.Order("id")).Scan(&locked).Error
+	var locked []struct {
+		ID          string
+		TearingDown bool
+	}
+	if err := s.forUpdate(q.Order("id")).Scan(&locked).Error; err != nil {
+		return nil, err
+	}
+	var down []string
+	for _, r := range locked {
+		if r.TearingDown {
+			down = append(down, r.ID)
+		}
+	}
+	return down, nil
 }
 
 // LockVMsOnNode locks and reads, by id, the rows with these ids that are
-// on node nodeID; deleted rows and rows elsewhere are left out.
+// on node nodeID; deleted rows are left out unless they are still tearing
+// down there, and so are rows elsewhere.
 func (s *Store) LockVMsOnNode(tx *Txn, nodeID string, ids []string) ([]*models.VM, error) {
 	vms := []*models.VM{}
-	err := s.forUpdate(tx.db.Where("node_id = ? AND id IN ? AND deleted_at IS NULL", nodeID, ids)).
+	err := s.forUpdate(tx.db.Where("node_id = ? AND id IN ? AND (deleted_at IS NULL OR tearing_down)", nodeID, ids)).
 		Order("id").Find(&vms).Error
 	return vms, err
 }

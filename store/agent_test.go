@@ -267,17 +267,17 @@ func TestAssignments(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		datasettest.Load(t, st, primitivesFixture)
 		ctx := context.Background()
-		got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning, models.VMDeploying})
+		got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning, models.VMDeploying}, true)
 		if err != nil || !reflect.DeepEqual(got, []store.Assignment{{ID: "e-running", GPUUUIDs: []string{"GPU-b"}, GPUIndexes: []int{1}, NodeID: "n1"}}) {
 			t.Errorf("running and deploying: %+v %v", got, err)
 		}
-		got, err = st.Assignments(ctx, "n1", []models.VMStatus{models.VMInterrupted})
+		got, err = st.Assignments(ctx, "n1", []models.VMStatus{models.VMInterrupted}, true)
 		if err != nil || len(got) != 4 || got[0].ID != "a-lost" || !reflect.DeepEqual(got[0].GPUUUIDs, []string{"GPU-a"}) ||
 			!reflect.DeepEqual(got[1].GPUUUIDs, []string{}) {
 			t.Errorf("interrupted: %+v %v", got, err)
 		}
 		st.DB.Exec("UPDATE nodes SET status = 'removed' WHERE id = 'n1'")
-		if got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning}); err != nil || len(got) != 0 {
+		if got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning}, true); err != nil || len(got) != 0 {
 			t.Errorf("a removed node: %+v %v", got, err)
 		}
 	})

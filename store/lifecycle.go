@@ -29,11 +29,25 @@ type Change struct {
 	// Stage, when set, is the provisioningStage written with it (a queued
 	// row the scheduler places starts booting).
 	Stage string
+	// Handover: what a releasing transition lets go of passes to another
+	// workload in the same transaction (preemption's victims), so it is
+	// released at once, with no teardown held, wherever the row runs.
+	Handover bool
 }
 
 // ErrTransitionNotAllowed answers a change whose transition does not apply
 // to the row as it stands (its status, kind or statusReason).
 var ErrTransitionNotAllowed = errors.New("store: the transition does not apply to the row as it stands")
+
+// Teardown (docs/contract.md#agent): a releasing transition of a row on a
+// node an agent reports for does not let go of its GPUs, host share and
+// address; it sets tearing_down, the node's agent is told stop, and the
+// agent's gone report (or the sweep, when the node is not online for
+// --teardown-grace) frees them (models.Frees). On a node no agent ever
+// reported for nothing runs, so they are released at once, as before.
+// While tearing_down a row holds what it held whatever its status: the
+// snapshot's host shares and address holders, the quota count and the
+// node's assignments read the flag beside the holding statuses.
 
 // Apply writes ch to the VM vm, which the caller locked in tx, and to vm
 // itself, and appends its event.
@@ -42,28 +56,54 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if !t.Allows(vm) {
 		return nil, fmt.Errorf("%w: %s on a %s %s", ErrTransitionNotAllowed, t.Name, vm.Status, kindOf(vm))
 	}
-	set := transitionSet(t, ch.Detail, now)
+	action := t.ActionFor(vm)
+	set := transitionSet(t, ch.Detail, action, now)
 	if ch.Move != nil {
 		set["node_id"] = ch.Move.NodeID
 	}
 	if ch.Stage != "" {
 		set["provisioning_stage"] = ch.Stage
 	}
-	// Only a pod tears down, and a fresh start elsewhere has nothing to
-	// tear down: a flag a fixture set on a plain VM does not survive.
-	clearTearingDown := ch.Move != nil || !vm.IsPod()
-	if clearTearingDown {
-		set["tearing_down"] = false
+	release, tearingDown := false, vm.TearingDown
+	switch t.Resources {
+	case models.Releases:
+		down, err := s.tearsDown(tx.db, vm.NodeID, t, ch)
+		if err != nil {
+			return nil, err
+		}
+		if down {
+			tearingDown = true
+		} else {
+			release = true
+			// The rule before teardown was real: only a pod's flag (a
+			// fixture's) survives a release where nothing runs.
+			tearingDown = tearingDown && vm.IsPod()
+		}
+	case models.Frees:
+		release, tearingDown = true, false
+	default:
+		// Only a pod's fixture flag outlives a transition, and a fresh
+		// start elsewhere has nothing to tear down.
+		if ch.Move != nil || !vm.IsPod() {
+			tearingDown = false
+		}
+	}
+	if tearingDown != vm.TearingDown {
+		set["tearing_down"] = tearingDown
 	}
 	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
 		return nil, err
 	}
-	if t.Resources == models.Releases {
+	if release {
 		if err := releaseGPUs(tx.db, []string{vm.ID}); err != nil {
 			return nil, err
 		}
 	}
-	ev := eventOf(t, ch, vm, now)
+	generation := vm.Generation
+	if action != "" {
+		generation++
+	}
+	ev := eventOf(t, ch, vm, generation, now)
 	if err := s.lockEventLog(tx.db); err != nil {
 		return nil, err
 	}
@@ -77,16 +117,22 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 		return nil, err
 	}
 
-	vm.Status, vm.UpdatedAt, vm.StatusChangedAt = t.To, now, &now
+	if !t.SameStatus {
+		vm.Status, vm.StatusChangedAt = t.To, &now
+		vm.InterruptedAt = nil
+		if t.StampsInterruptedAt() {
+			vm.InterruptedAt = &now
+		}
+	}
+	vm.UpdatedAt = now
 	if reason, ok := t.ReasonFor(ch.Detail); ok {
 		vm.StatusReason = reason
 	}
-	vm.InterruptedAt = nil
-	if t.StampsInterruptedAt() {
-		vm.InterruptedAt = &now
+	if action != "" {
+		vm.Generation, vm.Action = generation, action
 	}
-	if t.To == models.VMDeploying {
-		vm.Generation++
+	if t.SettlesAction {
+		vm.Action = models.ActionRun
 	}
 	if t.Deletes {
 		vm.DeletedAt = &now
@@ -98,10 +144,34 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if ch.Stage != "" {
 		vm.ProvisioningStage = ch.Stage
 	}
-	if clearTearingDown {
-		vm.TearingDown = false
-	}
+	vm.TearingDown = tearingDown
 	return ev, nil
+}
+
+// tearsDown reports whether a releasing change of a row on node nodeID
+// holds what it releases until the node tears it down: the node has had
+// an agent report, the agent did not report it ended, and nothing takes
+// the resources over at once.
+func (s *Store) tearsDown(db *gorm.DB, nodeID *string, t models.Transition, ch Change) (bool, error) {
+	if nodeID == nil || ch.Handover || t.NodeEnded {
+		return false, nil
+	}
+	agents, err := agentNodes(db, []string{*nodeID})
+	return len(agents) > 0, err
+}
+
+// agentNodes are those of the nodes ids that an agent has reported for.
+func agentNodes(db *gorm.DB, ids []string) (map[string]bool, error) {
+	var found []string
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := db.Table("nodes").Where("id IN ? AND agent_reported_at IS NOT NULL", ids).Pluck("id", &found).Error
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, err
 }
 
 // lockedRow is what applyToRows needs of a row the caller locked.
@@ -111,43 +181,77 @@ type lockedRow struct {
 	Status         models.VMStatus
 	StatusReason   string
 	CapabilityTier string
+	Generation     int
+	// AgentNode: its node has had an agent report (it tears down).
+	AgentNode bool
 }
 
 // lockRows locks and reads the rows q selects from vms, by id.
 func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 	var rows []lockedRow
 	err := s.forUpdate(q.Table("vms").
-		Select("id, organization_id, status, status_reason, capability_tier").Order("id")).Scan(&rows).Error
+		Select("id, organization_id, status, status_reason, capability_tier, generation, " +
+			"EXISTS (SELECT 1 FROM nodes WHERE nodes.id = vms.node_id AND nodes.agent_reported_at IS NOT NULL) AS agent_node").
+		Order("id")).Scan(&rows).Error
 	return rows, err
 }
 
 // applyToRows applies the transition of ch to every row of rows it allows
 // (the others are left as they are) and appends their events in one
-// statement; it answers how many rows changed.
+// statement; it answers how many rows changed. A releasing transition
+// tears down the rows on nodes an agent reports for (see Apply).
 func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.Time) (int64, error) {
 	t := models.Step(ch.Transition)
 	var ids []string
 	var events []*models.VMEvent
+	allowed := make([]lockedRow, 0, len(rows))
 	for _, r := range rows {
 		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status,
 			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier}
 		if !t.Allows(vm) {
 			continue
 		}
+		allowed = append(allowed, r)
 		ids = append(ids, r.ID)
-		events = append(events, eventOf(t, ch, vm, now))
+		// No transition of many rows starts a generation (those are one
+		// row's: restart, the scheduler, a create).
+		events = append(events, eventOf(t, ch, vm, r.Generation, now))
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	var release, down []string
+	switch t.Resources {
+	case models.Releases:
+		for _, r := range allowed {
+			if r.AgentNode && !ch.Handover && !t.NodeEnded {
+				down = append(down, r.ID)
+			} else {
+				release = append(release, r.ID)
+			}
+		}
+	case models.Frees:
+		release = ids
+	}
+	set := transitionSet(t, ch.Detail, t.ActionFor(&models.VM{}), now)
 	for _, part := range chunks(ids, 500) {
-		if err := db.Table("vms").Where("id IN ?", part).Updates(transitionSet(t, ch.Detail, now)).Error; err != nil {
+		if err := db.Table("vms").Where("id IN ?", part).Updates(set).Error; err != nil {
 			return 0, err
 		}
-		if t.Resources == models.Releases {
-			if err := releaseGPUs(db, part); err != nil {
+	}
+	for _, part := range chunksOf(down, 500) {
+		if err := db.Table("vms").Where("id IN ?", part).Update("tearing_down", true).Error; err != nil {
+			return 0, err
+		}
+	}
+	for _, part := range chunksOf(release, 500) {
+		if t.Resources == models.Frees {
+			if err := db.Table("vms").Where("id IN ?", part).Update("tearing_down", false).Error; err != nil {
 				return 0, err
 			}
+		}
+		if err := releaseGPUs(db, part); err != nil {
+			return 0, err
 		}
 	}
 	if err := s.lockEventLog(db); err != nil {
@@ -168,17 +272,26 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 // transitionSet is what a transition writes: the new status and when it
 // began, its statusReason unless the row keeps it, interruptedAt stamped on
 // entering interrupted and cleared on every other transition, a new
-// generation on entering deploying, deletedAt for a row that leaves the API.
-func transitionSet(t models.Transition, detail string, now time.Time) map[string]any {
-	set := map[string]any{"status": t.To, "updated_at": now, "status_changed_at": now, "interrupted_at": nil}
+// generation with its action when it starts one, deletedAt for a row that
+// leaves the API. A SameStatus transition writes no status, stamp or
+// interruptedAt.
+func transitionSet(t models.Transition, detail, action string, now time.Time) map[string]any {
+	set := map[string]any{"updated_at": now}
+	if !t.SameStatus {
+		set["status"], set["status_changed_at"], set["interrupted_at"] = t.To, now, nil
+	}
 	if reason, ok := t.ReasonFor(detail); ok {
 		set["status_reason"] = reason
 	}
-	if t.StampsInterruptedAt() {
+	if t.StampsInterruptedAt() && !t.SameStatus {
 		set["interrupted_at"] = now
 	}
-	if t.To == models.VMDeploying {
+	if action != "" {
 		set["generation"] = gorm.Expr("generation + 1")
+		set["action"] = action
+	}
+	if t.SettlesAction {
+		set["action"] = models.ActionRun
 	}
 	if t.Deletes {
 		set["deleted_at"] = now
@@ -186,13 +299,15 @@ func transitionSet(t models.Transition, detail string, now time.Time) map[string
 	return set
 }
 
-func eventOf(t models.Transition, ch Change, vm *models.VM, now time.Time) *models.VMEvent {
+// eventOf is t's event for vm, which has generation after it.
+func eventOf(t models.Transition, ch Change, vm *models.VM, generation int, now time.Time) *models.VMEvent {
 	reason, ok := t.ReasonFor(ch.Detail)
 	if !ok {
 		reason = vm.StatusReason
 	}
-	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.To,
-		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now}
+	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.ToFrom(vm.Status),
+		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
+		Generation: &generation}
 }
 
 // drawSeqs numbers events within their organizations: each takes the
@@ -238,6 +353,14 @@ func kindOf(vm *models.VM) string {
 		return "pod"
 	}
 	return "VM"
+}
+
+// chunksOf is chunks, none for no ids.
+func chunksOf(ids []string, n int) [][]string {
+	if len(ids) == 0 {
+		return nil
+	}
+	return chunks(ids, n)
 }
 
 // chunks cuts ids into parts of at most n, so no statement binds too many

@@ -132,6 +132,12 @@ func (s *Store) QuotaGPUsUsed(tx *Txn, orgID, modelID, exceptVMID string) (int, 
 	return used, err
 }
 
+// quotaScope is what counts against an organization's quotas: its rows in
+// a quota status, and its rows still tearing down on a node an agent
+// reports for (they hold their GPUs until the node says they are gone,
+// deleted ones included).
 func quotaScope(db *gorm.DB, orgID string) *gorm.DB {
-	return db.Model(&models.VM{}).Where("organization_id = ? AND status IN ? AND deleted_at IS NULL", orgID, models.QuotaStatuses)
+	return db.Model(&models.VM{}).Where("organization_id = ?", orgID).
+		Where("((vms.deleted_at IS NULL AND vms.status IN ?) OR (vms.tearing_down AND vms.node_id IN "+
+			"(SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL)))", models.QuotaStatuses)
 }

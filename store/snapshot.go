@@ -129,7 +129,7 @@ func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
 		return nil, err
 	}
 	q := tx.db.Model(&models.VM{}).Select("id, node_id, cpu_cores, ram_gb, disk_size_gb").
-		Where("status IN ? AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod)
+		Where(holdingVMs+" AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod)
 	if err := within(q, "node_id").Find(&snap.HostShares).Error; err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (s *Store) snapshotFabrics(tx *Txn, snap *Snapshot, scope SnapshotScope) er
 	return tx.db.Table("vms AS v").Select("v.id AS id, n.fabric_id AS fabric_id").
 		Joins("JOIN nodes AS n ON n.id = v.node_id").
 		Joins("JOIN organizations AS o ON o.id = v.organization_id").
-		Where("v.capability_tier = ? AND v.status IN ? AND o.infiniband_enabled = ? AND n.fabric_id IN ?",
+		Where("v.capability_tier = ? AND "+holdingV+" AND o.infiniband_enabled = ? AND n.fabric_id IN ?",
 			models.TierPod, models.HoldingStatuses, true, fids).
 		Order("v.id").Find(&snap.AddressHolders).Error
 }

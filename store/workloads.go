@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 
 	"gpugraph/models"
 )
@@ -25,9 +26,11 @@ type Assignment struct {
 	VolumeGb    int
 	Public      bool
 	EndpointURL string
-	// Action is the row's pending restart action (reboot, recreate) for
-	// its generation; "" is run.
-	Action      string
+	// Action is what the row's generation asks (models.Action*); "" is
+	// run.
+	Action string
+	// TearingDown: the row left the given statuses and its node is to tear
+	// it down (a flag on a row in one of them is a fixture's, ignored).
 	TearingDown bool
 	// Terminated: the row is gone for good; its volume goes with it.
 	Terminated bool
@@ -48,21 +51,27 @@ type assignmentRow struct {
 	EndpointURL    string
 	TearingDown    bool
 	Status         models.VMStatus
+	Action         string
 }
 
-// Assignments lists, by id, node nodeID's rows in one of statuses, and its
-// rows whose teardown the node has not reported, with the UUIDs and
-// indexes of the GPUs they hold; none while the node is removed.
-func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []models.VMStatus) ([]Assignment, error) {
+// Assignments lists, by id, node nodeID's rows in one of statuses (none
+// while the node is removed), and, when withTeardowns, its rows whose
+// teardown the node has not reported (deleted and on a removed node too),
+// with the UUIDs and indexes of the GPUs they hold.
+func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []models.VMStatus, withTeardowns bool) ([]Assignment, error) {
 	db := s.WithContext(ctx)
 	var rows []assignmentRow
-	err := db.Table("vms").
-		Select("vms.id, vms.generation, vms.capability_tier, vms.image_url, vms.cpu_cores, vms.ram_gb, "+
-			"vms.disk_size_gb, vms.volume_gb, vms.public, vms.endpoint_url, vms.tearing_down, vms.status").
-		Joins("JOIN nodes ON nodes.id = vms.node_id").
-		Where("vms.node_id = ? AND (vms.status IN ? OR vms.tearing_down) AND vms.deleted_at IS NULL AND nodes.status <> ?",
-			nodeID, statuses, models.NodeRemoved).
-		Order("vms.id").Scan(&rows).Error
+	q := db.Table("vms").
+		Select("vms.id, vms.generation, vms.capability_tier, vms.image_url, vms.cpu_cores, vms.ram_gb, " +
+			"vms.disk_size_gb, vms.volume_gb, vms.public, vms.endpoint_url, vms.tearing_down, vms.status, vms.action").
+		Joins("JOIN nodes ON nodes.id = vms.node_id")
+	running := "(vms.status IN ? AND vms.deleted_at IS NULL AND nodes.status <> ?)"
+	if withTeardowns {
+		q = q.Where("vms.node_id = ? AND ("+running+" OR vms.tearing_down)", nodeID, statuses, models.NodeRemoved)
+	} else {
+		q = q.Where("vms.node_id = ? AND "+running, nodeID, statuses, models.NodeRemoved)
+	}
+	err := q.Order("vms.id").Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return []Assignment{}, err
 	}
@@ -90,7 +99,7 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []model
 		out[i] = Assignment{ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
 			Pod: r.CapabilityTier == models.TierPod, Image: r.ImageURL, CPUCores: r.CPUCores, RAMGb: r.RAMGb,
 			DiskSizeGb: r.DiskSizeGb, VolumeGb: r.VolumeGb, Public: r.Public, EndpointURL: r.EndpointURL,
-			TearingDown: r.TearingDown, Terminated: r.Status == models.VMTerminated, NodeID: nodeID}
+			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action}
 		if out[i].GPUUUIDs == nil {
 			out[i].GPUUUIDs = []string{}
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // Options configure a Runner; a zero ProvisionTimeout is
-// DefaultProvisionTimeout.
+// DefaultProvisionTimeout, a zero TeardownGrace DefaultTeardownGrace.
 type Options struct {
 	// Grace is how long a node may stay silent before it goes offline,
 	// and how long a runner holds off (Runner).
@@ -19,6 +19,10 @@ type Options struct {
 	// ProvisionTimeout is how long a row may stay deploying before it fails
 	// (Service.FailStuckDeploying).
 	ProvisionTimeout time.Duration
+	// TeardownGrace is how long a teardown on a node that is not online
+	// waits for the node before it is given up on
+	// (Service.ExpireTeardowns).
+	TeardownGrace time.Duration
 }
 
 // Runner runs the heartbeat sweep (Service.Sweep) every interval until its
@@ -43,6 +47,9 @@ type Runner struct {
 func NewRunner(s *Service, o Options) *Runner {
 	if o.ProvisionTimeout <= 0 {
 		o.ProvisionTimeout = DefaultProvisionTimeout
+	}
+	if o.TeardownGrace <= 0 {
+		o.TeardownGrace = DefaultTeardownGrace
 	}
 	return &Runner{sweeps: s, o: o, clock: time.Now, log: slog.Default()}
 }
@@ -71,6 +78,13 @@ func (r *Runner) Run(ctx context.Context) {
 			failed, err = r.sweeps.FailStuckDeploying(ctx, now, r.o.ProvisionTimeout)
 			if failed > 0 {
 				r.log.InfoContext(ctx, "provision timeout", "failed", failed, "timeout", r.o.ProvisionTimeout)
+			}
+		}
+		if err == nil {
+			var freed int64
+			freed, err = r.sweeps.ExpireTeardowns(ctx, now, r.o.TeardownGrace)
+			if freed > 0 {
+				r.log.InfoContext(ctx, "teardown grace passed on nodes not online", "freed", freed, "grace", r.o.TeardownGrace)
 			}
 		}
 		switch {

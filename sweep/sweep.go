@@ -5,7 +5,9 @@
 // pods, end (models.ExpireVM, models.ExpirePod); a node whose leavingAt
 // passed is removed with what ran on it (models.NodeRemoval), and running
 // rows on a node still to leave carry its instant (models.NodeLeaving);
-// rows deploying for too long fail (models.ProvisionTimeout).
+// rows deploying for too long fail (models.ProvisionTimeout); a teardown
+// on a node that has not been online for the teardown grace is given up
+// on and frees what it held (models.TeardownExpired).
 //
 // Service holds these decisions and runs them through the store's
 // lock/read/write primitives on a store.Txn, as package compute runs a
@@ -225,6 +227,42 @@ func (s *Service) FailStuckDeploying(ctx context.Context, now time.Time, timeout
 		var n int64
 		err := s.store.InTx(ctx, func(tx *store.Txn) error {
 			rows, err := s.store.LockWorkloads(tx, stuck, t.From)
+			if err != nil || rows.Len() == 0 {
+				n = 0
+				return err
+			}
+			n, err = s.store.ApplyToLocked(tx, rows, change, now)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < batch {
+			return total, nil
+		}
+	}
+}
+
+// DefaultTeardownGrace is how long a teardown waits for its node to report
+// it gone, while the node is not online, before the sweep frees what it
+// held (models.TeardownExpired), when the server sets none.
+const DefaultTeardownGrace = 5 * time.Minute
+
+// ExpireTeardowns applies models.TeardownExpired to every row tearing down
+// on a node that is not online and has sent no report since before now −
+// grace, in batches: the node cannot tear it down, and what it held goes
+// back to placement (an agent that comes back later drops it, no longer
+// assigned). Nodes are locked before the rows on them and each write is
+// conditional on the locked state, so any number of replicas may run it
+// at once. It answers how many rows it freed.
+func (s *Service) ExpireTeardowns(ctx context.Context, now time.Time, grace time.Duration) (int64, error) {
+	change := store.Change{Transition: models.TeardownExpired, Actor: actor}
+	var total int64
+	for {
+		var n int64
+		err := s.store.InTx(ctx, func(tx *store.Txn) error {
+			rows, err := s.store.LockExpiredTeardowns(tx, now.Add(-grace), batch)
 			if err != nil || rows.Len() == 0 {
 				n = 0
 				return err

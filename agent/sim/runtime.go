@@ -16,12 +16,16 @@ const (
 )
 
 // Runtime simulates a container runtime; it implements agent.Runtime. A
-// workload is starting for StartDelay after it was assigned, then running.
+// workload is starting for StartDelay after it was assigned, then running;
+// a new generation (a reboot, a recreate, a run after a stop) starts over.
+// One told stop is gone StopDelay after it was told (at once when it never
+// ran here), and reported gone while it is still assigned.
 // A workload in FailStart fails to start, every generation (its image is
 // broken); one in Exit exits once, after it was reported running — a
 // one-off crash, so the run the platform re-submits keeps running.
 type Runtime struct {
 	StartDelay time.Duration
+	StopDelay  time.Duration
 	FailStart  []string
 	Exit       []string
 	Log        *slog.Logger
@@ -36,6 +40,7 @@ type Runtime struct {
 type workload struct {
 	generation int
 	assignedAt time.Time
+	stopAt     time.Time // when it was told stop; zero while it runs
 	state      string
 	message    string
 	reported   string // the state last reported
@@ -65,11 +70,24 @@ func (m *Runtime) Assign(as []agentapi.Assignment) {
 	listed := make(map[string]bool, len(as))
 	for _, a := range as {
 		listed[a.ID] = true
-		if r := m.runs[a.ID]; r != nil && r.generation == a.Generation {
+		r := m.runs[a.ID]
+		if a.Action == agentapi.ActionStop {
+			switch {
+			case r == nil || r.generation != a.Generation:
+				// Nothing of this run is here: gone already.
+				m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateGone}
+			case r.stopAt.IsZero() && r.state != agentapi.StateGone:
+				r.stopAt = m.now()
+				m.log().Info("workload told stop; tearing down", "workload", a.ID, "generation", a.Generation)
+			}
+			continue
+		}
+		if r != nil && r.generation == a.Generation {
 			continue
 		}
 		m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateStarting}
-		m.log().Info("workload assigned; starting", "workload", a.ID, "generation", a.Generation, "gpus", len(a.GPUs))
+		m.log().Info("workload assigned; starting", "workload", a.ID, "generation", a.Generation, "gpus", len(a.GPUs),
+			"action", a.Action)
 	}
 	for id := range m.runs {
 		if !listed[id] {
@@ -104,8 +122,10 @@ func (m *Runtime) Report() []agentapi.WorkloadReport {
 // advance moves run r of id along the simulated runtime's course.
 func (m *Runtime) advance(id string, r *workload) {
 	switch {
+	case !r.stopAt.IsZero() && r.state != agentapi.StateGone && m.now().Sub(r.stopAt) >= m.StopDelay:
+		r.state, r.message = agentapi.StateGone, ""
 	case r.state != agentapi.StateStarting && r.state != agentapi.StateRunning:
-		// failed and exited are final for this generation.
+		// failed, exited and gone are final for this generation.
 	case slices.Contains(m.FailStart, id):
 		r.state, r.message = agentapi.StateFailed, FailStartMessage
 	case r.state == agentapi.StateStarting && m.now().Sub(r.assignedAt) >= m.StartDelay:

@@ -37,3 +37,36 @@ func TestRuntime(t *testing.T) {
 		t.Fatalf("after re-submission: %v", got)
 	}
 }
+
+// A reboot (recreate) is a new generation that starts over; a stop is gone
+// after StopDelay, at once for a run it never had, and stays reported gone
+// while assigned.
+func TestRuntimeActions(t *testing.T) {
+	now := time.Unix(0, 0)
+	m := &Runtime{StopDelay: 2 * time.Second, Clock: func() time.Time { return now }}
+	states := func() map[string]string {
+		out := map[string]string{}
+		for _, r := range m.Report() {
+			out[r.ID] = r.State + "@" + string(rune('0'+r.Generation))
+		}
+		return out
+	}
+	m.Assign([]agentapi.Assignment{{ID: "vm", Generation: 1}, {ID: "pod", Generation: 1}})
+	if got := states(); got["vm"] != "running@1" || got["pod"] != "running@1" {
+		t.Fatalf("started: %v", got)
+	}
+	m.Assign([]agentapi.Assignment{{ID: "vm", Generation: 2, Action: agentapi.ActionReboot},
+		{ID: "pod", Generation: 1, Action: agentapi.ActionStop}, {ID: "never", Generation: 3, Action: agentapi.ActionStop}})
+	if got := states(); got["vm"] != "running@2" || got["pod"] != "running@1" || got["never"] != "gone@3" {
+		t.Fatalf("told reboot and stop: %v", got)
+	}
+	now = now.Add(2 * time.Second)
+	m.Assign([]agentapi.Assignment{{ID: "vm", Generation: 2, Action: agentapi.ActionReboot},
+		{ID: "pod", Generation: 1, Action: agentapi.ActionStop}})
+	if got := states(); got["pod"] != "gone@1" || len(got) != 2 {
+		t.Fatalf("after the stop delay: %v", got)
+	}
+	if got := states(); got["pod"] != "gone@1" {
+		t.Fatalf("still assigned: %v", got)
+	}
+}

@@ -64,7 +64,7 @@ type options struct {
 	mockXIDs                           []sim.XID
 	ignoreXIDs                         []uint64
 	ignoreAllXIDs                      bool
-	mockStartDelay                     time.Duration
+	mockStartDelay, mockStopDelay      time.Duration
 	mockFailStart, mockExit            []string
 	bootstrapToken, credentialFile     string
 	runtime, containerdAddress         string
@@ -112,7 +112,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		cfg.NVML, cfg.Host = m, agent.HostInfo(m.HostInfo())
 		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
 		if opts.runtime != "containerd" {
-			cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, FailStart: opts.mockFailStart,
+			cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, StopDelay: opts.mockStopDelay, FailStart: opts.mockFailStart,
 				Exit: opts.mockExit, Log: log}
 		}
 		log.Info("running on a simulated server", "mock", opts.mock)
@@ -189,6 +189,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	})
 	fs.DurationVar(&o.mockStartDelay, "mock-start-delay", 2*time.Second,
 		"with --mock, how long an assigned workload is starting before it runs")
+	fs.DurationVar(&o.mockStopDelay, "mock-stop-delay", time.Second,
+		"with --mock, how long a workload told stop takes to tear down before it is reported gone")
 	fs.Func("mock-fail-start", "with --mock, workload ID fails to start, every time it is deployed (repeatable)", func(s string) error {
 		return appendID(&o.mockFailStart, "--mock-fail-start", s)
 	})
@@ -236,6 +238,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, errors.New("--runtime containerd needs --volume-root")
 	case o.mockStartDelay < 0:
 		return o, fmt.Errorf("--mock-start-delay %v: must not be negative", o.mockStartDelay)
+	case o.mockStopDelay < 0:
+		return o, fmt.Errorf("--mock-stop-delay %v: must not be negative", o.mockStopDelay)
 	}
 	return o, nil
 }

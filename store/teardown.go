@@ -1,0 +1,42 @@
+package store
+
+import (
+	"time"
+
+	"gpugraph/models"
+)
+
+// What a teardown holds (see Apply): a row tearing down on a node an agent
+// reports for holds its GPUs (they stay its gpus.holder_vm_id), and its host
+// share and InfiniBand address, which are derived from the VM rows, as a
+// row in a holding status does. A fixture's tearingDown on a node no agent
+// ever reported for holds nothing.
+
+// holdingVMs is the condition on vms (unaliased) of a row that holds what
+// it was given: a holding status (the one parameter), or a teardown on an
+// agent's node.
+const holdingVMs = "(vms.status IN ? OR (vms.tearing_down AND vms.node_id IN " +
+	"(SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL)))"
+
+// holdingV is holdingVMs for vms aliased v.
+const holdingV = "(v.status IN ? OR (v.tearing_down AND v.node_id IN " +
+	"(SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL)))"
+
+// LockExpiredTeardowns locks, by id, the nodes that are not online and
+// that sent no report since before, on which a row is tearing down, and
+// then those rows, by id (lock order: nodes before the VM rows on them, as
+// the rest of the sweep); it answers the rows, at most limit.
+func (s *Store) LockExpiredTeardowns(tx *Txn, before time.Time, limit int) (LockedRows, error) {
+	var nodeIDs []string
+	err := s.forUpdate(tx.db.Table("nodes").Select("id").
+		Where("status <> ? AND COALESCE(last_heartbeat_at, agent_reported_at) < ?", models.NodeOnline, before).
+		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.tearing_down)").Order("id")).
+		Scan(&nodeIDs).Error
+	if err != nil || len(nodeIDs) == 0 {
+		return LockedRows{}, err
+	}
+	// Deleted rows are read too: an expired pod tears down after it left
+	// the API.
+	rows, err := s.lockRows(tx.db.Where("tearing_down AND node_id IN ?", nodeIDs).Limit(limit))
+	return LockedRows{rows: rows}, err
+}
