@@ -258,24 +258,28 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 		return nil, err
 	}
 	var res *Result
-	for attempt := 1; ; attempt++ {
-		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor()}
-			var err error
-			res, err = c.run(caller.OrganizationID, id)
-			return err
-		})
-		switch {
-		case err == nil:
-			return res, nil
-		case errors.Is(err, errMoved) && attempt < maxReplays:
-			continue
-		case errors.Is(err, errMoved), store.Retryable(err):
-			return nil, createBusy()
-		}
-		return nil, err
+	err = s.store.InTx(ctx, func(tx *store.Txn) error {
+		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor()}
+		var err error
+		res, err = c.run(caller.OrganizationID, id)
+		return err
+	})
+	if errors.Is(err, errMoved) || store.Retryable(err) {
+		return nil, createBusy()
 	}
+	return res, err
 }
+
+// maxNodeTries bounds the nodes one create tries to claim when racing
+// creates (on other replicas too) take the ones it chose first; only when
+// all of them are lost does it answer 503 VM_NODE_BUSY.
+const maxNodeTries = 3
+
+// candidateLimit is how many of the best candidate nodes a create reads a
+// snapshot of. Beyond the database's conditions only the agent-version
+// and InfiniBand-address filters can refuse one, so a few suffice; when
+// they refuse all, the whole fleet is read.
+const candidateLimit = 4
 
 // price fills a typed request's parts from its instance type, and every
 // request's price: the type's, or for parts the price of the type of the
@@ -374,20 +378,9 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	}
 	vm := sp.row(id, orgID, m, c.now)
 	req := requestOf(vm, m, org.InfinibandEnabled)
-
-	// Choose from a snapshot of every node read without locks (as a
-	// restart placed afresh does)…
-	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: req.Pod && req.InfiniBand})
+	p, refusal, err := c.choose(req, nil)
 	if err != nil {
 		return nil, err
-	}
-	fleet := newFleet(snap)
-	nodes, where, err := fleet.scoped(sp.cluster, sp.pool)
-	if err != nil {
-		return nil, err
-	}
-	if st := placement.Unresolvable(req, nodes, where); st != nil {
-		return nil, Refusal(st, req.Pod)
 	}
 	// The new row is this transaction's (no one else sees it yet); the
 	// organization's quota row is locked after it and before any node, as
@@ -398,19 +391,78 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	if err := quotas.Check(c.st, c.tx, quotas.Ask{OrganizationID: orgID, VMID: id, GPUModelID: m.ID, GPUs: sp.gpus}); err != nil {
 		return nil, err
 	}
-	p, refusal := c.fw.Place(req, nodes)
-	if refusal != nil && !sp.queue {
-		return nil, Refusal(refusal, req.Pod)
-	}
-	if refusal != nil {
-		if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: refusal.Message}, c.now); err != nil {
+	var lost []string
+	for {
+		if refusal != nil && !sp.queue {
+			return nil, Refusal(refusal, req.Pod)
+		}
+		if refusal != nil {
+			if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: refusal.Message}, c.now); err != nil {
+				return nil, err
+			}
+			return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
+		}
+		// …then lock the chosen node and check it again on what the lock
+		// shows. A racing create that took it first is a lost node: its
+		// lock is let go (the savepoint) and the next best is chosen
+		// afresh, up to maxNodeTries nodes, before the create answers 503.
+		var res *Result
+		err := c.st.Try(c.tx, func() error {
+			var err error
+			res, err = claimOn(c.st, c.tx, vm, m, req, c.fw, p.Node.ID,
+				store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageBooting}, c.now)
+			return err
+		})
+		if !errors.Is(err, errMoved) {
+			return res, err
+		}
+		if lost = append(lost, p.Node.ID); len(lost) == maxNodeTries {
 			return nil, err
 		}
-		return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
+		if p, refusal, err = c.choose(req, lost); err != nil {
+			return nil, err
+		}
 	}
-	// …then lock the chosen node and check it again on what the lock shows.
-	return claimOn(c.st, c.tx, vm, m, req, c.fw, p.Node.ID,
-		store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageBooting}, c.now)
+}
+
+// choose picks the node for req from snapshots read without locks: first
+// of the best few candidates the database finds (store.Candidates: online,
+// the GPUs and host share free, most allocated first; lost ones left out),
+// which is Place's choice over every node; when none of them passes every
+// filter, of the whole fleet, so that a refusal's "0/N nodes can take it"
+// counts every node under its reason, and a request no node could ever
+// hold, or a cluster or node pool no node is in, is refused as before.
+func (c *create) choose(req *placement.Request, lost []string) (placement.Placement, *placement.Status, error) {
+	sp := c.sp
+	ib := req.Pod && req.InfiniBand
+	ids, err := c.st.Candidates(c.tx, store.CandidateQuery{GPUModelID: req.GPUModel.ID, GPUs: req.GPUCount,
+		HostShare: !req.Pod, CPUCores: req.CPUCores, RAMGb: req.RAMGb, DiskGb: req.DiskGb,
+		ClusterID: sp.cluster, NodePool: sp.pool, Exclude: lost, Limit: candidateLimit})
+	if err != nil {
+		return placement.Placement{}, nil, err
+	}
+	if len(ids) > 0 {
+		snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{NodeIDs: ids, AddressHolders: ib})
+		if err != nil {
+			return placement.Placement{}, nil, err
+		}
+		if p, st := c.fw.Place(req, NodeInfos(snap)); st == nil {
+			return p, nil, nil
+		}
+	}
+	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: ib})
+	if err != nil {
+		return placement.Placement{}, nil, err
+	}
+	nodes, where, err := newFleet(snap).scoped(sp.cluster, sp.pool)
+	if err != nil {
+		return placement.Placement{}, nil, err
+	}
+	if st := placement.Unresolvable(req, nodes, where); st != nil {
+		return placement.Placement{}, nil, Refusal(st, req.Pod)
+	}
+	p, st := c.fw.Place(req, nodes)
+	return p, st, nil
 }
 
 // row is the new VM's row, pending: what the request chose and what the
