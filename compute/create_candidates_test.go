@@ -208,3 +208,86 @@ func TestCandidatesAgreeWithPlace(t *testing.T) {
 		}
 	})
 }
+
+// racedFleet is createFleet with a row pending for node-2's 4 GPUs (one
+// failed), holding nothing: the holder a racing claim takes node-2's GPUs
+// for. A create of 2 GPUs chooses node-2, the fuller.
+func racedFleet(t *testing.T, st *store.Store, cs *compute.Service) *models.VM {
+	t.Helper()
+	if st.Dialect != store.Postgres {
+		t.Skip("SQLite has one writer: nothing changes between a create's read and its claim, and no lock is held by another")
+	}
+	in := vmReq("holder", 4)
+	in.NodePool = ptr("p2")
+	holder, err := cs.Create(context.Background(), datasettest.Caller(t, st, "a-op"), in)
+	if err != nil || holder.VM.Status != models.VMPending {
+		t.Fatalf("holder: %+v %v", holder, err)
+	}
+	return holder.VM
+}
+
+// TestCreateTriesTheNextNodeWhenItsChoiceIsTaken: after the create chose
+// node-2 from what it read without locks, another transaction takes
+// node-2's free GPUs and commits. The create's check under node-2's lock
+// fails; it lets node-2 go and places on node-1 instead of answering 503.
+// PostgreSQL only (racedFleet).
+func TestCreateTriesTheNextNodeWhenItsChoiceIsTaken(t *testing.T) {
+	eachFleet(t, func(t *testing.T, st *store.Store, cs *compute.Service) {
+		ctx := context.Background()
+		holder := racedFleet(t, st, cs)
+		var chosen []string
+		compute.SetChosenHook(t, func(node string) {
+			if chosen = append(chosen, node); len(chosen) > 1 {
+				return
+			}
+			err := st.InTx(ctx, func(tx *store.Txn) error {
+				if err := st.LockNodes(tx, []string{"n2"}); err != nil {
+					return err
+				}
+				return st.ClaimGPUs(tx, holder.ID, "n2", "h100", []string{"n2-g0", "n2-g1", "n2-g2"})
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		res, err := cs.Create(ctx, datasettest.Caller(t, st, "a-op"), vmReq("racer", 2))
+		if err != nil || res.VM.Status != models.VMDeploying || *res.VM.NodeID != "n1" {
+			t.Fatalf("create beside a racing claim: %+v %v, want deploying on n1", res, err)
+		}
+		if fmt.Sprint(chosen) != "[n2 n1]" || fmt.Sprint(gpuIDs(res)) != "[n1-g0 n1-g1]" {
+			t.Errorf("chose %v and holds %v, want n2 then n1, holding n1-g0 n1-g1", chosen, gpuIDs(res))
+		}
+	})
+}
+
+// TestCreatePassesOverALockedNode: while another transaction holds
+// node-2's lock, a create that chose node-2 does not wait for it: it
+// places on node-1 at once (the other still holding its lock).
+func TestCreatePassesOverALockedNode(t *testing.T) {
+	eachFleet(t, func(t *testing.T, st *store.Store, cs *compute.Service) {
+		ctx := context.Background()
+		racedFleet(t, st, cs)
+		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- st.InTx(ctx, func(tx *store.Txn) error {
+				if err := st.LockNodes(tx, []string{"n2"}); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		var chosen []string
+		compute.SetChosenHook(t, func(node string) { chosen = append(chosen, node) })
+		res, err := cs.Create(ctx, datasettest.Caller(t, st, "a-op"), vmReq("beside", 2))
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err != nil || res.VM.Status != models.VMDeploying || *res.VM.NodeID != "n1" || fmt.Sprint(chosen) != "[n2 n1]" {
+			t.Fatalf("create beside a held lock: %+v %v (chose %v), want deploying on n1 after n2", res, err, chosen)
+		}
+	})
+}
