@@ -412,8 +412,8 @@ func (c *create) run(orgID, id string) (*Result, error) {
 			}
 			return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
 		}
-		// …then lock the chosen node and check it again on what the lock
-		// shows, inside a savepoint, so that a node given up is let go
+		// Lock the chosen node and check it again on what the lock shows,
+		// inside a savepoint, so that a node given up is let go
 		// before the next is locked (one node lock at a time).
 		node := ch.p.Node.ID
 		if chosenHook != nil {
