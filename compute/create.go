@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	"gpugraph/apierr"
@@ -258,24 +259,37 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 		return nil, err
 	}
 	var res *Result
-	for attempt := 1; ; attempt++ {
-		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor()}
-			var err error
-			res, err = c.run(caller.OrganizationID, id)
-			return err
-		})
-		switch {
-		case err == nil:
-			return res, nil
-		case errors.Is(err, errMoved) && attempt < maxReplays:
-			continue
-		case errors.Is(err, errMoved), store.Retryable(err):
-			return nil, createBusy()
-		}
-		return nil, err
+	err = s.store.InTx(ctx, func(tx *store.Txn) error {
+		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor()}
+		var err error
+		res, err = c.run(caller.OrganizationID, id)
+		return err
+	})
+	if errors.Is(err, errMoved) || store.Retryable(err) {
+		return nil, createBusy()
 	}
+	return res, err
 }
+
+// maxNodeTries bounds the nodes one create loses to racing creates (on
+// other replicas too): found changed under their lock, no longer fitting.
+// Only when that many are lost does it answer 503 VM_NODE_BUSY.
+const maxNodeTries = 3
+
+// candidateLimit is how many of the best candidate nodes a create reads a
+// snapshot of: the ones it tries in turn, passing over a node another
+// transaction holds locked. Beyond the database's conditions only the
+// agent-version and InfiniBand-address filters can refuse one; when they
+// refuse all, the whole fleet is read.
+const candidateLimit = 8
+
+// chosenHook, when set (by tests), runs after a create chose its node and
+// before it locks it: where a racing transaction can take the node.
+var chosenHook func(nodeID string)
+
+// maxRounds bounds how often a create reads candidates afresh when all
+// those it read were locked by others or lost.
+const maxRounds = 3
 
 // price fills a typed request's parts from its instance type, and every
 // request's price: the type's, or for parts the price of the type of the
@@ -374,20 +388,9 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	}
 	vm := sp.row(id, orgID, m, c.now)
 	req := requestOf(vm, m, org.InfinibandEnabled)
-
-	// Choose from a snapshot of every node read without locks (as a
-	// restart placed afresh does)…
-	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: req.Pod && req.InfiniBand})
+	ch, err := c.choose(req, nil)
 	if err != nil {
 		return nil, err
-	}
-	fleet := newFleet(snap)
-	nodes, where, err := fleet.scoped(sp.cluster, sp.pool)
-	if err != nil {
-		return nil, err
-	}
-	if st := placement.Unresolvable(req, nodes, where); st != nil {
-		return nil, Refusal(st, req.Pod)
 	}
 	// The new row is this transaction's (no one else sees it yet); the
 	// organization's quota row is locked after it and before any node, as
@@ -398,19 +401,128 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	if err := quotas.Check(c.st, c.tx, quotas.Ask{OrganizationID: orgID, VMID: id, GPUModelID: m.ID, GPUs: sp.gpus}); err != nil {
 		return nil, err
 	}
-	p, refusal := c.fw.Place(req, nodes)
-	if refusal != nil && !sp.queue {
-		return nil, Refusal(refusal, req.Pod)
-	}
-	if refusal != nil {
-		if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: refusal.Message}, c.now); err != nil {
+	var tried []string
+	for lost, rounds := 0, 1; ; {
+		if ch.refusal != nil && !sp.queue {
+			return nil, Refusal(ch.refusal, req.Pod)
+		}
+		if ch.refusal != nil {
+			if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: ch.refusal.Message}, c.now); err != nil {
+				return nil, err
+			}
+			return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
+		}
+		// Lock the chosen node and check it again on what the lock shows,
+		// inside a savepoint, so that a node given up is let go
+		// before the next is locked (one node lock at a time).
+		node := ch.p.Node.ID
+		if chosenHook != nil {
+			chosenHook(node)
+		}
+		var res *Result
+		err := c.st.Try(c.tx, func() error {
+			switch ok, err := c.st.TryLockNode(c.tx, node); {
+			case err != nil:
+				return err
+			case !ok && !ch.fleet:
+				return errClaimed
+			case !ok:
+				// Chosen over the whole fleet: wait for it, as a restart does.
+				if err := c.st.LockNodes(c.tx, []string{node}); err != nil {
+					return err
+				}
+			}
+			var err error
+			res, err = claimLocked(c.st, c.tx, vm, m, req, c.fw, node,
+				store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageBooting}, c.now)
+			return err
+		})
+		switch {
+		case errors.Is(err, errMoved):
+			// A racing create took it: try the next best, up to
+			// maxNodeTries nodes lost, before answering 503.
+			if lost++; lost == maxNodeTries {
+				return nil, err
+			}
+		case !errors.Is(err, errClaimed):
+			return res, err
+		}
+		tried = append(tried, node)
+		if ch.next(c.fw, req) {
+			continue
+		}
+		if rounds++; rounds > maxRounds {
+			return nil, errMoved
+		}
+		if ch, err = c.choose(req, tried); err != nil {
 			return nil, err
 		}
-		return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
 	}
-	// …then lock the chosen node and check it again on what the lock shows.
-	return claimOn(c.st, c.tx, vm, m, req, c.fw, p.Node.ID,
-		store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageBooting}, c.now)
+}
+
+// choice is where a create goes: the best node of those read (p), or the
+// refusal of every node.
+type choice struct {
+	nodes   []*placement.NodeInfo
+	p       placement.Placement
+	refusal *placement.Status
+	// fleet: chosen from a snapshot of every node (no candidate passed).
+	fleet bool
+}
+
+// next moves a candidate choice to the best of the candidates read that
+// is not yet tried; false when none is left that passes (or the choice
+// was the fleet's, whose next must be read afresh).
+func (ch *choice) next(fw *placement.Framework, req *placement.Request) bool {
+	if ch.fleet {
+		return false
+	}
+	ch.nodes = slices.DeleteFunc(ch.nodes, func(n *placement.NodeInfo) bool { return n == ch.p.Node })
+	p, st := fw.Place(req, ch.nodes)
+	ch.p = p
+	return st == nil
+}
+
+// choose picks the node for req from snapshots read without locks: first
+// of the best few candidates the database finds (store.Candidates: online,
+// the GPUs and host share free, most allocated first; tried ones left
+// out), which is Place's choice over every node; when none of them passes
+// every filter, of the whole fleet, so that a refusal's "0/N nodes can
+// take it" counts every node under its reason, and a request no node
+// could ever hold, or a cluster or node pool no node is in, is refused as
+// before.
+func (c *create) choose(req *placement.Request, tried []string) (*choice, error) {
+	sp := c.sp
+	ib := req.Pod && req.InfiniBand
+	ids, err := c.st.Candidates(c.tx, store.CandidateQuery{GPUModelID: req.GPUModel.ID, GPUs: req.GPUCount,
+		HostShare: !req.Pod, CPUCores: req.CPUCores, RAMGb: req.RAMGb, DiskGb: req.DiskGb,
+		ClusterID: sp.cluster, NodePool: sp.pool, Exclude: tried, Limit: candidateLimit})
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 {
+		snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{NodeIDs: ids, AddressHolders: ib})
+		if err != nil {
+			return nil, err
+		}
+		nodes := NodeInfos(snap)
+		if p, st := c.fw.Place(req, nodes); st == nil {
+			return &choice{nodes: nodes, p: p}, nil
+		}
+	}
+	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: ib})
+	if err != nil {
+		return nil, err
+	}
+	nodes, where, err := newFleet(snap).scoped(sp.cluster, sp.pool)
+	if err != nil {
+		return nil, err
+	}
+	if st := placement.Unresolvable(req, nodes, where); st != nil {
+		return nil, Refusal(st, req.Pod)
+	}
+	p, st := c.fw.Place(req, nodes)
+	return &choice{nodes: nodes, p: p, refusal: st, fleet: true}, nil
 }
 
 // row is the new VM's row, pending: what the request chose and what the
@@ -444,16 +556,24 @@ func requestOf(vm *models.VM, m *models.GPUModel, infiniband bool) *placement.Re
 	return req
 }
 
-// claimOn locks node nodeID (the VM row is the caller's, locked or new),
-// reloads it under the lock and runs the filters again, then claims its
-// GPUs (and, for a pod that needs one, its address, under the fabric lock
-// the reload took) and applies ch, which places the row there. A node that
-// changed in between is errMoved: the transaction is replayed.
+// claimOn locks node nodeID (the VM row is the caller's, locked or new)
+// and claims on it (claimLocked). A node that changed in between is
+// errMoved: the scheduler reads its fleet again.
 func claimOn(st *store.Store, tx *store.Txn, vm *models.VM, m *models.GPUModel, req *placement.Request,
 	fw *placement.Framework, nodeID string, ch store.Change, now time.Time) (*Result, error) {
 	if err := st.LockNodes(tx, []string{nodeID}); err != nil {
 		return nil, err
 	}
+	return claimLocked(st, tx, vm, m, req, fw, nodeID, ch, now)
+}
+
+// claimLocked reloads node nodeID, which the transaction has locked, and
+// runs the filters again, then claims its GPUs (and, for a pod that needs
+// one, its address, under the fabric lock the reload took) and applies ch,
+// which places the row there. A node that changed since it was chosen is
+// errMoved.
+func claimLocked(st *store.Store, tx *store.Txn, vm *models.VM, m *models.GPUModel, req *placement.Request,
+	fw *placement.Framework, nodeID string, ch store.Change, now time.Time) (*Result, error) {
 	snap, err := st.Snapshot(tx, store.SnapshotScope{NodeIDs: []string{nodeID}, LockFabrics: req.Pod && req.InfiniBand,
 		AddressHolders: req.Pod && req.InfiniBand})
 	if err != nil {

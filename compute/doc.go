@@ -20,7 +20,10 @@
 // or failed VM starting again) its organization's GPU quota row for the
 // model, then node rows by id, then fabric rows by id — so restarts never
 // deadlock one another, nor with a create, which takes the same order from
-// the quota row on. The
+// the quota row on and holds one node lock at a time: it passes over a
+// node another transaction holds locked (FOR UPDATE SKIP LOCKED, which
+// never waits) and lets go of a node it gave up (a savepoint rolled back)
+// before it locks the next. The
 // store's restart API documents how each engine takes them (FOR UPDATE on
 // PostgreSQL, BEGIN IMMEDIATE on SQLite). Restarts on one node serialize on
 // the node row; pods of one fabric serialize on the fabric row. A deadlock

@@ -18,6 +18,10 @@ const ManagedByServing = "serving"
 // back and replayed with a fresh snapshot.
 var errMoved = errors.New("compute: the snapshot changed under the lock")
 
+// errClaimed says that another transaction holds the lock of the node a
+// create chose (store.TryLockNode): it is passed over, not waited on.
+var errClaimed = errors.New("compute: another transaction is claiming the node")
+
 func kind(vm *models.VM) string {
 	if vm.IsPod() {
 		return "pod"

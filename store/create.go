@@ -11,12 +11,15 @@ import (
 )
 
 // The statements of a create and of the scheduler (packages compute and
-// scheduler), run inside InTx transactions. A create inserts its row
-// pending, then locks the node it chose (restart.go's lock order: the VM
-// row — its own, new, which no one else can see yet — then node rows by
-// id, then fabric rows by id) and applies create-placed or create-queued
-// to it; the scheduler locks one pending row, skipping a row another
-// replica holds, then its node, the same way.
+// scheduler), run inside InTx transactions. A create chooses among the
+// nodes Candidates answers (candidates.go), inserts its row pending, then
+// locks the node it chose (restart.go's lock order: the VM row — its own,
+// new, which no one else can see yet — then node rows by id, then fabric
+// rows by id; TryLockNode passes over a node another holds, and a node
+// given up is let go in a savepoint, Try, before the next is locked, so it
+// holds one node lock at a time) and applies create-placed or
+// create-queued to it; the scheduler locks one pending row, skipping a row
+// another replica holds, then its node, the same way.
 
 // FindGPUModel reads one model of the catalog; nil when there is none by
 // that id.

@@ -88,3 +88,22 @@ type Txn struct {
 func (s *Store) InTx(ctx context.Context, fn func(tx *Txn) error) error {
 	return s.tx(ctx, func(db *gorm.DB) error { return fn(&Txn{db: db, st: s}) })
 }
+
+// Try runs fn inside a savepoint of tx. When fn fails, what it wrote is
+// undone and the row locks it took are let go (PostgreSQL releases the
+// locks of a subtransaction rolled back), the transaction goes on, and
+// fn's error is answered: a create that lost the node it chose lets go of
+// that node's lock before it locks the next, so it never holds two nodes
+// out of id order.
+func (s *Store) Try(tx *Txn, fn func() error) error {
+	if err := tx.db.Exec("SAVEPOINT try").Error; err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		if undo := tx.db.Exec("ROLLBACK TO SAVEPOINT try").Error; undo != nil {
+			return undo // the transaction cannot go on: it is rolled back
+		}
+		return err
+	}
+	return tx.db.Exec("RELEASE SAVEPOINT try").Error
+}
