@@ -50,7 +50,7 @@ func (s *Store) Candidates(tx *Txn, q CandidateQuery) ([]string, error) {
 		healthy, healthy, healthy, q.GPUModelID).Group("node_id")
 	shares := tx.db.Model(&models.VM{}).
 		Select("node_id, SUM(cpu_cores) AS cpu, SUM(ram_gb) AS ram, SUM(disk_size_gb) AS disk").
-		Where("status IN ? AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod).
+		Where(holdingVMs+" AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod).
 		Group("node_id")
 	needCPU, needRAM := 0, 0
 	if q.HostShare {
