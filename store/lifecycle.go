@@ -26,8 +26,8 @@ type Change struct {
 	Actor      models.Actor
 	Detail     string
 	Move       *Move
-	// Stage, when set, is the provisioningStage written with it (a queued
-	// row the scheduler places starts booting).
+	// Stage, when set, is the provisioningStage written with it (a row
+	// placed is scheduled; an agent's report names the stage it reached).
 	Stage string
 }
 
@@ -63,17 +63,13 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 			return nil, err
 		}
 	}
+	vol, err := s.applyToVolume(tx.db, vm, t, ch, now)
+	if err != nil {
+		return nil, err
+	}
 	ev := eventOf(t, ch, vm, now)
-	if err := s.lockEventLog(tx.db); err != nil {
-		return nil, err
-	}
-	if err := drawSeqs(tx.db, []*models.VMEvent{ev}); err != nil {
-		return nil, err
-	}
-	if err := tx.db.Create(ev).Error; err != nil {
-		return nil, err
-	}
-	if err := s.note(tx.db, TopicVMEvents, ev.ID); err != nil {
+	ev.VolumeID, ev.FreshVolume = vol.ID, vol.Fresh
+	if err := s.appendEvent(tx.db, ev); err != nil {
 		return nil, err
 	}
 
@@ -104,20 +100,54 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	return ev, nil
 }
 
+// SetStage writes the provisioningStage ch.Stage to the VM vm, which the
+// caller locked in tx, and appends its event (ch.Transition, from and to
+// the row's status, its statusReason kept): the status does not change.
+func (s *Store) SetStage(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models.VMEvent, error) {
+	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).
+		Updates(map[string]any{"provisioning_stage": ch.Stage, "updated_at": now}).Error; err != nil {
+		return nil, err
+	}
+	ev := &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: vm.Status,
+		Reason: vm.StatusReason, Transition: ch.Transition, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
+		ProvisioningStage: ch.Stage}
+	if err := s.appendEvent(tx.db, ev); err != nil {
+		return nil, err
+	}
+	vm.ProvisioningStage, vm.UpdatedAt = ch.Stage, now
+	return ev, nil
+}
+
+// appendEvent appends ev to the log: numbered in its organization under
+// the log's lock, and noted to the listeners.
+func (s *Store) appendEvent(db *gorm.DB, ev *models.VMEvent) error {
+	if err := s.lockEventLog(db); err != nil {
+		return err
+	}
+	if err := drawSeqs(db, []*models.VMEvent{ev}); err != nil {
+		return err
+	}
+	if err := db.Create(ev).Error; err != nil {
+		return err
+	}
+	return s.note(db, TopicVMEvents, ev.ID)
+}
+
 // lockedRow is what applyToRows needs of a row the caller locked.
 type lockedRow struct {
 	ID             string
 	OrganizationID string
-	Status         models.VMStatus
-	StatusReason   string
-	CapabilityTier string
+	Status            models.VMStatus
+	StatusReason      string
+	CapabilityTier    string
+	ProvisioningStage string
 }
 
 // lockRows locks and reads the rows q selects from vms, by id.
 func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 	var rows []lockedRow
 	err := s.forUpdate(q.Table("vms").
-		Select("id, organization_id, status, status_reason, capability_tier").Order("id")).Scan(&rows).Error
+		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage").Order("id")).Scan(&rows).Error
 	return rows, err
 }
 
@@ -130,7 +160,7 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	var events []*models.VMEvent
 	for _, r := range rows {
 		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status,
-			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier}
+			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier, ProvisioningStage: r.ProvisioningStage}
 		if !t.Allows(vm) {
 			continue
 		}
@@ -148,6 +178,11 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 			if err := releaseGPUs(db, part); err != nil {
 				return 0, err
 			}
+		}
+	}
+	if t.DiskGone {
+		if err := deleteVolumes(db, ids, now); err != nil {
+			return 0, err
 		}
 	}
 	if err := s.lockEventLog(db); err != nil {
@@ -191,8 +226,36 @@ func eventOf(t models.Transition, ch Change, vm *models.VM, now time.Time) *mode
 	if !ok {
 		reason = vm.StatusReason
 	}
+	stage := vm.ProvisioningStage
+	if ch.Stage != "" {
+		stage = ch.Stage
+	}
 	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.To,
-		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now}
+		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
+		ProvisioningStage: stage}
+}
+
+// applyToVolume does to vm's volume what transition t does to the row:
+// a run it starts is bound to one on the node it runs on (bindVolume); a
+// row whose disk goes with it loses its volume; a run that reached
+// running has written to its volume. vm is as it was before t.
+func (s *Store) applyToVolume(db *gorm.DB, vm *models.VM, t models.Transition, ch Change, now time.Time) (volumeBinding, error) {
+	switch {
+	case t.DiskGone:
+		return volumeBinding{}, deleteVolumes(db, []string{vm.ID}, now)
+	case t.To == models.VMDeploying:
+		node := ""
+		if vm.NodeID != nil {
+			node = *vm.NodeID
+		}
+		if ch.Move != nil {
+			node = ch.Move.NodeID
+		}
+		return bindVolume(db, vm, node, vm.Generation+1, now)
+	case t.To == models.VMRunning && vm.Status == models.VMDeploying:
+		return volumeBinding{}, volumeUsed(db, vm.ID)
+	}
+	return volumeBinding{}, nil
 }
 
 // drawSeqs numbers events within their organizations: each takes the

@@ -17,6 +17,9 @@ const (
 
 // Runtime simulates a container runtime; it implements agent.Runtime. A
 // workload is starting for StartDelay after it was assigned, then running.
+// While it starts it walks the provisioning stages a real runtime reports
+// (pulling_image, creating_volume, booting), one stage a report, so the
+// server hears each of them in order; running is ready.
 // A workload in FailStart fails to start, every generation (its image is
 // broken); one in Exit exits once, after it was reported running — a
 // one-off crash, so the run the platform re-submits keeps running.
@@ -39,7 +42,11 @@ type workload struct {
 	state      string
 	message    string
 	reported   string // the state last reported
+	stage      string // the provisioning stage reported last
 }
+
+// startingStages are the stages a starting workload walks, in order.
+var startingStages = []string{agentapi.StagePullingImage, agentapi.StageCreatingVolume, agentapi.StageBooting}
 
 func (m *Runtime) now() time.Time {
 	if m.Clock != nil {
@@ -96,7 +103,8 @@ func (m *Runtime) Report() []agentapi.WorkloadReport {
 			m.log().Info("workload state", "workload", id, "generation", r.generation, "state", r.state, "message", r.message)
 			r.reported = r.state
 		}
-		out = append(out, agentapi.WorkloadReport{ID: id, Generation: r.generation, State: r.state, Message: r.message})
+		out = append(out, agentapi.WorkloadReport{ID: id, Generation: r.generation, State: r.state, Message: r.message,
+			ProvisioningStage: r.stage})
 	}
 	return out
 }
@@ -108,8 +116,11 @@ func (m *Runtime) advance(id string, r *workload) {
 		// failed and exited are final for this generation.
 	case slices.Contains(m.FailStart, id):
 		r.state, r.message = agentapi.StateFailed, FailStartMessage
+	case r.state == agentapi.StateStarting && r.stage != agentapi.StageBooting:
+		// One stage further each report until booting.
+		r.stage = startingStages[slices.Index(startingStages, r.stage)+1]
 	case r.state == agentapi.StateStarting && m.now().Sub(r.assignedAt) >= m.StartDelay:
-		r.state = agentapi.StateRunning
+		r.state, r.stage = agentapi.StateRunning, agentapi.StageReady
 	case r.state == agentapi.StateRunning && r.reported == agentapi.StateRunning && slices.Contains(m.Exit, id) && !m.exited[id]:
 		m.exited[id] = true
 		r.state, r.message = agentapi.StateExited, ExitMessage
