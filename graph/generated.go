@@ -3056,7 +3056,7 @@ type VM {
   managedBy: String!
   "What an hour of it costs, in cents."
   pricePerHourCents: Int!
-  "Where its provisioning stands."
+  "Where its provisioning stands, a closed list in order: queued (pending), scheduled (placed; every run the server starts begins here), then as the node agent reports: pulling_image, creating_volume, booting, ready. Each change is in events."
   provisioningStage: String!
   "Whether it is reachable from the internet."
   public: Boolean!

@@ -25,9 +25,9 @@ const volumesFixture = `{
             "gpus": [{"id": "va0", "index": 0, "uuid": "GPU-va0", "modelId": "h100"}, {"id": "va1", "index": 1, "uuid": "GPU-va1", "modelId": "h100"}]},
            {"id": "n-vgone", "name": "dgx-vgone", "clusterId": "c-vol", "status": "removed", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
             "gpus": [{"id": "vg0", "index": 0, "uuid": "GPU-vg0", "modelId": "h100"}]}],
- "vms": [{"id": "pod-keep", "name": "keep", "organizationId": "o-vol", "nodeId": "n-va", "status": "stopped", "statusReason": "user_stopped",
+ "vms": [{"id": "pod-keep", "name": "keep", "organizationId": "o-vol", "nodeId": "n-va", "status": "stopped", "statusReason": "user_stopped", "createdAt": "2026-01-01T00:00:00Z",
           "capabilityTier": "pod", "imageUrl": "busybox:stable", "gpuModelId": "h100", "gpuCount": 1, "volumeGb": 10, "provisioningStage": "ready"},
-         {"id": "pod-move", "name": "move", "organizationId": "o-vol", "nodeId": "n-vgone", "status": "interrupted", "statusReason": "node_lost",
+         {"id": "pod-move", "name": "move", "organizationId": "o-vol", "nodeId": "n-vgone", "status": "interrupted", "statusReason": "node_lost", "createdAt": "2026-01-01T00:00:00Z",
           "capabilityTier": "pod", "imageUrl": "busybox:stable", "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["vg0"], "volumeGb": 20, "provisioningStage": "ready"}]
 }`
 
