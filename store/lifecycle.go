@@ -135,8 +135,8 @@ func (s *Store) appendEvent(db *gorm.DB, ev *models.VMEvent) error {
 
 // lockedRow is what applyToRows needs of a row the caller locked.
 type lockedRow struct {
-	ID             string
-	OrganizationID string
+	ID                string
+	OrganizationID    string
 	Status            models.VMStatus
 	StatusReason      string
 	CapabilityTier    string
