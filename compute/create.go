@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"gpugraph/agentapi"
 	"gpugraph/apierr"
 	"gpugraph/auth"
 	"gpugraph/edge"
@@ -68,12 +69,13 @@ const (
 	maxImageURL = 2048
 )
 
-// The provisioningStage of a created row: queued while pending, booting
-// from when it is placed (the seed's words; the agent's report of it
-// running does not change it, as for a restart).
+// The provisioningStage of a created row: queued while pending,
+// scheduled from when it is placed (every run the server starts, a
+// restart's included, starts there); the node agent reports the stages
+// after it (package nodes).
 const (
-	stageQueued  = "queued"
-	stageBooting = "booting"
+	stageQueued    = agentapi.StageQueued
+	stageScheduled = agentapi.StageScheduled
 )
 
 // namePattern is a VM's name: a letter or digit, then up to 63 letters,
@@ -434,7 +436,7 @@ func (c *create) run(orgID, id string) (*Result, error) {
 			}
 			var err error
 			res, err = claimLocked(c.st, c.tx, vm, m, req, c.fw, node,
-				store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageBooting}, c.now)
+				store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageScheduled}, c.now)
 			return err
 		})
 		switch {

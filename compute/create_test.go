@@ -99,7 +99,7 @@ func TestCreatePlacesAcrossTheFleet(t *testing.T) {
 			t.Errorf("gpus %v, want n2-g0 n2-g1", got)
 		}
 		if vm.OrganizationID != "org-a" || vm.ComputeClass != "on_demand" || vm.CreatedAt == nil || vm.ResourceSize != "2x-h100" ||
-			vm.ProvisioningStage != "booting" || vm.Tier != "standard" || vm.CPUCores != 8 || vm.RAMGb != 64 || vm.DiskSizeGb != 100 ||
+			vm.ProvisioningStage != "scheduled" || vm.Tier != "standard" || vm.CPUCores != 8 || vm.RAMGb != 64 || vm.DiskSizeGb != 100 ||
 			res.Model.Manufacturer != "NVIDIA" {
 			t.Errorf("filled fields: %+v", vm)
 		}

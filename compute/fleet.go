@@ -195,7 +195,7 @@ func (s *Service) PlaceQueued(ctx context.Context, f *Fleet, vm *models.VM) (boo
 			return nil
 		}
 		if _, err := claimOn(s.store, tx, row, m, req, fw, p.Node.ID,
-			store.Change{Transition: models.QueuePlaced, Actor: schedulerActor, Stage: stageBooting}, store.Now()); err != nil {
+			store.Change{Transition: models.QueuePlaced, Actor: schedulerActor, Stage: stageScheduled}, store.Now()); err != nil {
 			return err
 		}
 		placed = true

@@ -28,6 +28,26 @@ type Result struct {
 	VM    *models.VM
 	GPUs  []*models.GPU    // the GPUs it holds now, lowest index first
 	Model *models.GPUModel // its GPU model; nil on a CPU-only row
+	// DiskGone: the restart placed the row afresh on another node, its
+	// disk (a pod's volume) gone with the old one; Volume is the fresh one
+	// it runs on there ("" for a row without a disk or volume).
+	DiskGone bool
+	Volume   string
+}
+
+// Warning is what the answer says besides the VM object when the restart
+// placed the row afresh: the seed's "the disk is gone and a restart
+// deploys fresh elsewhere", with where and on what; "" otherwise. REST
+// sends it as a Warning header (299, as Kubernetes' API server warns), so
+// the seed's body stays as it is.
+func (r *Result) Warning() string {
+	if !r.DiskGone || r.VM.NodeID == nil {
+		return ""
+	}
+	if r.Volume == "" {
+		return "the disk is gone: deployed fresh on node " + *r.VM.NodeID
+	}
+	return "the disk is gone: deployed fresh on node " + *r.VM.NodeID + " with a fresh, empty volume " + r.Volume
 }
 
 // maxReplays bounds how often a restart whose chosen node changed under it
@@ -342,13 +362,22 @@ func (r *restart) claimGPUs(nodeID string, ids []string) error {
 
 // finish writes the lifecycle's transition name and answers the VM as it
 // is now.
+//
+// Every restart but a resume starts a new run (deploying, or a reboot in
+// place), so the row is scheduled again and the agent reports the stages
+// of that run; a resume goes on with the run it had.
 func (r *restart) finish(name models.TransitionName, move *store.Move) (*Result, error) {
-	if _, err := r.st.Apply(r.tx, r.vm, store.Change{Transition: name, Actor: r.actor, Move: move}, r.now); err != nil {
+	ch := store.Change{Transition: name, Actor: r.actor, Move: move}
+	if name != models.RestartResume {
+		ch.Stage = stageScheduled
+	}
+	ev, err := r.st.Apply(r.tx, r.vm, ch, r.now)
+	if err != nil {
 		return nil, err
 	}
 	gpus, err := r.st.HeldGPUs(r.tx, r.vm.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{VM: r.vm, GPUs: gpus, Model: r.model}, nil
+	return &Result{VM: r.vm, GPUs: gpus, Model: r.model, DiskGone: move != nil, Volume: ev.VolumeID}, nil
 }

@@ -477,16 +477,19 @@ type ComplexityRoot struct {
 	}
 
 	VmEvent struct {
-		Actor      func(childComplexity int) int
-		At         func(childComplexity int) int
-		From       func(childComplexity int) int
-		Generation func(childComplexity int) int
-		ID         func(childComplexity int) int
-		Reason     func(childComplexity int) int
-		To         func(childComplexity int) int
-		Transition func(childComplexity int) int
-		VM         func(childComplexity int) int
-		VMID       func(childComplexity int) int
+		Actor             func(childComplexity int) int
+		At                func(childComplexity int) int
+		FreshVolume       func(childComplexity int) int
+		From              func(childComplexity int) int
+		Generation        func(childComplexity int) int
+		ID                func(childComplexity int) int
+		ProvisioningStage func(childComplexity int) int
+		Reason            func(childComplexity int) int
+		To                func(childComplexity int) int
+		Transition        func(childComplexity int) int
+		VM                func(childComplexity int) int
+		VMID              func(childComplexity int) int
+		VolumeID          func(childComplexity int) int
 	}
 
 	VmList struct {
@@ -2552,6 +2555,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmEvent.At(childComplexity), true
+	case "VmEvent.freshVolume":
+		if e.ComplexityRoot.VmEvent.FreshVolume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.FreshVolume(childComplexity), true
 	case "VmEvent.from":
 		if e.ComplexityRoot.VmEvent.From == nil {
 			break
@@ -2570,6 +2579,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmEvent.ID(childComplexity), true
+	case "VmEvent.provisioningStage":
+		if e.ComplexityRoot.VmEvent.ProvisioningStage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.ProvisioningStage(childComplexity), true
 	case "VmEvent.reason":
 		if e.ComplexityRoot.VmEvent.Reason == nil {
 			break
@@ -2600,6 +2615,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmEvent.VMID(childComplexity), true
+	case "VmEvent.volumeId":
+		if e.ComplexityRoot.VmEvent.VolumeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmEvent.VolumeID(childComplexity), true
 
 	case "VmList.next":
 		if e.ComplexityRoot.VmList.Next == nil {
@@ -3043,7 +3064,7 @@ type VM {
   managedBy: String!
   "What an hour of it costs, in cents."
   pricePerHourCents: Int!
-  "Where its provisioning stands."
+  "Where its provisioning stands, a closed list in order: queued (pending), scheduled (placed; every run the server starts begins here), then as the node agent reports: pulling_image, creating_volume, booting, ready. Each change is in events."
   provisioningStage: String!
   "Whether it is reachable from the internet."
   public: Boolean!
@@ -3548,6 +3569,12 @@ type VmEvent {
   actor: String!
   "When it changed."
   at: Time!
+  "The provisioningStage after the event: queued, scheduled, pulling_image, creating_volume, booting or ready. An agent-stage event (the node agent reported a stage; from and to are the same) changes only this."
+  provisioningStage: String!
+  "On an event that started a run (to DEPLOYING): the volume it runs on, the pod's /workspace or the VM's disk, bound to its node; empty on other events and on rows with none."
+  volumeId: String!
+  "True when that volume was made by this event, empty: a first placement, or a restart that placed the row afresh because its disk is gone with its old node (node_removed)."
+  freshVolume: Boolean!
 }
 
 # ---------------------------------------------------------------- fleet administration
@@ -4977,6 +5004,12 @@ func (ec *executionContext) childFields_VmEvent(ctx context.Context, field graph
 		return ec.fieldContext_VmEvent_actor(ctx, field)
 	case "at":
 		return ec.fieldContext_VmEvent_at(ctx, field)
+	case "provisioningStage":
+		return ec.fieldContext_VmEvent_provisioningStage(ctx, field)
+	case "volumeId":
+		return ec.fieldContext_VmEvent_volumeId(ctx, field)
+	case "freshVolume":
+		return ec.fieldContext_VmEvent_freshVolume(ctx, field)
 	case "vm":
 		return ec.fieldContext_VmEvent_vm(ctx, field)
 	}
@@ -14308,6 +14341,75 @@ func (ec *executionContext) fieldContext_VmEvent_at(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "Time")
 }
 
+func (ec *executionContext) _VmEvent_provisioningStage(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_provisioningStage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProvisioningStage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_provisioningStage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _VmEvent_volumeId(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_volumeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VolumeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_volumeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _VmEvent_freshVolume(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmEvent_freshVolume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FreshVolume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmEvent_freshVolume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmEvent", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _VmEvent_vm(ctx context.Context, field graphql.CollectedField, obj *models.VMEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19103,6 +19205,21 @@ func (ec *executionContext) _VmEvent(ctx context.Context, sel ast.SelectionSet, 
 				})
 		case "at":
 			out.Values[i] = ec._VmEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "provisioningStage":
+			out.Values[i] = ec._VmEvent_provisioningStage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "volumeId":
+			out.Values[i] = ec._VmEvent_volumeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "freshVolume":
+			out.Values[i] = ec._VmEvent_freshVolume(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

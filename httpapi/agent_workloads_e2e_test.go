@@ -24,8 +24,8 @@ import (
 )
 
 // The node agent binary runs what the server places on its node, end to
-// end on both engines: a restarted VM goes deploying → running within two
-// heartbeats; --mock-fail-start fails a VM's start with the agent's
+// end on both engines: a restarted VM goes deploying → running within five
+// heartbeats (its provisioning stages one a heartbeat); --mock-fail-start fails a VM's start with the agent's
 // sentence; --mock-exit stops a running VM (vm_exited) and makes a pod lose
 // its job, after which the platform re-submits it and it runs again.
 func TestAgentRunsWorkloads(t *testing.T) {
@@ -58,10 +58,14 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		checkEvents(t, st, "pod-lost",
 			"pod-job-lost:running>interrupted:agent:dgx-wl",
 			"pod-resubmit:interrupted>deploying:platform:",
+			"agent-stage:deploying>deploying:agent:dgx-wl",
+			"agent-stage:deploying>deploying:agent:dgx-wl",
+			"agent-stage:deploying>deploying:agent:dgx-wl",
 			"agent-running:deploying>running:agent:dgx-wl")
 
-		// A restart deploys on the node; the agent runs it within two
-		// heartbeats that began after the restart answered.
+		// A restart deploys on the node; the agent runs it within five
+		// heartbeats that began after the restart answered: one hears of
+		// it, three report its stages (one a heartbeat), one running.
 		if code, body := postAs(t, srv.URL+"/v1/vms/vm-up/restart", "wl-op", ""); code != 200 {
 			t.Fatalf("restart vm-up: %d %s", code, body)
 		}
@@ -72,11 +76,15 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		for i := 0; i < 200 && hb.runningAt.Load() == 0; i++ {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if n := hb.runningAt.Load(); n == 0 || n-after > 2 {
-			t.Errorf("vm-up running at heartbeat %d, the restart answered after heartbeat %d: want within two", n, after)
+		if n := hb.runningAt.Load(); n == 0 || n-after > 5 {
+			t.Errorf("vm-up running at heartbeat %d, the restart answered after heartbeat %d: want within five", n, after)
 		}
 		checkVM(t, st, v, models.ReasonUserRestarted, 2)
-		checkEvents(t, st, "vm-up", "restart-deploy:stopped>deploying:user:*", "agent-running:deploying>running:agent:dgx-wl")
+		checkEvents(t, st, "vm-up", "restart-deploy:stopped>deploying:user:*",
+			"agent-stage:deploying>deploying:agent:dgx-wl",
+			"agent-stage:deploying>deploying:agent:dgx-wl",
+			"agent-stage:deploying>deploying:agent:dgx-wl",
+			"agent-running:deploying>running:agent:dgx-wl")
 
 		// A start that fails: failed, with the agent's sentence, GPUs released.
 		if code, body := postAs(t, srv.URL+"/v1/vms/vm-bad/restart", "wl-op", ""); code != 200 {

@@ -174,7 +174,7 @@ func TestReportAnswersNameOnlyTheNodesOwn(t *testing.T) {
 					t.Fatal(err)
 				}
 				const want = `{"nodeId":"n-shared","status":"online","workloads":[{"id":"vm-a-run","generation":0,"gpus":["GPU-s0"],` +
-					`"kind":"vm","gpuIndexes":[0],"cpuCores":16,"ramGb":256,"diskSizeGb":1000,"volume":{"id":"vol-vm-a-run-n-shared","sizeGb":1000},"action":"run"}]}`
+					`"kind":"vm","gpuIndexes":[0],"cpuCores":16,"ramGb":256,"diskSizeGb":1000,"volume":{"id":"vol-vm-a-run-0","sizeGb":1000},"action":"run"}]}`
 				s, b := send(agentapi.HeartbeatPath, agentapi.HeartbeatRequest{NodeName: "dgx-shared", AgentVersion: "2.6.1"})
 				if s != 200 || b != want {
 					t.Errorf("heartbeat: %d %s\nwant 200 %s", s, b, want)

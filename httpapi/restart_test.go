@@ -531,7 +531,7 @@ func TestRestartVMBody(t *testing.T) {
 		want := `{"capabilityTier":"","computeClass":"","createdAt":"2024-05-01T10:00:00.000Z","diskSizeGb":500,` +
 			`"endpointUrl":"https://vm-s.example.net","gpuCount":2,"gpuManufacturer":"NVIDIA","gpuModelId":"h100-80gb",` +
 			`"gpuModelName":"NVIDIA H100 80GB HBM3","id":"vm-s","imageUrl":"","managedBy":"","name":"vm-s-name",` +
-			`"organizationId":"org-acme","pricePerHourCents":450,"provisioningStage":"ready","public":true,` +
+			`"organizationId":"org-acme","pricePerHourCents":450,"provisioningStage":"scheduled","public":true,` +
 			`"resourceSize":"2xGPU","serviceType":"jupyter","status":"deploying","statusReason":"user_restarted",` +
 			`"tier":"standard","volumeGb":0,"nodeId":"n1","gpuIds":["n1-g0","n1-g1"],"cpuCores":16,"ramGb":128,` +
 			`"tearingDown":false,"interruptedAt":null}` + "\n"

@@ -57,3 +57,32 @@ type VM struct {
 
 // IsPod tells a compute-fabric pod from a plain VM.
 func (v *VM) IsPod() bool { return v.CapabilityTier == TierPod }
+
+// Volume is a VM's disk or a pod's /workspace: bound to the VM row it
+// belongs to and the node that holds it. A row has at most one live volume
+// (DeletedAt nil); it keeps it across reboot, recreate and stop/start on
+// that node, and gets a new, fresh one when it is placed on another node
+// (the old one is deleted: the disk is gone with its node).
+type Volume struct {
+	ID             string `gorm:"primaryKey"`
+	OrganizationID string
+	VMID           string `gorm:"column:vm_id"`
+	NodeID         string
+	SizeGb         int
+	// Fresh: it has never held data (no run on it reached running yet).
+	Fresh     bool
+	CreatedAt time.Time `gorm:"autoCreateTime:false"`
+	DeletedAt *time.Time
+}
+
+// TableName is the volumes table.
+func (Volume) TableName() string { return "volumes" }
+
+// VolumeSizeGb is the size of the volume a row runs on: a pod's volumeGb
+// (its /workspace), a VM's diskSizeGb (its disk); 0 when it has none.
+func (v *VM) VolumeSizeGb() int {
+	if v.IsPod() {
+		return v.VolumeGb
+	}
+	return v.DiskSizeGb
+}

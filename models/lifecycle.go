@@ -107,6 +107,13 @@ const (
 	QueueTimeout TransitionName = "queue-timeout"
 )
 
+// AgentStage names the event of a provisioning stage the node agent
+// reported (pulling_image, creating_volume, booting, ready) when its
+// report changed nothing else. It is not a row of the table: the status
+// does not change (from and to are the row's status), only
+// provisioningStage does.
+const AgentStage TransitionName = "agent-stage"
+
 // Kinds says which rows a transition applies to.
 type Kinds int
 
@@ -437,6 +444,14 @@ type VMEvent struct {
 	// agent acknowledged (agent-restarted), the one torn down (agent-gone);
 	// nil on events written before it was kept.
 	Generation *int `gorm:"column:generation" json:"generation"`
+	// ProvisioningStage is the row's provisioningStage after the event.
+	ProvisioningStage string `gorm:"column:provisioning_stage" json:"provisioningStage"`
+	// VolumeID is, on an event that started a run (its to is deploying),
+	// the volume the run is bound to; "" on other events and on a row
+	// without a disk or volume. FreshVolume: the event made that volume,
+	// empty — a first placement, or a move whose old volume is gone.
+	VolumeID    string `gorm:"column:volume_id" json:"volumeId"`
+	FreshVolume bool   `gorm:"column:fresh_volume" json:"freshVolume"`
 }
 
 // TableName is the event log's table.

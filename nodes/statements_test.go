@@ -16,12 +16,13 @@ import (
 // What each report costs the database, statement by statement, pinned per
 // engine (PostgreSQL adds the event log's advisory lock and its NOTIFY):
 // moving the decisions out of the store changed none of them, and a
-// change that adds one shows here.
+// change that adds one shows here. (A row reported running marks its
+// volume as holding data: one UPDATE in the busy heartbeat.)
 func TestReportStatements(t *testing.T) {
 	want := map[store.Dialect][]int64{
 		//                new node, reconciled, same again, busy heartbeat, idle heartbeat, stale heartbeat
-		store.SQLite:   {12, 21, 8, 16, 7, 4},
-		store.Postgres: {14, 25, 8, 22, 7, 4},
+		store.SQLite:   {12, 21, 8, 17, 7, 4},
+		store.Postgres: {14, 25, 8, 23, 7, 4},
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()

@@ -25,6 +25,32 @@ type workloadReport struct {
 	Generation int
 	State      string // one of agentapi.WorkloadStates
 	Message    string // one sentence, for exited and failed
+	// Stage is the provisioning stage it reached (one of agentStages), ""
+	// when the agent said none.
+	Stage string
+}
+
+// agentStages are the provisioning stages an agent reports, in order; the
+// server itself sets queued and scheduled (agentapi.ProvisioningStages).
+var agentStages = []string{agentapi.StagePullingImage, agentapi.StageCreatingVolume, agentapi.StageBooting, agentapi.StageReady}
+
+// stageOf is the stage report r moves vm to, "" when it moves none. A
+// stage moves forward only, within the row's generation (the report names
+// it; the server starts every run at scheduled): a stage at or before the
+// row's is a late or repeated report and changes nothing. A running report
+// without a stage (an agent that predates stages) is ready.
+func stageOf(vm *models.VM, r workloadReport) string {
+	stage := r.Stage
+	if stage == "" && r.State == agentapi.StateRunning {
+		stage = agentapi.StageReady
+	}
+	if stage == "" || (vm.Status != models.VMDeploying && vm.Status != models.VMRunning) {
+		return ""
+	}
+	if slices.Index(agentapi.ProvisioningStages, stage) <= slices.Index(agentapi.ProvisioningStages, vm.ProvisioningStage) {
+		return ""
+	}
+	return stage
 }
 
 // lostJob is a pod that lost its job on a live node (models.PodJobLost) in
@@ -132,11 +158,21 @@ func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports
 		if vm == nil || vm.Generation != r.Generation {
 			continue
 		}
+		stage := stageOf(vm, r)
 		name, detail := workloadTransition(vm, r)
 		if name == "" || !models.Step(name).Allows(vm) {
+			// The stage alone moved: its own event, the status unchanged.
+			if stage != "" {
+				if _, err := s.store.SetStage(tx, vm, store.Change{Transition: models.AgentStage, Actor: by, Stage: stage}, now); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
-		if _, err := s.store.Apply(tx, vm, store.Change{Transition: name, Actor: by, Detail: detail}, now); err != nil {
+		// The stage the report reached is written with the transition it
+		// causes, in its one event (running is ready; a failed start keeps
+		// the stage it failed at).
+		if _, err := s.store.Apply(tx, vm, store.Change{Transition: name, Actor: by, Detail: detail, Stage: stage}, now); err != nil {
 			return nil, err
 		}
 		if name == models.PodJobLost {
@@ -182,8 +218,14 @@ func checkWorkloads(in []agentapi.WorkloadReport) ([]workloadReport, error) {
 		if w.State == agentapi.StateFailed && w.Message == "" {
 			return nil, apierr.BadRequest("%s.message is missing: a failed workload says why in one sentence", field)
 		}
+		// A stage outside the closed list is refused as an unknown state
+		// is: both sides share agentapi's list, so it is a broken agent.
+		if w.ProvisioningStage != "" && !slices.Contains(agentStages, w.ProvisioningStage) {
+			return nil, apierr.BadRequest("%s.provisioningStage %q is not one of %s (the server sets %s and %s itself)", field,
+				w.ProvisioningStage, strings.Join(agentStages, ", "), agentapi.StageQueued, agentapi.StageScheduled)
+		}
 		seen[w.ID] = i
-		out[i] = workloadReport{ID: w.ID, Generation: w.Generation, State: w.State, Message: w.Message}
+		out[i] = workloadReport{ID: w.ID, Generation: w.Generation, State: w.State, Message: w.Message, Stage: w.ProvisioningStage}
 	}
 	return out, nil
 }
@@ -218,29 +260,28 @@ func assignmentsOf(as []store.Assignment) []agentapi.Assignment {
 		w := agentapi.Assignment{ID: a.ID, Generation: a.Generation, GPUs: a.GPUUUIDs, GPUIndexes: a.GPUIndexes,
 			Kind: agentapi.KindVM, Image: a.Image, CPUCores: a.CPUCores, RAMGb: a.RAMGb, DiskSizeGb: a.DiskSizeGb,
 			Public: a.Public, EndpointURL: a.EndpointURL, Action: agentapi.ActionRun}
-		// A first run's volume (generation 1: a create placed it) has never
-		// held data; a fixture's row (generation 0) is not known to be new.
-		// The agent keeps what it holds under the id, new after a move.
-		vol := &agentapi.Volume{ID: volumeID(a.ID, a.NodeID), SizeGb: a.DiskSizeGb, Fresh: a.Generation == 1 && !a.TearingDown}
+		var vol *agentapi.Volume
+		if v := a.Volume; v != nil {
+			vol = &agentapi.Volume{ID: v.ID, SizeGb: v.SizeGb, Fresh: v.Fresh}
+		}
 		if a.Pod {
 			w.Kind = agentapi.KindPod
-			vol.SizeGb, vol.MountPath = a.VolumeGb, agentapi.WorkspaceMount
+			if vol != nil {
+				vol.MountPath = agentapi.WorkspaceMount
+			}
 		}
 		switch {
 		case a.TearingDown:
 			w.Action = agentapi.ActionStop
-			vol.Delete = a.Terminated
+			// Deleted: the row is terminated or its disk otherwise gone.
+			if vol != nil {
+				vol.Delete = a.Terminated || a.Volume.DeletedAt != nil
+			}
 		case a.Action != "":
 			w.Action = a.Action
 		}
-		if vol.SizeGb > 0 {
-			w.Volume = vol
-		}
+		w.Volume = vol
 		out[i] = w
 	}
 	return out
 }
-
-// volumeID names a workload's volume on a node: bound to both, so a row
-// placed on another node gets another volume.
-func volumeID(vmID, nodeID string) string { return "vol-" + vmID + "-" + nodeID }

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strconv"
 
 	"gpugraph/auth"
 	"gpugraph/ratelimit"
@@ -19,6 +20,9 @@ func (api *API) restartVM(w http.ResponseWriter, r *http.Request) error {
 	res, err := api.Services.Compute.Restart(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
+	}
+	if msg := res.Warning(); msg != "" {
+		w.Header().Set("Warning", "299 - "+strconv.Quote(msg))
 	}
 	writeJSON(w, http.StatusOK, encodeVM(res))
 	return nil

@@ -106,6 +106,11 @@ type eventJSON struct {
 	Generation *int   `json:"generation,omitempty"`
 	Actor      string `json:"actor"`
 	At         string `json:"at"`
+	// ProvisioningStage after the event; VolumeID and FreshVolume on an
+	// event that started a run (models.VMEvent).
+	ProvisioningStage string `json:"provisioningStage"`
+	VolumeID          string `json:"volumeId,omitempty"`
+	FreshVolume       bool   `json:"freshVolume,omitempty"`
 }
 
 // eventsJSON is a page of the log; next, the after of the following page,
@@ -151,7 +156,7 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 func encodeEvent(e *models.VMEvent) eventJSON {
 	return eventJSON{ID: strconv.FormatInt(e.Seq, 10), VMID: e.VMID, From: string(e.From), To: string(e.To),
 		Reason: e.Reason, Transition: string(e.Transition), Generation: e.Generation, Actor: e.Actor().String(),
-		At: models.FormatTime(e.At)}
+		At: models.FormatTime(e.At), ProvisioningStage: e.ProvisioningStage, VolumeID: e.VolumeID, FreshVolume: e.FreshVolume}
 }
 
 func (api *API) stopVM(w http.ResponseWriter, r *http.Request) error {

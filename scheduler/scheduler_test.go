@@ -112,7 +112,7 @@ func TestPassPlacesInPriorityThenArrivalOrder(t *testing.T) {
 		if r := w.pass(); r.Placed != 2 {
 			t.Fatalf("placed %d, want 2", r.Placed)
 		}
-		if got := w.get(w.a, urgent.ID); got.Status != models.VMDeploying || got.StatusReason != "" || got.ProvisioningStage != "booting" {
+		if got := w.get(w.a, urgent.ID); got.Status != models.VMDeploying || got.StatusReason != "" || got.ProvisioningStage != "scheduled" {
 			t.Errorf("urgent: %s %q %s", got.Status, got.StatusReason, got.ProvisioningStage)
 		}
 		if got := w.get(w.a, first.ID); got.Status != models.VMDeploying {

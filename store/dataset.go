@@ -61,6 +61,7 @@ func (s *Store) WriteDataSet(tx *Txn, d *DataSet) error {
 			return upsertColumns(db, d.GPUs, []string{"node_id", "idx", "uuid", "address", "model_id", "health", "failed_reason"})
 		}},
 		{"gpu holders", func() error { return writeHolders(db, d.Holders) }},
+		{"volumes", func() error { return writeVolumes(db, d.VMs, Now()) }},
 		{"projects", func() error { return upsertAll(db, d.Projects, nil) }},
 		{"workloads", func() error { return upsertAll(db, d.Workloads, nil) }},
 		{"revisions", func() error { return upsertAll(db, d.Revisions, nil) }},

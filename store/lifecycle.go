@@ -26,8 +26,8 @@ type Change struct {
 	Actor      models.Actor
 	Detail     string
 	Move       *Move
-	// Stage, when set, is the provisioningStage written with it (a queued
-	// row the scheduler places starts booting).
+	// Stage, when set, is the provisioningStage written with it (a row
+	// placed is scheduled; an agent's report names the stage it reached).
 	Stage string
 	// Handover: what a releasing transition lets go of passes to another
 	// workload in the same transaction (preemption's victims), so it is
@@ -103,17 +103,13 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if action != "" {
 		generation++
 	}
+	vol, err := s.applyToVolume(tx.db, vm, t, ch, now)
+	if err != nil {
+		return nil, err
+	}
 	ev := eventOf(t, ch, vm, generation, now)
-	if err := s.lockEventLog(tx.db); err != nil {
-		return nil, err
-	}
-	if err := drawSeqs(tx.db, []*models.VMEvent{ev}); err != nil {
-		return nil, err
-	}
-	if err := tx.db.Create(ev).Error; err != nil {
-		return nil, err
-	}
-	if err := s.note(tx.db, TopicVMEvents, ev.ID); err != nil {
+	ev.VolumeID, ev.FreshVolume = vol.ID, vol.Fresh
+	if err := s.appendEvent(tx.db, ev); err != nil {
 		return nil, err
 	}
 
@@ -174,14 +170,49 @@ func agentNodes(db *gorm.DB, ids []string) (map[string]bool, error) {
 	return out, err
 }
 
+// SetStage writes the provisioningStage ch.Stage to the VM vm, which the
+// caller locked in tx, and appends its event (ch.Transition, from and to
+// the row's status, its statusReason kept): the status does not change.
+func (s *Store) SetStage(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models.VMEvent, error) {
+	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).
+		Updates(map[string]any{"provisioning_stage": ch.Stage, "updated_at": now}).Error; err != nil {
+		return nil, err
+	}
+	generation := vm.Generation
+	ev := &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: vm.Status,
+		Reason: vm.StatusReason, Transition: ch.Transition, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
+		ProvisioningStage: ch.Stage, Generation: &generation}
+	if err := s.appendEvent(tx.db, ev); err != nil {
+		return nil, err
+	}
+	vm.ProvisioningStage, vm.UpdatedAt = ch.Stage, now
+	return ev, nil
+}
+
+// appendEvent appends ev to the log: numbered in its organization under
+// the log's lock, and noted to the listeners.
+func (s *Store) appendEvent(db *gorm.DB, ev *models.VMEvent) error {
+	if err := s.lockEventLog(db); err != nil {
+		return err
+	}
+	if err := drawSeqs(db, []*models.VMEvent{ev}); err != nil {
+		return err
+	}
+	if err := db.Create(ev).Error; err != nil {
+		return err
+	}
+	return s.note(db, TopicVMEvents, ev.ID)
+}
+
 // lockedRow is what applyToRows needs of a row the caller locked.
 type lockedRow struct {
-	ID             string
-	OrganizationID string
-	Status         models.VMStatus
-	StatusReason   string
-	CapabilityTier string
-	Generation     int
+	ID                string
+	OrganizationID    string
+	Status            models.VMStatus
+	StatusReason      string
+	CapabilityTier    string
+	ProvisioningStage string
+	Generation        int
 	// AgentNode: its node has had an agent report (it tears down).
 	AgentNode bool
 }
@@ -190,7 +221,7 @@ type lockedRow struct {
 func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 	var rows []lockedRow
 	err := s.forUpdate(q.Table("vms").
-		Select("id, organization_id, status, status_reason, capability_tier, generation, " +
+		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage, generation, " +
 			"EXISTS (SELECT 1 FROM nodes WHERE nodes.id = vms.node_id AND nodes.agent_reported_at IS NOT NULL) AS agent_node").
 		Order("id")).Scan(&rows).Error
 	return rows, err
@@ -207,7 +238,7 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	allowed := make([]lockedRow, 0, len(rows))
 	for _, r := range rows {
 		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status,
-			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier}
+			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier, ProvisioningStage: r.ProvisioningStage}
 		if !t.Allows(vm) {
 			continue
 		}
@@ -251,6 +282,11 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 			}
 		}
 		if err := releaseGPUs(db, part); err != nil {
+			return 0, err
+		}
+	}
+	if t.DiskGone {
+		if err := deleteVolumes(db, ids, now); err != nil {
 			return 0, err
 		}
 	}
@@ -305,9 +341,36 @@ func eventOf(t models.Transition, ch Change, vm *models.VM, generation int, now 
 	if !ok {
 		reason = vm.StatusReason
 	}
+	stage := vm.ProvisioningStage
+	if ch.Stage != "" {
+		stage = ch.Stage
+	}
 	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.ToFrom(vm.Status),
 		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
-		Generation: &generation}
+		Generation: &generation, ProvisioningStage: stage}
+}
+
+// applyToVolume does to vm's volume what transition t does to the row:
+// a run it starts is bound to one on the node it runs on (bindVolume); a
+// row whose disk goes with it loses its volume; a run that reached
+// running has written to its volume. vm is as it was before t.
+func (s *Store) applyToVolume(db *gorm.DB, vm *models.VM, t models.Transition, ch Change, now time.Time) (volumeBinding, error) {
+	switch {
+	case t.DiskGone:
+		return volumeBinding{}, deleteVolumes(db, []string{vm.ID}, now)
+	case t.To == models.VMDeploying:
+		node := ""
+		if vm.NodeID != nil {
+			node = *vm.NodeID
+		}
+		if ch.Move != nil {
+			node = ch.Move.NodeID
+		}
+		return bindVolume(db, vm, node, vm.Generation+1, now)
+	case t.To == models.VMRunning && vm.Status == models.VMDeploying:
+		return volumeBinding{}, volumeUsed(db, vm.ID)
+	}
+	return volumeBinding{}, nil
 }
 
 // drawSeqs numbers events within their organizations: each takes the

@@ -35,6 +35,10 @@ type Assignment struct {
 	// Terminated: the row is gone for good; its volume goes with it.
 	Terminated bool
 	NodeID     string
+	// Volume is the row's volume on this node (models.Volume): its live
+	// one, else the one deleted last (a terminated row's, for the agent to
+	// delete); nil when it has none here.
+	Volume *models.Volume
 }
 
 // assignmentRow is what Assignments reads of a row.
@@ -94,9 +98,16 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []model
 		held[g.HolderVMID] = append(held[g.HolderVMID], g.UUID)
 		idx[g.HolderVMID] = append(idx[g.HolderVMID], g.Idx)
 	}
+	vols, err := nodeVolumes(db, nodeID, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Assignment, len(rows))
 	for i, r := range rows {
-		out[i] = Assignment{ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
+		if v, ok := vols[r.ID]; ok {
+			out[i].Volume = &v
+		}
+		out[i] = Assignment{Volume: out[i].Volume, ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
 			Pod: r.CapabilityTier == models.TierPod, Image: r.ImageURL, CPUCores: r.CPUCores, RAMGb: r.RAMGb,
 			DiskSizeGb: r.DiskSizeGb, VolumeGb: r.VolumeGb, Public: r.Public, EndpointURL: r.EndpointURL,
 			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action}

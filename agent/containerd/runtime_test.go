@@ -158,6 +158,45 @@ func TestRecreateKeepsWorkspace(t *testing.T) {
 	f.wait(t, "pod-1", 4, agentapi.StateExited)
 }
 
+// TestWorkspaceAcrossStopStart: a file written in the container's
+// /workspace survives a stop (torn down, volume kept) and a start of the
+// next generation on the same volume; a row moved elsewhere runs on a new,
+// fresh volume id, where the file is absent.
+func TestWorkspaceAcrossStopStart(t *testing.T) {
+	f := newFixture(t)
+	vol := Volume{ID: "vol-pod-ss-1", MountPath: WorkspacePath, Fresh: true}
+	f.rt.Apply([]Spec{{ID: "pod-ss", Generation: 1, Action: ActionRun, Image: f.image, Volume: vol,
+		Args: sh("echo kept > /workspace/f && sleep 600")}})
+	f.wait(t, "pod-ss", 1, agentapi.StateRunning)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(f.volumes, vol.ID, "f")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("generation 1 never wrote /workspace/f")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	f.rt.Apply([]Spec{{ID: "pod-ss", Generation: 1, Action: ActionStop, Volume: Volume{ID: vol.ID, MountPath: WorkspacePath}}})
+	f.wait(t, "pod-ss", 1, StateGone)
+
+	// Started again on its node: the same volume, no longer fresh.
+	f.rt.Apply([]Spec{{ID: "pod-ss", Generation: 2, Action: ActionRun, Image: f.image, Volume: Volume{ID: vol.ID, MountPath: WorkspacePath},
+		Args: sh(`test "$(cat /workspace/f)" = kept || exit 3`)}})
+	if w := f.wait(t, "pod-ss", 2, agentapi.StateExited); w.Message != "its process exited with status 0." {
+		t.Fatalf("generation 2 after stop/start: %+v", w)
+	}
+
+	// Placed elsewhere: a fresh volume under a new id has no file.
+	f.rt.Apply([]Spec{{ID: "pod-ss", Generation: 3, Action: ActionRun, Image: f.image, Volume: Volume{ID: "vol-pod-ss-3", MountPath: WorkspacePath, Fresh: true},
+		Args: sh(`test ! -e /workspace/f || exit 4`)}})
+	if w := f.wait(t, "pod-ss", 3, agentapi.StateExited); w.Message != "its process exited with status 0." {
+		t.Fatalf("generation 3 on a fresh volume: %+v", w)
+	}
+}
+
 // TestAssignWire: assignments as the server sends them: run, a pod's
 // reboot acknowledged as a recreate of the new generation with its stages,
 // a stop that deletes the volume, a VM refused by name.

@@ -18,8 +18,11 @@ const (
 // Runtime simulates a container runtime; it implements agent.Runtime. A
 // workload is starting for StartDelay after it was assigned, then running;
 // a new generation (a reboot, a recreate, a run after a stop) starts over.
-// One told stop is gone StopDelay after it was told (at once when it never
-// ran here), and reported gone while it is still assigned.
+// While it starts it walks the provisioning stages a real runtime reports
+// (pulling_image, creating_volume, booting), one stage a report, so the
+// server hears each of them in order; running is ready. One told stop is
+// gone StopDelay after it was told (at once when it never ran here), and
+// reported gone while it is still assigned.
 // A workload in FailStart fails to start, every generation (its image is
 // broken); one in Exit exits once, after it was reported running — a
 // one-off crash, so the run the platform re-submits keeps running.
@@ -44,7 +47,11 @@ type workload struct {
 	state      string
 	message    string
 	reported   string // the state last reported
+	stage      string // the provisioning stage reported last
 }
+
+// startingStages are the stages a starting workload walks, in order.
+var startingStages = []string{agentapi.StagePullingImage, agentapi.StageCreatingVolume, agentapi.StageBooting}
 
 func (m *Runtime) now() time.Time {
 	if m.Clock != nil {
@@ -114,7 +121,8 @@ func (m *Runtime) Report() []agentapi.WorkloadReport {
 			m.log().Info("workload state", "workload", id, "generation", r.generation, "state", r.state, "message", r.message)
 			r.reported = r.state
 		}
-		out = append(out, agentapi.WorkloadReport{ID: id, Generation: r.generation, State: r.state, Message: r.message})
+		out = append(out, agentapi.WorkloadReport{ID: id, Generation: r.generation, State: r.state, Message: r.message,
+			ProvisioningStage: r.stage})
 	}
 	return out
 }
@@ -128,8 +136,11 @@ func (m *Runtime) advance(id string, r *workload) {
 		// failed, exited and gone are final for this generation.
 	case slices.Contains(m.FailStart, id):
 		r.state, r.message = agentapi.StateFailed, FailStartMessage
+	case r.state == agentapi.StateStarting && r.stage != agentapi.StageBooting:
+		// One stage further each report until booting.
+		r.stage = startingStages[slices.Index(startingStages, r.stage)+1]
 	case r.state == agentapi.StateStarting && m.now().Sub(r.assignedAt) >= m.StartDelay:
-		r.state = agentapi.StateRunning
+		r.state, r.stage = agentapi.StateRunning, agentapi.StageReady
 	case r.state == agentapi.StateRunning && r.reported == agentapi.StateRunning && slices.Contains(m.Exit, id) && !m.exited[id]:
 		m.exited[id] = true
 		r.state, r.message = agentapi.StateExited, ExitMessage

@@ -13,27 +13,38 @@ func TestRuntime(t *testing.T) {
 	states := func() map[string]string {
 		out := map[string]string{}
 		for _, r := range m.Report() {
-			out[r.ID] = r.State + "@" + string(rune('0'+r.Generation))
+			out[r.ID] = r.State + "@" + string(rune('0'+r.Generation)) + "/" + r.ProvisioningStage
 		}
 		return out
 	}
 	m.Assign([]agentapi.Assignment{{ID: "ok", Generation: 1}, {ID: "bad", Generation: 1}, {ID: "crash", Generation: 1}})
-	if got := states(); got["ok"] != "starting@1" || got["bad"] != "failed@1" || got["crash"] != "starting@1" {
+	if got := states(); got["ok"] != "starting@1/pulling_image" || got["bad"] != "failed@1/" || got["crash"] != "starting@1/pulling_image" {
 		t.Fatalf("at once: %v", got)
 	}
+	// One stage a report, so the server hears each; booting lasts until
+	// the start delay has passed.
+	for _, want := range []string{"creating_volume", "booting", "booting"} {
+		if got := states(); got["ok"] != "starting@1/"+want {
+			t.Fatalf("starting: %v, want stage %s", got, want)
+		}
+	}
 	now = now.Add(time.Second)
-	if got := states(); got["ok"] != "running@1" || got["crash"] != "running@1" {
+	if got := states(); got["ok"] != "running@1/ready" || got["crash"] != "running@1/ready" {
 		t.Fatalf("after the start delay: %v", got)
 	}
-	if got := states(); got["ok"] != "running@1" || got["crash"] != "exited@1" {
+	if got := states(); got["ok"] != "running@1/ready" || got["crash"] != "exited@1/ready" {
 		t.Fatalf("once reported running: %v", got)
 	}
-	// The server re-submits crash (generation 2) and drops ok: crash runs
-	// again and does not exit twice; ok is no longer reported.
+	// The server re-submits crash (generation 2) and drops ok: crash walks
+	// the stages again, runs and does not exit twice; ok is no longer
+	// reported.
 	m.Assign([]agentapi.Assignment{{ID: "crash", Generation: 2}, {ID: "bad", Generation: 1}})
 	now = now.Add(time.Second)
-	states()
-	if got := states(); len(got) != 2 || got["crash"] != "running@2" || got["bad"] != "failed@1" {
+	var got map[string]string
+	for range 4 {
+		got = states()
+	}
+	if len(got) != 2 || got["crash"] != "running@2/ready" || got["bad"] != "failed@1/" {
 		t.Fatalf("after re-submission: %v", got)
 	}
 }

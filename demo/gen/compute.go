@@ -188,7 +188,8 @@ func provisioningStage(s vmSpec) string {
 	case s.status == "deploying":
 		return "booting"
 	case strings.HasPrefix(s.reason, "container failed to start"):
-		return "starting_container"
+		// It failed as it booted: the stage a failed start keeps.
+		return "booting"
 	}
 	return "ready"
 }
