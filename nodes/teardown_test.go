@@ -111,7 +111,7 @@ func TestOldAgentTearsDownByOmission(t *testing.T) {
 		// It dropped it: gone.
 		heartbeat(`{"id": "pod1", "generation": 1, "state": "running"}`)
 		checkHeld(t, st, "vm1", false, 0)
-		if evs := events(t, st, "vm1"); evs != "user-stop@0 agent-gone@0" {
+		if evs := events(t, st, "vm1"); evs != "agent-stage@0 user-stop@0 agent-gone@0" {
 			t.Errorf("vm1 events: %s", evs)
 		}
 		if v := storetest.Violations(t, st); v != nil {
@@ -158,7 +158,7 @@ func TestAgentToldStopReportsGone(t *testing.T) {
 			t.Fatalf("after gone: %s", ids(rep.Workloads))
 		}
 		checkHeld(t, st, "pod1", false, 0)
-		if evs := events(t, st, "pod1"); evs != "user-terminate@0 agent-gone@0" {
+		if evs := events(t, st, "pod1"); evs != "agent-stage@0 user-terminate@0 agent-gone@0" {
 			t.Errorf("pod1 events: %s", evs)
 		}
 	})

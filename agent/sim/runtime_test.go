@@ -62,13 +62,21 @@ func TestRuntimeActions(t *testing.T) {
 		}
 		return out
 	}
+	// A start walks the three stages a report each before it runs.
+	settle := func() map[string]string {
+		var got map[string]string
+		for range 4 {
+			got = states()
+		}
+		return got
+	}
 	m.Assign([]agentapi.Assignment{{ID: "vm", Generation: 1}, {ID: "pod", Generation: 1}})
-	if got := states(); got["vm"] != "running@1" || got["pod"] != "running@1" {
+	if got := settle(); got["vm"] != "running@1" || got["pod"] != "running@1" {
 		t.Fatalf("started: %v", got)
 	}
 	m.Assign([]agentapi.Assignment{{ID: "vm", Generation: 2, Action: agentapi.ActionReboot},
 		{ID: "pod", Generation: 1, Action: agentapi.ActionStop}, {ID: "never", Generation: 3, Action: agentapi.ActionStop}})
-	if got := states(); got["vm"] != "running@2" || got["pod"] != "running@1" || got["never"] != "gone@3" {
+	if got := settle(); got["vm"] != "running@2" || got["pod"] != "running@1" || got["never"] != "gone@3" {
 		t.Fatalf("told reboot and stop: %v", got)
 	}
 	now = now.Add(2 * time.Second)
