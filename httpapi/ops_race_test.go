@@ -166,7 +166,8 @@ func TestStopTerminateRestartRace(t *testing.T) {
 						} else if e.Transition == models.AgentRunning {
 							agentMoves++
 						}
-						if e.ActorKind != models.ActorUser && (e.Transition != models.AgentRunning || e.ActorKind != models.ActorAgent) {
+						agentReport := e.Transition == models.AgentRunning || e.Transition == models.AgentGone || e.Transition == models.AgentStage
+						if e.ActorKind != models.ActorUser && (!agentReport || e.ActorKind != models.ActorAgent) {
 							t.Errorf("round %d: vm-x event %+v is neither a user's nor its agent's report", round, e)
 						}
 					}

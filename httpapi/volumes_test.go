@@ -140,6 +140,7 @@ func TestVolumesFollowTheNode(t *testing.T) {
 			`{"transition":"restart-deploy","provisioningStage":"scheduled","volumeId":"vol-pod-keep-0","freshVolume":false},` +
 			`{"transition":"agent-running","provisioningStage":"ready","volumeId":"","freshVolume":false},` +
 			`{"transition":"user-stop","provisioningStage":"ready","volumeId":"","freshVolume":false},` +
+			`{"transition":"agent-gone","provisioningStage":"ready","volumeId":"","freshVolume":false},` +
 			`{"transition":"restart-deploy","provisioningStage":"scheduled","volumeId":"vol-pod-keep-0","freshVolume":false}]}}`; string(data) != want {
 			t.Errorf("GraphQL:\n got %s\nwant %s", data, want)
 		}
