@@ -46,16 +46,18 @@ test:
 	$(GO) build -o bin/gosummary ./cmd/gosummary
 	$(GO) test $(TESTFLAGS) -json $(PKGS) | bin/gosummary -slowest $(SLOWEST)
 
-## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens, REST parameters, the create body of POST /v1/vms, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing, the GraphQL body's members split while it is checked, the cluster sync batch, the connector's quantities)
+## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens (and off its bytes, against the lexer's), REST parameters, the create body of POST /v1/vms, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing, the GraphQL body's members split while it is checked, by jsontext and by the quick pass against it, the cluster sync batch, the connector's quantities)
 FUZZTIME ?= 1000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQLBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzCountFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/extension/
+	$(GO) test -run '^$$' -fuzz '^FuzzScanFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/extension/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzCreateBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/transport/
 	$(GO) test -run '^$$' -fuzz '^FuzzScanJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/transport/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/transport/
 	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./contentcoding/
 	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./filterby/ || exit 1; done

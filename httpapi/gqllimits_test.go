@@ -118,6 +118,31 @@ func BenchmarkRefuseValidationBombs(b *testing.B) {
 	}
 }
 
+// BenchmarkRefuseTypenameFlood: what one refusal of make abuse's attack #4
+// costs the server, through the whole handler (the body read ahead, the
+// key looked up, the body checked and split, the fields counted, the 400
+// written) with none of a client's work: its document is the 109 KB one of
+// 9,900 __typename, each request's named apart as the attack's are
+// (bench/abuse typenameDocument), the bodies made before the clock runs.
+func BenchmarkRefuseTypenameFlood(b *testing.B) {
+	h := benchHandler(b, httpapi.Config{})
+	bodies := make([][]byte, 256)
+	for i := range bodies {
+		bodies[i], _ = json.Marshal(map[string]string{"query": fmt.Sprintf("query Q%d {", i) + strings.Repeat(" __typename", 9900) + " }"})
+	}
+	b.SetBytes(int64(len(bodies[0])))
+	cpu := httpapi.ProcessCPU()
+	i := 0
+	for b.Loop() {
+		rec := serve(h, http.MethodPost, "/graphql", bodies[i%len(bodies)], nil)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "more than 2000 fields") {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		i++
+	}
+	httpapi.ReportCPU(b, cpu)
+}
+
 func benchHandler(b *testing.B, cfg httpapi.Config) http.Handler {
 	st := storetest.Open(b, store.SQLite)
 	if _, err := dataset.LoadFile(context.Background(), st, []byte(servertest.Base)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -164,10 +165,14 @@ func (d *Documents) MutateOperationParameters(ctx context.Context, params *graph
 	if d.maxBytes > 0 && len(q) > d.maxBytes {
 		return limitError("the query is %d bytes, more than the limit of %d", len(q), d.maxBytes)
 	}
-	src := &ast.Source{Input: q}
-	if err := d.limits.tooManyFields(src, d.tokens); err != nil {
+	if err := d.limits.tooManyFields(&ast.Source{Input: q}, d.tokens); err != nil {
 		return err
 	}
+	// The text may lie in the request's body (the POST transport takes an
+	// unescaped query where it is): the document parsed from it, which the
+	// query cache may keep, holds a copy of its own rather than the body.
+	q = strings.Clone(q)
+	src := &ast.Source{Input: q}
 	doc, err := parser.ParseQueryWithTokenLimit(src, d.tokens)
 	if err != nil {
 		var gqlErr *gqlerror.Error
@@ -344,8 +349,16 @@ func (a admitDocuments) MutateOperationContext(ctx context.Context, _ *graphql.O
 		a.d.queries.Add(p.query, p.doc, p.size)
 	}
 	if p.apqHash != "" {
-		// The text (shared with the document's source) and the hash.
-		a.d.persisted.Add(p.apqHash, p.apqQuery, int64(64+len(p.apqHash)+len(p.apqQuery)))
+		// The text (shared with the document's source when the document
+		// was parsed here: a copy of its own, not the request's body) and
+		// the hash.
+		text := p.apqQuery
+		if p.doc != nil && !p.cached && text == p.query {
+			text = p.query
+		} else {
+			text = strings.Clone(text)
+		}
+		a.d.persisted.Add(p.apqHash, text, int64(64+len(p.apqHash)+len(text)))
 	}
 	return nil
 }

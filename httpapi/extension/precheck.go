@@ -69,53 +69,87 @@ func (l DocLimits) fieldsError() *gqlerror.Error {
 // alias stands for (after :, the alias counted). It stops once it has
 // counted more than max, at the first token it cannot read (the parser
 // names it), and after tokens tokens (0: no bound).
+//
+// scanFields reads the tokens off the bytes (fieldscan.go), a tenth of
+// what gqlparser's lexer costs for them; a document it cannot read to
+// where it stops is counted again by the lexer, which names nothing
+// either: the parser then refuses the document at the same token.
 func countFields(src *ast.Source, max, tokens int) int {
+	if n, ok := scanFields(src.Input, max, tokens); ok {
+		return n
+	}
+	return lexFields(src, max, tokens)
+}
+
+// lexFields is countFields through gqlparser's lexer: the reference
+// scanFields is held to (FuzzScanFields), and what counts a document
+// scanFields leaves to it.
+func lexFields(src *ast.Source, max, tokens int) int {
 	lex := lexer.New(src)
-	n, read := 0, 0
-	parens, braces := 0, 0
-	prev, typeNext := lexer.Invalid, false
+	c := fieldCounter{max: max, tokens: tokens}
 	for {
 		t, err := lex.ReadToken()
 		if err != nil || t.Kind == lexer.EOF {
-			return n
+			return c.n
 		}
 		if t.Kind == lexer.Comment {
 			continue
 		}
-		if read++; tokens > 0 && read > tokens {
-			return n
+		if c.stop(t.Kind, t.Kind == lexer.Name && t.Value == "on") {
+			return c.n
 		}
-		switch t.Kind {
-		case lexer.ParenL:
-			parens++
-		case lexer.ParenR:
-			parens--
-		case lexer.BraceL:
-			if parens == 0 {
-				braces++
-			}
-		case lexer.BraceR:
-			if parens == 0 {
-				braces--
-			}
-		case lexer.Name:
-			if parens != 0 || braces <= 0 {
-				break
-			}
-			switch {
-			case prev == lexer.Spread:
-				typeNext = t.Value == "on"
-			case typeNext:
-				typeNext = false
-			case prev == lexer.At, prev == lexer.Colon:
-			default:
-				if n++; n > max {
-					return n
-				}
-			}
-		}
-		prev = t.Kind
 	}
+}
+
+// fieldCounter is countFields' reading of the tokens, one at a time,
+// whichever reads them off the text (lexFields, scanFields).
+type fieldCounter struct {
+	max, tokens int
+
+	n, read        int
+	parens, braces int
+	prev           lexer.Type
+	typeNext       bool
+}
+
+// stop counts the next token (comments are not tokens here) of kind, on
+// whether it is the name "on": whether counting stops there, past the
+// token bound or the field bound.
+func (c *fieldCounter) stop(kind lexer.Type, on bool) bool {
+	if c.read++; c.tokens > 0 && c.read > c.tokens {
+		return true
+	}
+	switch kind {
+	case lexer.ParenL:
+		c.parens++
+	case lexer.ParenR:
+		c.parens--
+	case lexer.BraceL:
+		if c.parens == 0 {
+			c.braces++
+		}
+	case lexer.BraceR:
+		if c.parens == 0 {
+			c.braces--
+		}
+	case lexer.Name:
+		if c.parens != 0 || c.braces <= 0 {
+			break
+		}
+		switch {
+		case c.prev == lexer.Spread:
+			c.typeNext = on
+		case c.typeNext:
+			c.typeNext = false
+		case c.prev == lexer.At, c.prev == lexer.Colon:
+		default:
+			if c.n++; c.n > c.max {
+				return true
+			}
+		}
+	}
+	c.prev = kind
+	return false
 }
 
 // check holds doc to l: directives, aliases (as written, each once),
