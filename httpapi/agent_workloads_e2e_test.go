@@ -58,9 +58,6 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		checkEvents(t, st, "pod-lost",
 			"pod-job-lost:running>interrupted:agent:dgx-wl",
 			"pod-resubmit:interrupted>deploying:platform:",
-			"agent-stage:deploying>deploying:agent:dgx-wl",
-			"agent-stage:deploying>deploying:agent:dgx-wl",
-			"agent-stage:deploying>deploying:agent:dgx-wl",
 			"agent-running:deploying>running:agent:dgx-wl")
 
 		// A restart deploys on the node; the agent runs it within five
@@ -81,9 +78,6 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		}
 		checkVM(t, st, v, models.ReasonUserRestarted, 2)
 		checkEvents(t, st, "vm-up", "restart-deploy:stopped>deploying:user:*",
-			"agent-stage:deploying>deploying:agent:dgx-wl",
-			"agent-stage:deploying>deploying:agent:dgx-wl",
-			"agent-stage:deploying>deploying:agent:dgx-wl",
 			"agent-running:deploying>running:agent:dgx-wl")
 
 		// A start that fails: failed, with the agent's sentence, GPUs released.
