@@ -3,7 +3,6 @@ package credentials
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"slices"
@@ -71,7 +70,7 @@ func (s *Service) CreateKey(ctx context.Context, caller *auth.Caller, spec Spec)
 	if err != nil {
 		return nil, err
 	}
-	secret := KeyPrefix + randomSecret()
+	secret := KeyPrefix + auth.NewSecret()
 	hash := auth.HashToken(secret)
 	c.ID = models.KeyIDOf(hash)
 	if err := s.store.CreateAPIKey(ctx, hash, c); err != nil {
@@ -89,7 +88,7 @@ func (s *Service) CreateApplication(ctx context.Context, caller *auth.Caller, sp
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	c.ID = "app-" + hex.EncodeToString(id)
-	secret := SecretPrefix + randomSecret()
+	secret := SecretPrefix + auth.NewSecret()
 	if err := s.store.CreateApplication(ctx, auth.HashToken(secret), c); err != nil {
 		return nil, err
 	}
@@ -370,10 +369,4 @@ func checkName(field, s string, emptyOK bool) error {
 		}
 	}
 	return nil
-}
-
-func randomSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
