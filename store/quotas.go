@@ -138,6 +138,5 @@ func (s *Store) QuotaGPUsUsed(tx *Txn, orgID, modelID, exceptVMID string) (int, 
 // deleted ones included).
 func quotaScope(db *gorm.DB, orgID string) *gorm.DB {
 	return db.Model(&models.VM{}).Where("organization_id = ?", orgID).
-		Where("((vms.deleted_at IS NULL AND vms.status IN ?) OR (vms.tearing_down AND vms.node_id IN "+
-			"(SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL)))", models.QuotaStatuses)
+		Where("((vms.deleted_at IS NULL AND vms.status IN ?) OR "+tearingDownHolds("vms")+")", models.QuotaStatuses)
 }

@@ -12,15 +12,19 @@ import (
 // row in a holding status does. A fixture's tearingDown on a node no agent
 // ever reported for holds nothing.
 
-// holdingVMs is the condition on vms (unaliased) of a row that holds what
-// it was given: a holding status (the one parameter), or a teardown on an
-// agent's node.
-const holdingVMs = "(vms.status IN ? OR (vms.tearing_down AND vms.node_id IN " +
-	"(SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL)))"
+// tearingDownHolds is the condition on the vms row aliased t of a
+// teardown that holds what the row was given: one on an agent's node.
+func tearingDownHolds(t string) string {
+	return "(" + t + ".tearing_down AND " + t + ".node_id IN (SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL))"
+}
 
-// holdingV is holdingVMs for vms aliased v.
-const holdingV = "(v.status IN ? OR (v.tearing_down AND v.node_id IN " +
-	"(SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL)))"
+// holding is the condition on the vms row aliased t of a row that holds
+// what it was given: a holding status (the one parameter), or a teardown
+// that holds.
+func holding(t string) string { return "(" + t + ".status IN ? OR " + tearingDownHolds(t) + ")" }
+
+// holdingVMs and holdingV are holding for vms unaliased and aliased v.
+var holdingVMs, holdingV = holding("vms"), holding("v")
 
 // LockExpiredTeardowns locks, by id, the nodes that are not online and
 // that sent no report since before, on which a row is tearing down, and
