@@ -222,26 +222,9 @@ func (s *Service) FailStuckDeploying(ctx context.Context, now time.Time, timeout
 	t := models.Step(models.ProvisionTimeout)
 	stuck := store.Workloads{InStatusBefore: now.Add(-timeout), Limit: batch}
 	change := store.Change{Transition: t.Name, Actor: actor, Detail: ProvisionTimeoutDetail(timeout)}
-	var total int64
-	for {
-		var n int64
-		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			rows, err := s.store.LockWorkloads(tx, stuck, t.From)
-			if err != nil || rows.Len() == 0 {
-				n = 0
-				return err
-			}
-			n, err = s.store.ApplyToLocked(tx, rows, change, now)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < batch {
-			return total, nil
-		}
-	}
+	return s.inBatches(ctx, change, now, func(tx *store.Txn) (store.LockedRows, error) {
+		return s.store.LockWorkloads(tx, stuck, t.From)
+	})
 }
 
 // DefaultTeardownGrace is how long a teardown waits for its node to report
@@ -258,11 +241,20 @@ const DefaultTeardownGrace = 5 * time.Minute
 // at once. It answers how many rows it freed.
 func (s *Service) ExpireTeardowns(ctx context.Context, now time.Time, grace time.Duration) (int64, error) {
 	change := store.Change{Transition: models.TeardownExpired, Actor: actor}
+	return s.inBatches(ctx, change, now, func(tx *store.Txn) (store.LockedRows, error) {
+		return s.store.LockExpiredTeardowns(tx, now.Add(-grace), batch)
+	})
+}
+
+// inBatches applies change to the rows lock locks (at most batch a
+// transaction), one transaction a batch, until a batch changes fewer than
+// batch rows; it answers how many rows changed.
+func (s *Service) inBatches(ctx context.Context, change store.Change, now time.Time, lock func(*store.Txn) (store.LockedRows, error)) (int64, error) {
 	var total int64
 	for {
 		var n int64
 		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			rows, err := s.store.LockExpiredTeardowns(tx, now.Add(-grace), batch)
+			rows, err := lock(tx)
 			if err != nil || rows.Len() == 0 {
 				n = 0
 				return err
