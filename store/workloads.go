@@ -104,16 +104,17 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []model
 	}
 	out := make([]Assignment, len(rows))
 	for i, r := range rows {
-		if v, ok := vols[r.ID]; ok {
-			out[i].Volume = &v
-		}
-		out[i] = Assignment{Volume: out[i].Volume, ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
+		a := Assignment{ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
 			Pod: r.CapabilityTier == models.TierPod, Image: r.ImageURL, CPUCores: r.CPUCores, RAMGb: r.RAMGb,
 			DiskSizeGb: r.DiskSizeGb, VolumeGb: r.VolumeGb, Public: r.Public, EndpointURL: r.EndpointURL,
 			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action}
-		if out[i].GPUUUIDs == nil {
-			out[i].GPUUUIDs = []string{}
+		if v, ok := vols[r.ID]; ok {
+			a.Volume = &v
 		}
+		if a.GPUUUIDs == nil {
+			a.GPUUUIDs = []string{}
+		}
+		out[i] = a
 	}
 	return out, nil
 }
