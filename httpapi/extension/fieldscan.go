@@ -14,10 +14,11 @@ import (
 // refused by its count is 22 KB of names: the lexer spent 0.27 ms on them
 // (a rune decoded per byte, a Token built per name), this a tenth of it.
 //
-// It answers ok=false where the lexer would fail to read a token (an
-// unexpected character, a malformed number, string or escape): lexFields
-// then counts the document, so whatever this does not read as the lexer
-// does is counted by the lexer (FuzzScanFields holds the two equal).
+// It stops, ok=false, where the lexer would fail to read a token (an
+// unexpected character, a malformed number, string or escape), with the
+// count the lexer has there: the parser then refuses the document at that
+// token. FuzzScanFields holds the two equal on every text, gqlparser's
+// lexer the reference (lexFields, in the tests).
 func scanFields(s string, max, tokens int) (n int, ok bool) {
 	counter := fieldCounter{max: max, tokens: tokens}
 	i := 0
@@ -39,7 +40,7 @@ func scanFields(s string, max, tokens int) (n int, ok bool) {
 		case c == '-' || c >= '0' && c <= '9':
 			j, ok := scanNumber(s, i)
 			if !ok {
-				return 0, false
+				return counter.n, false
 			}
 			kind, i = lexer.Int, j // Int or Float: neither counts
 		case c == '"':
@@ -50,18 +51,18 @@ func scanFields(s string, max, tokens int) (n int, ok bool) {
 				j = scanString(s, i+1)
 			}
 			if j < 0 {
-				return 0, false
+				return counter.n, false
 			}
 			kind, i = lexer.String, j
 		case c == '.':
 			if i+2 >= len(s) || s[i+1] != '.' || s[i+2] != '.' {
-				return 0, false
+				return counter.n, false
 			}
 			kind, i = lexer.Spread, i+3
 		default:
 			kind = punctuator[c]
 			if kind == lexer.Invalid {
-				return 0, false
+				return counter.n, false
 			}
 			i++
 		}

@@ -71,38 +71,14 @@ func (l DocLimits) fieldsError() *gqlerror.Error {
 // names it), and after tokens tokens (0: no bound).
 //
 // scanFields reads the tokens off the bytes (fieldscan.go), a tenth of
-// what gqlparser's lexer costs for them; a document it cannot read to
-// where it stops is counted again by the lexer, which names nothing
-// either: the parser then refuses the document at the same token.
+// what gqlparser's lexer costs for them.
 func countFields(src *ast.Source, max, tokens int) int {
-	if n, ok := scanFields(src.Input, max, tokens); ok {
-		return n
-	}
-	return lexFields(src, max, tokens)
-}
-
-// lexFields is countFields through gqlparser's lexer: the reference
-// scanFields is held to (FuzzScanFields), and what counts a document
-// scanFields leaves to it.
-func lexFields(src *ast.Source, max, tokens int) int {
-	lex := lexer.New(src)
-	c := fieldCounter{max: max, tokens: tokens}
-	for {
-		t, err := lex.ReadToken()
-		if err != nil || t.Kind == lexer.EOF {
-			return c.n
-		}
-		if t.Kind == lexer.Comment {
-			continue
-		}
-		if c.stop(t.Kind, t.Kind == lexer.Name && t.Value == "on") {
-			return c.n
-		}
-	}
+	n, _ := scanFields(src.Input, max, tokens)
+	return n
 }
 
 // fieldCounter is countFields' reading of the tokens, one at a time,
-// whichever reads them off the text (lexFields, scanFields).
+// as scanFields reads them off the text (and the tests' lexFields).
 type fieldCounter struct {
 	max, tokens int
 
