@@ -46,7 +46,7 @@ test:
 	$(GO) build -o bin/gosummary ./cmd/gosummary
 	$(GO) test $(TESTFLAGS) -json $(PKGS) | bin/gosummary -slowest $(SLOWEST)
 
-## fuzz: every fuzz target for FUZZTIME (10s) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens (and off its bytes, against the lexer's), REST parameters, the create body of POST /v1/vms, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing, the GraphQL body's members split while it is checked, by jsontext and by the quick pass against it, the cluster sync batch, the connector's quantities)
+## fuzz: every fuzz target for FUZZTIME (1000x: a thousand inputs) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens (and off its bytes, against the lexer's), REST parameters, the create body of POST /v1/vms, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing, the GraphQL body's members split while it is checked, by jsontext and by the quick pass against it, the cluster sync batch, the connector's quantities, the pods filter's SQL, stored histograms' quantiles, PCI bus ids)
 FUZZTIME ?= 1000x
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
@@ -68,6 +68,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzInstanceTypeProblem$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 2 ./clusterbatch/
 	$(GO) test -run '^$$' -fuzz '^FuzzQuantities$$' -fuzztime $(FUZZTIME) -parallel 2 ./clusterconnector/
+	$(GO) test -run '^$$' -fuzz '^FuzzFilterSQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./store/
+	$(GO) test -run '^$$' -fuzz '^FuzzHistogramQuantile$$' -fuzztime $(FUZZTIME) -parallel 2 ./promql/
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeBusID$$' -fuzztime $(FUZZTIME) -parallel 2 ./agent/
 
 ## generate: regenerate graph/ from schema.graphqls (cmd/gqlgen: gqlgen with the field model's plugin, which writes graph/fieldmodel_gen.go)
 generate:
