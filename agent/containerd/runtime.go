@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,11 +198,7 @@ func (w *workload) setStage(stage string) {
 func (r *Runtime) Report() []agentapi.WorkloadReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ids := make([]string, 0, len(r.work))
-	for id := range r.work {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(r.work))
 	out := make([]agentapi.WorkloadReport, 0, len(ids))
 	for _, id := range ids {
 		w := r.work[id]
@@ -336,15 +333,25 @@ func (r *Runtime) remove(id string) error {
 // volumeID is what a volume id may be: one path element.
 var volumeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// volumeDir answers the host directory of s's volume, made when absent
-// and emptied when the volume is fresh.
-func (r *Runtime) volumeDir(s Spec) (string, error) {
+// volumeOf is the directory name of s's volume under VolumeRoot: its id,
+// the workload's for an assignment that names none (an older server).
+func volumeOf(s Spec) (string, error) {
 	id := s.Volume.ID
 	if id == "" {
 		id = s.ID
 	}
 	if !volumeID.MatchString(id) {
 		return "", fmt.Errorf("volume id %q is not a valid directory name", id)
+	}
+	return id, nil
+}
+
+// volumeDir answers the host directory of s's volume, made when absent
+// and emptied when the volume is fresh.
+func (r *Runtime) volumeDir(s Spec) (string, error) {
+	id, err := volumeOf(s)
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Join(r.cfg.VolumeRoot, id)
 	r.mu.Lock()
@@ -364,12 +371,9 @@ func (r *Runtime) volumeDir(s Spec) (string, error) {
 
 // deleteVolume removes s's volume directory for good.
 func (r *Runtime) deleteVolume(s Spec) error {
-	id := s.Volume.ID
-	if id == "" {
-		id = s.ID
-	}
-	if !volumeID.MatchString(id) {
-		return fmt.Errorf("volume id %q is not a valid directory name", id)
+	id, err := volumeOf(s)
+	if err != nil {
+		return err
 	}
 	r.mu.Lock()
 	delete(r.held, id)

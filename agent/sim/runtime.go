@@ -2,6 +2,7 @@ package sim
 
 import (
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -108,11 +109,7 @@ func (m *Runtime) Assign(as []agentapi.Assignment) {
 func (m *Runtime) Report() []agentapi.WorkloadReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ids := make([]string, 0, len(m.runs))
-	for id := range m.runs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(m.runs))
 	out := make([]agentapi.WorkloadReport, 0, len(ids))
 	for _, id := range ids {
 		r := m.runs[id]
