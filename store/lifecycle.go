@@ -233,6 +233,12 @@ func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 // tears down the rows on nodes an agent reports for (see Apply).
 func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.Time) (int64, error) {
 	t := models.Step(ch.Transition)
+	// No transition of many rows starts a generation (a restart, a create
+	// and the scheduler's placement are one row's, through Apply), so the
+	// events below carry each row's generation as it is.
+	if t.ActionFor(&models.VM{}) != "" {
+		return 0, fmt.Errorf("store: %s starts a generation, which only Apply of one row does", t.Name)
+	}
 	var ids []string
 	var events []*models.VMEvent
 	allowed := make([]lockedRow, 0, len(rows))
@@ -244,8 +250,6 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 		}
 		allowed = append(allowed, r)
 		ids = append(ids, r.ID)
-		// No transition of many rows starts a generation (those are one
-		// row's: restart, the scheduler, a create).
 		events = append(events, eventOf(t, ch, vm, r.Generation, now))
 	}
 	if len(ids) == 0 {
@@ -264,7 +268,7 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	case models.Frees:
 		release = ids
 	}
-	set := transitionSet(t, ch.Detail, t.ActionFor(&models.VM{}), now)
+	set := transitionSet(t, ch.Detail, "", now)
 	for _, part := range chunks(ids, 500) {
 		if err := db.Table("vms").Where("id IN ?", part).Updates(set).Error; err != nil {
 			return 0, err
