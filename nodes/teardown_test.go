@@ -71,16 +71,7 @@ func TestOldAgentTearsDownByOmission(t *testing.T) {
 
 		// A restart of the running pod: a new generation, recreate; the
 		// old agent starts it again and reports it running.
-		if err := st.InTx(ctx, func(tx *store.Txn) error {
-			vm, err := st.LockVM(tx, "o", "pod1")
-			if err != nil {
-				return err
-			}
-			_, err = st.Apply(tx, vm, store.Change{Transition: models.RestartReboot, Actor: models.Actor{Kind: models.ActorUser, ID: "k"}}, t0)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		userApplies(t, st, "pod1", models.RestartReboot)
 		if rep := heartbeat(`{"id": "vm1", "generation": 0, "state": "running"}, {"id": "pod1", "generation": 0, "state": "running"}`); ids(rep.Workloads) != "pod1:1:recreate vm1:0:run" {
 			t.Fatalf("after the restart: %s", ids(rep.Workloads))
 		}
@@ -92,16 +83,7 @@ func TestOldAgentTearsDownByOmission(t *testing.T) {
 		}
 
 		// The VM is stopped: held, not sent (the old agent would run it).
-		if err := st.InTx(ctx, func(tx *store.Txn) error {
-			vm, err := st.LockVM(tx, "o", "vm1")
-			if err != nil {
-				return err
-			}
-			_, err = st.Apply(tx, vm, store.Change{Transition: models.UserStop, Actor: models.Actor{Kind: models.ActorUser, ID: "k"}}, t0)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		userApplies(t, st, "vm1", models.UserStop)
 		checkHeld(t, st, "vm1", true, 1)
 		// It still ran it when it sent this one: nothing is freed.
 		if rep := heartbeat(`{"id": "vm1", "generation": 0, "state": "running"}, {"id": "pod1", "generation": 1, "state": "running"}`); ids(rep.Workloads) != "pod1:1:run" {
@@ -137,16 +119,7 @@ func TestAgentToldStopReportsGone(t *testing.T) {
 			return rep
 		}
 		hb(1, agentapi.WorkloadReport{ID: "vm1", State: "running"}, agentapi.WorkloadReport{ID: "pod1", State: "running"})
-		if err := st.InTx(ctx, func(tx *store.Txn) error {
-			vm, err := st.LockVM(tx, "o", "pod1")
-			if err != nil {
-				return err
-			}
-			_, err = st.Apply(tx, vm, store.Change{Transition: models.UserTerminate, Actor: models.Actor{Kind: models.ActorUser, ID: "k"}}, t0)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		userApplies(t, st, "pod1", models.UserTerminate)
 		rep := hb(2, agentapi.WorkloadReport{ID: "vm1", State: "running"}, agentapi.WorkloadReport{ID: "pod1", State: "running"})
 		if ids(rep.Workloads) != "pod1:0:stop vm1:0:run" || rep.Workloads[0].Volume == nil || !rep.Workloads[0].Volume.Delete ||
 			rep.Workloads[0].Volume.MountPath != agentapi.WorkspaceMount || len(rep.Workloads[0].GPUs) != 1 {
@@ -228,5 +201,21 @@ func TestActionsAreTheWire(t *testing.T) {
 	}
 	if a := models.Step(models.UserStop).ActionFor(vm); a != "" {
 		t.Errorf("user-stop starts a generation: %q", a)
+	}
+}
+
+// userApplies applies transition to organization o's row id as the user
+// k would, at t0.
+func userApplies(t *testing.T, st *store.Store, id string, transition models.TransitionName) {
+	t.Helper()
+	if err := st.InTx(context.Background(), func(tx *store.Txn) error {
+		vm, err := st.LockVM(tx, "o", id)
+		if err != nil {
+			return err
+		}
+		_, err = st.Apply(tx, vm, store.Change{Transition: transition, Actor: models.Actor{Kind: models.ActorUser, ID: "k"}}, t0)
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
