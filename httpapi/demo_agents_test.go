@@ -43,9 +43,6 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 		vm := waitVM(t, st, nil, "vm-restart-ok-stopped", models.VMRunning)
 		checkVM(t, st, vm, models.ReasonUserRestarted, 2)
 		checkEvents(t, st, vm.ID, "restart-deploy:stopped>deploying:user:*",
-			"agent-stage:deploying>deploying:agent:dgx-h200-01",
-			"agent-stage:deploying>deploying:agent:dgx-h200-01",
-			"agent-stage:deploying>deploying:agent:dgx-h200-01",
 			"agent-running:deploying>running:agent:dgx-h200-01")
 
 		var nodes []models.Node
