@@ -348,11 +348,11 @@ func (c *Connector) snapshot(ctx context.Context) error {
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
 	var mapped []Mapped
 	for _, p := range pods {
-		mapped = append(mapped, c.mapPod(p, nil))
+		mapped = c.appendPod(mapped, p, nil)
 	}
 	for _, g := range deleted {
 		at := g.at
-		mapped = append(mapped, c.mapPod(g.pod, &at))
+		mapped = c.appendPod(mapped, g.pod, &at)
 	}
 	parts := 0
 	for i := 0; i == 0 || i < len(mapped); i += c.cfg.BatchPods {
@@ -386,14 +386,14 @@ func (c *Connector) delta(ctx context.Context) error {
 	for _, k := range keys {
 		if g, ok := deleted[k]; ok {
 			at := g.at
-			mapped = append(mapped, c.mapPod(g.pod, &at))
+			mapped = c.appendPod(mapped, g.pod, &at)
 			continue
 		}
 		obj, ok, err := c.pods.GetStore().GetByKey(k)
 		if err != nil || !ok {
 			continue // deleted since: its deletion is queued under its UID
 		}
-		mapped = append(mapped, c.mapPod(obj.(*corev1.Pod), nil))
+		mapped = c.appendPod(mapped, obj.(*corev1.Pod), nil)
 	}
 	if len(mapped) == 0 {
 		return nil
@@ -417,10 +417,11 @@ func ignoreCanceled(err error) error {
 	return err
 }
 
-// mapPod maps p with what the caches know of it, checked as the server
-// will check it: a pod whose resources the server would refuse is sent
-// without them, so one bad pod never holds up its batch.
-func (c *Connector) mapPod(p *corev1.Pod, deletedAt *time.Time) Mapped {
+// appendPod appends p to mapped, mapped with what the caches know of it
+// and checked as the server will check it: a pod whose resources the
+// server would refuse is sent without them, and one it would refuse even
+// so is left out, so one bad pod never holds up its batch.
+func (c *Connector) appendPod(mapped []Mapped, p *corev1.Pod, deletedAt *time.Time) []Mapped {
 	r := Related{ClusterID: c.cfg.ClusterID, DeletedAt: deletedAt}
 	if p.Spec.NodeName != "" {
 		if obj, ok, _ := c.nodes.GetStore().GetByKey(p.Spec.NodeName); ok {
@@ -440,21 +441,22 @@ func (c *Connector) mapPod(p *corev1.Pod, deletedAt *time.Time) Mapped {
 		c.cfg.Log.Warn("pod field left out", "pod", p.Namespace+"/"+p.Name, "problem", problem)
 	}
 	if err := clusterbatch.CheckPod("pod", &m.Pod); err != nil {
-		c.cfg.Log.Warn("pod's resources left out: the server would refuse them", "pod", p.Namespace+"/"+p.Name, "err", err)
 		m.Pod.RequestedResources, m.Pod.AllocatedResources = nil, nil
+		if again := clusterbatch.CheckPod("pod", &m.Pod); again != nil {
+			c.cfg.Log.Error("pod left out: the server would refuse it", "pod", p.Namespace+"/"+p.Name, "id", m.Pod.ID, "err", again)
+			return mapped
+		}
+		c.cfg.Log.Warn("pod's resources left out: the server would refuse them", "pod", p.Namespace+"/"+p.Name, "err", err)
 	}
-	return m
+	return append(mapped, m)
 }
 
-// batch is the pods with their workloads and projects, each once.
+// batch is the pods (checked by appendPod) with their workloads and
+// projects, each once.
 func (c *Connector) batch(kind string, pods []Mapped) *clusterbatch.Batch {
 	b := &clusterbatch.Batch{Kind: kind, Pods: []clusterbatch.Pod{}, Workloads: []clusterbatch.Workload{}, Projects: []clusterbatch.Project{}}
 	workloads, projects := map[string]bool{}, map[string]bool{}
 	for _, m := range pods {
-		if err := clusterbatch.CheckPod("pod", &m.Pod); err != nil {
-			c.cfg.Log.Error("pod left out: the server would refuse it", "pod", m.Pod.Name, "id", m.Pod.ID, "err", err)
-			continue
-		}
 		b.Pods = append(b.Pods, m.Pod)
 		if !projects[m.Project.ID] {
 			projects[m.Project.ID] = true
