@@ -2,7 +2,6 @@ package clusterbatch
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -201,10 +200,6 @@ const (
 // portion of a GPU (gpu-fraction) or an amount of its memory (gpu-memory).
 var GPURequestTypes = []string{"portion", "memory"}
 
-// QuantityPattern is the pattern Run:ai's document gives every quantity
-// ("16Gi", "200M", "0").
-var QuantityPattern = regexp.MustCompile(`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`)
-
 // requested checks a pod's requestedResources: cores and devices as
 // non-negative numbers within bounds, a request no more than its limit,
 // memory as Kubernetes quantities Run:ai's pattern takes.
@@ -293,7 +288,7 @@ func Quantity(field string, s *string) error {
 	if s == nil {
 		return nil
 	}
-	if len(*s) > 64 || !QuantityPattern.MatchString(*s) {
+	if len(*s) > 64 || !models.QuantityPattern.MatchString(*s) {
 		return apierr.BadRequest("%s %q is not a quantity as Run:ai writes one: a number and a unit, 16Gi, 500M, 2", field, *s)
 	}
 	q, err := resource.ParseQuantity(*s)

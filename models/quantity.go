@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// quantityPattern is the Run:ai schema's pattern for memory quantities
+// QuantityPattern is the Run:ai schema's pattern for quantities
 // (Kubernetes quantities: "200M", "2Gi", "0").
-var quantityPattern = regexp.MustCompile(`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`)
+var QuantityPattern = regexp.MustCompile(`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`)
 
 // NormalizeQuantity drops a trailing byte unit "B" from a quantity that is
 // valid without it: the seed's own example writes "0B", which its schema's
@@ -18,7 +18,7 @@ func NormalizeQuantity(s *string) *string {
 	if s == nil {
 		return nil
 	}
-	if t, ok := strings.CutSuffix(*s, "B"); ok && quantityPattern.MatchString(t) {
+	if t, ok := strings.CutSuffix(*s, "B"); ok && QuantityPattern.MatchString(t) {
 		return &t
 	}
 	return s
