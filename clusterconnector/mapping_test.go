@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"gpugraph/clusterbatch"
 )
@@ -223,5 +222,3 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
-
-var _ = types.UID("")

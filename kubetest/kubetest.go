@@ -334,7 +334,7 @@ func startOnce(dir, bins string, cred credentials) (*Cluster, error) {
 		return nil, err
 	}
 	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(c.Kubeconfig, c.Config); err != nil {
+	if err := WriteKubeconfig(c.Kubeconfig, c.Config); err != nil {
 		c.stop()
 		return nil, err
 	}
@@ -400,7 +400,9 @@ func readyz(c *http.Client, host, token string) error {
 	return nil
 }
 
-func writeKubeconfig(path string, cfg *rest.Config) error {
+// WriteKubeconfig writes cfg (a copy of Config, perhaps another host) as a
+// kubeconfig file at path, for a binary that takes --kubeconfig.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["kubetest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos["kubetest-admin"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
@@ -453,10 +455,6 @@ func (c *Cluster) CompactEtcd() error {
 	}
 	return post("/v3/kv/compaction", `{"revision": "`+r.Header.Revision+`", "physical": true}`, nil)
 }
-
-// WriteKubeconfig writes cfg (a copy of Config, perhaps another host) as a
-// kubeconfig file at path, for a binary that takes --kubeconfig.
-func WriteKubeconfig(path string, cfg *rest.Config) error { return writeKubeconfig(path, cfg) }
 
 // stop ends kube-apiserver, then etcd.
 func (c *Cluster) stop() {
