@@ -48,10 +48,8 @@ func (s *Store) Candidates(tx *Txn, q CandidateQuery) ([]string, error) {
 			"SUM(CASE WHEN health = ? AND holder_vm_id IS NOT NULL THEN 1 ELSE 0 END) AS held, "+
 			"SUM(CASE WHEN health = ? AND holder_vm_id IS NULL AND model_id = ? THEN 1 ELSE 0 END) AS free",
 		healthy, healthy, healthy, q.GPUModelID).Group("node_id")
-	shares := tx.db.Model(&models.VM{}).
-		Select("node_id, SUM(cpu_cores) AS cpu, SUM(ram_gb) AS ram, SUM(disk_size_gb) AS disk").
-		Where(holdingVMs+" AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod).
-		Group("node_id")
+	shares := hostShareHolders(tx.db).
+		Select("node_id, SUM(cpu_cores) AS cpu, SUM(ram_gb) AS ram, SUM(disk_size_gb) AS disk").Group("node_id")
 	needCPU, needRAM := 0, 0
 	if q.HostShare {
 		needCPU, needRAM = q.CPUCores, q.RAMGb

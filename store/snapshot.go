@@ -99,8 +99,6 @@ func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
 		return q.Where(col+" IN ?", ids)
 	}
 
-	// Only the columns placement decides on: a whole fleet's GPUs are most
-	// of what a snapshot of every node reads.
 	// Only the columns placement decides on, scanned into their fields
 	// directly: a whole fleet's GPUs are most of what a snapshot of every
 	// node reads, and gorm's reflection per column cost more than the
@@ -128,8 +126,7 @@ func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := tx.db.Model(&models.VM{}).Select("id, node_id, cpu_cores, ram_gb, disk_size_gb").
-		Where(holdingVMs+" AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod)
+	q := hostShareHolders(tx.db).Select("id, node_id, cpu_cores, ram_gb, disk_size_gb")
 	if err := within(q, "node_id").Find(&snap.HostShares).Error; err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"time"
 
+	"gorm.io/gorm"
+
 	"gpugraph/models"
 )
 
@@ -25,6 +27,14 @@ func holding(t string) string { return "(" + t + ".status IN ? OR " + tearingDow
 
 // holdingVMs and holdingV are holding for vms unaliased and aliased v.
 var holdingVMs, holdingV = holding("vms"), holding("v")
+
+// hostShareHolders is the plain VMs that hold a host share on their node
+// (a pod's host share is the platform's): what the snapshot lists and
+// the create's candidates sum, one definition so the two agree.
+func hostShareHolders(db *gorm.DB) *gorm.DB {
+	return db.Model(&models.VM{}).
+		Where(holdingVMs+" AND capability_tier <> ? AND node_id IS NOT NULL", models.HoldingStatuses, models.TierPod)
+}
 
 // LockExpiredTeardowns locks, by id, the nodes that are not online and
 // that sent no report since before, on which a row is tearing down, and
