@@ -14,8 +14,9 @@ import (
 const ManagedByServing = "serving"
 
 // errMoved says that a node changed between the unlocked snapshot a
-// placement was chosen from and the locked reload: the transaction is rolled
-// back and replayed with a fresh snapshot.
+// placement was chosen from and the locked reload: a restart's transaction
+// is rolled back and replayed with a fresh snapshot; a create lets the node
+// go and tries the next candidate (compute/create.go).
 var errMoved = errors.New("compute: the snapshot changed under the lock")
 
 // errClaimed says that another transaction holds the lock of the node a
