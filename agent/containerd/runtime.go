@@ -87,6 +87,7 @@ type workload struct {
 	message  string
 	stage    string // provisioning stage while starting
 	unlisted bool   // no longer assigned: stopping, then forgotten once gone is reported
+	ended    bool   // its loop returned (gone while unlisted): assigned again, it needs a new one
 }
 
 // New checks cfg and answers a Runtime.
@@ -145,14 +146,22 @@ func (r *Runtime) Apply(ss []Spec) {
 		}
 		listed[s.ID] = true
 		w := r.work[s.ID]
+		if w != nil {
+			w.mu.Lock()
+			w.unlisted = false
+			ended := w.ended
+			w.mu.Unlock()
+			if ended {
+				// Gone and its loop over, but not yet forgotten by a
+				// Report: it is assigned afresh.
+				w = nil
+			}
+		}
 		if w == nil {
 			w = &workload{want: make(chan Spec, 1), gen: s.Generation, state: agentapi.StateStarting}
 			r.work[s.ID] = w
 			r.wg.Go(func() { r.loop(s.ID, w) })
 		}
-		w.mu.Lock()
-		w.unlisted = false
-		w.mu.Unlock()
 		w.push(s)
 	}
 	for id, w := range r.work {
@@ -242,10 +251,10 @@ func (r *Runtime) loop(id string, w *workload) {
 				}
 				log.Info("workload gone", "generation", s.Generation)
 				w.set(s.Generation, StateGone, "")
-				w.mu.Lock() // Apply writes unlisted under it
-				unlisted := w.unlisted
+				w.mu.Lock() // Apply reads ended and writes unlisted under it
+				w.ended = w.unlisted
 				w.mu.Unlock()
-				if unlisted {
+				if w.ended {
 					return
 				}
 				continue

@@ -281,3 +281,33 @@ func TestStopGone(t *testing.T) {
 		t.Fatalf("pod-b's container after unassign: %v, want not found", err)
 	}
 }
+
+// TestAssignedAgainAfterItsLoopEnded: an id unassigned, torn down and
+// gone, whose loop has ended but that no Report has forgotten yet, is
+// assigned again: it runs again (a loop of its own), never left with a
+// spec no loop reads.
+func TestAssignedAgainAfterItsLoopEnded(t *testing.T) {
+	f := newFixture(t)
+	run := func(gen int) []Spec {
+		return []Spec{{ID: "pod-a", Generation: gen, Action: ActionRun, Image: f.image, Args: sh("sleep 600")}}
+	}
+	f.rt.Apply(run(1))
+	f.wait(t, "pod-a", 1, agentapi.StateRunning)
+	f.rt.Apply(nil)
+	f.rt.mu.Lock()
+	w := f.rt.work["pod-a"]
+	f.rt.mu.Unlock()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		w.mu.Lock()
+		ended := w.ended
+		w.mu.Unlock()
+		if ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("pod-a's loop never ended after it was unassigned")
+		}
+	}
+	f.rt.Apply(run(2))
+	f.wait(t, "pod-a", 2, agentapi.StateRunning)
+}
