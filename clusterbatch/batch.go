@@ -196,9 +196,12 @@ const (
 	MaxCores  = 1 << 20
 )
 
-// GPURequestTypes are Run:ai's GpuRequestType enum: a pod asks for a
+// GPURequestPortion and GPURequestMemory are Run:ai's GpuRequestType enum: a pod asks for a
 // portion of a GPU (gpu-fraction) or an amount of its memory (gpu-memory).
-var GPURequestTypes = []string{"portion", "memory"}
+const (
+	GPURequestPortion = "portion"
+	GPURequestMemory  = "memory"
+)
 
 // requested checks a pod's requestedResources: cores and devices as
 // non-negative numbers within bounds, a request no more than its limit,
@@ -207,8 +210,8 @@ func requested(at string, r *models.PodRequestResources) error {
 	if r == nil {
 		return nil
 	}
-	if t := r.GPURequestType; t != nil && *t != GPURequestTypes[0] && *t != GPURequestTypes[1] {
-		return apierr.BadRequest("%s.gpuRequestType %q must be %q, %q or absent", at, *t, GPURequestTypes[0], GPURequestTypes[1])
+	if t := r.GPURequestType; t != nil && *t != GPURequestPortion && *t != GPURequestMemory {
+		return apierr.BadRequest("%s.gpuRequestType %q must be %q, %q or absent", at, *t, GPURequestPortion, GPURequestMemory)
 	}
 	if err := all(cores(at+".gpu", r.GPU, MaxGPUs), cores(at+".cpu", r.CPU, MaxCores)); err != nil {
 		return err

@@ -414,14 +414,14 @@ func (c Conventions) resources(pod *corev1.Pod) (*models.PodRequestResources, *m
 			problems = append(problems, fmt.Sprintf("annotation %s/%s: %v", c.GPUFractionAnnotation, c.GPUDevicesAnnotation, err))
 		} else {
 			total := f * float64(devices)
-			out.GPU, out.GPURequestType, alloc.GPU = &models.RequestResourceCores{Request: &total}, ptr(clusterbatch.GPURequestTypes[0]), &total
+			out.GPU, out.GPURequestType, alloc.GPU = &models.RequestResourceCores{Request: &total}, ptr(clusterbatch.GPURequestPortion), &total
 		}
 	} else if s, ok := pod.Annotations[c.GPUMemoryAnnotation]; ok {
 		m, err := ParseGPUMemory(s)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("annotation %s: %v", c.GPUMemoryAnnotation, err))
 		} else {
-			out.GPUMemory, out.GPURequestType, alloc.GPUMemory = &models.RequestResourceQuantity{Request: &m}, ptr(clusterbatch.GPURequestTypes[1]), &m
+			out.GPUMemory, out.GPURequestType, alloc.GPUMemory = &models.RequestResourceQuantity{Request: &m}, ptr(clusterbatch.GPURequestMemory), &m
 		}
 	}
 
