@@ -196,8 +196,9 @@ const (
 	MaxCores  = 1 << 20
 )
 
-// GPURequestPortion and GPURequestMemory are Run:ai's GpuRequestType enum: a pod asks for a
-// portion of a GPU (gpu-fraction) or an amount of its memory (gpu-memory).
+// GPURequestPortion and GPURequestMemory are Run:ai's GpuRequestType
+// enum: a pod asks for a portion of a GPU (gpu-fraction) or an amount of
+// its memory (gpu-memory).
 const (
 	GPURequestPortion = "portion"
 	GPURequestMemory  = "memory"
