@@ -158,6 +158,23 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	return d
 }
 
+// InNamespace is a client of d whose default namespace is ns (the node
+// agent's runtime keeps its containers and images in its own). When t
+// ends, before the daemon stops, every container left in ns is removed
+// (RemoveAll) and the client closed.
+func (d *Daemon) InNamespace(t testing.TB, ns string) *containerd.Client {
+	t.Helper()
+	c, err := containerd.New(d.Address, containerd.WithDefaultNamespace(ns), containerd.WithTimeout(time.Second))
+	if err != nil {
+		t.Fatalf("containerd client in namespace %s: %v", ns, err)
+	}
+	t.Cleanup(func() {
+		RemoveAll(t, c)
+		c.Close()
+	})
+	return c
+}
+
 // RemoveAll kills and deletes every container in the client's namespace,
 // by id: a test that failed half-way leaves none behind.
 func RemoveAll(t testing.TB, c *containerd.Client) {

@@ -33,33 +33,41 @@ var applets = []string{"sh", "env", "cat", "echo", "ls", "sleep", "dd", "head", 
 // skips t (see Start) where busybox-static is not installed.
 func BusyboxImage(t testing.TB, d *Daemon) string {
 	t.Helper()
+	return ImportBusybox(t, d.Client, Image, "sh")
+}
+
+// ImportBusybox is BusyboxImage into client c's namespace, under name, with
+// cmd as the image's command: what a container runs when its runtime is
+// given no arguments, as the node agent's runtime is.
+func ImportBusybox(t testing.TB, c *containerd.Client, name string, cmd ...string) string {
+	t.Helper()
 	bin, err := os.ReadFile(BusyboxPath)
 	if err != nil {
 		skip(t, "busybox-static is not installed ("+BusyboxPath+")")
 	}
-	archive, err := Archive(bin, Image)
+	archive, err := Archive(bin, name, cmd...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	imgs, err := d.Client.Import(ctx, bytes.NewReader(archive))
+	imgs, err := c.Import(ctx, bytes.NewReader(archive))
 	if err != nil {
 		t.Fatalf("import the image: %v", err)
 	}
 	for _, img := range imgs {
-		if err := containerd.NewImage(d.Client, img).Unpack(ctx, "overlayfs"); err != nil {
+		if err := containerd.NewImage(c, img).Unpack(ctx, "overlayfs"); err != nil {
 			t.Fatalf("unpack %s: %v", img.Name, err)
 		}
 	}
-	return Image
+	return name
 }
 
 // Archive is an OCI image layout, as a tar archive, of one layer holding
 // the static busybox binary bin as /bin/busybox with its applets linked to
 // it; index.json names it name (io.containerd.image.name), which is what
-// containerd's import reads.
-func Archive(bin []byte, name string) ([]byte, error) {
+// containerd's import reads; cmd is its config's Cmd.
+func Archive(bin []byte, name string, cmd ...string) ([]byte, error) {
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
 	now := time.Unix(0, 0)
@@ -98,7 +106,7 @@ func Archive(bin []byte, name string) ([]byte, error) {
 
 	config, err := json.Marshal(ocispec.Image{
 		Platform: ocispec.Platform{Architecture: runtime.GOARCH, OS: "linux"},
-		Config:   ocispec.ImageConfig{Env: []string{"PATH=/bin"}, Cmd: []string{"sh"}, WorkingDir: "/"},
+		Config:   ocispec.ImageConfig{Env: []string{"PATH=/bin"}, Cmd: cmd, WorkingDir: "/"},
 		RootFS:   ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{diffID}},
 	})
 	if err != nil {
