@@ -58,10 +58,11 @@ func TestContainerdPodEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs containerd and the agent binary")
 	}
+	agent := buildAgent(t) // links while containerd starts
 	d := containerdtest.Start(t)
 	ctr := d.InNamespace(t, ctrruntime.DefaultNamespace)
 	containerdtest.ImportBusybox(t, ctr, image, "sh", "-c", script)
-	bin := buildAgent(t)
+	bin := agent()
 
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
@@ -193,12 +194,15 @@ func TestContainerdPodEndToEnd(t *testing.T) {
 		}
 		resp = env.Request("POST", "/v1/vms/"+id+"/restart", "ctrd-op", nil, nil)
 		resp.Body.Close()
-		vm = waitVM(t, st, id, func(vm *models.VM) bool { return vm.Status == models.VMRunning })
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("restart after the removal: %d, want 200", resp.StatusCode)
+		}
 		moved := lastOf(t, env, id, models.RestartReplace)
 		want := "299 - \"the disk is gone: deployed fresh on node " + other + " with a fresh, empty volume " + moved.VolumeID + "\""
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("Warning") != want {
-			t.Errorf("restart after the removal: %d, Warning %q; want 200, %q", resp.StatusCode, resp.Header.Get("Warning"), want)
+		if w := resp.Header.Get("Warning"); w != want {
+			t.Errorf("restart after the removal: Warning %q, want %q", w, want)
 		}
+		vm = waitVM(t, st, id, func(vm *models.VM) bool { return vm.Status == models.VMRunning })
 		if *vm.NodeID != other || !moved.FreshVolume || moved.VolumeID == vol {
 			t.Errorf("moved to %s on volume %q (fresh %v); want %s on a fresh one, not %q", *vm.NodeID, moved.VolumeID, moved.FreshVolume, other, vol)
 		}
@@ -400,15 +404,29 @@ func exists(t *testing.T, path string) bool {
 	return err == nil
 }
 
-// buildAgent builds the agent binary with containerd in it (the
-// static_build tag, as make build does).
-func buildAgent(t *testing.T) string {
+// buildAgent starts building the agent binary with containerd in it (the
+// static_build tag, as make build does) and answers a func that waits for
+// it and answers its path. The build ends with t.
+func buildAgent(t *testing.T) func() string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "agent")
-	if out, err := exec.Command("go", "build", "-tags", "static_build", "-o", bin, "gpugraph/cmd/agent").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags static_build ./cmd/agent: %v\n%s", err, out)
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-tags", "static_build", "-o", bin, "gpugraph/cmd/agent")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	return bin
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { <-done })
+	return func() string {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Fatalf("go build -tags static_build ./cmd/agent: %v\n%s", err, out.String())
+		}
+		done <- nil // for the cleanup
+		return bin
+	}
 }
 
 // agentLog collects every agent's output, for a failure's message.
