@@ -70,8 +70,7 @@ func TestContainerdPodEndToEnd(t *testing.T) {
 		vols := map[string]string{}
 		for _, node := range []string{"n-ca", "n-cb"} {
 			vols[node] = t.TempDir()
-			name := strings.Replace(node, "n-c", "ctrd-", 1)
-			startAgent(t, bin, servertest.Enroll(t, st, name, "c-ctrd"), "--server", env.Srv.URL, "--node-name", name,
+			startAgent(t, bin, servertest.Enroll(t, st, nodeName(node), "c-ctrd"), "--server", env.Srv.URL, "--node-name", nodeName(node),
 				"--interval", "200ms", "--mock", "dgxh100", "--runtime", "containerd", "--containerd-address", d.Address,
 				"--volume-root", vols[node])
 		}
@@ -236,6 +235,7 @@ var fixture = func() string {
 }`
 }()
 
+// nodeName is the name node id's agent reports under (n-ca: ctrd-a).
 func nodeName(id string) string { return strings.Replace(id, "n-c", "ctrd-", 1) }
 
 // lines is the generations written one a line.
