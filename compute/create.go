@@ -262,7 +262,7 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	}
 	var res *Result
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
-		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor()}
+		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(), onChosen: s.onChosen}
 		var err error
 		res, err = c.run(caller.OrganizationID, id)
 		return err
@@ -284,10 +284,6 @@ const maxNodeTries = 3
 // agent-version and InfiniBand-address filters can refuse one; when they
 // refuse all, the whole fleet is read.
 const candidateLimit = 8
-
-// chosenHook, when set (by tests), runs after a create chose its node and
-// before it locks it: where a racing transaction can take the node.
-var chosenHook func(nodeID string)
 
 // maxRounds bounds how often a create reads candidates afresh when all
 // those it read were locked by others or lost.
@@ -370,6 +366,10 @@ type create struct {
 	sp    *spec
 	now   time.Time
 	actor models.Actor
+	// onChosen is the Service's (set by tests): run after the create chose
+	// its node and before it locks it, where a racing transaction can
+	// take the node.
+	onChosen func(nodeID string)
 }
 
 func (c *create) run(orgID, id string) (*Result, error) {
@@ -403,42 +403,22 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	if err := quotas.Check(c.st, c.tx, quotas.Ask{OrganizationID: orgID, VMID: id, GPUModelID: m.ID, GPUs: sp.gpus}); err != nil {
 		return nil, err
 	}
+	return c.place(vm, m, req, ch)
+}
+
+// place places the inserted row vm on ch's node, or on the next best when
+// another transaction holds that node's lock or took what it had free,
+// reading candidates afresh when those read are all tried; it queues the
+// row (pending) when ch is a refusal and the request may queue.
+func (c *create) place(vm *models.VM, m *models.GPUModel, req *placement.Request, ch *choice) (*Result, error) {
 	var tried []string
-	for lost, rounds := 0, 1; ; {
-		if ch.refusal != nil && !sp.queue {
-			return nil, Refusal(ch.refusal, req.Pod)
-		}
+	lost, rounds := 0, 1
+	for {
 		if ch.refusal != nil {
-			if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: ch.refusal.Message}, c.now); err != nil {
-				return nil, err
-			}
-			return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
+			return c.queue(vm, m, req, ch.refusal)
 		}
-		// Lock the chosen node and check it again on what the lock shows,
-		// inside a savepoint, so that a node given up is let go
-		// before the next is locked (one node lock at a time).
 		node := ch.p.Node.ID
-		if chosenHook != nil {
-			chosenHook(node)
-		}
-		var res *Result
-		err := c.st.Try(c.tx, func() error {
-			switch ok, err := c.st.TryLockNode(c.tx, node); {
-			case err != nil:
-				return err
-			case !ok && !ch.fleet:
-				return errClaimed
-			case !ok:
-				// Chosen over the whole fleet: wait for it, as a restart does.
-				if err := c.st.LockNodes(c.tx, []string{node}); err != nil {
-					return err
-				}
-			}
-			var err error
-			res, err = claimLocked(c.st, c.tx, vm, m, req, c.fw, node,
-				store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageScheduled}, c.now)
-			return err
-		})
+		res, err := c.claim(vm, m, req, node, ch.fleet)
 		switch {
 		case errors.Is(err, errMoved):
 			// A racing create took it: try the next best, up to
@@ -460,6 +440,47 @@ func (c *create) run(orgID, id string) (*Result, error) {
 			return nil, err
 		}
 	}
+}
+
+// queue answers a refusal of every node: the request's refusal when it
+// said queue false, else the row pending with the refusal as its reason.
+func (c *create) queue(vm *models.VM, m *models.GPUModel, req *placement.Request, refusal *placement.Status) (*Result, error) {
+	if !c.sp.queue {
+		return nil, Refusal(refusal, req.Pod)
+	}
+	if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: refusal.Message}, c.now); err != nil {
+		return nil, err
+	}
+	return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
+}
+
+// claim locks node and places vm there on what the lock shows, inside a
+// savepoint, so that a node given up is let go before the next is locked
+// (one node lock at a time). A node another transaction holds locked is
+// errClaimed, passed over without waiting, unless it was chosen over the
+// whole fleet (fleet), which waits for it as a restart does.
+func (c *create) claim(vm *models.VM, m *models.GPUModel, req *placement.Request, node string, fleet bool) (*Result, error) {
+	if c.onChosen != nil {
+		c.onChosen(node)
+	}
+	var res *Result
+	err := c.st.Try(c.tx, func() error {
+		switch ok, err := c.st.TryLockNode(c.tx, node); {
+		case err != nil:
+			return err
+		case !ok && !fleet:
+			return errClaimed
+		case !ok:
+			if err := c.st.LockNodes(c.tx, []string{node}); err != nil {
+				return err
+			}
+		}
+		var err error
+		res, err = claimLocked(c.st, c.tx, vm, m, req, c.fw, node,
+			store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageScheduled}, c.now)
+		return err
+	})
+	return res, err
 }
 
 // choice is where a create goes: the best node of those read (p), or the

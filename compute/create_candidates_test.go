@@ -236,7 +236,7 @@ func TestCreateTriesTheNextNodeWhenItsChoiceIsTaken(t *testing.T) {
 		ctx := context.Background()
 		holder := racedFleet(t, st, cs)
 		var chosen []string
-		compute.SetChosenHook(t, func(node string) {
+		cs.SetChosenHook(func(node string) {
 			if chosen = append(chosen, node); len(chosen) > 1 {
 				return
 			}
@@ -280,7 +280,7 @@ func TestCreatePassesOverALockedNode(t *testing.T) {
 		}()
 		<-locked
 		var chosen []string
-		compute.SetChosenHook(t, func(node string) { chosen = append(chosen, node) })
+		cs.SetChosenHook(func(node string) { chosen = append(chosen, node) })
 		res, err := cs.Create(ctx, datasettest.Caller(t, st, "a-op"), vmReq("beside", 2))
 		close(release)
 		if err := <-done; err != nil {

@@ -1,8 +1,5 @@
 package compute
 
-// SetChosenHook has fn run after each create chose its node and before it
-// locks it, until the test ends.
-func SetChosenHook(t interface{ Cleanup(func()) }, fn func(nodeID string)) {
-	chosenHook = fn
-	t.Cleanup(func() { chosenHook = nil })
-}
+// SetChosenHook has fn run after each create of s chose its node and
+// before it locks it.
+func (s *Service) SetChosenHook(fn func(nodeID string)) { s.onChosen = fn }

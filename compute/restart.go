@@ -17,6 +17,9 @@ import (
 // Service is restartVm for both faces.
 type Service struct {
 	store *store.Store
+	// onChosen, set by tests only (SetChosenHook), runs after each create
+	// chose its node and before it locks it.
+	onChosen func(nodeID string)
 }
 
 // New is the restart service over st.
