@@ -82,6 +82,8 @@ type Assignment struct {
 	// about an earlier run cannot move the current one.
 	Generation int `json:"generation"`
 	// GPUs are the UUIDs of the GPUs it holds on the node, in index order.
+	// A preempted workload's stop lists none: its GPUs already belong to
+	// the preemptor, whose run on them comes in the same list.
 	GPUs []string `json:"gpus"`
 
 	// Kind is KindVM or KindPod.
@@ -130,7 +132,11 @@ const (
 	ActionRecreate = "recreate"
 	// ActionStop: tear the workload down (stop it, release its GPUs) and
 	// report it StateGone. The volume is kept unless the row is deleted
-	// (Volume.Delete).
+	// (Volume.Delete). Ordering: the agent starts no run on a GPU that a
+	// workload it still tears down (told stop, or no longer listed) may
+	// use, going by the GPUs it started that workload with; the run stays
+	// StateStarting with no stage until that one is gone. The server hands
+	// a preempted workload's GPUs over at once and relies on this.
 	ActionStop = "stop"
 )
 

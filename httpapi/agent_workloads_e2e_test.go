@@ -205,13 +205,19 @@ func checkVM(t *testing.T, st *store.Store, vm *models.VM, reason string, gpus i
 	if vm.StatusReason != reason {
 		t.Errorf("%s: statusReason %q, want %q", vm.ID, vm.StatusReason, reason)
 	}
-	var held int64
-	if err := st.WithContext(context.Background()).Model(&models.GPU{}).Where("holder_vm_id = ?", vm.ID).Count(&held).Error; err != nil {
-		t.Fatal(err)
-	}
-	if held != int64(gpus) {
+	if held := heldGPUs(t, st, vm.ID); held != int64(gpus) {
 		t.Errorf("%s (%s) holds %d GPUs, want %d", vm.ID, vm.Status, held, gpus)
 	}
+}
+
+// heldGPUs is how many GPUs id holds.
+func heldGPUs(t *testing.T, st *store.Store, id string) int64 {
+	t.Helper()
+	var n int64
+	if err := st.WithContext(context.Background()).Model(&models.GPU{}).Where("holder_vm_id = ?", id).Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // checkEvents checks that a row's events end with want, each written

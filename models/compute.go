@@ -41,6 +41,10 @@ type VM struct {
 	// (Action*): run, or the reboot (recreate) of a running row until the
 	// agent acknowledges it; "" on rows older than the column.
 	Action string `json:"-"`
+	// HandedOver: its teardown (TearingDown) holds nothing, since what it
+	// held passed to another workload at once (preemption's victims);
+	// cleared with TearingDown.
+	HandedOver bool `json:"-"`
 	// StatusChangedAt is when the row entered its status.
 	StatusChangedAt *time.Time `json:"-"`
 	// DeletedAt hides the row from the API (kept for the audit trail).

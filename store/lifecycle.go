@@ -31,7 +31,9 @@ type Change struct {
 	Stage string
 	// Handover: what a releasing transition lets go of passes to another
 	// workload in the same transaction (preemption's victims), so it is
-	// released at once, with no teardown held, wherever the row runs.
+	// released at once wherever the row runs. On a node an agent reports
+	// for the row still tears down (its node is told stop), holding
+	// nothing meanwhile (handed_over). Only Apply hands over.
 	Handover bool
 }
 
@@ -47,7 +49,10 @@ var ErrTransitionNotAllowed = errors.New("store: the transition does not apply t
 // reported for nothing runs, so they are released at once, as before.
 // While tearing_down a row holds what it held whatever its status: the
 // snapshot's host shares and address holders, the quota count and the
-// node's assignments read the flag beside the holding statuses.
+// node's assignments read the flag beside the holding statuses. A handover
+// (preemption) is the exception: the row tears down on its node all the
+// same, but what it held passed on at once, so its teardown is handed_over
+// and holds nothing (tearingDownHolds); its gone report only clears it.
 
 // Apply writes ch to the VM vm, which the caller locked in tx, and to vm
 // itself, and appends its event.
@@ -64,16 +69,22 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if ch.Stage != "" {
 		set["provisioning_stage"] = ch.Stage
 	}
-	release, tearingDown := false, vm.TearingDown
+	release, tearingDown, handedOver := false, vm.TearingDown, vm.HandedOver
 	switch t.Resources {
 	case models.Releases:
-		down, err := s.tearsDown(tx.db, vm.NodeID, t, ch)
+		down, err := s.tearsDown(tx.db, vm.NodeID, t)
 		if err != nil {
 			return nil, err
 		}
-		if down {
+		switch {
+		case down && ch.Handover:
+			// The node still runs it and is told stop; the preemptor takes
+			// its GPUs and share in this transaction, so none stay held.
+			release, tearingDown, handedOver = true, true, true
+		case down:
+			// A teardown already handed over stays so: it holds nothing.
 			tearingDown = true
-		} else {
+		default:
 			release = true
 			// The rule before teardown was real: only a pod's flag (a
 			// fixture's) survives a release where nothing runs.
@@ -88,8 +99,12 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 			tearingDown = false
 		}
 	}
+	handedOver = handedOver && tearingDown
 	if tearingDown != vm.TearingDown {
 		set["tearing_down"] = tearingDown
+	}
+	if handedOver != vm.HandedOver {
+		set["handed_over"] = handedOver
 	}
 	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).Updates(set).Error; err != nil {
 		return nil, err
@@ -140,16 +155,16 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if ch.Stage != "" {
 		vm.ProvisioningStage = ch.Stage
 	}
-	vm.TearingDown = tearingDown
+	vm.TearingDown, vm.HandedOver = tearingDown, handedOver
 	return ev, nil
 }
 
 // tearsDown reports whether a releasing change of a row on node nodeID
-// holds what it releases until the node tears it down: the node has had
-// an agent report, the agent did not report it ended, and nothing takes
-// the resources over at once.
-func (s *Store) tearsDown(db *gorm.DB, nodeID *string, t models.Transition, ch Change) (bool, error) {
-	if nodeID == nil || ch.Handover || t.NodeEnded {
+// leaves it to the node to tear down: the node has had an agent report and
+// the agent did not report it ended. It holds what it releases until then
+// unless the change hands it over (see Apply).
+func (s *Store) tearsDown(db *gorm.DB, nodeID *string, t models.Transition) (bool, error) {
+	if nodeID == nil || t.NodeEnded {
 		return false, nil
 	}
 	agents, err := agentNodes(db, []string{*nodeID})
@@ -239,6 +254,9 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	if t.ActionFor(&models.VM{}) != "" {
 		return 0, fmt.Errorf("store: %s starts a generation, which only Apply of one row does", t.Name)
 	}
+	if ch.Handover {
+		return 0, fmt.Errorf("store: %s hands over, which only Apply of one row does", t.Name)
+	}
 	var ids []string
 	var events []*models.VMEvent
 	allowed := make([]lockedRow, 0, len(rows))
@@ -259,7 +277,7 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	switch t.Resources {
 	case models.Releases:
 		for _, r := range allowed {
-			if r.AgentNode && !ch.Handover && !t.NodeEnded {
+			if r.AgentNode && !t.NodeEnded {
 				down = append(down, r.ID)
 			} else {
 				release = append(release, r.ID)
@@ -281,7 +299,8 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	}
 	for _, part := range chunksOf(release, 500) {
 		if t.Resources == models.Frees {
-			if err := db.Table("vms").Where("id IN ?", part).Update("tearing_down", false).Error; err != nil {
+			if err := db.Table("vms").Where("id IN ?", part).
+				Updates(map[string]any{"tearing_down": false, "handed_over": false}).Error; err != nil {
 				return 0, err
 			}
 		}

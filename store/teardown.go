@@ -12,12 +12,15 @@ import (
 // reports for holds its GPUs (they stay its gpus.holder_vm_id), and its host
 // share and InfiniBand address, which are derived from the VM rows, as a
 // row in a holding status does. A fixture's tearingDown on a node no agent
-// ever reported for holds nothing.
+// ever reported for holds nothing, and nor does a handed-over one (a
+// preempted row, whose preemptor took what it held).
 
 // tearingDownHolds is the condition on the vms row aliased t of a
-// teardown that holds what the row was given: one on an agent's node.
+// teardown that holds what the row was given: one on an agent's node that
+// was not handed over.
 func tearingDownHolds(t string) string {
-	return "(" + t + ".tearing_down AND " + t + ".node_id IN (SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL))"
+	return "(" + t + ".tearing_down AND NOT " + t + ".handed_over AND " +
+		t + ".node_id IN (SELECT id FROM nodes WHERE agent_reported_at IS NOT NULL))"
 }
 
 // holding is the condition on the vms row aliased t of a row that holds

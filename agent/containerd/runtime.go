@@ -7,6 +7,13 @@
 // restarted agent finds (and adopts, or removes) what it left; each
 // generation gets a new snapshot, so a recreate starts from the image's
 // filesystem again while /workspace, a bind mount, stays.
+//
+// A run starts no container on a GPU that another workload's container may
+// still use: it waits (starting, no stage yet) until that one is removed.
+// A preempted workload's stop comes with its preemptor's run on the same
+// GPUs, and the server, which gave them over at once, no longer lists them
+// with the stop: the runtime goes by the GPUs it started that workload with
+// (docs/contract.md#agent, the ordering rule).
 package containerd
 
 import (
@@ -76,6 +83,19 @@ type Runtime struct {
 	mu   sync.Mutex
 	work map[string]*workload
 	held map[string]bool // volume ids mounted since New: never emptied as fresh
+	// gpus are the GPUs each workload's container may use, from its
+	// start until its removal; freed is closed (and replaced) whenever an
+	// entry goes, waking the runs that wait for their GPUs.
+	gpus  map[string]gpuUse
+	freed chan struct{}
+}
+
+// gpuUse is what a container may hold: its GPUs' UUIDs, or any GPU when
+// the runtime never started it (a container an earlier agent left, told
+// stop with no GPUs).
+type gpuUse struct {
+	uuids []string
+	any   bool
 }
 
 type workload struct {
@@ -114,7 +134,8 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("containerd runtime: volume root: %w", err)
 	}
 	ctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), cfg.Namespace))
-	return &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, work: map[string]*workload{}, held: map[string]bool{}}, nil
+	return &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, work: map[string]*workload{}, held: map[string]bool{},
+		gpus: map[string]gpuUse{}, freed: make(chan struct{})}, nil
 }
 
 // Close stops the workers; containers keep running.
@@ -158,6 +179,11 @@ func (r *Runtime) Apply(ss []Spec) {
 			}
 		}
 		if w == nil {
+			if _, ok := r.gpus[s.ID]; !ok && s.Action == ActionStop {
+				// A container this runtime did not start: it may hold any
+				// GPU (or those the stop names) until it is removed.
+				r.gpus[s.ID] = gpuUse{uuids: s.GPUs, any: len(s.GPUs) == 0}
+			}
 			w = &workload{want: make(chan Spec, 1), gen: s.Generation, state: agentapi.StateStarting}
 			r.work[s.ID] = w
 			r.wg.Go(func() { r.loop(s.ID, w) })
@@ -228,57 +254,136 @@ func (r *Runtime) loop(id string, w *workload) {
 	var cur Spec
 	var have bool
 	var exitC <-chan containerd.ExitStatus
+	var next *Spec // a spec that came while a run waited for its GPUs
 	log := r.cfg.Log.With("workload", id)
 	for {
+		var s Spec
+		if next != nil {
+			s, next = *next, nil
+		} else {
+			select {
+			case <-r.ctx.Done():
+				return
+			case s = <-w.want:
+			case st := <-exitC:
+				exitC = nil
+				state, msg := exitState(st, cur)
+				log.Info("workload ended", "generation", cur.Generation, "state", state, "message", msg)
+				w.set(cur.Generation, state, msg)
+				continue
+			}
+		}
+		if have && s.Generation == cur.Generation && s.Action == cur.Action {
+			continue
+		}
+		cur, have = s, true
+		exitC = nil
+		if s.Action == ActionStop {
+			err := r.remove(id)
+			if err == nil && s.Volume.Delete {
+				err = r.deleteVolume(s)
+			}
+			if err != nil {
+				log.Error("stop", "generation", s.Generation, "err", err)
+				w.set(s.Generation, agentapi.StateFailed, "the runtime could not remove its container: "+err.Error())
+				continue
+			}
+			log.Info("workload gone", "generation", s.Generation)
+			w.set(s.Generation, StateGone, "")
+			// Gone is reported before a run waiting for its GPUs starts.
+			r.release(id)
+			w.mu.Lock() // Apply reads ended and writes unlisted under it
+			w.ended = w.unlisted
+			w.mu.Unlock()
+			if w.ended {
+				return
+			}
+			continue
+		}
+		if s.Unsupported != "" {
+			w.set(s.Generation, agentapi.StateFailed, s.Unsupported)
+			continue
+		}
+		w.set(s.Generation, agentapi.StateStarting, "")
+		newer, ok := r.claim(id, s, w, log)
+		if !ok {
+			return
+		}
+		if newer != nil {
+			next = newer
+			continue
+		}
+		c, err := r.start(s, w)
+		if err != nil {
+			log.Error("start", "generation", s.Generation, "err", err)
+			w.set(s.Generation, agentapi.StateFailed, err.Error())
+			// What it made is cleaned up: its GPUs are free again.
+			r.release(id)
+			continue
+		}
+		exitC = c
+		log.Info("workload running", "generation", s.Generation, "image", s.Image, "gpus", len(s.GPUs))
+		w.set(s.Generation, agentapi.StateRunning, "")
+	}
+}
+
+// claim waits until no other workload's container may use one of s's
+// GPUs, then records them as id's. A spec for id that differs from s and
+// comes meanwhile is answered instead (the run waited for is moot); the
+// server repeats s itself every report. It answers false when the runtime
+// closes.
+func (r *Runtime) claim(id string, s Spec, w *workload, log *slog.Logger) (*Spec, bool) {
+	logged := false
+	for {
+		r.mu.Lock()
+		other := r.usedBy(id, s.GPUs)
+		if other == "" {
+			r.gpus[id] = gpuUse{uuids: s.GPUs}
+		}
+		freed := r.freed
+		r.mu.Unlock()
+		if other == "" {
+			return nil, true
+		}
+		if !logged {
+			log.Info("waiting for a GPU that another workload still tears down", "generation", s.Generation, "other", other)
+			logged = true
+		}
 		select {
 		case <-r.ctx.Done():
-			return
-		case s := <-w.want:
-			if have && s.Generation == cur.Generation && s.Action == cur.Action {
-				continue
+			return nil, false
+		case n := <-w.want:
+			if n.Generation != s.Generation || n.Action != s.Action {
+				return &n, true
 			}
-			cur, have = s, true
-			exitC = nil
-			if s.Action == ActionStop {
-				err := r.remove(id)
-				if err == nil && s.Volume.Delete {
-					err = r.deleteVolume(s)
-				}
-				if err != nil {
-					log.Error("stop", "generation", s.Generation, "err", err)
-					w.set(s.Generation, agentapi.StateFailed, "the runtime could not remove its container: "+err.Error())
-					continue
-				}
-				log.Info("workload gone", "generation", s.Generation)
-				w.set(s.Generation, StateGone, "")
-				w.mu.Lock() // Apply reads ended and writes unlisted under it
-				w.ended = w.unlisted
-				w.mu.Unlock()
-				if w.ended {
-					return
-				}
-				continue
-			}
-			if s.Unsupported != "" {
-				w.set(s.Generation, agentapi.StateFailed, s.Unsupported)
-				continue
-			}
-			w.set(s.Generation, agentapi.StateStarting, "")
-			c, err := r.start(s, w)
-			if err != nil {
-				log.Error("start", "generation", s.Generation, "err", err)
-				w.set(s.Generation, agentapi.StateFailed, err.Error())
-				continue
-			}
-			exitC = c
-			log.Info("workload running", "generation", s.Generation, "image", s.Image, "gpus", len(s.GPUs))
-			w.set(s.Generation, agentapi.StateRunning, "")
-		case st := <-exitC:
-			exitC = nil
-			state, msg := exitState(st, cur)
-			log.Info("workload ended", "generation", cur.Generation, "state", state, "message", msg)
-			w.set(cur.Generation, state, msg)
+		case <-freed:
 		}
+	}
+}
+
+// usedBy answers a workload other than id whose container may use one of
+// gpus, or ""; r.mu is held.
+func (r *Runtime) usedBy(id string, gpus []string) string {
+	if len(gpus) == 0 {
+		return ""
+	}
+	for other, u := range r.gpus {
+		if other != id && (u.any || slices.ContainsFunc(u.uuids, func(g string) bool { return slices.Contains(gpus, g) })) {
+			return other
+		}
+	}
+	return ""
+}
+
+// release forgets the GPUs of id's container, which is removed, and
+// wakes the runs waiting for GPUs.
+func (r *Runtime) release(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.gpus[id]; ok {
+		delete(r.gpus, id)
+		close(r.freed)
+		r.freed = make(chan struct{})
 	}
 }
 

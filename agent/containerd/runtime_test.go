@@ -311,3 +311,49 @@ func TestAssignedAgainAfterItsLoopEnded(t *testing.T) {
 	f.rt.Apply(run(2))
 	f.wait(t, "pod-a", 2, agentapi.StateRunning)
 }
+
+// TestRunWaitsForStoppingGPUs: a preempted workload is told stop with no
+// GPUs (the server gave them to its preemptor) beside its preemptor's run
+// on them; the preemptor's container is not made until the victim's is
+// removed, while a run on other GPUs starts at once. The victim here
+// finishes its SIGTERM handler only once the test lets it.
+func TestRunWaitsForStoppingGPUs(t *testing.T) {
+	f := newFixture(t)
+	f.rt.cfg.StopGrace = 5 * time.Minute
+	victim := Spec{ID: "spot", Generation: 1, Action: ActionRun, Image: f.image, GPUs: []string{"GPU-x"}, Volume: Volume{ID: "vol-spot"},
+		Args: sh("trap 'while [ ! -e /workspace/release ]; do sleep 1; done; exit 0' TERM; while true; do sleep 1; done")}
+	f.rt.Apply([]Spec{victim})
+	f.wait(t, "spot", 1, agentapi.StateRunning)
+
+	pass := []Spec{{ID: "spot", Generation: 1, Action: ActionStop},
+		{ID: "res", Generation: 1, Action: ActionRun, Image: f.image, GPUs: []string{"GPU-x"}, Args: sh("sleep 600")},
+		{ID: "other", Generation: 1, Action: ActionRun, Image: f.image, GPUs: []string{"GPU-y"}, Args: sh("sleep 600")}}
+	f.rt.Apply(pass)
+	f.wait(t, "other", 1, agentapi.StateRunning)
+	// The server repeats its list every report; res still waits.
+	f.rt.Apply(pass)
+	got := map[string]agentapi.WorkloadReport{}
+	for _, w := range f.rt.Report() {
+		got[w.ID] = w
+	}
+	if r := got["res"]; r.State != agentapi.StateStarting || r.ProvisioningStage != "" {
+		t.Fatalf("res while spot tears down: %+v, want starting with no stage", r)
+	}
+	if s := got["spot"]; s.State != agentapi.StateRunning {
+		t.Fatalf("spot while it tears down: %+v", s)
+	}
+	ctx := namespaces.WithNamespace(context.Background(), containerdtest.Namespace)
+	if _, err := f.d.Client.LoadContainer(ctx, "res"); !errdefs.IsNotFound(err) {
+		t.Fatalf("res's container while spot tears down: %v, want not found", err)
+	}
+
+	if err := os.WriteFile(filepath.Join(f.volumes, "vol-spot", "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.wait(t, "res", 1, agentapi.StateRunning)
+	for _, w := range f.rt.Report() {
+		if w.ID == "spot" && w.State != StateGone {
+			t.Fatalf("res runs while spot reports %+v", w)
+		}
+	}
+}

@@ -27,6 +27,10 @@ const (
 // A workload in FailStart fails to start, every generation (its image is
 // broken); one in Exit exits once, after it was reported running — a
 // one-off crash, so the run the platform re-submits keeps running.
+// A run does not start (it stays starting, before pulling_image) while a
+// GPU of its own is still used by another workload here that started and
+// is not gone: a preempted workload tears down on GPUs the server already
+// gave its preemptor (docs/contract.md#agent, the ordering rule).
 type Runtime struct {
 	StartDelay time.Duration
 	StopDelay  time.Duration
@@ -47,8 +51,12 @@ type workload struct {
 	stopAt     time.Time // when it was told stop; zero while it runs
 	state      string
 	message    string
-	reported   string // the state last reported
-	stage      string // the provisioning stage reported last
+	// gpus are the UUIDs its run was given, kept when it is told stop (a
+	// handed-over stop lists none: the server gave them to another).
+	gpus     []string
+	started  bool   // it left starting's first step: its GPUs are in use
+	reported string // the state last reported
+	stage    string // the provisioning stage reported last
 }
 
 // startingStages are the stages a starting workload walks, in order.
@@ -85,6 +93,9 @@ func (m *Runtime) Assign(as []agentapi.Assignment) {
 				// Nothing of this run is here: gone already.
 				m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateGone}
 			case r.stopAt.IsZero() && r.state != agentapi.StateGone:
+				if len(a.GPUs) > 0 {
+					r.gpus = a.GPUs
+				}
 				r.stopAt = m.now()
 				m.log().Info("workload told stop; tearing down", "workload", a.ID, "generation", a.Generation)
 			}
@@ -93,7 +104,7 @@ func (m *Runtime) Assign(as []agentapi.Assignment) {
 		if r != nil && r.generation == a.Generation {
 			continue
 		}
-		m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateStarting}
+		m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateStarting, gpus: a.GPUs}
 		m.log().Info("workload assigned; starting", "workload", a.ID, "generation", a.Generation, "gpus", len(a.GPUs),
 			"action", a.Action)
 	}
@@ -133,8 +144,13 @@ func (m *Runtime) advance(id string, r *workload) {
 		// failed, exited and gone are final for this generation.
 	case slices.Contains(m.FailStart, id):
 		r.state, r.message = agentapi.StateFailed, FailStartMessage
+	case r.state == agentapi.StateStarting && !r.started && m.inUse(id, r.gpus):
+		// Its GPUs are still another's until that one is gone; its wait
+		// counts towards no start delay.
+		r.assignedAt = m.now()
 	case r.state == agentapi.StateStarting && r.stage != agentapi.StageBooting:
 		// One stage further each report until booting.
+		r.started = true
 		r.stage = startingStages[slices.Index(startingStages, r.stage)+1]
 	case r.state == agentapi.StateStarting && m.now().Sub(r.assignedAt) >= m.StartDelay:
 		r.state, r.stage = agentapi.StateRunning, agentapi.StageReady
@@ -142,4 +158,15 @@ func (m *Runtime) advance(id string, r *workload) {
 		m.exited[id] = true
 		r.state, r.message = agentapi.StateExited, ExitMessage
 	}
+}
+
+// inUse reports whether a workload other than id that started here and is
+// not gone uses one of gpus.
+func (m *Runtime) inUse(id string, gpus []string) bool {
+	for other, r := range m.runs {
+		if other != id && r.started && r.state != agentapi.StateGone && slices.ContainsFunc(r.gpus, func(u string) bool { return slices.Contains(gpus, u) }) {
+			return true
+		}
+	}
+	return false
 }

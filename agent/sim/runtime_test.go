@@ -89,3 +89,50 @@ func TestRuntimeActions(t *testing.T) {
 		t.Fatalf("still assigned: %v", got)
 	}
 }
+
+// A run does not start on a GPU that a workload told stop still uses: a
+// preempted workload's stop lists no GPUs (the server gave them to its
+// preemptor), so the runtime goes by the GPUs that workload's run had.
+// Runs on other GPUs start at once.
+func TestRuntimeRunWaitsForStoppingGPUs(t *testing.T) {
+	now := time.Unix(0, 0)
+	m := &Runtime{StopDelay: 2 * time.Second, Clock: func() time.Time { return now }}
+	states := func() string {
+		out := ""
+		for _, r := range m.Report() {
+			out += r.ID + "=" + r.State + "/" + r.ProvisioningStage + " "
+		}
+		return out
+	}
+	m.Assign([]agentapi.Assignment{{ID: "spot", Generation: 1, GPUs: []string{"GPU-a", "GPU-b"}}})
+	for range 4 {
+		states()
+	}
+	if got := states(); got != "spot=running/ready " {
+		t.Fatalf("started: %s", got)
+	}
+	pass := []agentapi.Assignment{{ID: "spot", Generation: 1, Action: agentapi.ActionStop, GPUs: []string{}},
+		{ID: "res", Generation: 1, GPUs: []string{"GPU-b"}}, {ID: "other", Generation: 1, GPUs: []string{"GPU-c"}}}
+	m.Assign(pass)
+	for i := range 3 {
+		want := "other=starting/" + startingStages[i] + " res=starting/ spot=running/ready "
+		if got := states(); got != want {
+			t.Fatalf("while spot tears down, report %d: %s, want %s", i, got, want)
+		}
+	}
+	now = now.Add(2 * time.Second)
+	m.Assign(pass)
+	// res is read before spot turns gone in this report; it starts in the
+	// next one.
+	if got := states(); got != "other=running/ready res=starting/ spot=gone/ready " {
+		t.Fatalf("once spot is gone: %s", got)
+	}
+	if got := states(); got != "other=running/ready res=starting/pulling_image spot=gone/ready " {
+		t.Fatalf("the report after: %s", got)
+	}
+	// A dropped workload is gone from the runtime at once: it holds nothing.
+	m.Assign([]agentapi.Assignment{{ID: "x", Generation: 1, GPUs: []string{"GPU-c"}}})
+	if got := states(); got != "x=starting/pulling_image " {
+		t.Fatalf("after other was dropped: %s", got)
+	}
+}
