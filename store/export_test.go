@@ -46,3 +46,10 @@ func (r LockedRows) IDs() []string {
 	}
 	return ids
 }
+
+// HeldGPUs is how many GPUs the VM vmID holds, as tx sees it.
+func HeldGPUs(tx *Txn, vmID string) (int64, error) {
+	var n int64
+	err := tx.db.Table("gpus").Where("holder_vm_id = ?", vmID).Count(&n).Error
+	return n, err
+}

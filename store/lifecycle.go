@@ -69,37 +69,15 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	if ch.Stage != "" {
 		set["provisioning_stage"] = ch.Stage
 	}
-	release, tearingDown, handedOver := false, vm.TearingDown, vm.HandedOver
-	switch t.Resources {
-	case models.Releases:
-		down, err := s.tearsDown(tx.db, vm.NodeID, t)
-		if err != nil {
+	agentNode := false
+	if t.Resources == models.Releases {
+		var err error
+		if agentNode, err = s.tearsDown(tx.db, vm.NodeID, t); err != nil {
 			return nil, err
 		}
-		switch {
-		case down && ch.Handover:
-			// The node still runs it and is told stop; the preemptor takes
-			// its GPUs and share in this transaction, so none stay held.
-			release, tearingDown, handedOver = true, true, true
-		case down:
-			// A teardown already handed over stays so: it holds nothing.
-			tearingDown = true
-		default:
-			release = true
-			// The rule before teardown was real: only a pod's flag (a
-			// fixture's) survives a release where nothing runs.
-			tearingDown = tearingDown && vm.IsPod()
-		}
-	case models.Frees:
-		release, tearingDown = true, false
-	default:
-		// Only a pod's fixture flag outlives a transition, and a fresh
-		// start elsewhere has nothing to tear down.
-		if ch.Move != nil || !vm.IsPod() {
-			tearingDown = false
-		}
 	}
-	handedOver = handedOver && tearingDown
+	td := teardownAfter(t, ch, vm, agentNode)
+	release, tearingDown, handedOver := td.release, td.tearingDown, td.handedOver
 	if tearingDown != vm.TearingDown {
 		set["tearing_down"] = tearingDown
 	}
@@ -159,16 +137,58 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	return ev, nil
 }
 
-// tearsDown reports whether a releasing change of a row on node nodeID
-// leaves it to the node to tear down: the node has had an agent report and
-// the agent did not report it ended. It holds what it releases until then
-// unless the change hands it over (see Apply).
+// tearsDown reports whether a change t of a row on node nodeID leaves
+// what it releases to the node to tear down: the node has had an agent
+// report and t is not the agent's report that the row ended
+// (teardownAfter decides what that means for the row).
 func (s *Store) tearsDown(db *gorm.DB, nodeID *string, t models.Transition) (bool, error) {
 	if nodeID == nil || t.NodeEnded {
 		return false, nil
 	}
 	agents, err := agentNodes(db, []string{*nodeID})
 	return len(agents) > 0, err
+}
+
+// teardown is what a transition leaves of a row's teardown: whether the
+// row lets go of its GPUs, host share and address now (release), and its
+// tearing_down and handed_over flags after it.
+type teardown struct{ release, tearingDown, handedOver bool }
+
+// teardownAfter decides teardown for the transition t of ch on the row vm
+// (its status, kind and flags before it); agentNode: its node has had an
+// agent report and t is not the node's own report that it ended
+// (tearsDown). Apply and applyToRows both decide here, so one row and
+// many rows never differ.
+func teardownAfter(t models.Transition, ch Change, vm *models.VM, agentNode bool) teardown {
+	td := teardown{tearingDown: vm.TearingDown, handedOver: vm.HandedOver}
+	switch t.Resources {
+	case models.Releases:
+		switch {
+		case agentNode && ch.Handover:
+			// The node still runs it and is told stop; the preemptor takes
+			// its GPUs and share in this transaction, so none stay held.
+			td = teardown{release: true, tearingDown: true, handedOver: true}
+		case agentNode:
+			// Held until the node reports it gone; a teardown already
+			// handed over stays so: it holds nothing.
+			td.tearingDown = true
+		default:
+			td.release = true
+			// The rule before teardown was real: only a pod's flag (a
+			// fixture's) survives a release where nothing runs.
+			td.tearingDown = td.tearingDown && vm.IsPod()
+		}
+	case models.Frees:
+		td.release, td.tearingDown = true, false
+	default:
+		// Only a pod's fixture flag outlives a transition, and a fresh
+		// start elsewhere has nothing to tear down.
+		if ch.Move != nil || !vm.IsPod() {
+			td.tearingDown = false
+		}
+	}
+	td.handedOver = td.handedOver && td.tearingDown
+	return td
 }
 
 // agentNodes are those of the nodes ids that an agent has reported for.
@@ -193,10 +213,9 @@ func (s *Store) SetStage(tx *Txn, vm *models.VM, ch Change, now time.Time) (*mod
 		Updates(map[string]any{"provisioning_stage": ch.Stage, "updated_at": now}).Error; err != nil {
 		return nil, err
 	}
-	generation := vm.Generation
-	ev := &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: vm.Status,
-		Reason: vm.StatusReason, Transition: ch.Transition, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
-		ProvisioningStage: ch.Stage, Generation: &generation}
+	// An event of no transition of the table: the status and reason kept.
+	t := models.Transition{Name: ch.Transition, SameStatus: true, KeepsReason: true}
+	ev := eventOf(t, ch, vm, vm.Generation, now)
 	if err := s.appendEvent(tx.db, ev); err != nil {
 		return nil, err
 	}
@@ -228,6 +247,8 @@ type lockedRow struct {
 	CapabilityTier    string
 	ProvisioningStage string
 	Generation        int
+	TearingDown       bool
+	HandedOver        bool
 	// AgentNode: its node has had an agent report (it tears down).
 	AgentNode bool
 }
@@ -236,7 +257,7 @@ type lockedRow struct {
 func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 	var rows []lockedRow
 	err := s.forUpdate(q.Table("vms").
-		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage, generation, " +
+		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage, generation, tearing_down, handed_over, " +
 			"EXISTS (SELECT 1 FROM nodes WHERE nodes.id = vms.node_id AND nodes.agent_reported_at IS NOT NULL) AS agent_node").
 		Order("id")).Scan(&rows).Error
 	return rows, err
@@ -257,34 +278,32 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	if ch.Handover {
 		return 0, fmt.Errorf("store: %s hands over, which only Apply of one row does", t.Name)
 	}
-	var ids []string
+	// What changes of each row's teardown, in three lists: the rows that
+	// let go of what they hold now, those that start tearing down, and
+	// those whose teardown (handed over or not) ends.
+	var ids, release, down, ended []string
 	var events []*models.VMEvent
-	allowed := make([]lockedRow, 0, len(rows))
 	for _, r := range rows {
-		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status,
-			StatusReason: r.StatusReason, CapabilityTier: r.CapabilityTier, ProvisioningStage: r.ProvisioningStage}
+		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, StatusReason: r.StatusReason,
+			CapabilityTier: r.CapabilityTier, ProvisioningStage: r.ProvisioningStage, TearingDown: r.TearingDown, HandedOver: r.HandedOver}
 		if !t.Allows(vm) {
 			continue
 		}
-		allowed = append(allowed, r)
 		ids = append(ids, r.ID)
 		events = append(events, eventOf(t, ch, vm, r.Generation, now))
+		td := teardownAfter(t, ch, vm, r.AgentNode && !t.NodeEnded)
+		if td.release {
+			release = append(release, r.ID)
+		}
+		switch {
+		case td.tearingDown && !r.TearingDown:
+			down = append(down, r.ID)
+		case !td.tearingDown && r.TearingDown:
+			ended = append(ended, r.ID)
+		}
 	}
 	if len(ids) == 0 {
 		return 0, nil
-	}
-	var release, down []string
-	switch t.Resources {
-	case models.Releases:
-		for _, r := range allowed {
-			if r.AgentNode && !t.NodeEnded {
-				down = append(down, r.ID)
-			} else {
-				release = append(release, r.ID)
-			}
-		}
-	case models.Frees:
-		release = ids
 	}
 	set := transitionSet(t, ch.Detail, "", now)
 	for _, part := range chunks(ids, 500) {
@@ -297,13 +316,13 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 			return 0, err
 		}
 	}
-	for _, part := range chunksOf(release, 500) {
-		if t.Resources == models.Frees {
-			if err := db.Table("vms").Where("id IN ?", part).
-				Updates(map[string]any{"tearing_down": false, "handed_over": false}).Error; err != nil {
-				return 0, err
-			}
+	for _, part := range chunksOf(ended, 500) {
+		if err := db.Table("vms").Where("id IN ?", part).
+			Updates(map[string]any{"tearing_down": false, "handed_over": false}).Error; err != nil {
+			return 0, err
 		}
+	}
+	for _, part := range chunksOf(release, 500) {
 		if err := releaseGPUs(db, part); err != nil {
 			return 0, err
 		}
