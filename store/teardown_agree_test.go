@@ -128,3 +128,36 @@ func TestApplyAndBulkAgreeOnTeardown(t *testing.T) {
 		}
 	})
 }
+
+// TestBulkRefusesWhatOnlyApplyDoes: a transition that starts a generation
+// (a restart's reboot, a deploy) or hands over what it releases is one
+// row's, through Apply; the bulk path refuses it whole, writing nothing.
+func TestBulkRefusesWhatOnlyApplyDoes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		if _, err := dataset.Load(ctx, st, teardownFleet()); err != nil {
+			t.Fatal(err)
+		}
+		actor := models.Actor{Kind: models.ActorPlatform, ID: "test"}
+		for _, ch := range []store.Change{
+			{Transition: models.RestartReboot, Actor: actor},
+			{Transition: models.UserStop, Actor: actor, Handover: true},
+		} {
+			var n int64
+			err := st.InTx(ctx, func(tx *store.Txn) error {
+				var err error
+				n, err = st.ApplyToWorkloads(tx, store.Workloads{OrganizationID: "org-b"}, ch, store.Now())
+				return err
+			})
+			if err == nil || n != 0 {
+				t.Errorf("%s (handover %t) on many rows: %d changed, %v; want refused", ch.Transition, ch.Handover, n, err)
+			}
+		}
+		var changed, events int64
+		st.DB.Table("vms").Where("status <> ? OR generation <> 0", models.VMRunning).Count(&changed)
+		st.DB.Table("vm_events").Count(&events)
+		if changed != 0 || events != 0 {
+			t.Errorf("after the refusals %d rows changed and %d events written, want none", changed, events)
+		}
+	})
+}
