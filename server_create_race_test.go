@@ -84,35 +84,42 @@ func queueWorld() *dataset.File {
 func TestCreateRaceAcrossReplicas(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {
-			dbURL := storetest.URL(t, d)
-			b, err := json.Marshal(queueWorld())
-			if err != nil {
-				t.Fatal(err)
-			}
-			fixture := filepath.Join(t.TempDir(), "queue.json")
-			if err := os.WriteFile(fixture, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			flags := []string{"--fixtures", fixture, "--rate-limit", "0", "--restart-rate-limit", "0",
-				"--credential-concurrency", "64", "--heartbeat-grace", "1h", "--provision-timeout", "1h"}
-			replicas := 1
-			if d == store.Postgres {
-				replicas = 2
-			}
-			var servers []string
-			for range replicas {
-				addr, cancel, done := startServingOn(t, dbURL, flags...)
-				t.Cleanup(func() { cancel(); <-done })
-				servers = append(servers, addr)
-			}
-			st, err := store.Open(dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			servers, st := startQueueServers(t, d, "--rate-limit", "0", "--restart-rate-limit", "0",
+				"--credential-concurrency", "64", "--heartbeat-grace", "1h", "--provision-timeout", "1h")
 			raceQueue(t, st, servers)
 		})
 	}
+}
+
+// startQueueServers serves queueWorld with flags on a fresh database of
+// engine d: one server on SQLite (its writer is single), two on
+// PostgreSQL, so that what a test races or wakes crosses replicas. It
+// returns their addresses and a store on the same database; the test's
+// end closes the store, then stops the servers.
+func startQueueServers(t *testing.T, d store.Dialect, flags ...string) ([]string, *store.Store) {
+	t.Helper()
+	dbURL := storetest.URL(t, d)
+	b, err := json.Marshal(queueWorld())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture := filepath.Join(t.TempDir(), "queue.json")
+	if err := os.WriteFile(fixture, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags = append([]string{"--fixtures", fixture}, flags...)
+	var servers []string
+	for range map[store.Dialect]int{store.SQLite: 1, store.Postgres: 2}[d] {
+		addr, cancel, done := startServingOn(t, dbURL, flags...)
+		t.Cleanup(func() { cancel(); <-done })
+		servers = append(servers, addr)
+	}
+	st, err := store.Open(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return servers, st
 }
 
 // raceAnswer is what the race reads of a REST answer.

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,27 +20,7 @@ import (
 func TestSchedulerWakesOnStop(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {
-			dbURL := storetest.URL(t, d)
-			b, err := json.Marshal(queueWorld())
-			if err != nil {
-				t.Fatal(err)
-			}
-			fixture := filepath.Join(t.TempDir(), "queue.json")
-			if err := os.WriteFile(fixture, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			flags := []string{"--fixtures", fixture, "--scheduler-interval", "1h", "--heartbeat-grace", "1h", "--provision-timeout", "1h"}
-			servers := []string{}
-			for range map[store.Dialect]int{store.SQLite: 1, store.Postgres: 2}[d] {
-				addr, cancel, done := startServingOn(t, dbURL, flags...)
-				t.Cleanup(func() { cancel(); <-done })
-				servers = append(servers, addr)
-			}
-			st, err := store.Open(dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			servers, st := startQueueServers(t, d, "--scheduler-interval", "1h", "--heartbeat-grace", "1h", "--provision-timeout", "1h")
 			status, body := requestAs(t, "POST", servers[0], "b-operator", "/v1/vms",
 				[]byte(`{"name": "waits", "gpuModelId": "h100-80gb", "gpuCount": 2, "cpuCores": 8, "ramGb": 64, "diskSizeGb": 100}`))
 			var vm struct{ ID, Status string }

@@ -24,14 +24,7 @@ func BenchmarkCreate(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
 			ctx := context.Background()
-			f := fleetgen.Generate(fleetgen.Options{Nodes: 1000, VMsPerNode: 2, VMGPUs: 2})
-			for i := range f.VMs {
-				if i%2 == 0 {
-					v := &f.VMs[i]
-					v.Status, v.GPUIDs = models.VMRunning, []string{*v.NodeID + "-g0", *v.NodeID + "-g1"}
-				}
-			}
-			if _, err := dataset.Load(ctx, st, f); err != nil {
+			if _, err := dataset.Load(ctx, st, datasettest.BusyFleet()); err != nil {
 				b.Fatal(err)
 			}
 			// As after any large load (and autovacuum would): the planner's

@@ -107,23 +107,7 @@ func subscribeNodes(t *testing.T, srv *httptest.Server, token string, vars map[s
 // nodeEvents reads n node events, failing on anything else.
 func (s *sub) nodeEvents(n int) []gotNodeEvent {
 	s.t.Helper()
-	var out []gotNodeEvent
-	for len(out) < n {
-		m := s.next()
-		if m.Type != "next" {
-			s.t.Fatalf("message %s %s, want next (%d of %d read)", m.Type, m.Payload, len(out), n)
-		}
-		var p struct {
-			Data   struct{ NodeEvents gotNodeEvent }
-			Errors []any
-		}
-		if err := json.Unmarshal(m.Payload, &p); err != nil || len(p.Errors) > 0 {
-			s.t.Fatalf("payload %s: %v", m.Payload, err)
-		}
-		e := p.Data.NodeEvents
-		out = append(out, e)
-	}
-	return out
+	return nextData(s, n, func(d struct{ NodeEvents gotNodeEvent }) gotNodeEvent { return d.NodeEvents })
 }
 
 func str(p *string) string {

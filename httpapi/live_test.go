@@ -159,20 +159,27 @@ func (s *sub) read(d time.Duration) (wsMsg, error) {
 // events reads n events, failing on anything else.
 func (s *sub) events(n int) []gotEvent {
 	s.t.Helper()
-	var out []gotEvent
+	return nextData(s, n, func(d struct{ VMEvents gotEvent }) gotEvent { return d.VMEvents })
+}
+
+// nextData reads n "next" messages of s, each one's data decoded as a D
+// and taken by pick, failing on any other message or on errors in one.
+func nextData[D, E any](s *sub, n int, pick func(D) E) []E {
+	s.t.Helper()
+	var out []E
 	for len(out) < n {
 		m := s.next()
 		if m.Type != "next" {
 			s.t.Fatalf("message %s %s, want next (%d of %d read)", m.Type, m.Payload, len(out), n)
 		}
 		var p struct {
-			Data   struct{ VMEvents gotEvent }
+			Data   D
 			Errors []any
 		}
 		if err := json.Unmarshal(m.Payload, &p); err != nil || len(p.Errors) > 0 {
 			s.t.Fatalf("payload %s: %v", m.Payload, err)
 		}
-		out = append(out, p.Data.VMEvents)
+		out = append(out, pick(p.Data))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"gpugraph/auth"
 	fleetgen "gpugraph/bench/fleet"
 	"gpugraph/dataset"
+	"gpugraph/dataset/datasettest"
 	"gpugraph/instancetypes"
 	"gpugraph/models"
 	"gpugraph/store/storetest"
@@ -21,18 +22,11 @@ func BenchmarkOffers(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
 			ctx := context.Background()
-			f := fleetgen.Generate(fleetgen.Options{Nodes: 1000, VMsPerNode: 2, VMGPUs: 2})
+			f := datasettest.BusyFleet()
 			for _, m := range fleetgen.Catalog {
 				for _, n := range []int{1, 2, 4, 8} {
 					f.InstanceTypes = append(f.InstanceTypes, models.InstanceType{Name: fmt.Sprintf("gpu_%dx_%s", n, m.ID[:4]),
 						GPUModelID: &m.ID, GPUCount: n, CPUCores: 28 * n, RAMGb: 256 * n, DiskSizeGb: 3750 * n, PricePerHourCents: 249 * n})
-				}
-			}
-			// Half the VMs run, holding their GPUs and host share.
-			for i := range f.VMs {
-				if i%2 == 0 {
-					v := &f.VMs[i]
-					v.Status, v.GPUIDs = models.VMRunning, []string{*v.NodeID + "-g0", *v.NodeID + "-g1"}
 				}
 			}
 			if _, err := dataset.Load(ctx, st, f); err != nil {

@@ -87,16 +87,12 @@ func (api *API) getInstanceType(w http.ResponseWriter, r *http.Request) error {
 // the body must be the same) and answers the type as written: 201 when it
 // is new, 200 when it replaced one.
 func (api *API) putInstanceType(w http.ResponseWriter, r *http.Request) error {
+	// The body is the type's own keys (models.InstanceType's, as the
+	// fixture's); the outer Name, a pointer, shadows the embedded one so
+	// that a name left out is told from an empty one.
 	var body struct {
-		Name              *string `json:"name"`
-		GPUModelID        *string `json:"gpuModelId"`
-		GPUCount          int     `json:"gpuCount"`
-		CPUCores          int     `json:"cpuCores"`
-		RAMGb             int     `json:"ramGb"`
-		DiskSizeGb        int     `json:"diskSizeGb"`
-		VolumeGb          int     `json:"volumeGb"`
-		PricePerHourCents int     `json:"pricePerHourCents"`
-		Description       string  `json:"description"`
+		models.InstanceType
+		Name *string `json:"name"`
 	}
 	if err := decodeAdminBody(w, r, &body); err != nil {
 		return err
@@ -107,9 +103,8 @@ func (api *API) putInstanceType(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := auth.FromContext(r.Context())
 	svc := api.Services.InstanceTypes
-	t, created, err := svc.Put(r.Context(), c, models.InstanceType{Name: name, GPUModelID: body.GPUModelID,
-		GPUCount: body.GPUCount, CPUCores: body.CPUCores, RAMGb: body.RAMGb, DiskSizeGb: body.DiskSizeGb,
-		VolumeGb: body.VolumeGb, PricePerHourCents: body.PricePerHourCents, Description: body.Description})
+	body.InstanceType.Name = name
+	t, created, err := svc.Put(r.Context(), c, body.InstanceType)
 	if err != nil {
 		return err
 	}

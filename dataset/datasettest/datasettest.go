@@ -11,7 +11,9 @@ import (
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	fleetgen "gpugraph/bench/fleet"
 	"gpugraph/dataset"
+	"gpugraph/models"
 	"gpugraph/store"
 	"gpugraph/store/storetest"
 )
@@ -33,6 +35,21 @@ func Load(t testing.TB, st *store.Store, fixture string) {
 	if _, err := dataset.LoadFile(context.Background(), st, []byte(fixture)); err != nil {
 		t.Fatalf("load fixture: %v", err)
 	}
+}
+
+// BusyFleet is the fleet the services' benchmarks measure at scale:
+// 1,000 nodes of 8 GPUs (8,000 GPUs) with two VMs of 2 GPUs on each
+// (bench/fleet's), the first of them running and holding its GPUs and
+// host share, the second stopped.
+func BusyFleet() *dataset.File {
+	f := fleetgen.Generate(fleetgen.Options{Nodes: 1000, VMsPerNode: 2, VMGPUs: 2})
+	for i := range f.VMs {
+		if i%2 == 0 {
+			v := &f.VMs[i]
+			v.Status, v.GPUIDs = models.VMRunning, []string{*v.NodeID + "-g0", *v.NodeID + "-g1"}
+		}
+	}
+	return f
 }
 
 // Each runs fn on every engine (storetest.Each), each with a fresh
