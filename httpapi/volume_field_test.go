@@ -153,8 +153,12 @@ func TestVMVolumeField(t *testing.T) {
 			t.Errorf("o-other through its node: %s", got)
 		}
 
-		// A terminated row's volume is gone with it.
-		mutate(`mutation { terminateVm(id: "` + pod + `") { id } }`)
+		// A stop keeps the volume on its node; a terminate deletes it. In
+		// one document, each answer reads what its change left.
+		if got, w := mutate(`mutation { s: stopVm(id: "`+pod+`") { volume { id } } t: terminateVm(id: "`+pod+`") { volume { id } } }`),
+			`{"s":{"volume":{"id":"vol-`+pod+`-1"}},"t":{"volume":null}}`; got != w {
+			t.Errorf("stopped, then terminated pod: %s, want %s", got, w)
+		}
 		if got := volume("vol-op", pod); got != `{"vm":{"volume":null}}` {
 			t.Errorf("terminated pod: %s", got)
 		}
