@@ -3175,7 +3175,7 @@ type Volume {
   fresh: Boolean!
   "When it was made on its node."
   createdAt: Time!
-  "The node that holds it."
+  "The id of the node that holds it."
   nodeId: ID!
   "The node that holds it."
   node: Node
