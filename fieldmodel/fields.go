@@ -25,8 +25,14 @@ var Declared = NewRegistry(
 	Load("VM", "gpuModelName", loaders.ModelByID, vmModelID, Reads("GPUModelID")),
 	// Paged by its arguments (resolvers/lifecycle.go).
 	Load("VM", "events", loaders.EventsByVM, vmID, SameKeyAs(loaders.VMByID), Reads("ID")),
+	// Its live volume, read by the VMs' ids beside them where they are
+	// read by id (a GPU's holder); the store's read is the organization's.
+	Load("VM", "volume", loaders.VolumeByVM, vmID, Plain, SameKeyAs(loaders.VMByID), Reads("ID")),
 	// Counted by the compute service for a pending row (resolvers/create.go).
 	Derived[models.VM]("VM", "queuePosition", "ID", "Status"),
+
+	// Shared inventory, as VM.node.
+	Load("Volume", "node", loaders.NodeByID, volumeNodeID, Plain, Reads("NodeID")),
 
 	Load("Node", "gpus", loaders.GPUsByNode, nodeID, Plain, SameKeyAs(loaders.NodeByID), Reads("ID")),
 	Load("Node", "vms", loaders.VMsByNode, nodeID, Plain, SameKeyAs(loaders.NodeByID), Reads("ID")),
@@ -78,6 +84,7 @@ func vmID(v *models.VM) string                    { return v.ID }
 func vmNodeID(v *models.VM) string                { return deref(v.NodeID) }
 func vmModelID(v *models.VM) string               { return deref(v.GPUModelID) }
 func nodeID(n *models.Node) string                { return n.ID }
+func volumeNodeID(v *models.Volume) string        { return v.NodeID }
 func gpuModelID(g *models.GPU) string             { return g.ModelID }
 func gpuHolderID(g *models.GPU) string            { return deref(g.HolderVMID) }
 func gpuNodeID(g *models.GPU) string              { return g.NodeID }

@@ -345,6 +345,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"node":              {Resolver: true},
 			"gpus":              {Resolver: true},
 			"gpuModel":          {Resolver: true},
+			"volume":            {Resolver: true},
 			"queuePosition":     {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"events":            {Resolver: true},
 		}},
@@ -377,6 +378,15 @@ var FieldBindings = &fieldmodel.Bindings{
 			"vms":   {Struct: "Vms"},
 			"next":  {Struct: "Next", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"total": {Struct: "Total", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+		}},
+		"Volume": {Go: reflect.TypeFor[models.Volume](), Fields: map[string]fieldmodel.FieldBinding{
+			"id":        {Struct: "ID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"sizeGb":    {Struct: "SizeGb", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"mountPath": {Struct: "MountPath", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"fresh":     {Struct: "Fresh", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalBoolean(v.Bool()) }},
+			"createdAt": {Struct: "CreatedAt", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
+			"nodeId":    {Struct: "NodeID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"node":      {Resolver: true},
 		}},
 		"Workload": {Go: reflect.TypeFor[models.Workload](), Fields: map[string]fieldmodel.FieldBinding{
 			"id":        {Struct: "ID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
@@ -496,6 +506,7 @@ var (
 	loadVMNode     = fieldmodel.Declared.Field("VM", "node")
 	loadVMGpus     = fieldmodel.Declared.Field("VM", "gpus")
 	loadVMGpuModel = fieldmodel.Declared.Field("VM", "gpuModel")
+	loadVMVolume   = fieldmodel.Declared.Field("VM", "volume")
 )
 
 func (VMLoads) Node(ctx context.Context, obj *models.VM) (*models.Node, error) {
@@ -510,6 +521,10 @@ func (VMLoads) GPUModel(ctx context.Context, obj *models.VM) (*models.GPUModel, 
 	return fieldmodel.Resolve[*models.GPUModel](ctx, loadVMGpuModel, obj)
 }
 
+func (VMLoads) Volume(ctx context.Context, obj *models.VM) (*models.Volume, error) {
+	return fieldmodel.Resolve[*models.Volume](ctx, loadVMVolume, obj)
+}
+
 // VmEventLoads answers the fields of VmEvent that package fieldmodel
 // declares Plain: each the rows of its loader for the object's key. The
 // VmEvent resolver embeds it.
@@ -521,6 +536,19 @@ var (
 
 func (VmEventLoads) VM(ctx context.Context, obj *models.VMEvent) (*models.VM, error) {
 	return fieldmodel.Resolve[*models.VM](ctx, loadVmEventVm, obj)
+}
+
+// VolumeLoads answers the fields of Volume that package fieldmodel
+// declares Plain: each the rows of its loader for the object's key. The
+// Volume resolver embeds it.
+type VolumeLoads struct{}
+
+var (
+	loadVolumeNode = fieldmodel.Declared.Field("Volume", "node")
+)
+
+func (VolumeLoads) Node(ctx context.Context, obj *models.Volume) (*models.Node, error) {
+	return fieldmodel.Resolve[*models.Node](ctx, loadVolumeNode, obj)
 }
 
 // WorkloadLoads answers the fields of Workload that package fieldmodel

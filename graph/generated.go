@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Subscription() SubscriptionResolver
 	VM() VMResolver
 	VmEvent() VmEventResolver
+	Volume() VolumeResolver
 	Workload() WorkloadResolver
 }
 
@@ -461,6 +462,7 @@ type ComplexityRoot struct {
 		StatusReason      func(childComplexity int) int
 		TearingDown       func(childComplexity int) int
 		Tier              func(childComplexity int) int
+		Volume            func(childComplexity int) int
 		VolumeGb          func(childComplexity int) int
 	}
 
@@ -496,6 +498,16 @@ type ComplexityRoot struct {
 		Next  func(childComplexity int) int
 		Total func(childComplexity int) int
 		Vms   func(childComplexity int) int
+	}
+
+	Volume struct {
+		CreatedAt func(childComplexity int) int
+		Fresh     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		MountPath func(childComplexity int) int
+		Node      func(childComplexity int) int
+		NodeID    func(childComplexity int) int
+		SizeGb    func(childComplexity int) int
 	}
 
 	Workload struct {
@@ -590,6 +602,7 @@ type VMResolver interface {
 	Node(ctx context.Context, obj *models.VM) (*models.Node, error)
 	Gpus(ctx context.Context, obj *models.VM) ([]*models.GPU, error)
 	GPUModel(ctx context.Context, obj *models.VM) (*models.GPUModel, error)
+	Volume(ctx context.Context, obj *models.VM) (*models.Volume, error)
 	QueuePosition(ctx context.Context, obj *models.VM) (*int, error)
 	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
 }
@@ -601,6 +614,9 @@ type VmEventResolver interface {
 	Actor(ctx context.Context, obj *models.VMEvent) (string, error)
 
 	VM(ctx context.Context, obj *models.VMEvent) (*models.VM, error)
+}
+type VolumeResolver interface {
+	Node(ctx context.Context, obj *models.Volume) (*models.Node, error)
 }
 type WorkloadResolver interface {
 	Project(ctx context.Context, obj *models.Workload) (*models.Project, error)
@@ -2498,6 +2514,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.Tier(childComplexity), true
+	case "VM.volume":
+		if e.ComplexityRoot.VM.Volume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VM.Volume(childComplexity), true
 	case "VM.volumeGb":
 		if e.ComplexityRoot.VM.VolumeGb == nil {
 			break
@@ -2640,6 +2662,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmList.Vms(childComplexity), true
+
+	case "Volume.createdAt":
+		if e.ComplexityRoot.Volume.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.CreatedAt(childComplexity), true
+	case "Volume.fresh":
+		if e.ComplexityRoot.Volume.Fresh == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.Fresh(childComplexity), true
+	case "Volume.id":
+		if e.ComplexityRoot.Volume.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.ID(childComplexity), true
+	case "Volume.mountPath":
+		if e.ComplexityRoot.Volume.MountPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.MountPath(childComplexity), true
+	case "Volume.node":
+		if e.ComplexityRoot.Volume.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.Node(childComplexity), true
+	case "Volume.nodeId":
+		if e.ComplexityRoot.Volume.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.NodeID(childComplexity), true
+	case "Volume.sizeGb":
+		if e.ComplexityRoot.Volume.SizeGb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Volume.SizeGb(childComplexity), true
 
 	case "Workload.clusterId":
 		if e.ComplexityRoot.Workload.ClusterID == nil {
@@ -3094,6 +3159,26 @@ type VM {
   gpus: [Gpu!]!
   "The GPU model it runs on; null on a CPU-only row."
   gpuModel: GpuModel
+  "Its live volume: a pod's /workspace, a plain VM's disk, bound to the node that holds it. Kept across reboot, recreate and stop/start on that node; a restart that places it on another node gets a new, fresh one. Null when it has none (pending, terminated, its node removed, or no disk or volume size)."
+  volume: Volume
+}
+
+"A VM's disk or a pod's /workspace: storage bound to the node that holds it."
+type Volume {
+  "The volume's id: the same across reboot, recreate and stop/start on its node, new after a move."
+  id: ID!
+  "Its size, in GB: the pod's volumeGb, the VM's diskSizeGb."
+  sizeGb: Int!
+  "Where the workload sees it: /workspace for a pod's; null for a VM's, which is its disk."
+  mountPath: String
+  "True until a run on it has reached running: it has never held data."
+  fresh: Boolean!
+  "When it was made on its node."
+  createdAt: Time!
+  "The id of the node that holds it."
+  nodeId: ID!
+  "The node that holds it."
+  node: Node
 }
 
 "An offset page of VMs and pods."
@@ -4952,6 +5037,8 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_gpus(ctx, field)
 	case "gpuModel":
 		return ec.fieldContext_VM_gpuModel(ctx, field)
+	case "volume":
+		return ec.fieldContext_VM_volume(ctx, field)
 	case "queuePosition":
 		return ec.fieldContext_VM_queuePosition(ctx, field)
 	case "events":
@@ -5026,6 +5113,26 @@ func (ec *executionContext) childFields_VmList(ctx context.Context, field graphq
 		return ec.fieldContext_VmList_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VmList", field.Name)
+}
+
+func (ec *executionContext) childFields_Volume(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Volume_id(ctx, field)
+	case "sizeGb":
+		return ec.fieldContext_Volume_sizeGb(ctx, field)
+	case "mountPath":
+		return ec.fieldContext_Volume_mountPath(ctx, field)
+	case "fresh":
+		return ec.fieldContext_Volume_fresh(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Volume_createdAt(ctx, field)
+	case "nodeId":
+		return ec.fieldContext_Volume_nodeId(ctx, field)
+	case "node":
+		return ec.fieldContext_Volume_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Volume", field.Name)
 }
 
 func (ec *executionContext) childFields_Workload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13893,6 +14000,38 @@ func (ec *executionContext) fieldContext_VM_gpuModel(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _VM_volume(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VM_volume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VM().Volume(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Volume) graphql.Marshaler {
+			return ec.marshalOVolume2ᚖgpugraphᚋmodelsᚐVolume(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VM_volume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VM",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Volume(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _VM_queuePosition(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14518,6 +14657,176 @@ func (ec *executionContext) _VmList_total(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_VmList_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VmList", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Volume_id(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Volume_sizeGb(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_sizeGb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SizeGb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_sizeGb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Volume_mountPath(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_mountPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MountPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_mountPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, "String")
+}
+
+func (ec *executionContext) _Volume_fresh(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_fresh(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fresh, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_fresh(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Volume_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Volume_nodeId(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_nodeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Volume", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Volume_node(ctx context.Context, field graphql.CollectedField, obj *models.Volume) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Volume_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Volume().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Node) graphql.Marshaler {
+			return ec.marshalONode2ᚖgpugraphᚋmodelsᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Volume_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Volume",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Node(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Workload_id(ctx context.Context, field graphql.CollectedField, obj *models.Workload) (ret graphql.Marshaler) {
@@ -19034,6 +19343,12 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_gpuModel(ctx, field, obj)
 				})
+		case "volume":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VM_volume(ctx, field, obj)
+				})
 		case "queuePosition":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -19272,6 +19587,70 @@ func (ec *executionContext) _VmList(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var volumeImplementors = []string{"Volume"}
+
+func (ec *executionContext) _Volume(ctx context.Context, sel ast.SelectionSet, obj *models.Volume) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, volumeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Volume")
+		case "id":
+			out.Values[i] = ec._Volume_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sizeGb":
+			out.Values[i] = ec._Volume_sizeGb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mountPath":
+			out.Values[i] = ec._Volume_mountPath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fresh":
+			out.Values[i] = ec._Volume_fresh(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Volume_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodeId":
+			out.Values[i] = ec._Volume_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Volume_node(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21323,6 +21702,13 @@ func (ec *executionContext) marshalOVmStatus2ᚕgpugraphᚋmodelsᚐVMStatusᚄ(
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOVolume2ᚖgpugraphᚋmodelsᚐVolume(ctx context.Context, sel ast.SelectionSet, v *models.Volume) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Volume(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWorkload2ᚖgpugraphᚋmodelsᚐWorkload(ctx context.Context, sel ast.SelectionSet, v *models.Workload) graphql.Marshaler {

@@ -166,7 +166,7 @@ func TestStopTerminateRestartRace(t *testing.T) {
 						} else if e.Transition == models.AgentRunning {
 							agentMoves++
 						}
-						agentReport := e.Transition == models.AgentRunning || e.Transition == models.AgentGone || e.Transition == models.AgentStage
+						agentReport := e.Transition == models.AgentRunning || e.Transition == models.AgentRestarted || e.Transition == models.AgentGone || e.Transition == models.AgentStage
 						if e.ActorKind != models.ActorUser && (!agentReport || e.ActorKind != models.ActorAgent) {
 							t.Errorf("round %d: vm-x event %+v is neither a user's nor its agent's report", round, e)
 						}

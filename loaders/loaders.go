@@ -36,6 +36,8 @@ type Loaders struct {
 	ProjectByID  *dataloader.Loader[string, *models.Project]
 	// EventsByVM is a VM's whole event log, oldest first; VM.events pages it.
 	EventsByVM *dataloader.Loader[string, []*models.VMEvent]
+	// VolumeByVM is a VM's live volume (its disk, a pod's /workspace).
+	VolumeByVM *dataloader.Loader[string, *models.Volume]
 
 	fetch fetchers
 	mu    sync.Mutex // guards what FillGPUModels writes into shared rows
@@ -87,6 +89,7 @@ type fetchers struct {
 	workloads   func(context.Context, []string) ([]*models.Workload, error)
 	projects    func(context.Context, []string) ([]*models.Project, error)
 	events      func(context.Context, []string) ([]*models.VMEvent, error)
+	volumes     func(context.Context, []string) ([]*models.Volume, error)
 }
 
 // The keys rows answer to, per loader.
@@ -112,6 +115,7 @@ func vmNode(v *models.VM) string {
 func workloadID(w *models.Workload) string { return w.ID }
 func projectID(p *models.Project) string   { return p.ID }
 func eventVM(e *models.VMEvent) string     { return e.VMID }
+func volumeVM(v *models.Volume) string     { return v.VMID }
 
 // New makes the loaders of one request of caller c (nil: an anonymous
 // caller, who can see no organization's VMs and no tenant's workloads).
@@ -153,6 +157,9 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 		events: func(ctx context.Context, ids []string) ([]*models.VMEvent, error) {
 			return st.EventsOfVMs(ctx, org, ids)
 		},
+		volumes: func(ctx context.Context, ids []string) ([]*models.Volume, error) {
+			return st.VolumesOfVMs(ctx, org, ids)
+		},
 	}
 	l.NodeByID = one(wait, f.nodesByID, nodeID)
 	l.NodeByName = one(wait, f.nodesByName, nodeKey)
@@ -164,6 +171,7 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 	l.WorkloadByID = one(wait, f.workloads, workloadID)
 	l.ProjectByID = one(wait, f.projects, projectID)
 	l.EventsByVM = many(wait, f.events, eventVM)
+	l.VolumeByVM = one(wait, f.volumes, volumeVM)
 	l.fetch = f
 	return l
 }

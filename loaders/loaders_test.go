@@ -2,6 +2,7 @@ package loaders_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -70,7 +71,40 @@ func TestLoadersAreScopedToTheCaller(t *testing.T) {
 		if ev, err := globex.EventsByVM.Load(ctx, "vm-acme-1")(); err != nil || len(ev) != 0 {
 			t.Errorf("globex loads acme's events: %+v %v", ev, err)
 		}
+		// A VM's volume is the organization's too, whatever id is asked.
+		vol := func(l *loaders.Loaders, id string) string {
+			t.Helper()
+			v, err := l.VolumeByVM.Load(ctx, id)()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v == nil {
+				return "none"
+			}
+			mount := "-"
+			if v.MountPath != nil {
+				mount = *v.MountPath
+			}
+			return fmt.Sprintf("%s %s %s %dGB %s fresh=%v", v.ID, v.VMID, v.NodeID, v.SizeGb, mount, v.Fresh)
+		}
+		for _, c := range []struct {
+			l        *loaders.Loaders
+			id, want string
+		}{
+			{acme, "vm-acme-1", "vol-vm-acme-1-0 vm-acme-1 n1 500GB - fresh=false"},
+			{acme, "pod-acme-1", "vol-pod-acme-1-0 pod-acme-1 n1 100GB /workspace fresh=false"},
+			{acme, "vm-globex-1", "none"},
+			{globex, "vm-globex-1", "vol-vm-globex-1-0 vm-globex-1 n1 1000GB - fresh=false"},
+			{globex, "vm-acme-1", "none"},
+		} {
+			if got := vol(c.l, c.id); got != c.want {
+				t.Errorf("volume of %s: %s, want %s", c.id, got, c.want)
+			}
+		}
 		anon := loaders.New(st, nil, wait)
+		if got := vol(anon, "vm-acme-1"); got != "none" {
+			t.Errorf("an anonymous caller loads vm-acme-1's volume: %s", got)
+		}
 		if v, _ := anon.VMByID.Load(ctx, "vm-acme-1")(); v != nil {
 			t.Errorf("an anonymous caller loads vm-acme-1: %+v", v)
 		}

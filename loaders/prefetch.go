@@ -62,6 +62,7 @@ var (
 	WorkloadByID = &Source[string, models.Workload]{(*Loaders).primeWorkloads, workloadID, load(func(l *Loaders) *dataloader.Loader[string, *models.Workload] { return l.WorkloadByID })}
 	ProjectByID  = &Source[string, models.Project]{(*Loaders).primeProjects, projectID, load(func(l *Loaders) *dataloader.Loader[string, *models.Project] { return l.ProjectByID })}
 	EventsByVM   = &Source[string, models.VMEvent]{(*Loaders).primeEvents, eventVM, load(func(l *Loaders) *dataloader.Loader[string, []*models.VMEvent] { return l.EventsByVM })}
+	VolumeByVM   = &Source[string, models.Volume]{(*Loaders).primeVolumes, volumeVM, load(func(l *Loaders) *dataloader.Loader[string, *models.Volume] { return l.VolumeByVM })}
 )
 
 // load reads one key from the loader of a request that of picks.
@@ -110,6 +111,10 @@ func (l *Loaders) primeProjects(ctx context.Context, ids []string) ([]*models.Pr
 
 func (l *Loaders) primeEvents(ctx context.Context, vmIDs []string) ([]*models.VMEvent, error) {
 	return primeMany(ctx, l.EventsByVM, l.fetch.events, eventVM, vmIDs)
+}
+
+func (l *Loaders) primeVolumes(ctx context.Context, vmIDs []string) ([]*models.Volume, error) {
+	return primeOne(ctx, l.VolumeByVM, l.fetch.volumes, volumeVM, vmIDs)
 }
 
 // unique drops duplicate and zero keys, keeping the first order.

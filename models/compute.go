@@ -77,7 +77,16 @@ type Volume struct {
 	Fresh     bool
 	CreatedAt time.Time `gorm:"autoCreateTime:false"`
 	DeletedAt *time.Time
+	// MountPath is where the workload sees it: WorkspaceMount for a pod's,
+	// nil for a VM's (its disk, which the guest mounts where it boots).
+	// Not a column: the store's reads for GraphQL fill it from the row's
+	// tier.
+	MountPath *string `gorm:"-"`
 }
+
+// WorkspaceMount is where a pod's volume is mounted, as the node agent is
+// told it (agentapi.WorkspaceMount, the wire's own constant).
+const WorkspaceMount = "/workspace"
 
 // TableName is the volumes table.
 func (Volume) TableName() string { return "volumes" }

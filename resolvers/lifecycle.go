@@ -44,6 +44,7 @@ func (r *mutationResolver) end(ctx context.Context, id string,
 	if l := loaders.For(ctx); l != nil {
 		l.VMByID.Clear(ctx, id).Prime(ctx, id, res.VM)
 		l.GPUsByVM.Clear(ctx, id).Prime(ctx, id, res.GPUs)
+		l.VolumeByVM.Clear(ctx, id)
 		l.EventsByVM.Clear(ctx, id)
 		if res.Model != nil {
 			l.ModelByID.Prime(ctx, res.Model.ID, res.Model)

@@ -29,6 +29,7 @@ func (r *Resolver) Node() graph.NodeResolver         { return &nodeResolver{} }
 func (r *Resolver) Gpu() graph.GpuResolver           { return &gpuResolver{} }
 func (r *Resolver) Pod() graph.PodResolver           { return &podResolver{} }
 func (r *Resolver) Workload() graph.WorkloadResolver { return &workloadResolver{} }
+func (r *Resolver) Volume() graph.VolumeResolver     { return &volumeResolver{} }
 
 type queryResolver struct{ *Resolver }
 type mutationResolver struct{ *Resolver }
@@ -44,6 +45,7 @@ type nodeResolver struct{ graph.NodeLoads }
 type gpuResolver struct{ graph.GpuLoads }
 type podResolver struct{ graph.PodLoads }
 type workloadResolver struct{ graph.WorkloadLoads }
+type volumeResolver struct{ graph.VolumeLoads }
 
 // may answers whether the request's caller passes may, a service's gate
 // (compute.Service.MayRead, …), for a field that reads through the

@@ -9,6 +9,10 @@ export function gpuAddresses(q: VmsNodesGpusQuery): string[] {
   return q.vms.vms.flatMap((vm) => (vm.node ? vm.node.gpus.map((g) => `${vm.name}: ${g.address} ${g.health}`) : []));
 }
 
+export function volumes(q: VmsNodesGpusQuery): string[] {
+  return q.vms.vms.flatMap((vm) => (vm.volume ? [`${vm.name}: ${vm.volume.id} ${vm.volume.sizeGb} GB at ${vm.volume.mountPath ?? 'its disk'} on ${vm.volume.node?.name ?? '?'}`] : []));
+}
+
 export function describe(e: VmEventsSubscription): string {
   return `${e.vmEvents.vmId} ${e.vmEvents.from} → ${e.vmEvents.to} (${e.vmEvents.transition})`;
 }
