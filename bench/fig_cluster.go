@@ -308,9 +308,12 @@ func (cr *clusterRun) start(ctx context.Context, serverBin, agentBin string) err
 	if err != nil {
 		return err
 	}
-	// No rate limit: the lag sampler's reads alone are above the default.
+	// No rate limit, and the whole server the reader key's: the lag
+	// sampler's reads alone are above the default rate, and several are in
+	// flight at once (a credential's default share is half the cores).
 	cr.server, err = proc.Start("gpugraph", filepath.Join(cr.dir, "gpugraph.log"), cr.dir, nil, serverBin,
-		"--addr", "127.0.0.1:"+strconv.Itoa(port), "--database-url", WithApplicationName(db.URL, cr.app), "--demo=false", "--rate-limit", "0")
+		"--addr", "127.0.0.1:"+strconv.Itoa(port), "--database-url", WithApplicationName(db.URL, cr.app), "--demo=false",
+		"--rate-limit", "0", "--credential-concurrency", "64")
 	if err != nil {
 		return err
 	}
