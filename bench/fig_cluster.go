@@ -369,21 +369,26 @@ func (cr *clusterRun) count(ctx context.Context, more string) (int, error) {
 	return a.Count, err
 }
 
-// phase is the k8sPhase the Pods API answers for the pod named name ("" if
-// it lists none).
-func (cr *clusterRun) phase(ctx context.Context, name string) (string, error) {
+// phase is the k8sPhase the Pods API answers for pod i ("" if it lists
+// none): read from its workload's pods (ten, found by the workload's
+// index), as a filter on the name over the whole table costs SQLite a
+// scan in the list's order.
+func (cr *clusterRun) phase(ctx context.Context, i int) (string, error) {
 	var a struct {
 		Pods []struct {
+			Name     string `json:"name"`
 			K8sPhase string `json:"k8sPhase"`
 		}
 	}
-	if err := cr.api.Get(ctx, "/api/v1/workloads/pods?filterBy="+url.QueryEscape("name=="+name), &a); err != nil {
+	if err := cr.api.Get(ctx, "/api/v1/workloads/"+clusterWorkload(i)+"/pods", &a); err != nil {
 		return "", err
 	}
-	if len(a.Pods) == 0 {
-		return "", nil
+	for _, p := range a.Pods {
+		if p.Name == clusterPodName(i) {
+			return p.K8sPhase, nil
+		}
 	}
-	return a.Pods[0].K8sPhase, nil
+	return "", nil
 }
 
 // initialSync starts the connector and times it until the Pods API counts
@@ -474,7 +479,7 @@ func (cr *clusterRun) steady(ctx context.Context, changes int) error {
 	const calibration = 250
 	m := cr.meter(ctx)
 	for range calibration {
-		if _, err := cr.phase(ctx, clusterPodName(first)); err != nil {
+		if _, err := cr.phase(ctx, first); err != nil {
 			return err
 		}
 	}
@@ -499,7 +504,7 @@ func (cr *clusterRun) steady(ctx context.Context, changes int) error {
 	sample := func(i int, acked time.Time) {
 		defer samples.Done()
 		for {
-			p, err := cr.phase(ctx, clusterPodName(i))
+			p, err := cr.phase(ctx, i)
 			polls.Add(1)
 			now := time.Now()
 			if err == nil && p != string(corev1.PodSucceeded) && now.Sub(acked) > lagWithin {
