@@ -487,8 +487,27 @@ func (cr *clusterRun) steady(ctx context.Context, changes int) error {
 	perPoll := pollCPU / calibration
 
 	every := sampleEvery(c.ClusterRate, clusterSamplesPerSecond)
-	b, _ := os.ReadFile(cr.agentLog)
+	// The connector is let go quiet first (no delta for 2 s): pods it sends
+	// again after its snapshot, before any change, are not the steady
+	// state's (none, unless it queued its first list's adds again).
+	var b []byte
+	for last, since := -1, time.Now(); ; {
+		b, _ = os.ReadFile(cr.agentLog)
+		if n, _ := deltaStats(b); n != last {
+			last, since = n, time.Now()
+		}
+		if time.Since(since) >= 2*time.Second {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	logFrom := len(b)
+	again, resent := deltaStats(b)
+	r.logf("before the steady state the connector sent %d deltas of %d pods after its snapshot", again, resent)
 	m = cr.meter(ctx)
 	agentCPU0 := proc.SumCPU([]int{cr.agent.Pid()})
 	var (
