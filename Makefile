@@ -33,7 +33,7 @@ build:
 	@$(GO) build -o bin/gosummary ./cmd/gosummary
 	@$(call progress,$(call quietbuild,bin/gpugraph,.))
 	@$(call progress,$(call quietbuild,bin/gpugraph-agent,-tags static_build ./cmd/agent))
-	$(GO) build -o bin/ ./cmd/abusereport ./cmd/benchpeer ./cmd/benchreport ./cmd/fleetgen ./cmd/trackedbinaries
+	$(GO) build -o bin/ ./cmd/abusereport ./cmd/benchpeer ./cmd/benchreport ./cmd/cluster-agent ./cmd/fleetgen ./cmd/trackedbinaries
 	$(GO) build -o bin/demogen ./demo/gen
 
 ## gpu-check: on a machine with NVIDIA GPUs, build the agent and check what it reads through the real NVML (inventory, health, XID watch, exporter metrics) against nvidia-smi -q; skips with a line where there is no GPU; under 3 minutes
@@ -88,8 +88,10 @@ lint:
 	@misgrouped=$$($(GO) tool goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the nine fleet-scale figures (the eighth: 1,000 live subscribers; the ninth: create and the queue, alone with `go run ./cmd/benchreport -figures 9 -o BENCHMARKS.md`), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
+## bench: the ten fleet-scale figures (the eighth: 1,000 live subscribers; the ninth: create and the queue, alone with `go run ./cmd/benchreport -figures 9 -o BENCHMARKS.md`; the tenth: the cluster connector over a real kube-apiserver of 5,000 nodes and 150,000 pods, bin/gpugraph and bin/cluster-agent as processes, alone with `-figures 10`, skipped where test/kube/build.sh has not built kube-apiserver), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
 bench:
+	$(GO) build -o bin/gpugraph .
+	$(GO) build -o bin/cluster-agent ./cmd/cluster-agent
 	$(GO) run ./cmd/benchreport -o BENCHMARKS.md
 	@echo "pod metrics range read, built-in store vs Prometheus (same samples, same query; skips without prometheus):"
 	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./httpapi

@@ -1,7 +1,7 @@
 // Package bench measures gpugraph at fleet scale: an in-process server over
 // a fresh database per engine, a fixture from package fleet or bulk SQL,
-// the seven figures of the performance issue, the live-updates figure (8)
-// and create and the queue (9). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
+// the seven figures of the performance issue, the live-updates figure (8),
+// create and the queue (9) and the cluster connector at scale (10). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
 package bench
 
 import (
@@ -48,6 +48,17 @@ type Config struct {
 	LiveSubscribers int // figure 8: 1,000 WebSocket subscribers
 	LiveEvents      int // figure 8: events committed while they listen
 
+	// Figure 10, the cluster connector: a Kubernetes cluster of
+	// ClusterNodes nodes and ClusterPods pods (5,000 and 150,000), then
+	// pods' phases changed at ClusterRate a second (200) for ClusterSteady.
+	ClusterNodes  int
+	ClusterPods   int
+	ClusterRate   float64
+	ClusterSteady time.Duration
+	// ServerBinary and AgentBinary are the gpugraph and cluster-agent
+	// binaries figure 10 runs as processes (make build makes both).
+	ServerBinary, AgentBinary string
+
 	Clients      int // figures 4, 5 and 9: 16
 	LoadRequests int // figure 4: requests per query
 	LatencyRuns  int // figures 1, 3, 6: timed runs (the median is reported)
@@ -74,6 +85,8 @@ func Defaults() Config {
 		RestartNodes: 1000, VMsPerNode: 5, VMGPUs: 2,
 		LiveSubscribers: 1000, LiveEvents: 100,
 		QueuePending: 10000, QueueSamples: 50,
+		ClusterNodes: 5000, ClusterPods: 150_000, ClusterRate: 200, ClusterSteady: time.Minute,
+		ServerBinary: "bin/gpugraph", AgentBinary: "bin/cluster-agent",
 		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
 		Seed: 1,
 	}
@@ -82,8 +95,11 @@ func Defaults() Config {
 // Run measures every figure on every engine of cfg into one report.
 func Run(ctx context.Context, cfg Config) *Report {
 	rep := &Report{Engines: cfg.Engines}
-	for _, e := range cfg.Engines {
-		r := &runner{cfg: cfg, engine: e, rep: rep}
+	// Figure 10's Kubernetes cluster is made once, for every engine.
+	kube := &kubeCluster{}
+	defer kube.close()
+	for i, e := range cfg.Engines {
+		r := &runner{cfg: cfg, engine: e, rep: rep, index: i, kube: kube}
 		r.run(ctx)
 	}
 	return rep
@@ -93,6 +109,8 @@ type runner struct {
 	cfg    Config
 	engine store.Dialect
 	rep    *Report
+	index  int          // the engine's place in cfg.Engines
+	kube   *kubeCluster // figure 10's, shared by the engines
 }
 
 func (r *runner) logf(format string, args ...any) {
@@ -121,6 +139,13 @@ func (r *runner) fail(f figure, err error) {
 	}
 }
 
+// skipped is a figure's error where what it needs is not on this machine
+// (figure 10 without kube-apiserver): its rows stay empty, and its
+// section of BENCHMARKS.md is left as it was.
+type skipped struct{ why error }
+
+func (s *skipped) Error() string { return "skipped: " + s.why.Error() }
+
 func (c Config) wants(fig int) bool { return len(c.Figures) == 0 || c.Figures[fig] }
 
 func (r *runner) do(ctx context.Context, f figure) {
@@ -136,7 +161,13 @@ func (r *runner) do(ctx context.Context, f figure) {
 		defer stop()
 	}
 	start := time.Now()
-	if err := f.run(ctx); err != nil {
+	err := f.run(ctx)
+	var skip *skipped
+	if errors.As(err, &skip) {
+		r.logf("figure %d skipped: %v", f.num, skip.why)
+		return
+	}
+	if err != nil {
 		r.fail(f, err)
 		return
 	}
@@ -173,6 +204,7 @@ func (r *runner) run(ctx context.Context) {
 	r.do(ctx, figure{5, []string{rowRestarts, rowInvariant}, r.restarts})
 	r.do(ctx, figure{8, []string{rowLiveRate, rowLiveLatency, rowLiveMemory}, r.liveFigure})
 	r.do(ctx, figure{9, []string{rowCreates, rowSchedulerPass, rowQueueLatency, rowCreateInvar}, r.creates})
+	r.do(ctx, figure{ClusterFigure, []string{rowClusterSync, rowClusterSyncCPU, rowClusterRate, rowClusterDeltaCPU, rowClusterLag, rowClusterConnector}, r.clusterFigure})
 }
 
 // Server is the whole HTTP surface over one database, on a loopback port.

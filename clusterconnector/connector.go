@@ -252,15 +252,23 @@ func (c *Connector) informers(ctx context.Context) error {
 			},
 		}},
 	}
+	// Synced is each handler's, not each informer's: an informer has synced
+	// once its first list is in its cache, while its handlers may still
+	// be handed that list's adds. Those would queue every pod again after
+	// the snapshot's reset, and the snapshot would be sent a second time as
+	// deltas (150,000 pods: minutes of deltas ahead of the first change).
+	var synced []cache.InformerSynced
 	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(h.h); err != nil {
+		reg, err := h.inf.AddEventHandler(h.h)
+		if err != nil {
 			return err
 		}
+		synced = append(synced, reg.HasSynced)
 	}
 	f.Start(ctx.Done())
 	all.Start(ctx.Done())
 	go c.pods.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), c.pods.HasSynced, c.rsets.HasSynced, c.nodes.HasSynced, c.namespaces.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		if ctx.Err() != nil {
 			return nil
 		}

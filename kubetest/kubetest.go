@@ -123,6 +123,27 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+// ErrNotBuilt is StartIn's error where the binaries are not built.
+var ErrNotBuilt = errors.New("kube-apiserver and etcd are not built")
+
+// StartIn starts etcd and kube-apiserver with their data, certificates
+// and logs under work, for a program that is not a test (benchreport's
+// cluster figure); Stop ends them. Without the binaries it answers
+// ErrNotBuilt, naming the command that builds them.
+func StartIn(work string) (*Cluster, error) {
+	dir, err := Dir()
+	if err == nil {
+		err = present(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v): build them with %s (20 to 50 minutes the first time, a moment after)", ErrNotBuilt, err, BuildCommand)
+	}
+	return start(work, dir)
+}
+
+// Stop ends kube-apiserver, then etcd (what Start's cleanup does).
+func (c *Cluster) Stop() { c.stop() }
+
 // Dir is the directory build.sh builds the binaries of this checkout's
 // wrappers into: $GPUGRAPH_KUBE_DIR, else gpugraph-kube under the user
 // cache directory, then the SHA-256 of test/kube/apiserver/go.sum followed

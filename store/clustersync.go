@@ -170,6 +170,17 @@ type ClusterWrites struct {
 	Mark int64
 }
 
+// markedPod is a pod row as a batch writes it: the pod and the batch's
+// mark in one upsert. sync_mark is indexed, so setting it by a second
+// UPDATE would write every row of the batch again, in every index of the
+// pods table; only the pods named but unchanged get that UPDATE.
+type markedPod struct {
+	models.Pod
+	SyncMark int64
+}
+
+func (markedPod) TableName() string { return "pods" }
+
 // WriteCluster writes w.
 func (s *Store) WriteCluster(tx *Txn, w ClusterWrites) error {
 	db := tx.db
@@ -184,10 +195,22 @@ func (s *Store) WriteCluster(tx *Txn, w ClusterWrites) error {
 			return err
 		}
 	}
-	if err := upsertAll(db, w.Pods, nil); err != nil {
+	pods := make([]markedPod, len(w.Pods))
+	written := make(map[string]bool, len(w.Pods))
+	for i, p := range w.Pods {
+		pods[i] = markedPod{Pod: p, SyncMark: w.Mark}
+		written[p.ID] = true
+	}
+	if err := upsertAll(db, pods, nil); err != nil {
 		return err
 	}
-	for chunk := range batchesOf(w.Seen, dataSetBatch) {
+	unchanged := make([]string, 0, len(w.Seen))
+	for _, id := range w.Seen {
+		if !written[id] {
+			unchanged = append(unchanged, id)
+		}
+	}
+	for chunk := range batchesOf(unchanged, dataSetBatch) {
 		if err := db.Exec("UPDATE pods SET sync_mark = ? WHERE id IN ?", w.Mark, chunk).Error; err != nil {
 			return err
 		}

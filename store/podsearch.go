@@ -45,7 +45,14 @@ func setPodSearchText(v reflect.Value) {
 	if !v.CanAddr() {
 		return
 	}
-	if p, ok := v.Addr().Interface().(*models.Pod); ok {
-		p.SearchText = models.PodSearchText(p.Name, p.NodeName, p.WorkloadName, p.ProjectName)
+	var p *models.Pod
+	switch x := v.Addr().Interface().(type) {
+	case *models.Pod:
+		p = x
+	case *markedPod: // a cluster batch's row
+		p = &x.Pod
+	default:
+		return
 	}
+	p.SearchText = models.PodSearchText(p.Name, p.NodeName, p.WorkloadName, p.ProjectName)
 }

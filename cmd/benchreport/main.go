@@ -1,11 +1,16 @@
 // Command benchreport measures the seven figures of gpugraph's performance
-// issue, the live-updates figure (8) and create and the queue (9) on SQLite, and on PostgreSQL when
-// TEST_DATABASE_URL is set: each on a fresh database behind an in-process server on a loopback port. It
+// issue, the live-updates figure (8), create and the queue (9) and the
+// cluster connector at scale (10) on SQLite, and on PostgreSQL when
+// TEST_DATABASE_URL is set: each on a fresh database behind an in-process
+// server on a loopback port (figure 10: the gpugraph and cluster-agent
+// binaries as processes, against a real kube-apiserver and etcd). It
 // prints the table and, with -o, writes it with the machine into a markdown
 // file between the markers <!-- bench:begin --> and <!-- bench:end -->,
 // keeping the rest of the file; figure 9 has a section of its own (between
 // <!-- bench-queue:begin --> and <!-- bench-queue:end -->), so that
-// -figures 9 rewrites it alone and a run without it leaves it as it was.
+// -figures 9 rewrites it alone and a run without it leaves it as it was;
+// so has figure 10 (<!-- bench-cluster:begin --> … end), left as it was
+// where kube-apiserver is not built (test/kube/build.sh builds it).
 //
 //	go run ./cmd/benchreport -o BENCHMARKS.md    (what make bench runs)
 package main
@@ -40,12 +45,18 @@ func main() {
 	flag.IntVar(&cfg.LiveEvents, "live-events", cfg.LiveEvents, "events committed in figure 8")
 	flag.IntVar(&cfg.QueuePending, "queue-pending", cfg.QueuePending, "pending VMs of figure 9")
 	flag.IntVar(&cfg.QueueSamples, "queue-samples", cfg.QueueSamples, "stops timed until a pending VM is placed (figure 9)")
-	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all nine; 9 alone: create and the queue)")
+	flag.IntVar(&cfg.ClusterNodes, "cluster-nodes", cfg.ClusterNodes, "Kubernetes nodes of figure 10")
+	flag.IntVar(&cfg.ClusterPods, "cluster-pods", cfg.ClusterPods, "Kubernetes pods of figure 10")
+	flag.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "pod phase changes a second in figure 10's steady state")
+	flag.DurationVar(&cfg.ClusterSteady, "cluster-steady", cfg.ClusterSteady, "how long figure 10's steady state runs")
+	flag.StringVar(&cfg.ServerBinary, "server", cfg.ServerBinary, "the gpugraph binary figure 10 runs (make build makes it)")
+	flag.StringVar(&cfg.AgentBinary, "cluster-agent", cfg.AgentBinary, "the cluster-agent binary figure 10 runs (make build makes it)")
+	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all ten; 9 alone: create and the queue; 10 alone: the cluster connector)")
 	flag.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
 	quiet := flag.Bool("q", false, "no progress lines on standard error")
 	flag.Parse()
 
-	figures, err := bench.ParseNumbers(*only, 9)
+	figures, err := bench.ParseNumbers(*only, bench.ClusterFigure)
 	if err != nil {
 		fail("-figures: %v", err)
 	}
@@ -81,6 +92,8 @@ const (
 	begin, end           = "<!-- bench:begin -->", "<!-- bench:end -->"
 	queueBegin, queueEnd = "<!-- bench-queue:begin -->", "<!-- bench-queue:end -->"
 	queueFigure          = 9
+	clusterBegin         = "<!-- bench-cluster:begin -->"
+	clusterEnd           = "<!-- bench-cluster:end -->"
 )
 
 // writeMarkdown replaces the generated parts of path (between the markers)
@@ -91,16 +104,43 @@ func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Co
 		others = others || len(cfg.Figures) == 0 || cfg.Figures[f]
 	}
 	if others {
-		part := rep.Only(func(f int) bool { return f != queueFigure })
+		part := rep.Only(func(f int) bool { return f < queueFigure })
 		if err := bench.WriteSection(path, begin, end, section(part, m, cfg, took, "")); err != nil {
 			return err
 		}
 	}
 	if queue {
 		part := rep.Only(func(f int) bool { return f == queueFigure })
-		return bench.WriteSection(path, queueBegin, queueEnd, section(part, m, cfg, took, " -figures 9"))
+		if err := bench.WriteSection(path, queueBegin, queueEnd, section(part, m, cfg, took, " -figures 9")); err != nil {
+			return err
+		}
+	}
+	// Figure 10 has rows only where it ran: skipped (no kube-apiserver
+	// built), its section stays as it was.
+	if part := rep.Only(func(f int) bool { return f == bench.ClusterFigure }); len(part.Rows()) > 0 {
+		return bench.WriteSection(path, clusterBegin, clusterEnd, section(part, m, cfg, took, clusterFlags(cfg)))
 	}
 	return nil
+}
+
+// clusterFlags are the flags of figure 10's command line that differ
+// from the defaults, so the section says how it was measured.
+func clusterFlags(cfg bench.Config) string {
+	d := bench.Defaults()
+	f := " -figures 10"
+	if cfg.ClusterNodes != d.ClusterNodes {
+		f += fmt.Sprintf(" -cluster-nodes %d", cfg.ClusterNodes)
+	}
+	if cfg.ClusterPods != d.ClusterPods {
+		f += fmt.Sprintf(" -cluster-pods %d", cfg.ClusterPods)
+	}
+	if cfg.ClusterRate != d.ClusterRate {
+		f += fmt.Sprintf(" -cluster-rate %g", cfg.ClusterRate)
+	}
+	if cfg.ClusterSteady != d.ClusterSteady {
+		f += " -cluster-steady " + cfg.ClusterSteady.String()
+	}
+	return f
 }
 
 func section(rep *bench.Report, m bench.Machine, cfg bench.Config, took time.Duration, flags string) string {
