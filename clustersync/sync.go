@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -51,8 +52,9 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	var out []byte
+	complete := false
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
-		out = nil
+		out, complete = nil, false
 		state, ok, err := s.store.LockClusterSync(tx, id.ClusterID)
 		if err != nil {
 			return err
@@ -75,6 +77,7 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 		if err != nil {
 			return err
 		}
+		complete = a.SnapshotComplete
 		out, err = json.Marshal(a)
 		if err != nil {
 			return err
@@ -82,6 +85,13 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 		state.LastSequence, state.LastBodyHash, state.LastAnswer = b.Sequence, hash, string(out)
 		return s.store.SaveClusterSync(tx, state)
 	})
+	if err == nil && complete {
+		// A snapshot may have written the cluster's every pod: the planner
+		// needs statistics of them. The batch is in either way.
+		if serr := s.store.RefreshPodStatistics(ctx); serr != nil {
+			slog.Warn("pod statistics not refreshed after a cluster snapshot", "cluster", id.ClusterID, "err", serr)
+		}
+	}
 	return out, err
 }
 

@@ -250,3 +250,41 @@ func TestClusterSyncRefusals(t *testing.T) {
 		syncAnswer(t, status, body)
 	})
 }
+
+// TestClusterSnapshotGivesSQLiteStatistics: SQLite gathers no planner
+// statistics by itself, so a cluster's completed snapshot (which may have
+// written every pod of the cluster) leaves the pods table analyzed; a
+// delta or a snapshot's earlier part does not (figure 10: a Pods read at
+// 30,000 pods took 26 ms without them, 1.2 ms with).
+func TestClusterSnapshotGivesSQLiteStatistics(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	env := servertest.New(t, st, clusterFixture)
+	cred := enrollCluster(t, env, clusterA, 9301)
+	path := "/api/v1/clusters/" + clusterA + "/sync"
+	analyzed := func() int64 {
+		var n int64
+		// No sqlite_stat1 at all (never analyzed) reads as none.
+		_ = st.DB.Raw("SELECT COUNT(*) FROM sqlite_stat1 WHERE tbl = 'pods'").Scan(&n).Error
+		return n
+	}
+	first := syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running"))
+	first["more"] = true
+	steps := []struct {
+		name  string
+		batch map[string]any
+		want  bool
+	}{
+		{"a snapshot's first part", first, false},
+		{"a delta", syncBatch(2, "delta", syncPod(clusterA, 1, "Succeeded")), false},
+		{"the snapshot's last part", syncBatch(3, "snapshot", syncPod(clusterA, 2, "Running")), true},
+	}
+	for _, s := range steps {
+		status, body := post(t, env, path, cred, s.batch)
+		if status != 200 {
+			t.Fatalf("%s: %d %s", s.name, status, body)
+		}
+		if got := analyzed() > 0; got != s.want {
+			t.Errorf("after %s: pods analyzed %t, want %t", s.name, got, s.want)
+		}
+	}
+}
