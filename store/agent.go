@@ -118,13 +118,12 @@ type HeldShare struct {
 }
 
 // HeldShares reads, by id, the VMs and pods on node nodeID in one of
-// statuses or tearing down (a node an agent reports for holds a teardown's
-// share until it is gone, unless it was handed over); other deleted rows
-// are left out.
+// statuses or in a teardown that holds (tearingDownHolds: on a node an
+// agent reports for, not handed over); other deleted rows are left out.
 func (s *Store) HeldShares(tx *Txn, nodeID string, statuses []models.VMStatus) ([]HeldShare, error) {
 	var held []HeldShare
 	err := tx.db.Table("vms").Select("id, capability_tier, cpu_cores, ram_gb, disk_size_gb").
-		Where("node_id = ? AND ((status IN ? AND deleted_at IS NULL) OR (tearing_down AND NOT handed_over))", nodeID, statuses).
+		Where("node_id = ? AND ((status IN ? AND deleted_at IS NULL) OR "+tearingDownHolds("vms")+")", nodeID, statuses).
 		Order("id").Scan(&held).Error
 	return held, err
 }
