@@ -4,6 +4,8 @@
 // and the server does not link NVML to read them.
 package agentapi
 
+import "slices"
+
 // InventoryRequest is POSTed to /v1/agent/inventory on start.
 type InventoryRequest struct {
 	NodeName     string         `json:"nodeName"`
@@ -246,3 +248,10 @@ const (
 	BootstrapTokenPrefix = "gpgboot_"
 	CredentialPrefix     = "gpgnode_"
 )
+
+// SharesGPU reports whether the GPU UUID lists a and b name one GPU in
+// common: a run waits while a workload being torn down may use one of its
+// GPUs (the ordering rule, docs/contract.md#agent), in either runtime.
+func SharesGPU(a, b []string) bool {
+	return slices.ContainsFunc(a, func(u string) bool { return slices.Contains(b, u) })
+}

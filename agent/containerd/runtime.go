@@ -368,7 +368,7 @@ func (r *Runtime) usedBy(id string, gpus []string) string {
 		return ""
 	}
 	for other, u := range r.gpus {
-		if other != id && (u.any || slices.ContainsFunc(u.uuids, func(g string) bool { return slices.Contains(gpus, g) })) {
+		if other != id && (u.any || agentapi.SharesGPU(u.uuids, gpus)) {
 			return other
 		}
 	}

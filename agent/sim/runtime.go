@@ -164,7 +164,7 @@ func (m *Runtime) advance(id string, r *workload) {
 // not gone uses one of gpus.
 func (m *Runtime) inUse(id string, gpus []string) bool {
 	for other, r := range m.runs {
-		if other != id && r.started && r.state != agentapi.StateGone && slices.ContainsFunc(r.gpus, func(u string) bool { return slices.Contains(gpus, u) }) {
+		if other != id && r.started && r.state != agentapi.StateGone && agentapi.SharesGPU(r.gpus, gpus) {
 			return true
 		}
 	}
