@@ -185,6 +185,11 @@ func raceQueue(t *testing.T, st *store.Store, servers []string) {
 				server := servers[(i+k)%len(servers)]
 				var a queueAnswer
 				var what string
+				if k == 3 && i%4 != 1 && i%4 != 2 && own == "" {
+					// Its create answered 503 VM_NODE_BUSY: it has no VM of
+					// its own to terminate or stop.
+					continue
+				}
 				switch {
 				case k == 0 || k == 3 && i%4 == 2:
 					what = "create"
