@@ -46,3 +46,29 @@ func TestClientToolchains(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// /graphql passes the GraphQL Foundation's GraphQL over HTTP audit
+// (graphql-http's auditServer, every request with a key): no error, and
+// no warning but those the README explains (audit.mjs's allow-list).
+func TestGraphQLOverHTTPAudit(t *testing.T) {
+	node, modules := clientcheck.Find(t)
+	work := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("clientcheck", "audit.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "audit.mjs"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(work, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	srv := demoServer(t)
+	cmd := exec.Command(node, "audit.mjs", srv.URL+"/graphql", "acme-reader")
+	cmd.Dir = work
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

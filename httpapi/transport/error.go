@@ -12,7 +12,8 @@ import (
 // WriteError answers e alone in GraphQL's shape, with e's status,
 // Retry-After and the request's id, as the error presenter renders errors
 // inside an operation: what a refusal before any operation answers (a
-// missing key, the gate's 429 and 503, a body over its limit).
+// missing key, the gate's 429 and 503, a body over its limit). Nothing
+// ran, so, as for a request error, the answer has no data entry.
 func WriteError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
 	ext := map[string]any{"code": e.Code, "status": e.Status}
 	if e.RetryAfter > 0 {
@@ -28,6 +29,5 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(map[string]any{
 		"errors": []any{map[string]any{"message": e.Message, "extensions": ext}},
-		"data":   nil,
 	})
 }

@@ -31,8 +31,8 @@ import (
 // writes it with json.Marshal, which re-parses the data it has just
 // written (json.RawMessage is compacted and checked byte by byte); on a
 // page of 500 nested pods that is a tenth of the request's CPU.
-// writeResponse writes the same bytes. Content type and statuses are
-// gqlgen's transport.POST's.
+// writeResponse writes the same bytes, except that a request error has no
+// data entry. Content type and statuses are gqlgen's transport.POST's.
 type POST struct{ gqltransport.POST }
 
 func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
@@ -451,7 +451,14 @@ func responseContentType(r *http.Request) string {
 // writeResponse writes resp as json.Marshal would, byte for byte: the
 // fields in graphql.Response's order, empty ones left out as its tags say,
 // each through encoding/json except data, which is JSON already and gets
-// only what json.Marshal would change in it, the HTML-safe escapes.
+// only what json.Marshal would change in it, the HTML-safe escapes. One
+// difference: an answer without data (nil, where json.Marshal writes
+// "data":null) has no data entry. gqlgen leaves data nil only where
+// nothing ran: a request error (the document does not parse or validate,
+// a variable does not coerce, a limit refuses the operation before it
+// runs), which the GraphQL spec's response format and the GraphQL-over-HTTP
+// draft answer with errors alone. An operation that ran keeps its data, null
+// included (a field's error that reached the root, a timeout).
 func writeResponse(w io.Writer, resp *graphql.Response) {
 	var b bytes.Buffer
 	b.Grow(len(resp.Data) + 256)
@@ -459,32 +466,40 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 	if len(resp.Errors) > 0 {
 		b.WriteString(`"errors":`)
 		writeJSON(&b, resp.Errors)
-		b.WriteByte(',')
 	}
-	b.WriteString(`"data":`)
-	if resp.Data == nil {
-		b.WriteString("null")
-	} else {
+	if len(resp.Data) > 0 {
+		member(&b, "data")
 		appendHTMLSafe(&b, resp.Data)
 	}
 	if resp.Label != "" {
-		b.WriteString(`,"label":`)
+		member(&b, "label")
 		writeJSON(&b, resp.Label)
 	}
 	if len(resp.Path) > 0 {
-		b.WriteString(`,"path":`)
+		member(&b, "path")
 		writeJSON(&b, resp.Path)
 	}
 	if resp.HasNext != nil {
-		b.WriteString(`,"hasNext":`)
+		member(&b, "hasNext")
 		writeJSON(&b, resp.HasNext)
 	}
 	if len(resp.Extensions) > 0 {
-		b.WriteString(`,"extensions":`)
+		member(&b, "extensions")
 		writeJSON(&b, resp.Extensions)
 	}
 	b.WriteByte('}')
 	_, _ = w.Write(b.Bytes())
+}
+
+// member starts the member name of the object b is writing, after a comma
+// unless it is the first.
+func member(b *bytes.Buffer, name string) {
+	if b.Bytes()[b.Len()-1] != '{' {
+		b.WriteByte(',')
+	}
+	b.WriteByte('"')
+	b.WriteString(name)
+	b.WriteString(`":`)
 }
 
 func writeJSON(b *bytes.Buffer, v any) {

@@ -30,9 +30,21 @@ func responseOf(s string, withErrors bool) *graphql.Response {
 	return r
 }
 
+// written is graphql.Response as writeResponse writes it: its fields,
+// tags and order, but an answer without data (a request error) has no
+// data entry instead of "data":null.
+type written struct {
+	Errors     gqlerror.List   `json:"errors,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	Label      string          `json:"label,omitempty"`
+	Path       ast.Path        `json:"path,omitempty"`
+	HasNext    *bool           `json:"hasNext,omitempty"`
+	Extensions map[string]any  `json:"extensions,omitempty"`
+}
+
 func checkWritten(t *testing.T, resp *graphql.Response) {
 	t.Helper()
-	want, err := json.Marshal(resp)
+	want, err := json.Marshal(written(*resp))
 	if err != nil {
 		t.Skip("json.Marshal refuses it too")
 	}
@@ -43,15 +55,41 @@ func checkWritten(t *testing.T, resp *graphql.Response) {
 	}
 }
 
-// The answer is written exactly as gqlgen's json.Marshal writes it.
+// The answer is written exactly as gqlgen's json.Marshal writes it, but
+// for a request error's data entry.
 func TestWriteResponseIsJSONMarshal(t *testing.T) {
 	for _, s := range []string{"", "plain", `<script>&"quote"\`, "line\u2028para\u2029", "tab\tnl\n\x00", "é日本", "\xff\xfe broken", strings.Repeat("<>&", 100)} {
 		checkWritten(t, responseOf(s, true))
 		checkWritten(t, responseOf(s, false))
+		r := responseOf(s, true)
+		r.Data = nil
+		checkWritten(t, r)
 	}
 	checkWritten(t, &graphql.Response{})
 	checkWritten(t, &graphql.Response{Errors: gqlerror.List{{Message: "refused"}}})
 	checkWritten(t, &graphql.Response{Data: []byte("null")})
+}
+
+// A request error (nothing ran: gqlgen leaves data nil) has no data
+// entry; an operation that ran keeps its data, null included.
+func TestWriteResponseRequestErrorHasNoData(t *testing.T) {
+	refused := gqlerror.List{{Message: "Expected Name, found <EOF>", Extensions: map[string]any{"code": "BAD_REQUEST"}}}
+	for _, tc := range []struct {
+		resp *graphql.Response
+		want string
+	}{
+		{&graphql.Response{Errors: refused}, `{"errors":[{"message":"Expected Name, found \u003cEOF\u003e","extensions":{"code":"BAD_REQUEST"}}]}`},
+		{&graphql.Response{Errors: refused, Extensions: map[string]any{"n": 1}}, `{"errors":[{"message":"Expected Name, found \u003cEOF\u003e","extensions":{"code":"BAD_REQUEST"}}],"extensions":{"n":1}}`},
+		{&graphql.Response{Errors: refused, Data: []byte("null")}, `{"errors":[{"message":"Expected Name, found \u003cEOF\u003e","extensions":{"code":"BAD_REQUEST"}}],"data":null}`},
+		{&graphql.Response{Data: []byte(`{"a":1}`)}, `{"data":{"a":1}}`},
+		{&graphql.Response{Label: "l"}, `{"label":"l"}`},
+	} {
+		var got bytes.Buffer
+		writeResponse(&got, tc.resp)
+		if got.String() != tc.want {
+			t.Errorf("writeResponse wrote\n%s\nwant\n%s", got.String(), tc.want)
+		}
+	}
 }
 
 func FuzzWriteResponse(f *testing.F) {
@@ -59,7 +97,10 @@ func FuzzWriteResponse(f *testing.F) {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, s string, withErrors bool) {
-		checkWritten(t, responseOf(s, withErrors))
+		r := responseOf(s, withErrors)
+		checkWritten(t, r)
+		r.Data = nil // a request error's answer
+		checkWritten(t, r)
 	})
 }
 
