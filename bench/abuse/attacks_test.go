@@ -13,32 +13,42 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-// TestAttacksCoverTheIssue holds the attack list to issue 23: every
-// finding has an attack, and every attack the issue names is there, once,
-// under its finding.
+// TestAttacksCoverTheIssue holds the attack list to issues 23 and 39:
+// every finding has an attack, and every attack the issues name is there,
+// once, under its finding.
 func TestAttacksCoverTheIssue(t *testing.T) {
 	named := []struct {
-		finding int
-		name    string
+		issue, finding int
+		name           string
 	}{
-		{1, "forged access token signed with an empty key"},
-		{1, "signed with the stored key"},
-		{2, "another organization's agent key on shared nodes"},
-		{3, "9,900 `__typename`"},
-		{3, "9,000 repeated fields"},
-		{4, "1,000 distinct refused documents"},
-		{5, "slow-body POSTs"},
-		{5, "subscriptions sent as plain POSTs"},
-		{6, "20,000 invented HTTP methods"},
-		{7, "1,000 queries over one WebSocket"},
-		{7, "never send `connection_init`"},
-		{8, "20 aliased `podMetrics`"},
-		{8, "the largest ingestion batch"},
-		{9, "33,000- and 70,000-value enum lists"},
-		{10, "malformed GraphQL bodies"},
-		{11, "another organization's Run:ai tenant id"},
-		{12, "event ids"},
-		{12, "lenient parsing"},
+		{23, 1, "forged access token signed with an empty key"},
+		{23, 1, "signed with the stored key"},
+		{23, 2, "another organization's agent key on shared nodes"},
+		{23, 3, "9,900 `__typename`"},
+		{23, 3, "9,000 repeated fields"},
+		{23, 4, "1,000 distinct refused documents"},
+		{23, 5, "slow-body POSTs"},
+		{23, 5, "subscriptions sent as plain POSTs"},
+		{23, 6, "20,000 invented HTTP methods"},
+		{23, 7, "1,000 queries over one WebSocket"},
+		{23, 7, "never send `connection_init`"},
+		{23, 8, "20 aliased `podMetrics`"},
+		{23, 8, "the largest ingestion batch"},
+		{23, 9, "33,000- and 70,000-value enum lists"},
+		{23, 10, "malformed GraphQL bodies"},
+		{23, 11, "another organization's Run:ai tenant id"},
+		{23, 12, "event ids"},
+		{23, 12, "lenient parsing"},
+		{39, 1, "priority 1000 against another tenant's older pending VM"},
+		{39, 2, "a NUL in a cluster sync's"},
+		{39, 3, "registers project ids"},
+		{39, 4, "enrolled again in upper case"},
+		{39, 5, "not a UUID"},
+		{39, 6, "one fresh pod id at once"},
+		{39, 7, "`POST /v1/vms` sent twice with one `Idempotency-Key`"},
+		{39, 8, "pending creates of one organization"},
+		{39, 9, "`createVm` sent twice with one key"},
+		{39, 10, "GraphQL request errors"},
 	}
 	attacks := Attacks()
 	for _, n := range named {
@@ -48,13 +58,13 @@ func TestAttacksCoverTheIssue(t *testing.T) {
 				found = append(found, a)
 			}
 		}
-		if len(found) != 1 || found[0].Finding != n.finding {
-			t.Errorf("%q: want one attack of finding %d, found %d", n.name, n.finding, len(found))
+		if len(found) != 1 || found[0].Issue != n.issue || found[0].Finding != n.finding {
+			t.Errorf("%q: want one attack of issue %d's finding %d, found %d", n.name, n.issue, n.finding, len(found))
 		}
 	}
-	findings := map[int]bool{}
+	findings := map[[2]int]bool{}
 	for i, a := range attacks {
-		findings[a.Finding] = true
+		findings[[2]int{a.Issue, a.Finding}] = true
 		if a.No != i+1 {
 			t.Errorf("attack %q is number %d, in place %d", a.Name, a.No, i+1)
 		}
@@ -62,9 +72,11 @@ func TestAttacksCoverTheIssue(t *testing.T) {
 			t.Errorf("attack %d has no outcome to want or nothing to run", a.No)
 		}
 	}
-	for f := 1; f <= 12; f++ {
-		if !findings[f] {
-			t.Errorf("finding %d has no attack", f)
+	for _, issue := range []struct{ no, findings int }{{23, 12}, {39, 10}} {
+		for f := 1; f <= issue.findings; f++ {
+			if !findings[[2]int{issue.no, f}] {
+				t.Errorf("issue %d's finding %d has no attack", issue.no, f)
+			}
 		}
 	}
 	if len(attacks) != len(named) {

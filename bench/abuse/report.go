@@ -36,7 +36,7 @@ func (r *Report) Failed() int {
 }
 
 // Header are the table's columns.
-var Header = []string{"#", "finding", "attack", "answered", "want", "CPU / request", "memory / request", "victim p50 / p99: baseline → during", "verdict"}
+var Header = []string{"#", "issue: finding", "attack", "answered", "want", "CPU / request", "memory / request", "victim p50 / p99: baseline → during", "verdict"}
 
 // Cells are one result's row of the table.
 func (x *Result) Cells() []string {
@@ -68,7 +68,7 @@ func (x *Result) Cells() []string {
 		}
 		victim = fmt.Sprintf("%s / %s → %s, %d errors", ms(b.Quantile(0.5)), ms(b.Quantile(0.99)), during, v.During.Errors)
 	}
-	return []string{fmt.Sprint(a.No), fmt.Sprint(a.Finding), a.Name, answered, a.Want, cpu, mem, victim, x.Verdict()}
+	return []string{fmt.Sprint(a.No), fmt.Sprintf("%d: %d", a.Issue, a.Finding), a.Name, answered, a.Want, cpu, mem, victim, x.Verdict()}
 }
 
 func seconds(d time.Duration) string {

@@ -15,12 +15,12 @@ import (
 )
 
 func TestCells(t *testing.T) {
-	a := &Attack{No: 7, Finding: 5, Name: "slow bodies", Want: "victim served"}
+	a := &Attack{No: 7, Issue: 23, Finding: 5, Name: "slow bodies", Want: "victim served"}
 	r := &Result{Attack: a, OK: true, CPU: 2500 * time.Microsecond, Memory: 1_500_000, Requests: 100, InFlight: 100, measured: true,
 		Victim: &Victim{Baseline: Latencies{OK: []time.Duration{2 * time.Millisecond, 4 * time.Millisecond}},
 			During: Latencies{OK: []time.Duration{3 * time.Millisecond, 10 * time.Millisecond}, Errors: 2}}}
 	r.Statuses.AddN("open", 100)
-	want := []string{"7", "5", "slow bodies", "open×100", "victim served", "0.003 s", "+1.5 MB (100 at once)",
+	want := []string{"7", "23: 5", "slow bodies", "open×100", "victim served", "0.003 s", "+1.5 MB (100 at once)",
 		"4.0 ms / 4.0 ms → 10.0 ms / 10.0 ms (×2.50), 2 errors", "FAIL: victim errors, victim p99"}
 	if got := r.Cells(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("cells:\n%q\nwant\n%q", got, want)
@@ -58,7 +58,7 @@ func TestWriteMarkdown(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	s := string(b)
 	for _, want := range []string{"# Benchmarks\n\nkept\n\n" + SectionBegin + "\nMeasured 2026-12-01 with `make abuse`", "3m0s in all: 1 of 1 results outside their bounds",
-		"\nSQLite:\n\n| # | finding | attack | answered | want |", "| 1 | 1 | forged access token", "| FAIL: outcome |\n" + SectionEnd + "\n"} {
+		"\nSQLite:\n\n| # | issue: finding | attack | answered | want |", "| 1 | 23: 1 | forged access token", "| FAIL: outcome |\n" + SectionEnd + "\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the file lacks %q:\n%s", want, s)
 		}
