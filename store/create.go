@@ -111,6 +111,43 @@ func (s *Store) QueuePosition(ctx context.Context, orgID, id string) (int, error
 	return int(ahead) + 1, nil
 }
 
+// QueueTurns answers, for every organization with a pending row that the
+// queue served before, the sequence number of its last queue placement
+// (ServedFromQueue): the scheduler's turn order across organizations, the
+// least recently served first. An organization left out was never served.
+func (s *Store) QueueTurns(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		OrganizationID string
+		Seq            int64
+	}
+	err := s.WithContext(ctx).Raw(`SELECT organization_id, seq FROM queue_turns t WHERE EXISTS (
+		SELECT 1 FROM vms WHERE vms.organization_id = t.organization_id AND status = 'pending' AND deleted_at IS NULL)`).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.OrganizationID] = r.Seq
+	}
+	return out, nil
+}
+
+// ServedFromQueue records, in the transaction that placed one of
+// organization orgID's pending rows, that the queue served it: its turn's
+// sequence number becomes the highest so far, so the next passes serve
+// every other organization with pending rows first. Its row is the last
+// lock a queue placement takes (restart.go's lock order). Two placements
+// committing at once may draw the same number; the scheduler then orders
+// the two by their queues' heads.
+func (s *Store) ServedFromQueue(tx *Txn, orgID string) error {
+	// WHERE true: SQLite's parser needs one before an upsert's ON CONFLICT
+	// after a SELECT.
+	return tx.db.Exec(`INSERT INTO queue_turns (organization_id, seq)
+		SELECT ?, COALESCE(MAX(seq), 0) + 1 FROM queue_turns WHERE true
+		ON CONFLICT (organization_id) DO UPDATE SET seq = excluded.seq`, orgID).Error
+}
+
 // HasPending reports whether any row is pending: a scheduler's pass over
 // an empty queue reads nothing else.
 func (s *Store) HasPending(ctx context.Context) (bool, error) {
