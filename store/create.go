@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -146,6 +147,34 @@ func (s *Store) ServedFromQueue(tx *Txn, orgID string) error {
 	return tx.db.Exec(`INSERT INTO queue_turns (organization_id, seq)
 		SELECT ?, COALESCE(MAX(seq), 0) + 1 FROM queue_turns WHERE true
 		ON CONFLICT (organization_id) DO UPDATE SET seq = excluded.seq`, orgID).Error
+}
+
+// queueLock is the class of the advisory locks CountQueued takes on
+// PostgreSQL, one per organization (its id hashed; two organizations
+// sharing a hash only share the lock).
+const queueLock int32 = 0x71756575 // "queu"
+
+// CountQueued locks organization orgID's pending queue until tx ends and
+// counts its pending rows other than exceptVMID: a create that would queue
+// one more checks the organization's bound under it, so racing creates of
+// one organization, on any replica, never both take its last place. The
+// lock is a transaction-level advisory lock on PostgreSQL, taken only by
+// creates that found no room, after the quota row and with no node locked
+// (the nodes a create gave up were let go), and before the event log's;
+// SQLite's one writer serializes them already.
+func (s *Store) CountQueued(tx *Txn, orgID, exceptVMID string) (int, error) {
+	if s.Dialect == Postgres {
+		h := fnv.New32a()
+		h.Write([]byte(orgID))
+		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?, ?)", queueLock, int32(h.Sum32())).Error; err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	err := tx.db.Model(&models.VM{}).
+		Where("organization_id = ? AND status = ? AND deleted_at IS NULL AND id <> ?", orgID, models.VMPending, exceptVMID).
+		Count(&n).Error
+	return int(n), err
 }
 
 // HasPending reports whether any row is pending: a scheduler's pass over

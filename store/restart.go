@@ -25,6 +25,10 @@ import (
 //  4. fabric rows, by id (Snapshot with LockFabrics);
 //  5. a queue placement's organization turn row (ServedFromQueue), last.
 //
+// A create that found no room and would queue takes its organization's
+// queue lock (CountQueued) after 2, holding no node (those it gave up were
+// let go).
+//
 // A preemption attempt locks its victims' VM rows (of other organizations)
 // after 2 and before 3.
 //
