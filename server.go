@@ -66,6 +66,7 @@ type options struct {
 	provisionTimeout        time.Duration
 	teardownGrace           time.Duration
 	pendingTimeout          time.Duration
+	maxPendingPerOrg        int
 	schedulerInterval       time.Duration
 	shutdownTimeout         time.Duration
 	readTimeout             time.Duration
@@ -133,6 +134,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.sweepInterval, "sweep-interval", 5*time.Second, "how often the heartbeat sweep runs")
 	fs.DurationVar(&o.pendingTimeout, "pending-timeout", 0,
 		"how long a created VM or pod may stay pending (queued) before the scheduler fails it; 0 waits for ever")
+	fs.IntVar(&o.maxPendingPerOrg, "max-pending-per-org", compute.DefaultMaxPending,
+		"the most VMs and pods one organization may have pending (queued); a create that would queue one more answers 409 PENDING_LIMIT_EXCEEDED")
 	fs.DurationVar(&o.schedulerInterval, "scheduler-interval", scheduler.DefaultInterval,
 		"how often the scheduler tries the pending queue besides whenever capacity may have freed")
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", sweep.DefaultProvisionTimeout,
@@ -241,6 +244,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.pendingTimeout < 0 {
 		return o, fmt.Errorf("--pending-timeout %v: must be 0 (none) or positive", o.pendingTimeout)
+	}
+	if o.maxPendingPerOrg <= 0 {
+		return o, fmt.Errorf("--max-pending-per-org %d: must be positive", o.maxPendingPerOrg)
 	}
 	if o.schedulerInterval <= 0 {
 		return o, fmt.Errorf("--scheduler-interval %v: must be positive", o.schedulerInterval)
@@ -417,7 +423,7 @@ func run(ctx context.Context, args []string) error {
 		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
 			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(), Replicas: heartbeat,
 			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP,
-			CredentialConcurrency: o.credentialConcurrency}),
+			CredentialConcurrency: o.credentialConcurrency, MaxPendingPerOrg: o.maxPendingPerOrg}),
 		// Headers within --read-header-timeout (slowloris), at most
 		// maxHeaderBytes of them (431 past that).
 		ReadHeaderTimeout: o.readHeaderTimeout,

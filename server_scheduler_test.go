@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +70,50 @@ func vmStatus(t *testing.T, st *store.Store, id string) models.VMStatus {
 		t.Fatal(err)
 	}
 	return v.Status
+}
+
+// --max-pending-per-org bounds each organization's pending queue across
+// the replicas: with 2, org-b's third create on a full fleet answers 409
+// PENDING_LIMIT_EXCEEDED from either server, and org-a still queues. The
+// flag defaults to 1,000 and must be positive.
+func TestMaxPendingPerOrg(t *testing.T) {
+	if o, err := parseFlags(nil); err != nil || o.maxPendingPerOrg != 1000 {
+		t.Errorf("default: %d, %v; want 1000", o.maxPendingPerOrg, err)
+	}
+	for _, v := range []string{"0", "-1"} {
+		_, err := parseFlags([]string{"--max-pending-per-org", v})
+		if want := "--max-pending-per-org " + v + ": must be positive"; err == nil || err.Error() != want {
+			t.Errorf("--max-pending-per-org %s: %v, want %q", v, err, want)
+		}
+	}
+	for _, d := range storetest.Engines() {
+		t.Run(string(d), func(t *testing.T) {
+			servers, _ := startQueueServers(t, d, "--max-pending-per-org", "2", "--heartbeat-grace", "1h", "--provision-timeout", "1h")
+			create := func(server, token, name string) (int, string) {
+				return requestAs(t, "POST", server, token, "/v1/vms",
+					[]byte(`{"name": "`+name+`", "gpuModelId": "h100-80gb", "gpuCount": 2, "cpuCores": 8, "ramGb": 64, "diskSizeGb": 100}`))
+			}
+			for k := range 2 {
+				if status, body := create(servers[k%len(servers)], "b-operator", fmt.Sprintf("waits-%d", k)); status != http.StatusCreated ||
+					!strings.Contains(body, `"status":"pending"`) {
+					t.Fatalf("waits-%d: %d %s", k, status, body)
+				}
+			}
+			for _, server := range servers {
+				status, body := create(server, "b-operator", "one-more")
+				var e struct {
+					Error struct{ Code, Message string }
+				}
+				if err := json.Unmarshal([]byte(body), &e); err != nil || status != http.StatusConflict ||
+					e.Error.Code != "PENDING_LIMIT_EXCEEDED" || e.Error.Message !=
+					"pending limit is 2 VMs and pods per organization; 2 pending, and no node has room for this one now: wait for one to be placed, or terminate one" {
+					t.Errorf("one-more: %d %s", status, body)
+				}
+			}
+			if status, body := create(servers[len(servers)-1], "a-operator", "theirs"); status != http.StatusCreated ||
+				!strings.Contains(body, `"status":"pending"`) {
+				t.Errorf("org-a's create: %d %s", status, body)
+			}
+		})
+	}
 }

@@ -23,6 +23,9 @@ const (
 	// An unknown instance type: the code the instance types service
 	// answers for one.
 	CodeInstanceTypeNotFound = "INSTANCE_TYPE_NOT_FOUND"
+	// A create that would queue past its organization's bound on pending
+	// VMs and pods (Service.MaxPending).
+	CodePendingLimitExceeded = "PENDING_LIMIT_EXCEEDED"
 )
 
 // Answer is how restartVm answers one placement Code: the API code for a

@@ -69,6 +69,11 @@ const (
 	maxImageURL = 2048
 )
 
+// DefaultMaxPending is Service.MaxPending unless set: the scheduler's
+// DefaultPerOrg, so that a pass reads every pending row of every
+// organization.
+const DefaultMaxPending = 1000
+
 // The provisioningStage of a created row: queued while pending,
 // scheduled from when it is placed (every run the server starts, a
 // restart's included, starts there); the node agent reports the stages
@@ -243,7 +248,8 @@ func bounded(field string, v *int, lo, hi int, required bool) (int, error) {
 // share and address claimed in the same transaction), or, when nothing
 // fits now, pending with placement's summary as its statusReason until the
 // scheduler places it (503 with Retry-After instead when the request says
-// queue false). A request no node could ever hold is 409 UNSCHEDULABLE at
+// queue false; 409 PENDING_LIMIT_EXCEEDED when its organization has
+// MaxPending pending already). A request no node could ever hold is 409 UNSCHEDULABLE at
 // once. The caller must hold compute.operate.
 func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateRequest) (*Result, error) {
 	if err := s.MayOperate(caller); err != nil {
@@ -262,7 +268,8 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	}
 	var res *Result
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
-		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(), onChosen: s.onChosen}
+		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(),
+			maxPending: s.MaxPending, onChosen: s.onChosen}
 		var err error
 		res, err = c.run(caller.OrganizationID, id)
 		return err
@@ -366,6 +373,8 @@ type create struct {
 	sp    *spec
 	now   time.Time
 	actor models.Actor
+	// maxPending is the Service's MaxPending.
+	maxPending int
 	// onChosen is the Service's (set by tests): run after the create chose
 	// its node and before it locks it, where a racing transaction can
 	// take the node.
@@ -443,15 +452,39 @@ func (c *create) place(vm *models.VM, m *models.GPUModel, req *placement.Request
 }
 
 // queue answers a refusal of every node: the request's refusal when it
-// said queue false, else the row pending with the refusal as its reason.
+// said queue false, 409 PENDING_LIMIT_EXCEEDED when its organization has
+// maxPending rows pending already, else the row pending with the refusal
+// as its reason.
 func (c *create) queue(vm *models.VM, m *models.GPUModel, req *placement.Request, refusal *placement.Status) (*Result, error) {
 	if !c.sp.queue {
 		return nil, Refusal(refusal, req.Pod)
+	}
+	if err := c.pendingBound(vm); err != nil {
+		return nil, err
 	}
 	if _, err := c.st.Apply(c.tx, vm, store.Change{Transition: models.CreateQueued, Actor: c.actor, Detail: refusal.Message}, c.now); err != nil {
 		return nil, err
 	}
 	return &Result{VM: vm, GPUs: []*models.GPU{}, Model: m}, nil
+}
+
+// pendingBound refuses to queue vm when its organization has maxPending
+// rows pending already, as Kubernetes' ResourceQuota on pods refuses one
+// pod more. The count is made under the organization's queue lock
+// (store.CountQueued), held until the transaction ends, so racing creates
+// of one organization on any replica never both take its last place; a
+// create that places now takes no such lock and is never refused by it.
+func (c *create) pendingBound(vm *models.VM) error {
+	if c.maxPending <= 0 {
+		return nil
+	}
+	n, err := c.st.CountQueued(c.tx, vm.OrganizationID, vm.ID)
+	if err != nil || n < c.maxPending {
+		return err
+	}
+	return apierr.New(http.StatusConflict, CodePendingLimitExceeded,
+		"pending limit is %d VMs and pods per organization; %d pending, and no node has room for this one now: wait for one to be placed, or terminate one",
+		c.maxPending, n)
 }
 
 // claim locks node and places vm there on what the lock shows, inside a

@@ -147,10 +147,12 @@ var schedulerActor = models.Actor{Kind: models.ActorScheduler}
 // PlaceQueued places the pending row vm (as the scheduler read it) if it
 // fits in f now: placement chooses its node from f, then one transaction
 // locks the row (skipping it when another replica holds it), checks it is
-// still pending, locks the node and checks it again, claims and applies
-// queue-placed. It answers false, with no error, when the row does not fit,
-// is no longer pending, is locked elsewhere, or its organization may not
-// start workloads; f is updated with what the placement took.
+// still pending, locks the node and checks it again, claims, applies
+// queue-placed and records that the organization was served (its turn
+// passes to the others). It answers false, with no error, when the row
+// does not fit, is no longer pending, is locked elsewhere, or its
+// organization may not start workloads; f is updated with what the
+// placement took.
 func (s *Service) PlaceQueued(ctx context.Context, f *Fleet, vm *models.VM) (bool, error) {
 	org := f.orgs[vm.OrganizationID]
 	if org == nil || auth.OrganizationCannotStart(org.ID, org.State) != nil {
@@ -196,6 +198,11 @@ func (s *Service) PlaceQueued(ctx context.Context, f *Fleet, vm *models.VM) (boo
 		}
 		if _, err := claimOn(s.store, tx, row, m, req, fw, p.Node.ID,
 			store.Change{Transition: models.QueuePlaced, Actor: schedulerActor, Stage: stageScheduled}, store.Now()); err != nil {
+			return err
+		}
+		// The organization's turn passes with the placement: the next
+		// passes, on any replica, serve the others first.
+		if err := s.store.ServedFromQueue(tx, row.OrganizationID); err != nil {
 			return err
 		}
 		placed = true

@@ -17,13 +17,17 @@ import (
 // Service is restartVm for both faces.
 type Service struct {
 	store *store.Store
+	// MaxPending is the most VMs and pods one organization may have
+	// pending (--max-pending-per-org): a create that would queue one more
+	// answers 409 PENDING_LIMIT_EXCEEDED. New sets DefaultMaxPending.
+	MaxPending int
 	// onChosen, set by tests only (SetChosenHook), runs after each create
 	// chose its node and before it locks it.
 	onChosen func(nodeID string)
 }
 
 // New is the restart service over st.
-func New(st *store.Store) *Service { return &Service{store: st} }
+func New(st *store.Store) *Service { return &Service{store: st, MaxPending: DefaultMaxPending} }
 
 // Result is a VM after a successful restart, with what its answer shows
 // besides its row.

@@ -3579,7 +3579,9 @@ extend type Mutation {
   once), or pending in the queue with the reason it waits until the
   scheduler places it. A request no node could ever hold answers
   UNSCHEDULABLE; with queue false, one that fits nowhere now answers
-  VM_NO_CAPACITY with retryAfter. Needs compute.operate.
+  VM_NO_CAPACITY with retryAfter; one that would queue while its
+  organization has --max-pending-per-org pending already answers
+  PENDING_LIMIT_EXCEEDED (status 409). Needs compute.operate.
   """
   createVm(
     "What the VM or pod is made of and where it may run."

@@ -113,6 +113,9 @@ type Config struct {
 	// accepted for nodes that have no credential. The zero value — what a
 	// server gets unless told otherwise — accepts node credentials only.
 	NodeReportKeys bool
+	// MaxPendingPerOrg is the most VMs and pods one organization may have
+	// pending (--max-pending-per-org; compute.DefaultMaxPending when zero).
+	MaxPendingPerOrg int
 	// Tokens signs and verifies access tokens (POST /api/v1/token); nil
 	// signs with the key stored in the database, shared by every replica.
 	Tokens *auth.Tokens
@@ -188,7 +191,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	// The services are built once, here, and handed to both faces; only
 	// this wiring (and the probes) know the store.
 	svc := services.New(st, services.Config{Metrics: cfg.MetricsSource, Tokens: cfg.Tokens, Live: cfg.Live,
-		NodeReportKeys: cfg.NodeReportKeys})
+		NodeReportKeys: cfg.NodeReportKeys, MaxPendingPerOrg: cfg.MaxPendingPerOrg})
 	res := &resolvers.Resolver{Services: svc}
 	reg := prometheus.NewRegistry()
 	metrics := middleware.NewMetrics(reg)

@@ -16,21 +16,26 @@
 //
 // # Fairness
 //
-// Round robin across organizations: the first round takes each
-// organization's head, the second each one's second row, and so on; within
-// a round, rows go by priority, then arrival. So one organization's 10,000
-// pending rows do not starve another's one: that one is in the first round,
-// next to the other's first. Priority orders an organization's own queue
-// and breaks ties within a round; it never gives an organization more than
-// one row a round.
+// Round robin across organizations, and the turn rotates: each queue
+// placement records, in its transaction, that its organization was served
+// (store.ServedFromQueue, a sequence number), and a pass orders the
+// organizations with pending rows least recently served first (one never
+// served before all; ties by their heads' arrival: createdAt, then id).
+// The first round takes each organization's head in that order, the
+// second each one's second row, and so on. So one organization's 10,000
+// pending rows do not starve another's one, and a slot freed one at a time
+// goes to each organization in turn: the one just served waits for the
+// others. Priority orders an organization's own queue only; it never moves
+// an organization ahead of another.
 //
 // # Replicas
 //
-// Every replica runs a [Runner]; the database is the only state. Two
-// passes at once place different rows (a locked row is skipped; a row seen
-// pending but placed meanwhile is found not pending under its lock), and
-// claims of one node serialize on the node row, so a row is placed exactly
-// once and no GPU is held twice. On SQLite the writer is single.
+// Every replica runs a [Runner]; the database is the only state, the turn
+// across organizations included. Two passes at once place different rows
+// (a locked row is skipped; a row seen pending but placed meanwhile is
+// found not pending under its lock), and claims of one node serialize on
+// the node row, so a row is placed exactly once and no GPU is held twice.
+// On SQLite the writer is single.
 package scheduler
 
 import (
@@ -85,13 +90,17 @@ func (s *Service) Pass(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	turns, err := s.store.QueueTurns(ctx)
+	if err != nil {
+		return res, err
+	}
 	res.Read = len(rows)
 	fleet, err := s.compute.ReadFleet(ctx)
 	if err != nil {
 		return res, err
 	}
 	rereads := 0
-	for _, vm := range Fair(rows) {
+	for _, vm := range Fair(rows, turns) {
 		if fleet.Stale() && rereads < maxRereads {
 			rereads++
 			if fleet, err = s.compute.ReadFleet(ctx); err != nil {
@@ -110,10 +119,13 @@ func (s *Service) Pass(ctx context.Context) (Result, error) {
 }
 
 // Fair orders pending rows, grouped by organization and in queue order
-// within each (as the store reads them), round robin across organizations:
-// round r holds each organization's r-th row, by priority (higher first),
-// then arrival (createdAt, rows without one last), then id.
-func Fair(rows []models.VM) []*models.VM {
+// within each (as the store reads them), round robin across organizations
+// in turn order: round r holds each organization's r-th row, the
+// organizations least recently served first by turns (the sequence number
+// of each one's last queue placement; one not in it was never served and
+// goes before all), ties by their heads' arrival (createdAt, rows without
+// one last, then id).
+func Fair(rows []models.VM, turns map[string]int64) []*models.VM {
 	var queues [][]*models.VM
 	for i := range rows {
 		if i == 0 || rows[i].OrganizationID != rows[i-1].OrganizationID {
@@ -121,27 +133,40 @@ func Fair(rows []models.VM) []*models.VM {
 		}
 		queues[len(queues)-1] = append(queues[len(queues)-1], &rows[i])
 	}
+	slices.SortFunc(queues, func(a, b []*models.VM) int { return turnOrder(a[0], b[0], turns) })
 	out := make([]*models.VM, 0, len(rows))
 	for r := 0; ; r++ {
-		var round []*models.VM
+		n := len(out)
 		for _, q := range queues {
 			if r < len(q) {
-				round = append(round, q[r])
+				out = append(out, q[r])
 			}
 		}
-		if len(round) == 0 {
+		if len(out) == n {
 			return out
 		}
-		slices.SortFunc(round, queueOrder)
-		out = append(out, round...)
 	}
 }
 
-// queueOrder is priority, higher first, then arrival, then id.
-func queueOrder(a, b *models.VM) int {
-	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
-		return c
+// turnOrder orders two organizations by their queues' heads a and b:
+// never served first, then least recently served, then the heads'
+// arrival.
+func turnOrder(a, b *models.VM, turns map[string]int64) int {
+	sa, servedA := turns[a.OrganizationID]
+	sb, servedB := turns[b.OrganizationID]
+	switch {
+	case servedA != servedB && !servedA:
+		return -1
+	case servedA != servedB:
+		return 1
+	case sa != sb:
+		return cmp.Compare(sa, sb)
 	}
+	return arrival(a, b)
+}
+
+// arrival is createdAt, rows without one last, then id.
+func arrival(a, b *models.VM) int {
 	switch {
 	case a.CreatedAt == nil && b.CreatedAt != nil:
 		return 1

@@ -160,22 +160,93 @@ func TestPassIsFairAcrossOrganizations(t *testing.T) {
 	})
 }
 
-func TestFairInterleavesRounds(t *testing.T) {
+// Rounds follow the organizations' turn: never served first (by their
+// heads' arrival, no createdAt last), then least recently served; priority
+// orders each organization's own queue (as the store reads it) and never
+// moves one organization ahead of another.
+func TestFairInterleavesRoundsInTurn(t *testing.T) {
 	at := func(s int) *time.Time { v := time.Unix(int64(s), 0); return &v }
 	rows := []models.VM{
 		{ID: "a1", OrganizationID: "a", Priority: 5, CreatedAt: at(1)}, {ID: "a2", OrganizationID: "a", CreatedAt: at(2)},
 		{ID: "a3", OrganizationID: "a", CreatedAt: at(3)},
-		{ID: "b1", OrganizationID: "b", Priority: 9, CreatedAt: at(9)}, {ID: "b2", OrganizationID: "b", CreatedAt: at(1)},
+		{ID: "b1", OrganizationID: "b", Priority: 1000, CreatedAt: at(9)}, {ID: "b2", OrganizationID: "b", CreatedAt: at(1)},
 		{ID: "c1", OrganizationID: "c", CreatedAt: nil},
+		{ID: "d1", OrganizationID: "d", CreatedAt: at(5)}, {ID: "d2", OrganizationID: "d", CreatedAt: at(6)},
 	}
-	var got []string
-	for _, v := range scheduler.Fair(rows) {
-		got = append(got, v.ID)
+	for _, c := range []struct {
+		turns map[string]int64
+		want  []string
+	}{
+		// None served yet: by their heads' arrival (b's head, priority
+		// 1000, arrived at 9: after a's and d's).
+		{nil, []string{"a1", "d1", "b1", "c1", "a2", "d2", "b2", "a3"}},
+		// a and b served, b longest ago; c and d never, d's head first.
+		{map[string]int64{"a": 7, "b": 3}, []string{"d1", "c1", "b1", "a1", "d2", "b2", "a2", "a3"}},
+		// Only b never served; d's turn before a's.
+		{map[string]int64{"a": 7, "c": 2, "d": 5}, []string{"b1", "c1", "d1", "a1", "b2", "d2", "a2", "a3"}},
+	} {
+		var got []string
+		for _, v := range scheduler.Fair(rows, c.turns) {
+			got = append(got, v.ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("Fair with turns %v = %v, want %v", c.turns, got, c.want)
+		}
 	}
-	want := []string{"b1", "a1", "c1", "b2", "a2", "a3"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Fair = %v, want %v", got, want)
-	}
+}
+
+// One organization (a) fills the model; b queues one VM, then a queues
+// five at priority 1000. Slots freed one at a time go to each organization
+// in turn — b's one first (neither served yet, b's head arrived first),
+// then a's, then b's next (queued last, at priority 0), then a's — however
+// high a's priority. The passes alternate between two schedulers on one
+// database, as two replicas would: the turn is read from the database.
+func TestFreedSlotsRotateAcrossOrganizations(t *testing.T) {
+	each(t, func(w *world) {
+		var fill []*models.VM
+		for i := range 4 {
+			fill = append(fill, w.create(w.a, fmt.Sprintf("fill-%d", i), 1, 0))
+		}
+		y := w.create(w.b, "y", 1, 0)
+		var xs []*models.VM
+		for i := range 5 {
+			xs = append(xs, w.create(w.a, fmt.Sprintf("x-%d", i), 1, 1000))
+		}
+		if y.Status != models.VMPending || xs[4].Status != models.VMPending {
+			w.t.Fatalf("y %s, x-4 %s: want both pending", y.Status, xs[4].Status)
+		}
+		replicas := []*scheduler.Service{scheduler.New(w.st, compute.New(w.st)), scheduler.New(w.st, compute.New(w.st))}
+		var y2 *models.VM
+		placed := func(c *auth.Caller, v *models.VM) bool { return w.get(c, v.ID).Status == models.VMDeploying }
+		for i, want := range []struct {
+			c  *auth.Caller
+			vm func() *models.VM
+		}{{w.b, func() *models.VM { return y }}, {w.a, func() *models.VM { return xs[0] }},
+			{w.b, func() *models.VM { return y2 }}, {w.a, func() *models.VM { return xs[1] }}} {
+			w.stop(w.a, fill[i].ID)
+			res, err := replicas[i%2].Pass(w.ctx)
+			if err != nil || res.Placed != 1 {
+				w.t.Fatalf("free %d: placed %d, %v; want 1", i+1, res.Placed, err)
+			}
+			if v := want.vm(); !placed(want.c, v) {
+				w.t.Fatalf("free %d: %s is %s, want it placed (its organization's turn)", i+1, v.Name, w.get(want.c, v.ID).Status)
+			}
+			if i == 0 {
+				// b queues again, last and at priority 0.
+				y2 = w.create(w.b, "y-2", 1, 0)
+			}
+		}
+		for _, v := range xs[2:] {
+			if got := w.get(w.a, v.ID); got.Status != models.VMPending {
+				w.t.Errorf("%s is %s, want pending", v.Name, got.Status)
+			}
+		}
+		// Four queue placements: b 1, a 2, b 3, a 4; only a has rows left.
+		turns, err := w.st.QueueTurns(w.ctx)
+		if err != nil || fmt.Sprint(turns) != "map[org-a:4]" {
+			w.t.Errorf("turns %v, %v; want map[org-a:4]", turns, err)
+		}
+	})
 }
 
 func TestPendingTimeout(t *testing.T) {

@@ -82,6 +82,10 @@ type Config struct {
 	// accepted for nodes that have no credential. The zero value accepts
 	// node credentials only.
 	NodeReportKeys bool
+	// MaxPendingPerOrg is the most VMs and pods one organization may have
+	// pending (compute.Service.MaxPending); zero is
+	// compute.DefaultMaxPending.
+	MaxPendingPerOrg int
 }
 
 // New builds every service over st.
@@ -93,6 +97,9 @@ func New(st *store.Store, cfg Config) *Services {
 		cfg.Live = live.New(st, live.Limits{})
 	}
 	cs := compute.New(st)
+	if cfg.MaxPendingPerOrg > 0 {
+		cs.MaxPending = cfg.MaxPendingPerOrg
+	}
 	ids := nodeid.New(st)
 	return &Services{
 		Authenticator: &auth.Authenticator{Store: st, Tokens: cfg.Tokens},

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -109,6 +110,71 @@ func (s *Store) QueuePosition(ctx context.Context, orgID, id string) (int, error
 		return 0, err
 	}
 	return int(ahead) + 1, nil
+}
+
+// QueueTurns answers, for every organization with a pending row that the
+// queue served before, the sequence number of its last queue placement
+// (ServedFromQueue): the scheduler's turn order across organizations, the
+// least recently served first. An organization left out was never served.
+func (s *Store) QueueTurns(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		OrganizationID string
+		Seq            int64
+	}
+	err := s.WithContext(ctx).Raw(`SELECT organization_id, seq FROM queue_turns t WHERE EXISTS (
+		SELECT 1 FROM vms WHERE vms.organization_id = t.organization_id AND status = 'pending' AND deleted_at IS NULL)`).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.OrganizationID] = r.Seq
+	}
+	return out, nil
+}
+
+// ServedFromQueue records, in the transaction that placed one of
+// organization orgID's pending rows, that the queue served it: its turn's
+// sequence number becomes the highest so far, so the next passes serve
+// every other organization with pending rows first. Its row is the last
+// lock a queue placement takes (restart.go's lock order). Two placements
+// committing at once may draw the same number; the scheduler then orders
+// the two by their queues' heads.
+func (s *Store) ServedFromQueue(tx *Txn, orgID string) error {
+	// WHERE true: SQLite's parser needs one before an upsert's ON CONFLICT
+	// after a SELECT.
+	return tx.db.Exec(`INSERT INTO queue_turns (organization_id, seq)
+		SELECT ?, COALESCE(MAX(seq), 0) + 1 FROM queue_turns WHERE true
+		ON CONFLICT (organization_id) DO UPDATE SET seq = excluded.seq`, orgID).Error
+}
+
+// queueLock is the class of the advisory locks CountQueued takes on
+// PostgreSQL, one per organization (its id hashed; two organizations
+// sharing a hash only share the lock).
+const queueLock int32 = 0x71756575 // "queu"
+
+// CountQueued locks organization orgID's pending queue until tx ends and
+// counts its pending rows other than exceptVMID: a create that would queue
+// one more checks the organization's bound under it, so racing creates of
+// one organization, on any replica, never both take its last place. The
+// lock is a transaction-level advisory lock on PostgreSQL, taken only by
+// creates that found no room, after the quota row and with no node locked
+// (the nodes a create gave up were let go), and before the event log's;
+// SQLite's one writer serializes them already.
+func (s *Store) CountQueued(tx *Txn, orgID, exceptVMID string) (int, error) {
+	if s.Dialect == Postgres {
+		h := fnv.New32a()
+		h.Write([]byte(orgID))
+		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?, ?)", queueLock, int32(h.Sum32())).Error; err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	err := tx.db.Model(&models.VM{}).
+		Where("organization_id = ? AND status = ? AND deleted_at IS NULL AND id <> ?", orgID, models.VMPending, exceptVMID).
+		Count(&n).Error
+	return int(n), err
 }
 
 // HasPending reports whether any row is pending: a scheduler's pass over

@@ -22,7 +22,12 @@ import (
 //     when a stopped or failed VM starts again and the quota exists; a
 //     placement with no VM row to lock yet (a create) starts here;
 //  3. node rows, by id (LockNode, LockNodes);
-//  4. fabric rows, by id (Snapshot with LockFabrics).
+//  4. fabric rows, by id (Snapshot with LockFabrics);
+//  5. a queue placement's organization turn row (ServedFromQueue), last.
+//
+// A create that found no room and would queue takes its organization's
+// queue lock (CountQueued) after 2, holding no node (those it gave up were
+// let go).
 //
 // A preemption attempt locks its victims' VM rows (of other organizations)
 // after 2 and before 3.
