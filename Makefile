@@ -102,7 +102,7 @@ bench-peer:
 	$(GO) build -o bin/gpugraph .
 	$(GO) run ./cmd/benchpeer -server bin/gpugraph -o BENCHMARKS.md $(PEERFLAGS)
 
-## abuse: issue 23's attacks against bin/gpugraph run as processes of its own (SQLite; two replicas on one PostgreSQL when TEST_DATABASE_URL is set): per attack the server CPU and memory per request, what it answered, the victim tenant's p50/p99 against its baseline, PASS/FAIL; rewrites its section of BENCHMARKS.md, exits non-zero when a bound fails
+## abuse: the attacks of issues 23 and 39 against bin/gpugraph run as processes of its own (SQLite; two replicas on one PostgreSQL when TEST_DATABASE_URL is set): per attack the server CPU and memory per request, what it answered, the victim tenant's p50/p99 against its baseline, PASS/FAIL; rewrites its section of BENCHMARKS.md, exits non-zero when a bound fails
 ABUSEFLAGS ?=
 abuse:
 	$(GO) build -o bin/gpugraph .

@@ -100,23 +100,28 @@ func fairQueue(ctx context.Context, e *env, r *Result) error {
 			id, _ := create(e.fx.attackerOperator, fmt.Sprintf("abuse-jump-%d", i), 1000)
 			queued = append(queued, id)
 		}
+		// placed counts the queued rows no longer pending.
+		placed := func() int {
+			n := 0
+			for _, id := range append([]string{victim}, queued...) {
+				if statusOf(id) != "pending" {
+					n++
+				}
+			}
+			return n
+		}
 		for _, id := range running {
 			if statusOf(victim) != "pending" {
 				break
 			}
+			before := placed()
 			status, _, err := e.do(ctx, 0, http.MethodDelete, "/v1/vms/"+id, e.fx.attackerOperator, nil)
 			r.Statuses.Add(answer(status, err))
 			frees++
 			// The scheduler is woken by the terminate's event: wait for
-			// one pending row to be placed on the freed GPUs.
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				placed := statusOf(victim) != "pending"
-				for _, q := range queued {
-					placed = placed || statusOf(q) != "pending"
-				}
-				if placed {
-					break
-				}
+			// it to place one pending row on the freed GPUs.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && placed() == before; {
+				time.Sleep(50 * time.Millisecond)
 			}
 		}
 	})
