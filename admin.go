@@ -339,10 +339,11 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 			e.ClusterID, e.TenantID)
 		fmt.Fprintln(stdout, e.Credential)
 	case "clusters revoke":
-		if err := clustersync.New(st).Revoke(ctx, caller, positional[0]); err != nil {
+		id, err := clustersync.New(st).Revoke(ctx, caller, positional[0])
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked cluster %s's credential; the pods it reported stay\n", positional[0])
+		fmt.Fprintf(stdout, "revoked cluster %s's credential; the pods it reported stay\n", id)
 	}
 	return nil
 }

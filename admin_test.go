@@ -432,6 +432,23 @@ func TestClustersEnrollCommand(t *testing.T) {
 					t.Errorf("gpugraph %s: %v, want %q", strings.Join(c.args, " "), err, c.want)
 				}
 			}
+
+			// A cluster id in upper case is the same cluster, kept in lower case.
+			upper := strings.ToUpper(id)
+			if _, errOut, err := runAdmin(t, url, "clusters", "enroll", "--cluster-id", upper, "--tenant-id", "1099"); err != nil ||
+				!strings.HasPrefix(errOut, "enrolled cluster "+id+" for tenant 1099") {
+				t.Errorf("clusters enroll in upper case: %q, %v", errOut, err)
+			}
+			if _, _, err := runAdmin(t, url, "orgs", "create", "--id", "lab2", "--name", "Lab 2", "--tenant-id", "1100"); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = runAdmin(t, url, "clusters", "enroll", "--cluster-id", upper, "--tenant-id", "1100")
+			if want := `cluster "` + id + `" is enrolled for another tenant`; err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("clusters enroll in upper case for another tenant: %v, want %q…", err, want)
+			}
+			if out, _, err := runAdmin(t, url, "clusters", "revoke", upper); err != nil || out != "revoked cluster "+id+"'s credential; the pods it reported stay\n" {
+				t.Errorf("clusters revoke in upper case: %q, %v", out, err)
+			}
 		})
 	}
 }

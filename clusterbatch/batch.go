@@ -2,6 +2,7 @@ package clusterbatch
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -123,10 +124,13 @@ func (b *Batch) check() error {
 			return err
 		}
 	}
-	for i, w := range b.Workloads {
+	for i := range b.Workloads {
+		w := &b.Workloads[i]
 		at := fmt.Sprintf("workloads[%d]", i)
-		if err := all(name(at+".id", w.ID), text(at+".name", w.Name), name(at+".projectId", w.ProjectID),
-			once(seen, at+".id", "workload", w.ID)); err != nil {
+		if err := uuid(at+".id", &w.ID); err != nil { // lower-cased before once compares it
+			return err
+		}
+		if err := all(text(at+".name", w.Name), name(at+".projectId", w.ProjectID), once(seen, at+".id", "workload", w.ID)); err != nil {
 			return err
 		}
 	}
@@ -135,9 +139,12 @@ func (b *Batch) check() error {
 			return err
 		}
 	}
-	for i, id := range b.DeletedPodIDs {
+	for i := range b.DeletedPodIDs {
 		at := fmt.Sprintf("deletedPodIds[%d]", i)
-		if err := all(name(at, id), once(seen, at, "pod", id)); err != nil {
+		if err := uuid(at, &b.DeletedPodIDs[i]); err != nil {
+			return err
+		}
+		if err := once(seen, at, "pod", b.DeletedPodIDs[i]); err != nil {
 			return err
 		}
 	}
@@ -146,19 +153,27 @@ func (b *Batch) check() error {
 
 // CheckPod is the server's check of one pod, its errors naming the field
 // under at ("pods[3]"): a connector checks what it maps before it sends.
+// Its UUIDs are left in lower case, as the server stores them.
 func CheckPod(at string, p *Pod) error { return p.check(at, map[string]bool{}) }
 
+// check holds p to the bounds, p's ids of Run:ai's "format: uuid" (id,
+// workloadId, revisionId, clusterId) to UUIDs, which it lower-cases, and
+// every text to what PostgreSQL's text holds (no NUL, valid UTF-8; the
+// body's decoding refuses those first, a connector's check here).
 func (p *Pod) check(at string, seen map[string]bool) error {
-	err := all(name(at+".id", p.ID), text(at+".name", p.Name), name(at+".workloadId", p.WorkloadID),
-		name(at+".clusterId", p.ClusterID), once(seen, at+".id", "pod", p.ID),
-		optName(at+".revisionId", p.RevisionID), optName(at+".projectId", p.ProjectID),
-		optText(at+".task", p.Task), optText(at+".nodeName", p.NodeName), optText(at+".currentNodePool", p.CurrentNodePool),
-		optText(at+".ip", p.IP), text(at+".k8sPhase", p.K8sPhase))
+	// Each UUID is lower-cased before anything reads it (once compares the id).
+	err := all(uuid(at+".id", &p.ID), text(at+".name", p.Name), uuid(at+".workloadId", &p.WorkloadID), uuid(at+".clusterId", &p.ClusterID))
+	if err == nil && p.RevisionID != nil {
+		err = uuid(at+".revisionId", p.RevisionID)
+	}
 	if err != nil {
 		return err
 	}
-	if len(p.PriorityClassName) > edge.MaxName {
-		return apierr.BadRequest("%s.priorityClassName is longer than %d bytes", at, edge.MaxName)
+	err = all(once(seen, at+".id", "pod", p.ID), optName(at+".projectId", p.ProjectID),
+		optText(at+".task", p.Task), optText(at+".nodeName", p.NodeName), optText(at+".currentNodePool", p.CurrentNodePool),
+		optText(at+".ip", p.IP), text(at+".k8sPhase", p.K8sPhase), edge.Text(at+".priorityClassName", p.PriorityClassName, edge.MaxName))
+	if err != nil {
+		return err
 	}
 	if p.CreatedAt.IsZero() {
 		return apierr.BadRequest("%s.createdAt is required: the pod's creationTimestamp", at)
@@ -170,7 +185,8 @@ func (p *Pod) check(at string, seen map[string]bool) error {
 		return tooMany(at+".containers", len(p.Containers), 100)
 	}
 	for j, c := range p.Containers {
-		if err := text(fmt.Sprintf("%s.containers[%d].name", at, j), c.Name); err != nil {
+		f := fmt.Sprintf("%s.containers[%d]", at, j)
+		if err := all(text(f+".name", c.Name), edge.Text(f+".image", c.Image, math.MaxInt)); err != nil {
 			return err
 		}
 	}
@@ -324,10 +340,19 @@ func text(field, s string) error {
 	if s == "" {
 		return apierr.BadRequest("%s is required", field)
 	}
-	if len(s) > 1024 {
-		return apierr.BadRequest("%s is longer than 1024 bytes", field)
+	return edge.Text(field, s, 1024)
+}
+
+// uuid holds *s to a UUID and leaves it in lower case.
+func uuid(field string, s *string) error {
+	if *s == "" {
+		return apierr.BadRequest("%s is required", field)
 	}
-	return nil
+	c, err := edge.UUID(field, *s)
+	if err == nil {
+		*s = c
+	}
+	return err
 }
 
 func optName(field string, s *string) error {

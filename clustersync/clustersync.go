@@ -3,12 +3,12 @@ package clustersync
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"time"
 
 	"gpugraph/apierr"
 	"gpugraph/auth"
+	"gpugraph/edge"
 	"gpugraph/store"
 )
 
@@ -53,13 +53,15 @@ func (s *Service) MayEnroll(c *auth.Caller) error { return c.Require(auth.NodesA
 
 // Enroll makes a credential for cluster clusterID of Run:ai tenant
 // tenantID, replacing the cluster's earlier one. A cluster stays the
-// tenant it was first enrolled for.
+// tenant it was first enrolled for. The id is a UUID, kept in lower case
+// (CanonicalClusterID): its upper-case spelling is the same cluster.
 func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, clusterID string, tenantID int) (*Enrolled, error) {
 	if err := s.MayEnroll(caller); err != nil {
 		return nil, err
 	}
-	if !uuidPattern.MatchString(clusterID) {
-		return nil, apierr.BadRequest("clusterId %q must be a UUID (8-4-4-4-12 hex digits), as Run:ai's cluster ids are: the Pods API answers it as one", clusterID)
+	clusterID, err := CanonicalClusterID(clusterID)
+	if err != nil {
+		return nil, err
 	}
 	if tenantID <= 0 {
 		return nil, apierr.BadRequest("tenantId %d must be a positive tenant id, an organization's", tenantID)
@@ -85,19 +87,23 @@ func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, clusterID str
 }
 
 // Revoke drops cluster clusterID's credential: its connector is refused
-// from then on; what it reported stays.
-func (s *Service) Revoke(ctx context.Context, caller *auth.Caller, clusterID string) error {
+// from then on; what it reported stays. It answers the id as stored.
+func (s *Service) Revoke(ctx context.Context, caller *auth.Caller, clusterID string) (string, error) {
 	if err := s.MayEnroll(caller); err != nil {
-		return err
+		return "", err
+	}
+	clusterID, err := CanonicalClusterID(clusterID)
+	if err != nil {
+		return "", err
 	}
 	ok, err := s.store.RevokeCluster(ctx, clusterID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !ok {
-		return apierr.NotFound("CLUSTER_NOT_ENROLLED", "cluster %q has no credential", clusterID)
+		return "", apierr.NotFound("CLUSTER_NOT_ENROLLED", "cluster %q has no credential", clusterID)
 	}
-	return nil
+	return clusterID, nil
 }
 
 // IsCredential reports whether a bearer token is a cluster credential.
@@ -124,5 +130,13 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (*Identity, e
 	return &Identity{ClusterID: c.ClusterID, TenantID: c.TenantID}, nil
 }
 
-// uuidPattern is a UUID as Run:ai's OpenAPI document's format uuid has it.
-var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+// CanonicalClusterID answers a cluster id as it is stored and compared:
+// Run:ai's cluster ids are UUIDs ("format: uuid"), which compare in any
+// case, kept in lower case. Anything else is a 400.
+func CanonicalClusterID(clusterID string) (string, error) {
+	c, err := edge.UUID("clusterId", clusterID)
+	if err != nil {
+		return "", apierr.BadRequest("clusterId %.40q must be a UUID (8-4-4-4-12 hex digits), as Run:ai's cluster ids are: the Pods API answers it as one", clusterID)
+	}
+	return c, nil
+}

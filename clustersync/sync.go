@@ -37,6 +37,9 @@ type Answer struct {
 // nothing. It answers the batch's Answer as JSON, the stored one for a
 // replay of the cluster's last batch.
 func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body []byte) ([]byte, error) {
+	if c, err := CanonicalClusterID(clusterID); err == nil {
+		clusterID = c // the path may spell the id in upper case
+	}
 	if clusterID != id.ClusterID {
 		return nil, apierr.Refused(CodeClusterMismatch, "this credential is cluster %q's; it cannot write cluster %q", id.ClusterID, clusterID)
 	}
@@ -44,7 +47,7 @@ func (s *Service) Sync(ctx context.Context, id *Identity, clusterID string, body
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range b.Pods {
+	for i, p := range b.Pods { // Parse left their ids in lower case
 		if p.ClusterID != id.ClusterID {
 			return nil, apierr.Refused(CodeClusterMismatch, "pods[%d].clusterId %q is not this credential's cluster %q", i, p.ClusterID, id.ClusterID)
 		}

@@ -58,7 +58,7 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*AccessToken, er
 		return nil, err
 	}
 	if !ok || subtle.ConstantTimeCompare([]byte(app.SecretHash), []byte(auth.HashToken(req.ClientSecret))) != 1 {
-		return nil, apierr.Unauthorized("invalid client credentials")
+		return nil, InvalidClient()
 	}
 	now := store.Now()
 	if err := auth.Usable("application "+app.ID, app.RevokedAt, app.ExpiresAt, now); err != nil {
@@ -78,6 +78,12 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (*AccessToken, er
 	}
 	return &AccessToken{Token: tok, ExpiresIn: int(exp.Sub(now) / time.Second)}, nil
 }
+
+// InvalidClient is the 401 of an unknown client id or a wrong secret,
+// the same for both. A client id or secret that is no text (a NUL,
+// invalid UTF-8) names no client either: the token request answers it
+// this 401 too, not the 400 another body's text gets.
+func InvalidClient() *apierr.Error { return apierr.Unauthorized("invalid client credentials") }
 
 func clip(s string) string {
 	if len(s) > 64 {

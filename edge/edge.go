@@ -60,6 +60,33 @@ func Name(field, s string) error {
 	return nil
 }
 
+// UUID answers s in lower case, the one spelling an id of Run:ai's
+// "format: uuid" (a pod's, a workload's, a revision's, a cluster's) is
+// stored and compared in, or refuses s unless it is 8-4-4-4-12 hex digits,
+// naming field. UUIDs compare case-insensitively (RFC 9562): an upper-case
+// copy of an id is the id.
+func UUID(field, s string) (string, error) {
+	if len(s) == 36 {
+		b := []byte(s)
+		ok := true
+		for i, c := range b {
+			switch {
+			case i == 8 || i == 13 || i == 18 || i == 23:
+				ok = ok && c == '-'
+			case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+			case 'A' <= c && c <= 'F':
+				b[i] = c + 'a' - 'A'
+			default:
+				ok = false
+			}
+		}
+		if ok {
+			return string(b), nil
+		}
+	}
+	return "", apierr.BadRequest("%s %.40q is not a UUID (8-4-4-4-12 hex digits), as Run:ai's schema has it", field, s)
+}
+
 // Int32 refuses n outside 0..2147483647 (an integer column).
 func Int32(field string, n int64) error {
 	if n < 0 || n > math.MaxInt32 {

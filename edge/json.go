@@ -48,10 +48,21 @@ func (r JSONRules) options() []json.Options {
 // DecodeJSON decodes body, which must hold exactly one JSON value, into v,
 // under rules: data after the value is refused. what names the body in
 // messages ("the request body"). Every refusal is a 400 naming where it
-// is wrong: "gpus[0].index: want a whole number, got string".
+// is wrong: "gpus[0].index: want a whole number, got string". A string
+// PostgreSQL's text cannot hold, anywhere in the body (a value or a
+// member name, of a field v has or not), is refused as a *BadText: NUL
+// (JSON's \u0000) and invalid UTF-8, the same on both engines.
 func DecodeJSON(what string, body []byte, v any, rules JSONRules) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierr.BadRequest("%s is empty; send a JSON object", what)
+	}
+	// A NUL can only be written \u0000 (a raw control character is no
+	// JSON): a body without those six bytes, nearly every one, is not
+	// scanned again.
+	if bytes.Contains(body, nulEscape) {
+		if err := findNUL(what, body); err != nil {
+			return err
+		}
 	}
 	dec := jsontext.NewDecoder(bytes.NewBuffer(body)) // parsed in place, not copied
 	if err := json.UnmarshalDecode(dec, v, rules.options()...); err != nil {
@@ -69,10 +80,74 @@ func DecodeJSON(what string, body []byte, v any, rules JSONRules) error {
 // its ReadToken, a large body is decoded entry by entry, never held whole.
 func NewJSONDecoder(r io.Reader) *jsontext.Decoder { return jsontext.NewDecoder(r) }
 
-// DecodeValue decodes the next value of dec into v under rules.
+// DecodeValue decodes the next value of dec into v under rules. A string
+// with a NUL, as v's string or a map's key, is a *BadText (as DecodeJSON's;
+// invalid UTF-8 the decoder refuses itself, and JSONError names it).
 func DecodeValue(dec *jsontext.Decoder, v any, rules JSONRules) error {
-	return json.UnmarshalDecode(dec, v, rules.options()...)
+	return json.UnmarshalDecode(dec, v, append(rules.options(), textOnly)...)
 }
+
+// BadText refuses a string of a JSON body that PostgreSQL's text cannot
+// hold (a NUL, invalid UTF-8) with a 400 naming where it stands. It is
+// an *apierr.Error (apierr.As finds it) that a caller may answer
+// otherwise: a token request answers a client id that is not text as an
+// unknown client.
+type BadText struct {
+	// At is the member the string is the value of ("gpus[0].uuid"), or,
+	// for a member name, the object that holds it; "" for the body itself.
+	At  string
+	err *apierr.Error
+}
+
+func (e *BadText) Error() string { return e.err.Message }
+func (e *BadText) Unwrap() error { return e.err }
+
+var nulEscape = []byte(`\u0000`)
+
+// findNUL scans body for the first string, value or member name, that
+// holds a NUL; nil when none does or when body is not JSON up to it
+// (decoding names that).
+func findNUL(what string, body []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		if tok.Kind() == '"' && strings.IndexByte(tok.String(), 0) >= 0 {
+			return nulError(what, dec)
+		}
+	}
+}
+
+// nulError is the refusal of the string dec has just read.
+func nulError(what string, dec *jsontext.Decoder) *BadText {
+	p := dec.StackPointer()
+	if k, n := dec.StackIndex(dec.StackDepth()); k == '{' && n%2 == 1 { // a member name
+		at := Path(p.Parent())
+		return &BadText{At: at, err: apierr.BadRequest("%s holds a member name with a NUL character", orWhat(at, what))}
+	}
+	at := Path(p)
+	return &BadText{At: at, err: apierr.BadRequest("%s contains a NUL character", orWhat(at, what))}
+}
+
+// textOnly refuses, while a stream is decoded, a string with a NUL where
+// one is decoded into a Go string (a field, an element, a map's key).
+var textOnly = json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, s *string) error {
+	if dec.PeekKind() != '"' {
+		return json.SkipFunc // null, or a wrong kind: as the default says
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	v := tok.String()
+	if strings.IndexByte(v, 0) >= 0 {
+		return nulError("the value", dec)
+	}
+	*s = v
+	return nil
+}))
 
 // JSONError is the 400 of a decoding error of what (DecodeJSON's
 // messages); an error that is not the body's own (a read that failed) is
@@ -80,7 +155,10 @@ func DecodeValue(dec *jsontext.Decoder, v any, rules JSONRules) error {
 func JSONError(what string, err error) error {
 	var sem *json.SemanticError
 	var syn *jsontext.SyntacticError
+	var bad *BadText
 	switch {
+	case errors.As(err, &bad):
+		return bad
 	case errors.As(err, &sem):
 		at := Path(sem.JSONPointer)
 		switch {
@@ -112,11 +190,25 @@ func JSONError(what string, err error) error {
 		if errors.Is(syn.Err, io.ErrUnexpectedEOF) {
 			return apierr.BadRequest("%s ends before its JSON value does", what)
 		}
+		if notUTF8(syn.Err) {
+			// A value's pointer is its member's; a member name's, its object's.
+			at := Path(syn.JSONPointer)
+			return &BadText{At: at, err: apierr.BadRequest("%s holds text that is not valid UTF-8 (at byte %d)", orWhat(at, what), syn.ByteOffset)}
+		}
 		return apierr.BadRequest("%s is not valid JSON: %v (at byte %d)", what, syn.Err, syn.ByteOffset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apierr.BadRequest("%s ends before its JSON value does", what)
 	}
 	return err
+}
+
+// notUTF8 reports whether a syntactic error is text that is not UTF-8:
+// raw bytes that are not, or an escaped lone surrogate (\ud800), which no
+// UTF-8 can write. The decoder's errors are not exported values; their
+// words are stable.
+func notUTF8(err error) bool {
+	m := err.Error()
+	return m == "invalid UTF-8" || strings.HasPrefix(m, "invalid surrogate pair")
 }
 
 func orWhat(at, what string) string {

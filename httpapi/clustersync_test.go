@@ -221,7 +221,7 @@ func TestClusterSyncRefusals(t *testing.T) {
 		// Strict parsing names the field; bounds name the limit.
 		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"nmae": "x"}]}`))
 		expect(t, "unknown member", status, body, 400, "nmae")
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"id": "x"}]}`))
+		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"id": "`+syncPodID(9)+`"}]}`))
 		expect(t, "missing name", status, body, 400, "pods[0].name is required")
 		many := make([]string, 5001)
 		for i := range many {

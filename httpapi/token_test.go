@@ -137,6 +137,13 @@ func TestTokenRequestShapes(t *testing.T) {
 		}{
 			{`{"grantType":"client_credentials","clientId":"` + app.ClientID + `","clientSecret":"gpgapp_wrong"}`, 401, "invalid client credentials"},
 			{`{"grantType":"client_credentials","clientId":"app-nope","clientSecret":"` + app.ClientSecret + `"}`, 401, "invalid client credentials"},
+			// A client id or secret that is no text (PostgreSQL's text holds no
+			// NUL, no invalid UTF-8) names no client: the same 401, on both engines.
+			{`{"grantType":"client_credentials","clientId":"a\u0000b","clientSecret":"` + app.ClientSecret + `"}`, 401, "invalid client credentials"},
+			{`{"grantType":"app_token","AppId":"` + app.ClientID + `\u0000","AppSecret":"` + app.ClientSecret + `"}`, 401, "invalid client credentials"},
+			{`{"grantType":"client_credentials","clientId":"` + app.ClientID + `","clientSecret":"\u0000"}`, 401, "invalid client credentials"},
+			{"{\"grantType\":\"client_credentials\",\"clientID\":\"\xff\",\"clientSecret\":\"s\"}", 401, "invalid client credentials"},
+			{`{"grantType":"client_credentials\u0000","clientId":"a","clientSecret":"s"}`, 400, "grantType contains a NUL character"},
 			{`{"grantType":"password","username":"u","password":"p"}`, 400,
 				`grantType "password" is not supported: use client_credentials (with clientId and clientSecret) or app_token`},
 			{`{"clientId":"x","clientSecret":"y"}`, 400, "grantType is required: client_credentials (with clientId and clientSecret) or app_token"},

@@ -51,8 +51,8 @@ func (api *API) enrollCluster(w http.ResponseWriter, r *http.Request) error {
 
 // revokeCluster drops the cluster's credential; its pods stay.
 func (api *API) revokeCluster(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("clusterId")
-	if err := api.Services.Clusters.Revoke(r.Context(), auth.FromContext(r.Context()), id); err != nil {
+	id, err := api.Services.Clusters.Revoke(r.Context(), auth.FromContext(r.Context()), r.PathValue("clusterId"))
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"clusterId": id, "revoked": true})

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -40,6 +41,9 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 		AppSecret    string `json:"appSecret"`
 	}
 	if err := decodeBody(w, r, &body, maxAdminBody, edge.AnyCaseNames); err != nil {
+		if credentialNotText(err) {
+			err = credentials.InvalidClient() // names no client, as an unknown one
+		}
 		WriteRunaiError(w, r, err)
 		return
 	}
@@ -55,6 +59,21 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store") // RFC 6749 §5.1
 	// idToken is the same token: an application has no identity beyond it.
 	writeJSON(w, http.StatusOK, map[string]any{"accessToken": t.Token, "idToken": t.Token, "expiresIn": t.ExpiresIn})
+}
+
+// credentialNotText reports whether a token request's body was refused
+// for a client id or secret (any spelling) that is no text.
+func credentialNotText(err error) bool {
+	var bad *edge.BadText
+	if !errors.As(err, &bad) {
+		return false
+	}
+	for _, name := range []string{"clientId", "clientSecret", "appId", "appSecret"} {
+		if strings.EqualFold(bad.At, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialJSON is a key or an application as listed; never its secret.

@@ -30,6 +30,8 @@ type Route struct {
 // Gate is what every API route passes through before its handler, in
 // this order (README "Limits"):
 //
+//  0. the path and query held to text (notText): a 400 before anything
+//     else, authentication too, since no route can read such a request;
 //  1. the request timeout (a stream has none: its operations get it);
 //  2. the body, read whole under its own deadline (bodies), so a slow
 //     client holds no slot and no database connection;
@@ -125,6 +127,10 @@ func (g *Gate) Route(rt Route, h http.Handler) http.Handler {
 		limit = rest.MaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := notText(r); e != nil {
+			rt.WriteError(w, r, e)
+			return
+		}
 		stream := rt.Streams && g.isStream(r)
 		if stream {
 			r = r.WithContext(withStream(r.Context()))
