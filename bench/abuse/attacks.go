@@ -62,7 +62,7 @@ func Attacks() []*Attack {
 		{No: 22, Issue: 39, Finding: 4, Name: "the attacker's cluster id enrolled again in upper case for the victim's tenant",
 			Want: "409", run: clusterIDCase},
 		{No: 23, Issue: 39, Finding: 5, Name: "synced pods whose id, workloadId or revisionId is not a UUID, then that workload's pods read",
-			Want: "400 each, nothing stored", run: podIDsNotUUID},
+			Want: "400 each, nothing stored (the workload's pods 404)", run: podIDsNotUUID},
 		{No: 24, Issue: 39, Finding: 6, Name: "two tenants' connectors sync one fresh pod id at once, each to another replica, 30 rounds",
 			Want: "one 200 and one 403 a round", run: racingPodIDs},
 		{No: 25, Issue: 39, Finding: 7, Name: "`POST /v1/vms` sent twice with one `Idempotency-Key`",
