@@ -114,7 +114,8 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	a := &Answer{ClusterID: id.ClusterID, Sequence: b.Sequence, Kind: b.Kind, Workloads: len(b.Workloads), Projects: len(b.Projects)}
 	w := store.ClusterWrites{Mark: mark}
 
-	// Projects: new, or the tenant's own.
+	// Projects: the tenant's, keyed by tenant and id; another tenant's
+	// project of the same id is another project.
 	projectNames := map[string]string{}
 	ids := make([]string, 0, len(b.Projects))
 	for _, p := range b.Projects {
@@ -128,21 +129,30 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	for _, wl := range b.Workloads {
 		ids = append(ids, wl.ProjectID)
 	}
-	projects, err := s.store.ProjectOwners(tx, ids)
+	projects, err := s.store.ProjectOwners(tx, id.TenantID, ids)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range projects {
-		if p.TenantID == id.TenantID {
-			projectNames[p.ID] = p.Name
-		}
+		projectNames[p.ID] = p.Name
 	}
-	for i, p := range b.Projects {
-		if o, ok := projects[p.ID]; ok && o.TenantID != id.TenantID {
-			return nil, apierr.Refused(CodeClusterMismatch, "projects[%d].id %q is a project of another tenant; this cluster cannot write it", i, p.ID)
+	added := 0
+	for _, p := range b.Projects {
+		if _, ok := projects[p.ID]; !ok {
+			added++
 		}
 		projectNames[p.ID] = p.Name
 		w.Projects = append(w.Projects, models.Project{ID: p.ID, Name: p.Name, TenantID: id.TenantID})
+	}
+	if added > 0 {
+		n, err := s.store.TenantProjectCount(tx, id.TenantID)
+		if err != nil {
+			return nil, err
+		}
+		if n+int64(added) > MaxTenantProjects {
+			return nil, apierr.Refused(CodeProjectQuotaExceeded,
+				"exceeded quota: the batch's new projects (%d) would give the tenant %d projects, above the bound of %d a tenant may have", added, n+int64(added), MaxTenantProjects)
+		}
 	}
 
 	// Workloads: new, or this cluster's own, in a project of the tenant.
@@ -172,7 +182,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 			return nil, apierr.BadRequest("workloads[%d].projectId %q is neither in the batch nor a project this cluster reported", i, wl.ProjectID)
 		}
 		workloadNames[wl.ID] = wl.Name
-		w.Workloads = append(w.Workloads, models.Workload{ID: wl.ID, Name: wl.Name, ProjectID: wl.ProjectID, ClusterID: id.ClusterID})
+		w.Workloads = append(w.Workloads, models.Workload{ID: wl.ID, Name: wl.Name, ProjectID: wl.ProjectID, ClusterID: id.ClusterID, TenantID: id.TenantID})
 	}
 
 	// Pods: new, or this cluster's own; written only when they changed,

@@ -102,16 +102,22 @@ type Owner struct {
 	Name      string
 }
 
-// ProjectOwners reads the stored projects among ids.
-func (s *Store) ProjectOwners(tx *Txn, ids []string) (map[string]Owner, error) {
-	return owners(tx.db, "SELECT id, tenant_id, name FROM projects WHERE id IN ?", ids)
+// ProjectOwners reads the tenant's stored projects among ids. A project
+// id is the tenant's own: another tenant's project of the same id is
+// another project, not read here.
+func (s *Store) ProjectOwners(tx *Txn, tenantID int, ids []string) (map[string]Owner, error) {
+	return owners(tx.db, "SELECT id, tenant_id, name FROM projects WHERE tenant_id = ? AND id IN ?", ids, tenantID)
 }
 
-// WorkloadOwners reads the stored workloads among ids, with their
-// project's tenant.
+// TenantProjectCount counts the tenant's stored projects.
+func (s *Store) TenantProjectCount(tx *Txn, tenantID int) (int64, error) {
+	var n int64
+	return n, tx.db.Raw("SELECT COUNT(*) FROM projects WHERE tenant_id = ?", tenantID).Scan(&n).Error
+}
+
+// WorkloadOwners reads the stored workloads among ids.
 func (s *Store) WorkloadOwners(tx *Txn, ids []string) (map[string]Owner, error) {
-	return owners(tx.db, `SELECT w.id, p.tenant_id, w.cluster_id, w.project_id, w.name FROM workloads w
-		JOIN projects p ON p.id = w.project_id WHERE w.id IN ?`, ids)
+	return owners(tx.db, "SELECT id, tenant_id, cluster_id, project_id, name FROM workloads WHERE id IN ?", ids)
 }
 
 // RevisionWorkloads reads the workload of each stored revision among ids.
@@ -129,11 +135,13 @@ func (s *Store) RevisionWorkloads(tx *Txn, ids []string) (map[string]string, err
 	return out, nil
 }
 
-func owners(db *gorm.DB, sql string, ids []string) (map[string]Owner, error) {
+// owners runs sql, whose last parameter is a list of ids, over ids in
+// chunks, args its parameters before that.
+func owners(db *gorm.DB, sql string, ids []string, args ...any) (map[string]Owner, error) {
 	out := map[string]Owner{}
 	for chunk := range batchesOf(ids, dataSetBatch) {
 		var rows []Owner
-		if err := db.Raw(sql, chunk).Scan(&rows).Error; err != nil {
+		if err := db.Raw(sql, append(args[:len(args):len(args)], chunk)...).Scan(&rows).Error; err != nil {
 			return nil, err
 		}
 		for _, r := range rows {

@@ -34,7 +34,7 @@ func TestWriteClusterMarksWrittenAndUnchangedPods(t *testing.T) {
 			}
 			write(store.ClusterWrites{Mark: 1,
 				Projects:  []models.Project{{ID: "team-a", Name: "team-a", TenantID: tenant}},
-				Workloads: []models.Workload{{ID: "w1", Name: "train", ProjectID: "team-a", ClusterID: cluster}},
+				Workloads: []models.Workload{{ID: "w1", Name: "train", ProjectID: "team-a", ClusterID: cluster, TenantID: tenant}},
 				Pods:      []models.Pod{pod("a", "Pending"), pod("b", "Pending"), pod("c", "Pending")},
 				Seen:      []string{"a", "b", "c"}})
 			// Batch 2: a changed (written), b named unchanged, c not named.
