@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -112,7 +113,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		state.SnapshotMark = mark // the first part
 	}
 	a := &Answer{ClusterID: id.ClusterID, Sequence: b.Sequence, Kind: b.Kind, Workloads: len(b.Workloads), Projects: len(b.Projects)}
-	w := store.ClusterWrites{Mark: mark}
+	w := store.ClusterWrites{TenantID: id.TenantID, ClusterID: id.ClusterID, Mark: mark}
 
 	// Projects: the tenant's, keyed by tenant and id; another tenant's
 	// project of the same id is another project.
@@ -176,7 +177,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	}
 	for i, wl := range b.Workloads {
 		if o, ok := workloads[wl.ID]; ok && !mine(o) {
-			return nil, apierr.Refused(CodeClusterMismatch, "workloads[%d].id %q is a workload of another cluster; this cluster cannot write it", i, wl.ID)
+			return nil, workloadOfOther(i, wl.ID)
 		}
 		if _, ok := projectNames[wl.ProjectID]; !ok {
 			return nil, apierr.BadRequest("workloads[%d].projectId %q is neither in the batch nor a project this cluster reported", i, wl.ProjectID)
@@ -208,7 +209,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	for i, in := range b.Pods {
 		old, known := stored[in.ID]
 		if known && (old.TenantID != id.TenantID || old.ClusterID != id.ClusterID) {
-			return nil, apierr.Refused(CodeClusterMismatch, "pods[%d].id %q is a pod of another cluster; this cluster cannot write it", i, in.ID)
+			return nil, podOfOther(i, in.ID)
 		}
 		wname, ok := workloadNames[in.WorkloadID]
 		if !ok {
@@ -224,7 +225,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		}
 		if r := in.RevisionID; r != nil {
 			if wid, ok := revisions[*r]; ok && wid != in.WorkloadID {
-				return nil, apierr.BadRequest("pods[%d].revisionId %q is a revision of another workload, not of %q", i, *r, in.WorkloadID)
+				return nil, revisionOfOther(i, *r, in.WorkloadID)
 			}
 			if _, ok := revisions[*r]; !ok && !newRevision[*r] {
 				newRevision[*r] = true
@@ -248,6 +249,10 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		w.Pods = append(w.Pods, p)
 	}
 	if err := s.store.WriteCluster(tx, w); err != nil {
+		var taken *store.RowsOfOtherOwner
+		if errors.As(err, &taken) {
+			return nil, takenRefusal(b, taken)
+		}
 		return nil, err
 	}
 	n, err := s.store.MarkPodsDeleted(tx, id.TenantID, id.ClusterID, b.DeletedPodIDs, now)
@@ -265,6 +270,48 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		state.SnapshotMark = 0
 	}
 	return a, nil
+}
+
+// The refusals of a row another cluster or tenant holds, whether the
+// batch's read found it or its write did (takenRefusal).
+
+func workloadOfOther(i int, id string) error {
+	return apierr.Refused(CodeClusterMismatch, "workloads[%d].id %q is a workload of another cluster; this cluster cannot write it", i, id)
+}
+
+func podOfOther(i int, id string) error {
+	return apierr.Refused(CodeClusterMismatch, "pods[%d].id %q is a pod of another cluster; this cluster cannot write it", i, id)
+}
+
+func revisionOfOther(i int, id, workloadID string) error {
+	return apierr.BadRequest("pods[%d].revisionId %q is a revision of another workload, not of %q", i, id, workloadID)
+}
+
+// takenRefusal is the refusal of the first of b's rows the store's write
+// kept for another cluster or tenant (one that committed it after the
+// batch read): the answer the read gives once it is committed.
+func takenRefusal(b *clusterbatch.Batch, t *store.RowsOfOtherOwner) error {
+	switch t.Table {
+	case "workloads":
+		for i, wl := range b.Workloads {
+			if t.IDs[wl.ID] {
+				return workloadOfOther(i, wl.ID)
+			}
+		}
+	case "pods":
+		for i, p := range b.Pods {
+			if t.IDs[p.ID] {
+				return podOfOther(i, p.ID)
+			}
+		}
+	case "revisions":
+		for i, p := range b.Pods {
+			if r := p.RevisionID; r != nil && t.IDs[*r] {
+				return revisionOfOther(i, *r, p.WorkloadID)
+			}
+		}
+	}
+	return t
 }
 
 // toModel is in as the pods table keeps it, times in UTC to the

@@ -2,8 +2,10 @@ package httpapi_test
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"gpugraph/clusterbatch"
@@ -156,4 +158,88 @@ func TestClusterSyncProjectQuota(t *testing.T) {
 		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, map[string]any{"sequence": 1, "kind": "delta", "projects": projects(clustersync.MaxTenantProjects, 1)})
 		syncAnswer(t, status, body)
 	})
+}
+
+// Two tenants' connectors, on two replicas of one PostgreSQL, report one
+// new pod id at the same moment: both read no such pod, and the write
+// itself decides. Each round exactly one is told 200 podsCreated 1, the
+// other the 403 its read would have given once the first committed, and
+// the stored pod is the winner's whole.
+func TestClusterSyncOneNewPodTwoTenantsAtOnce(t *testing.T) {
+	st := storetest.Replicas(t, store.Postgres, 2)
+	envA := servertest.New(t, st[0], clusterFixture)
+	envB := servertest.New(t, st[1], "")
+	credA := enrollCluster(t, envA, clusterA, 9301)
+	credB := enrollCluster(t, envA, clusterB, 9302)
+	type side struct {
+		env                      *servertest.Env
+		cluster, cred, workload  string
+		tenant                   int
+		project, namePrefix, who string
+	}
+	sides := []side{
+		{envA, clusterA, credA, workloadA, 9301, "acme-research", "a-", "A"},
+		{envB, clusterB, credB, workloadB, 9302, "globex-infra", "b-", "B"},
+	}
+	for _, s := range sides {
+		status, body := post(t, s.env, "/api/v1/clusters/"+s.cluster+"/sync", s.cred, tenantBatch(1, s.project, s.workload))
+		syncAnswer(t, status, body)
+	}
+	wins := map[string]int{}
+	for round := range 30 {
+		id := fmt.Sprintf("dddddddd-0000-4000-8000-%012d", round)
+		type answer struct {
+			status int
+			body   string
+		}
+		answers := make([]answer, len(sides))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, s := range sides {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b := map[string]any{"sequence": round + 2, "kind": "delta",
+					"pods": []any{tenantPod(s.cluster, s.workload, id, fmt.Sprintf("%s%d", s.namePrefix, round))}}
+				<-start
+				answers[i].status, answers[i].body = post(t, s.env, "/api/v1/clusters/"+s.cluster+"/sync", s.cred, b)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, a := range answers {
+			if a.status == 200 {
+				if winner >= 0 {
+					t.Errorf("round %d: both told 200: %s / %s", round, answers[0].body, answers[1].body)
+				}
+				winner = i
+				if a := syncAnswer(t, a.status, a.body); a["podsCreated"] != 1.0 {
+					t.Errorf("round %d: %s's answer %v, want podsCreated 1", round, sides[i].who, a)
+				}
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: neither told 200: %v", round, answers)
+		}
+		loser := answers[1-winner]
+		want := `{"code":403,"message":"pods[0].id \"` + id + `\" is a pod of another cluster; this cluster cannot write it","requestId":"servertest"}`
+		if loser.status != 403 || loser.body != want {
+			t.Errorf("round %d: %s told %d %s\nwant 403 %s", round, sides[1-winner].who, loser.status, loser.body, want)
+		}
+		w := sides[winner]
+		wins[w.who]++
+		var row []string
+		st[0].DB.Raw("SELECT tenant_id || ' ' || cluster_id || ' ' || workload_id || ' ' || name || ' ' || project_name FROM pods WHERE id = ?", id).Scan(&row)
+		if want := fmt.Sprintf("%d %s %s %s%d %s", w.tenant, w.cluster, w.workload, w.namePrefix, round, w.project); fmt.Sprint(row) != "["+want+"]" {
+			t.Errorf("round %d: stored %v, want %s's whole row %s", round, row, w.who, want)
+		}
+		for _, s := range sides {
+			pods := podsByID(t, s.env, map[string]string{"A": "acme-reader", "B": "globex-reader"}[s.who], "&filterBy=name=="+url.QueryEscape(fmt.Sprintf("%s%d", s.namePrefix, round)))
+			if (len(pods) == 1) != (s.who == w.who) {
+				t.Errorf("round %d: %s reads %v", round, s.who, pods)
+			}
+		}
+	}
+	t.Logf("rounds won: %v", wins)
 }
