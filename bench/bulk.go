@@ -70,10 +70,10 @@ func InsertBulkPods(ctx context.Context, db *DB, n int) error {
 		}
 	}
 	if err := tx.Exec(d.series+`
-		INSERT INTO workloads (id, name, project_id, cluster_id)
+		INSERT INTO workloads (id, name, project_id, cluster_id, tenant_id)
 		SELECT 'bulk-w-' || `+d.pad("i", 6)+`, 'job-' || `+d.pad("i", 6)+`, 'bulk-' || (i % 4),
-		       CASE WHEN i % 2 = 0 THEN ? ELSE ? END
-		FROM g`, workloads, BulkClusters[0], BulkClusters[1]).Error; err != nil {
+		       CASE WHEN i % 2 = 0 THEN ? ELSE ? END, ?
+		FROM g`, workloads, BulkClusters[0], BulkClusters[1], tenant).Error; err != nil {
 		return fmt.Errorf("bulk workloads: %w", err)
 	}
 	epoch := fleet.Epoch.Unix()

@@ -24,7 +24,16 @@ const (
 	CodeClusterOfOtherTenant = "CLUSTER_OF_OTHER_TENANT"
 	CodeStaleSequence        = "STALE_SEQUENCE"
 	CodeSequenceReused       = "SEQUENCE_REUSED"
+	CodeProjectQuotaExceeded = "PROJECT_QUOTA_EXCEEDED"
 )
+
+// MaxTenantProjects bounds the projects a tenant's clusters may register,
+// all together (projects are a tenant's, not a cluster's). Run:ai tenants
+// have tens to hundreds; a batch that would take the tenant above it is
+// refused whole (403, as Kubernetes' ResourceQuota answers "exceeded
+// quota"): sync answers 409 for the sequence alone, which a connector
+// resumes from.
+const MaxTenantProjects = 10_000
 
 // Identity is a cluster credential's holder.
 type Identity struct {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -115,9 +116,10 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		state.SnapshotMark = mark // the first part
 	}
 	a := &Answer{ClusterID: id.ClusterID, Sequence: b.Sequence, Kind: b.Kind, Workloads: len(b.Workloads), Projects: len(b.Projects)}
-	w := store.ClusterWrites{Mark: mark}
+	w := store.ClusterWrites{TenantID: id.TenantID, ClusterID: id.ClusterID, Mark: mark}
 
-	// Projects: new, or the tenant's own.
+	// Projects: the tenant's, keyed by tenant and id; another tenant's
+	// project of the same id is another project.
 	projectNames := map[string]string{}
 	ids := make([]string, 0, len(b.Projects))
 	for _, p := range b.Projects {
@@ -131,21 +133,30 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	for _, wl := range b.Workloads {
 		ids = append(ids, wl.ProjectID)
 	}
-	projects, err := s.store.ProjectOwners(tx, ids)
+	projects, err := s.store.ProjectOwners(tx, id.TenantID, ids)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range projects {
-		if p.TenantID == id.TenantID {
-			projectNames[p.ID] = p.Name
-		}
+		projectNames[p.ID] = p.Name
 	}
-	for i, p := range b.Projects {
-		if o, ok := projects[p.ID]; ok && o.TenantID != id.TenantID {
-			return nil, apierr.Refused(CodeClusterMismatch, "projects[%d].id %q is a project of another tenant; this cluster cannot write it", i, p.ID)
+	added := 0
+	for _, p := range b.Projects {
+		if _, ok := projects[p.ID]; !ok {
+			added++
 		}
 		projectNames[p.ID] = p.Name
 		w.Projects = append(w.Projects, models.Project{ID: p.ID, Name: p.Name, TenantID: id.TenantID})
+	}
+	if added > 0 {
+		n, err := s.store.TenantProjectCount(tx, id.TenantID)
+		if err != nil {
+			return nil, err
+		}
+		if n+int64(added) > MaxTenantProjects {
+			return nil, apierr.Refused(CodeProjectQuotaExceeded,
+				"exceeded quota: the batch's new projects (%d) would give the tenant %d projects, above the bound of %d a tenant may have", added, n+int64(added), MaxTenantProjects)
+		}
 	}
 
 	// Workloads: new, or this cluster's own, in a project of the tenant.
@@ -169,13 +180,13 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	}
 	for i, wl := range b.Workloads {
 		if o, ok := workloads[wl.ID]; ok && !mine(o) {
-			return nil, apierr.Refused(CodeClusterMismatch, "workloads[%d].id %q is a workload of another cluster; this cluster cannot write it", i, wl.ID)
+			return nil, workloadOfOther(i, wl.ID)
 		}
 		if _, ok := projectNames[wl.ProjectID]; !ok {
 			return nil, apierr.BadRequest("workloads[%d].projectId %q is neither in the batch nor a project this cluster reported", i, wl.ProjectID)
 		}
 		workloadNames[wl.ID] = wl.Name
-		w.Workloads = append(w.Workloads, models.Workload{ID: wl.ID, Name: wl.Name, ProjectID: wl.ProjectID, ClusterID: id.ClusterID})
+		w.Workloads = append(w.Workloads, models.Workload{ID: wl.ID, Name: wl.Name, ProjectID: wl.ProjectID, ClusterID: id.ClusterID, TenantID: id.TenantID})
 	}
 
 	// Pods: new, or this cluster's own; written only when they changed,
@@ -201,7 +212,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 	for i, in := range b.Pods {
 		old, known := stored[in.ID]
 		if known && (old.TenantID != id.TenantID || old.ClusterID != id.ClusterID) {
-			return nil, apierr.Refused(CodeClusterMismatch, "pods[%d].id %q is a pod of another cluster; this cluster cannot write it", i, in.ID)
+			return nil, podOfOther(i, in.ID)
 		}
 		wname, ok := workloadNames[in.WorkloadID]
 		if !ok {
@@ -217,7 +228,7 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		}
 		if r := in.RevisionID; r != nil {
 			if wid, ok := revisions[*r]; ok && wid != in.WorkloadID {
-				return nil, apierr.BadRequest("pods[%d].revisionId %q is a revision of another workload, not of %q", i, *r, in.WorkloadID)
+				return nil, revisionOfOther(i, *r, in.WorkloadID)
 			}
 			if _, ok := revisions[*r]; !ok && !newRevision[*r] {
 				newRevision[*r] = true
@@ -241,6 +252,10 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		w.Pods = append(w.Pods, p)
 	}
 	if err := s.store.WriteCluster(tx, w); err != nil {
+		var taken *store.RowsOfOtherOwner
+		if errors.As(err, &taken) {
+			return nil, takenRefusal(b, taken)
+		}
 		return nil, err
 	}
 	n, err := s.store.MarkPodsDeleted(tx, id.TenantID, id.ClusterID, b.DeletedPodIDs, now)
@@ -258,6 +273,48 @@ func (s *Service) apply(tx *store.Txn, id *Identity, state *store.ClusterSync, b
 		state.SnapshotMark = 0
 	}
 	return a, nil
+}
+
+// The refusals of a row another cluster or tenant holds, whether the
+// batch's read found it or its write did (takenRefusal).
+
+func workloadOfOther(i int, id string) error {
+	return apierr.Refused(CodeClusterMismatch, "workloads[%d].id %q is a workload of another cluster; this cluster cannot write it", i, id)
+}
+
+func podOfOther(i int, id string) error {
+	return apierr.Refused(CodeClusterMismatch, "pods[%d].id %q is a pod of another cluster; this cluster cannot write it", i, id)
+}
+
+func revisionOfOther(i int, id, workloadID string) error {
+	return apierr.BadRequest("pods[%d].revisionId %q is a revision of another workload, not of %q", i, id, workloadID)
+}
+
+// takenRefusal is the refusal of the first of b's rows the store's write
+// kept for another cluster or tenant (one that committed it after the
+// batch read): the answer the read gives once it is committed.
+func takenRefusal(b *clusterbatch.Batch, t *store.RowsOfOtherOwner) error {
+	switch t.Table {
+	case "workloads":
+		for i, wl := range b.Workloads {
+			if t.IDs[wl.ID] {
+				return workloadOfOther(i, wl.ID)
+			}
+		}
+	case "pods":
+		for i, p := range b.Pods {
+			if t.IDs[p.ID] {
+				return podOfOther(i, p.ID)
+			}
+		}
+	case "revisions":
+		for i, p := range b.Pods {
+			if r := p.RevisionID; r != nil && t.IDs[*r] {
+				return revisionOfOther(i, *r, p.WorkloadID)
+			}
+		}
+	}
+	return t
 }
 
 // toModel is in as the pods table keeps it, times in UTC to the

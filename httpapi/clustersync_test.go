@@ -204,9 +204,11 @@ func TestClusterSyncRefusals(t *testing.T) {
 		expect(t, "B writes A's path", status, body, 403, "cannot write cluster")
 		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, syncBatch(1, "delta", syncPod(clusterA, 9, "Running")))
 		expect(t, "B names A's clusterId", status, body, 403, `pods[0].clusterId`)
-		// B's own cluster id on A's pod UID, A's workload and project ids.
+		// B's own cluster id on A's pod UID and workload id, and A's project
+		// id, which is B's own project of that id (a project id is its
+		// tenant's): the workload is refused.
 		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, syncBatch(1, "delta", syncPod(clusterB, 1, "Running")))
-		expect(t, "B writes A's project", status, body, 403, "projects[0].id")
+		expect(t, "B writes A's workload", status, body, 403, `workloads[0].id \"`+syncWorkload+`\" is a workload of another cluster`)
 		if strings.Contains(body, clusterA) || strings.Contains(body, "9301") || strings.Contains(body, "team-a") {
 			t.Errorf("the refusal names the other cluster: %s", body)
 		}

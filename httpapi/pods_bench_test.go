@@ -104,8 +104,9 @@ func generatePods(b *testing.B, st *store.Store, n int) {
 	stmts := []string{
 		`INSERT INTO projects (id, name, tenant_id)
 			SELECT 'bp' || g, 'project-' || g, CASE WHEN g <= 9 THEN 1001 ELSE 1002 END FROM generate_series(1, 10) g`,
-		`INSERT INTO workloads (id, name, project_id, cluster_id)
-			SELECT 'bw' || g, 'workload-' || g, 'bp' || (1 + g % 10), 'cluster-1' FROM generate_series(1, 200) g`,
+		`INSERT INTO workloads (id, name, project_id, cluster_id, tenant_id)
+			SELECT 'bw' || g, 'workload-' || g, 'bp' || (1 + g % 10), 'cluster-1', CASE WHEN 1 + g % 10 <= 9 THEN 1001 ELSE 1002 END
+			FROM generate_series(1, 200) g`,
 		fmt.Sprintf(`INSERT INTO pods (id, tenant_id, name, priority_class_name, workload_id, cluster_id, project_id,
 				node_name, created_at, completed_at, containers, current_node_pool, requested_node_pools,
 				requested_resources, allocated_resources, tolerations, k8s_phase, ip, task, node_affinity,

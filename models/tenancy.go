@@ -36,19 +36,24 @@ type APIKey struct {
 // TableName keeps the table name readable ("api_keys", not "a_p_i_keys").
 func (APIKey) TableName() string { return "api_keys" }
 
-// Project is a Run:ai project of one tenant.
+// Project is a Run:ai project of one tenant. Its id is the tenant's own
+// (Run:ai's are small integers): two tenants may both have project 42, so
+// the key is the pair.
 type Project struct {
 	ID       string `gorm:"primaryKey" json:"id"`
 	Name     string `json:"name"`
-	TenantID int    `json:"tenantId"`
+	TenantID int    `gorm:"primaryKey" json:"tenantId"`
 }
 
 // Workload is a Run:ai workload (a training job, an inference service...).
+// Its project is (TenantID, ProjectID). A fixture may leave tenantId out
+// where the project id is one tenant's alone.
 type Workload struct {
 	ID        string `gorm:"primaryKey" json:"id"`
 	Name      string `json:"name"`
 	ProjectID string `json:"projectId"`
 	ClusterID string `json:"clusterId"`
+	TenantID  int    `json:"tenantId,omitempty"`
 }
 
 // Revision is one revision of an inference workload.

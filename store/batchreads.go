@@ -120,7 +120,7 @@ func (s *Store) VMPage(ctx context.Context, orgID string, statuses []models.VMSt
 // WorkloadsByIDs reads the tenant's workloads with these ids.
 func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
 	cond, arg := s.in("id", ids)
-	return workloads.read(ctx, s, nil, nil, cond+` AND project_id IN (SELECT id FROM projects WHERE tenant_id = ?)`, arg, tenantID)
+	return workloads.read(ctx, s, nil, nil, cond+` AND tenant_id = ?`, arg, tenantID)
 }
 
 // ProjectsByIDs reads the tenant's projects with these ids.

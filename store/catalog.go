@@ -22,7 +22,7 @@ func (s *Store) ProjectsOfTenant(ctx context.Context, tenantID int) ([]*models.P
 // WorkloadsOfTenant lists the tenant's workloads by name, of one project
 // when projectID is not "", limit of them from offset.
 func (s *Store) WorkloadsOfTenant(ctx context.Context, tenantID int, projectID string, offset, limit int) ([]*models.Workload, error) {
-	q := s.WithContext(ctx).Where("project_id IN (SELECT id FROM projects WHERE tenant_id = ?)", tenantID)
+	q := s.WithContext(ctx).Where("tenant_id = ?", tenantID)
 	if projectID != "" {
 		q = q.Where("project_id = ?", projectID)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -102,16 +103,22 @@ type Owner struct {
 	Name      string
 }
 
-// ProjectOwners reads the stored projects among ids.
-func (s *Store) ProjectOwners(tx *Txn, ids []string) (map[string]Owner, error) {
-	return owners(tx.db, "SELECT id, tenant_id, name FROM projects WHERE id IN ?", ids)
+// ProjectOwners reads the tenant's stored projects among ids. A project
+// id is the tenant's own: another tenant's project of the same id is
+// another project, not read here.
+func (s *Store) ProjectOwners(tx *Txn, tenantID int, ids []string) (map[string]Owner, error) {
+	return owners(tx.db, "SELECT id, tenant_id, name FROM projects WHERE tenant_id = ? AND id IN ?", ids, tenantID)
 }
 
-// WorkloadOwners reads the stored workloads among ids, with their
-// project's tenant.
+// TenantProjectCount counts the tenant's stored projects.
+func (s *Store) TenantProjectCount(tx *Txn, tenantID int) (int64, error) {
+	var n int64
+	return n, tx.db.Raw("SELECT COUNT(*) FROM projects WHERE tenant_id = ?", tenantID).Scan(&n).Error
+}
+
+// WorkloadOwners reads the stored workloads among ids.
 func (s *Store) WorkloadOwners(tx *Txn, ids []string) (map[string]Owner, error) {
-	return owners(tx.db, `SELECT w.id, p.tenant_id, w.cluster_id, w.project_id, w.name FROM workloads w
-		JOIN projects p ON p.id = w.project_id WHERE w.id IN ?`, ids)
+	return owners(tx.db, "SELECT id, tenant_id, cluster_id, project_id, name FROM workloads WHERE id IN ?", ids)
 }
 
 // RevisionWorkloads reads the workload of each stored revision among ids.
@@ -129,11 +136,13 @@ func (s *Store) RevisionWorkloads(tx *Txn, ids []string) (map[string]string, err
 	return out, nil
 }
 
-func owners(db *gorm.DB, sql string, ids []string) (map[string]Owner, error) {
+// owners runs sql, whose last parameter is a list of ids, over ids in
+// chunks, args its parameters before that.
+func owners(db *gorm.DB, sql string, ids []string, args ...any) (map[string]Owner, error) {
 	out := map[string]Owner{}
 	for chunk := range batchesOf(ids, dataSetBatch) {
 		var rows []Owner
-		if err := db.Raw(sql, chunk).Scan(&rows).Error; err != nil {
+		if err := db.Raw(sql, append(args[:len(args):len(args)], chunk)...).Scan(&rows).Error; err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
@@ -158,16 +167,34 @@ func (s *Store) StoredPods(tx *Txn, ids []string) (map[string]*models.Pod, error
 	return out, nil
 }
 
-// ClusterWrites is what one batch writes, all inside its transaction.
+// ClusterWrites is what one batch of cluster ClusterID of tenant TenantID
+// writes, all inside its transaction.
 type ClusterWrites struct {
-	Projects  []models.Project
-	Workloads []models.Workload
+	TenantID  int
+	ClusterID string
+	Projects  []models.Project  // the tenant's
+	Workloads []models.Workload // the cluster's
 	Revisions []models.Revision // created when missing
-	Pods      []models.Pod      // replaced whole
+	Pods      []models.Pod      // the cluster's, replaced whole
 	// Seen are the ids of pods the batch named, changed or not: their
 	// sync_mark becomes Mark.
 	Seen []string
 	Mark int64
+}
+
+// RowsOfOtherOwner is WriteCluster's refusal of rows the batch would have
+// replaced that are another cluster's or tenant's: a workload or pod with
+// the same id, or a revision with the same id of another workload. The
+// batch's reads saw none of them; another transaction wrote them between
+// its read and its write (two clusters reporting one new pod id at once).
+// The write itself keeps them: nothing of theirs is replaced.
+type RowsOfOtherOwner struct {
+	Table string          // "workloads", "revisions" or "pods"
+	IDs   map[string]bool // the ids refused
+}
+
+func (e *RowsOfOtherOwner) Error() string {
+	return fmt.Sprintf("%d %s of another cluster", len(e.IDs), e.Table)
 }
 
 // markedPod is a pod row as a batch writes it: the pod and the batch's
@@ -181,27 +208,34 @@ type markedPod struct {
 
 func (markedPod) TableName() string { return "pods" }
 
-// WriteCluster writes w.
+// WriteCluster writes w. A workload or pod whose stored row is another
+// cluster's or tenant's is not replaced, and a revision of another
+// workload not taken: the write answers *RowsOfOtherOwner naming them,
+// and the caller rolls the transaction back.
 func (s *Store) WriteCluster(tx *Txn, w ClusterWrites) error {
 	db := tx.db
 	if err := upsertAll(db, w.Projects, nil); err != nil {
 		return err
 	}
-	if err := upsertAll(db, w.Workloads, nil); err != nil {
+	workloadIDs := make([]string, len(w.Workloads))
+	for i, wl := range w.Workloads {
+		workloadIDs[i] = wl.ID
+	}
+	if err := upsertOwned(db, "workloads", w.Workloads, workloadIDs, w.TenantID, w.ClusterID); err != nil {
 		return err
 	}
-	if len(w.Revisions) > 0 {
-		if err := db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(w.Revisions, dataSetBatch).Error; err != nil {
-			return err
-		}
+	if err := createRevisions(db, w.Revisions); err != nil {
+		return err
 	}
 	pods := make([]markedPod, len(w.Pods))
+	podIDs := make([]string, len(w.Pods))
 	written := make(map[string]bool, len(w.Pods))
 	for i, p := range w.Pods {
 		pods[i] = markedPod{Pod: p, SyncMark: w.Mark}
+		podIDs[i] = p.ID
 		written[p.ID] = true
 	}
-	if err := upsertAll(db, pods, nil); err != nil {
+	if err := upsertOwned(db, "pods", pods, podIDs, w.TenantID, w.ClusterID); err != nil {
 		return err
 	}
 	unchanged := make([]string, 0, len(w.Seen))
@@ -211,11 +245,80 @@ func (s *Store) WriteCluster(tx *Txn, w ClusterWrites) error {
 		}
 	}
 	for chunk := range batchesOf(unchanged, dataSetBatch) {
-		if err := db.Exec("UPDATE pods SET sync_mark = ? WHERE id IN ?", w.Mark, chunk).Error; err != nil {
+		if err := db.Exec("UPDATE pods SET sync_mark = ? WHERE tenant_id = ? AND cluster_id = ? AND id IN ?",
+			w.Mark, w.TenantID, w.ClusterID, chunk).Error; err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// upsertOwned inserts rows of table (workloads or pods: a tenant_id and a
+// cluster_id column), ids their ids in order, replacing a stored row of
+// the same id only where it is the same tenant's and cluster's: the
+// condition is the upsert's own, so a row another transaction committed
+// after this one read is kept, never overwritten. A row not written is
+// one of another owner: RowsOfOtherOwner names them.
+func upsertOwned[T any](db *gorm.DB, table string, rows []T, ids []string, tenantID int, clusterID string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	owned := clause.Expr{SQL: "? = excluded.tenant_id AND ? = excluded.cluster_id",
+		Vars: []any{clause.Column{Table: table, Name: "tenant_id"}, clause.Column{Table: table, Name: "cluster_id"}}}
+	res := db.Clauses(clause.OnConflict{UpdateAll: true, Where: clause.Where{Exprs: []clause.Expression{owned}}}).
+		CreateInBatches(rows, dataSetBatch)
+	if res.Error != nil || res.RowsAffected == int64(len(rows)) {
+		return res.Error
+	}
+	taken := &RowsOfOtherOwner{Table: table, IDs: map[string]bool{}}
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		var got []string
+		err := db.Table(table).Where("id IN ? AND NOT (tenant_id = ? AND cluster_id = ?)", chunk, tenantID, clusterID).Pluck("id", &got).Error
+		if err != nil {
+			return err
+		}
+		for _, id := range got {
+			taken.IDs[id] = true
+		}
+	}
+	if len(taken.IDs) == 0 {
+		return fmt.Errorf("store: %d of %d %s written, none of another owner", res.RowsAffected, len(rows), table)
+	}
+	return taken
+}
+
+// createRevisions inserts the revisions not stored yet. One stored with
+// another workload (another transaction's, committed after this one read)
+// is kept: RowsOfOtherOwner names it.
+func createRevisions(db *gorm.DB, revs []models.Revision) error {
+	if len(revs) == 0 {
+		return nil
+	}
+	res := db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(revs, dataSetBatch)
+	if res.Error != nil || res.RowsAffected == int64(len(revs)) {
+		return res.Error
+	}
+	want := make(map[string]string, len(revs))
+	ids := make([]string, len(revs))
+	for i, r := range revs {
+		want[r.ID], ids[i] = r.WorkloadID, r.ID
+	}
+	taken := &RowsOfOtherOwner{Table: "revisions", IDs: map[string]bool{}}
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		var rows []models.Revision
+		if err := db.Where("id IN ?", chunk).Find(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.WorkloadID != want[r.ID] {
+				taken.IDs[r.ID] = true
+			}
+		}
+	}
+	if len(taken.IDs) == 0 {
+		return nil // stored already for the same workload
+	}
+	return taken
 }
 
 // MarkPodsDeleted marks the given live pods of the tenant's cluster

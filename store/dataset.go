@@ -77,14 +77,15 @@ func (s *Store) WriteDataSet(tx *Txn, d *DataSet) error {
 }
 
 // referable are the tables a data set's rows may point into by id.
+// (A project is referred to by its tenant and id: StoredProjects.)
 var referable = map[string]bool{
 	"gpu_models": true, "fabrics": true, "nodes": true, "organizations": true, "vms": true,
-	"projects": true, "workloads": true, "revisions": true, "pods": true,
+	"workloads": true, "revisions": true, "pods": true,
 }
 
 // StoredIDs answers which of ids are rows of table (one of the tables a data
 // set refers to by id: gpu_models, fabrics, nodes, organizations, vms,
-// projects, workloads, revisions, pods).
+// workloads, revisions, pods).
 func (s *Store) StoredIDs(tx *Txn, table string, ids []string) (map[string]bool, error) {
 	if !referable[table] {
 		return nil, fmt.Errorf("store: %q is not a table a data set refers to", table)
@@ -102,10 +103,25 @@ func (s *Store) StoredIDs(tx *Txn, table string, ids []string) (map[string]bool,
 	return found, nil
 }
 
-// NamesByID reads the names of the rows of table (workloads or projects)
-// whose id is in ids; an id with no row is left out.
+// StoredProjects reads the stored projects, of every tenant, whose id is
+// in ids: a project id is its tenant's own, so one id may be several
+// tenants' projects.
+func (s *Store) StoredProjects(tx *Txn, ids []string) ([]models.Project, error) {
+	var out []models.Project
+	for chunk := range batchesOf(ids, dataSetBatch) {
+		var rows []models.Project
+		if err := tx.db.Where("id IN ?", chunk).Order("tenant_id, id").Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// NamesByID reads the names of the rows of table (workloads) whose id is
+// in ids; an id with no row is left out.
 func (s *Store) NamesByID(tx *Txn, table string, ids []string) (map[string]string, error) {
-	if table != "workloads" && table != "projects" {
+	if table != "workloads" {
 		return nil, fmt.Errorf("store: %q has no names to read by id", table)
 	}
 	out := map[string]string{}

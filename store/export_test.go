@@ -28,6 +28,12 @@ const ScanFactor = scanFactor
 // MigrationFiles are the migrations this store's engine runs, in order.
 func (s *Store) MigrationFiles() ([]string, error) { return s.migrations() }
 
+// MigrateBefore applies the migrations whose names sort before before: a
+// database as an older release left it, to upgrade.
+func (s *Store) MigrateBefore(ctx context.Context, before string) error {
+	return s.migrate(ctx, before)
+}
+
 // WithoutEventLogLock drops the event log's lock (to price it); the log's
 // ids may then commit out of order.
 func (s *Store) WithoutEventLogLock() { s.unorderedEvents = true }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,10 +20,17 @@ var migrationFiles embed.FS
 // Files named *.postgres.sql or *.sqlite.sql run on that engine only.
 // It is safe to run twice and, on PostgreSQL, from several replicas at once
 // (an advisory lock serializes them).
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, "") }
+
+// migrate applies the migrations not applied yet whose names sort before
+// before ("": all of them).
+func (s *Store) migrate(ctx context.Context, before string) error {
 	files, err := s.migrations()
 	if err != nil {
 		return err
+	}
+	if before != "" {
+		files = slices.DeleteFunc(files, func(n string) bool { return n >= before })
 	}
 	return s.DB.WithContext(ctx).Connection(func(conn *gorm.DB) error {
 		if s.Dialect == Postgres {

@@ -83,7 +83,7 @@ func seedFilterFixture(t *testing.T, st *store.Store) {
 		}
 	}
 	exec(`INSERT INTO projects (id, name, tenant_id) VALUES ('1', 'one', 1), ('2', 'two', 1)`)
-	exec(`INSERT INTO workloads (id, name, project_id, cluster_id) VALUES ('w1', 'wone', '1', 'c1'), ('w2', 'wtwo', '2', 'c2')`)
+	exec(`INSERT INTO workloads (id, name, project_id, cluster_id, tenant_id) VALUES ('w1', 'wone', '1', 'c1', 1), ('w2', 'wtwo', '2', 'c2', 1)`)
 	exec(`INSERT INTO revisions (id, workload_id) VALUES ('r1', 'w1'), ('r2', 'w2')`)
 	for _, p := range filterFixture {
 		exec(`INSERT INTO pods (id, tenant_id, name, priority_class_name, workload_id, revision_id, cluster_id,

@@ -96,17 +96,17 @@ func (s *Store) podOrder(q PodQuery) string {
 }
 
 // TenantHasWorkload reports whether workload id exists and belongs to a
-// project of the tenant; another tenant's workload does not exist for it.
+// project of the tenant (the workload's tenant_id is its project's);
+// another tenant's workload does not exist for it.
 func (s *Store) TenantHasWorkload(ctx context.Context, tenantID int, id string) (bool, error) {
-	return s.exists(ctx, `SELECT 1 FROM workloads w JOIN projects p ON p.id = w.project_id
-		WHERE w.id = ? AND p.tenant_id = ?`, id, tenantID)
+	return s.exists(ctx, `SELECT 1 FROM workloads WHERE id = ? AND tenant_id = ?`, id, tenantID)
 }
 
 // TenantHasRevision reports whether revision id exists and belongs to a
 // workload of the tenant.
 func (s *Store) TenantHasRevision(ctx context.Context, tenantID int, id string) (bool, error) {
 	return s.exists(ctx, `SELECT 1 FROM revisions r JOIN workloads w ON w.id = r.workload_id
-		JOIN projects p ON p.id = w.project_id WHERE r.id = ? AND p.tenant_id = ?`, id, tenantID)
+		WHERE r.id = ? AND w.tenant_id = ?`, id, tenantID)
 }
 
 func (s *Store) exists(ctx context.Context, sql string, args ...any) (bool, error) {

@@ -201,6 +201,7 @@ var workloads = &table[models.Workload]{name: "workloads", columns: []column[mod
 	{"name", func(w *models.Workload) any { return &w.Name }},
 	{"project_id", func(w *models.Workload) any { return &w.ProjectID }},
 	{"cluster_id", func(w *models.Workload) any { return &w.ClusterID }},
+	{"tenant_id", func(w *models.Workload) any { return &w.TenantID }},
 }}
 
 var projects = &table[models.Project]{name: "projects", columns: []column[models.Project]{

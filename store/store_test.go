@@ -145,3 +145,75 @@ func TestMigrateKeepsEventIDs(t *testing.T) {
 		}
 	})
 }
+
+// Upgrading a database to projects keyed by tenant and id (migration
+// 0020_project_tenant_key): every workload takes its project's tenant, the
+// pods and revisions that name the workloads keep them, and afterwards two
+// tenants may both have project 42 while a workload's project must be one
+// of its own tenant's.
+func TestMigrateKeysProjectsByTenant(t *testing.T) {
+	for _, d := range storetest.Engines() {
+		t.Run(string(d), func(t *testing.T) {
+			st, err := store.Open(storetest.URL(t, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			ctx := context.Background()
+			if err := st.MigrateBefore(ctx, "0020"); err != nil {
+				t.Fatal(err)
+			}
+			db := st.DB
+			at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			for _, stmt := range []string{
+				"INSERT INTO projects (id, name, tenant_id) VALUES ('42', 'alpha', 7), ('43', 'beta', 8)",
+				"INSERT INTO workloads (id, name, project_id, cluster_id) VALUES ('w1', 'train', '42', 'c1'), ('w2', 'serve', '43', 'c2')",
+				"INSERT INTO revisions (id, workload_id) VALUES ('r1', 'w2')",
+			} {
+				if err := db.Exec(stmt).Error; err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			if err := db.Exec(`INSERT INTO pods (id, tenant_id, name, workload_id, revision_id, project_id, created_at, k8s_phase_updated_at, updated_at)
+				VALUES ('p1', 7, 'a', 'w1', NULL, '42', ?, ?, ?), ('p2', 8, 'b', 'w2', 'r1', '43', ?, ?, ?)`, at, at, at, at, at, at).Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var workloads []struct {
+				ID, ProjectID string
+				TenantID      int
+			}
+			db.Raw("SELECT id, project_id, tenant_id FROM workloads ORDER BY id").Scan(&workloads)
+			if fmt.Sprint(workloads) != "[{w1 42 7} {w2 43 8}]" {
+				t.Errorf("workloads %v, want each with its project's tenant", workloads)
+			}
+			var kept []string
+			db.Raw("SELECT p.id || ' ' || p.workload_id || ' ' || COALESCE(r.id, '-') FROM pods p LEFT JOIN revisions r ON r.id = p.revision_id ORDER BY p.id").Scan(&kept)
+			if fmt.Sprint(kept) != "[p1 w1 - p2 w2 r1]" {
+				t.Errorf("pods and revisions %v", kept)
+			}
+			for tenant, want := range map[int]bool{7: true, 8: false} {
+				if has, err := st.TenantHasWorkload(ctx, tenant, "w1"); err != nil || has != want {
+					t.Errorf("tenant %d has workload w1: %v (%v), want %v", tenant, has, err, want)
+				}
+			}
+			if err := db.Exec("INSERT INTO projects (id, name, tenant_id) VALUES ('42', 'gamma', 8)").Error; err != nil {
+				t.Errorf("tenant 8's own project 42: %v", err)
+			}
+			if err := db.Exec("INSERT INTO projects (id, name, tenant_id) VALUES ('42', 'again', 7)").Error; !store.IsUniqueViolation(err) {
+				t.Errorf("tenant 7's project 42 a second time: %v, want a unique violation", err)
+			}
+			if err := db.Exec("INSERT INTO workloads (id, name, project_id, cluster_id, tenant_id) VALUES ('w3', 'x', '42', 'c3', 9)").Error; err == nil {
+				t.Errorf("a workload of tenant 9 in project 42, which tenant 9 does not have, was written")
+			}
+			if d == store.SQLite {
+				var broken []map[string]any
+				if err := db.Raw("PRAGMA foreign_key_check").Scan(&broken).Error; err != nil || len(broken) != 0 {
+					t.Errorf("foreign key check: %v (%v)", broken, err)
+				}
+			}
+		})
+	}
+}

@@ -214,7 +214,7 @@ func (g *gen) workloads() {
 		for w := 0; w*PodsPerWorkload < n; w++ {
 			pr := projects[w%len(projects)]
 			node := g.rng.IntN(max(g.o.Nodes, 1))
-			wl := models.Workload{ID: g.uuid(), Name: fmt.Sprintf("job-%d-%05d", t, w), ProjectID: pr.ID, ClusterID: g.clusterOf(node)}
+			wl := models.Workload{ID: g.uuid(), Name: fmt.Sprintf("job-%d-%05d", t, w), ProjectID: pr.ID, ClusterID: g.clusterOf(node), TenantID: pr.TenantID}
 			g.f.Workloads = append(g.f.Workloads, wl)
 			var rev *string
 			if w%5 == 4 {

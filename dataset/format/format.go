@@ -139,11 +139,15 @@ type Project struct {
 	TenantID int    `json:"tenantId"`
 }
 
+// Workload's TenantID names its project's tenant where the project id is
+// more than one tenant's; left out (0), the loader takes the one tenant
+// whose project has that id.
 type Workload struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	ProjectID string `json:"projectId"`
 	ClusterID string `json:"clusterId"`
+	TenantID  int    `json:"tenantId,omitempty"`
 }
 
 type Revision struct {
