@@ -55,6 +55,10 @@ func TestBeginReservesReplaysAndRefuses(t *testing.T) {
 		_, _, err = svc.Begin(ctx, "org-acme", "k-1", other)
 		datasettest.WantError(t, err, 422, idempotency.CodeKeyReused,
 			`Idempotency-Key "k-1" was already used with another request (a different method, path or body) in the last 24 hours; use a new key for a new request`)
+		// Another face names the key its own way.
+		_, _, err = svc.BeginNamed(ctx, idempotency.Naming{Key: "@idempotent key", Differs: "another mutation"}, "org-acme", "k-1", other)
+		datasettest.WantError(t, err, 422, idempotency.CodeKeyReused,
+			`@idempotent key "k-1" was already used with another request (another mutation) in the last 24 hours; use a new key for a new request`)
 	})
 }
 
@@ -101,6 +105,8 @@ func TestCheckKeyAndFingerprint(t *testing.T) {
 		_, err := idempotency.CheckKey(c.values)
 		datasettest.WantError(t, err, 400, idempotency.CodeBadKey, c.msg)
 	}
+	_, err := idempotency.CheckNamed("@idempotent key", "")
+	datasettest.WantError(t, err, 400, idempotency.CodeBadKey, "@idempotent key is empty: send 1 to 255 characters, such as a UUID")
 	base := idempotency.Fingerprint("POST", "/a?x=1", []byte("{}"))
 	if base != idempotency.Fingerprint("POST", "/a?x=1", []byte("{}")) {
 		t.Error("one request, two fingerprints")
