@@ -2962,7 +2962,24 @@ type Query {
   ): PodMetrics!
 }
 
-"Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist."
+"""
+Makes the mutation field it marks idempotent, as the Idempotency-Key header
+does on REST and on a POST /graphql: the first operation with the key acts and
+its answer is kept for 24 hours; the same field with the same arguments and
+selection again answers that answer without acting; another request with the
+key answers IDEMPOTENCY_KEY_REUSED (status 422), and while the first is in
+flight IDEMPOTENCY_KEY_IN_USE (status 409, retryAfter 1). Keys are the caller's
+organization's, shared with REST. Only on the one root field of a mutation
+operation; it also serves mutations sent over a WebSocket, which carry no
+header. createApiKey, createApplication and enrollNode, whose answers hold a
+secret, take no key.
+"""
+directive @idempotent(
+  "The key: 1 to 255 characters, such as a UUID."
+  key: String!
+) on FIELD
+
+"Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist. Each but createApiKey, createApplication and enrollNode takes an idempotency key (@idempotent, or the Idempotency-Key header on a POST of one mutation field)."
 type Mutation {
   "Reboots a running VM in place, or starts a stopped or failed VM or pod again (OpenRelay semantics). Needs compute.operate."
   restartVm(

@@ -12,7 +12,7 @@ import (
 
 // POST /v1/vms on both engines: 201 deploying with Location and the seed's
 // VM object (byte for byte what GET answers), 201 pending with the
-// summary, an Idempotency-Key replay, 400 for an unknown member, 409
+// summary, an Idempotency-Key replay (with its Location), 400 for an unknown member, 409
 // UNSCHEDULABLE, 503 with queue false.
 func TestCreateVMOverREST(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
@@ -36,10 +36,15 @@ func TestCreateVMOverREST(t *testing.T) {
 		if ids, _ := vm["gpuIds"].([]any); len(ids) != 2 || ids[0] != "n1-g5" || ids[1] != "n1-g6" {
 			t.Errorf("gpuIds %v, want n1-g5 n1-g6", vm["gpuIds"])
 		}
-		status, again := env.Do(http.MethodPost, "/v1/vms", "acme-operator", body, key)
+		// The replay: the same 201, body and Location.
+		status, again, h := doRaw(t, env, http.MethodPost, "/v1/vms", "acme-operator", body, key)
 		_, read := env.Do(http.MethodGet, "/v1/vms/"+id, "acme-reader", nil, nil)
 		if status != http.StatusCreated || string(again) != string(read) {
 			t.Errorf("replay %d %s, want 201 and the object GET answers %s", status, again, read)
+		}
+		if h.Get("Location") != "/v1/vms/"+id || h.Get("Idempotent-Replayed") != "true" || h.Get("Content-Type") != "application/json" {
+			t.Errorf("replay's Location %q, Idempotent-Replayed %q, Content-Type %q; want /v1/vms/%s, true, application/json",
+				h.Get("Location"), h.Get("Idempotent-Replayed"), h.Get("Content-Type"), id)
 		}
 
 		status, b := env.Do(http.MethodPost, "/v1/vms", "acme-operator",

@@ -17,6 +17,7 @@ import (
 	"gpugraph/httpapi/extension"
 	"gpugraph/httpapi/middleware"
 	"gpugraph/httpapi/transport"
+	"gpugraph/idempotency"
 	"gpugraph/live"
 	"gpugraph/loaders"
 	"gpugraph/resolvers"
@@ -84,6 +85,8 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *middleware.Gate, newLoad
 	srv.Use(limits)
 	srv.Use(docs.Admit())
 	srv.Use(extension.RestartBudget{Gate: g})
+	// Before ResponseCap: it keeps the answer as it is sent.
+	srv.Use(extension.Idempotency{Keys: res.Services.Idempotency, Gate: g, Gates: res.MutationGates()})
 	srv.Use(extension.DistinctLists{})
 	srv.Use(fieldmodel.NarrowLoaders())
 	var planner *fieldmodel.Planner
@@ -99,6 +102,9 @@ func newGraphQL(cfg Config, res *resolvers.Resolver, g *middleware.Gate, newLoad
 		return errors.New("panic")
 	})
 	srv.Use(extension.NewOperationMetrics(reg, cfg.OperationNames))
+	// Last: a kept answer or a key's refusal is answered in place of
+	// running the operation, as the extensions above see an answer.
+	srv.Use(extension.Replay{})
 	return srv
 }
 
@@ -158,7 +164,9 @@ func registerCacheMetrics(reg prometheus.Registerer, docs *extension.Documents, 
 // out of time answers 504 instead of 200 (the body is GraphQL's: data null
 // or partial, one TIMEOUT error); client disconnects are left alone (no one
 // reads). Field errors of an operation that ran keep 200, as GraphQL
-// servers answer them.
+// servers answer them. A mutation's kept answer given again for its
+// idempotency key has the kept answer's status and Idempotent-Replayed:
+// true.
 func graphQLStatus(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, st := extension.WithOutcome(r.Context())
@@ -200,6 +208,9 @@ func (t *timeoutStatusWriter) commit() {
 	code, retryAfter := t.req.Status(code)
 	if retryAfter > 0 {
 		t.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	if t.req.Replayed() {
+		t.Header().Set(idempotency.ReplayedHeader, "true")
 	}
 	t.ResponseWriter.WriteHeader(code)
 }

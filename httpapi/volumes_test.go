@@ -104,7 +104,17 @@ func TestVolumesFollowTheNode(t *testing.T) {
 
 		// A move: the disk is gone with the removed node; a fresh volume on
 		// the new one, named in the answer, the event and the assignment.
-		restart("pod-move", `299 - "the disk is gone: deployed fresh on node n-va with a fresh, empty volume vol-pod-move-1"`)
+		// Sent with an Idempotency-Key, its replay warns the same.
+		const moved = `299 - "the disk is gone: deployed fresh on node n-va with a fresh, empty volume vol-pod-move-1"`
+		status, first, h := doRaw(t, env, "POST", "/v1/vms/pod-move/restart", "vol-op", nil, withKey("move-1"))
+		if status != 200 || h.Get("Warning") != moved {
+			t.Fatalf("restart pod-move: %d, Warning %q; want 200 and %q", status, h.Get("Warning"), moved)
+		}
+		status, again, h := doRaw(t, env, "POST", "/v1/vms/pod-move/restart", "vol-op", nil, withKey("move-1"))
+		if status != 200 || string(again) != string(first) || h.Get("Warning") != moved || h.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("replayed restart of pod-move: %d, Warning %q, Idempotent-Replayed %q; want 200, %q, true and the first body\n%s\n%s",
+				status, h.Get("Warning"), h.Get("Idempotent-Replayed"), moved, again, first)
+		}
 		if got, want := volumes("pod-move"), "vol-pod-move-0@n-vgone/20GB fresh=false deleted=true vol-pod-move-1@n-va/20GB fresh=true deleted=false"; got != want {
 			t.Errorf("pod-move's volumes after the move: %s, want %s", got, want)
 		}

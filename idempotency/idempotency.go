@@ -2,8 +2,10 @@
 // and the IETF draft "The Idempotency-Key HTTP Header Field" do: the first
 // request with a key acts and its answer is kept for 24 hours; the same key
 // with the same request (method, path and body) answers that answer again,
-// byte for byte, without acting; the same key with another request is a
-// 422. Keys belong to an organization.
+// byte for byte with the headers it had (Location, Warning, …), without
+// acting; the same key with another request is a 422. Keys belong to an
+// organization, and GraphQL's mutations share them (a mutation is never the
+// same request as a REST one).
 //
 // A key is reserved before the request acts (an insert under the table's
 // primary key), so of two identical requests racing with one key only one
@@ -16,6 +18,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -50,16 +54,22 @@ const (
 // CheckKey refuses an empty key, one over 255 characters, and a header
 // sent more than once.
 func CheckKey(values []string) (string, error) {
-	switch {
-	case len(values) > 1:
+	if len(values) > 1 {
 		return "", apierr.New(http.StatusBadRequest, CodeBadKey, "send one %s header, not %d", Header, len(values))
-	case values[0] == "":
-		return "", apierr.New(http.StatusBadRequest, CodeBadKey, "%s is empty: send 1 to %d characters, such as a UUID", Header, MaxKeyLength)
-	case len([]rune(values[0])) > MaxKeyLength:
-		return "", apierr.New(http.StatusBadRequest, CodeBadKey, "%s is %d characters long: at most %d are allowed",
-			Header, len([]rune(values[0])), MaxKeyLength)
 	}
-	return values[0], nil
+	return CheckNamed(Header, values[0])
+}
+
+// CheckNamed refuses an empty key and one over 255 characters, naming the
+// key as name (the header, or GraphQL's @idempotent(key:)).
+func CheckNamed(name, key string) (string, error) {
+	switch n := len([]rune(key)); {
+	case key == "":
+		return "", apierr.New(http.StatusBadRequest, CodeBadKey, "%s is empty: send 1 to %d characters, such as a UUID", name, MaxKeyLength)
+	case n > MaxKeyLength:
+		return "", apierr.New(http.StatusBadRequest, CodeBadKey, "%s is %d characters long: at most %d are allowed", name, n, MaxKeyLength)
+	}
+	return key, nil
 }
 
 // Fingerprint is what makes two requests "the same request": method,
@@ -71,9 +81,11 @@ func Fingerprint(method, pathAndQuery string, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Answer is a kept answer: its HTTP status and body.
+// Answer is a kept answer: its HTTP status, the headers its handler set
+// (nil for an answer kept without them) and its body.
 type Answer struct {
 	Status int
+	Header http.Header
 	Body   []byte
 }
 
@@ -90,10 +102,28 @@ type Reservation struct {
 	rec *store.IdempotencyRecord
 }
 
+// Naming is how a face's refusals name a key and what tells two of its
+// requests apart.
+type Naming struct {
+	// Key names the key: "Idempotency-Key" (followed by the key, quoted).
+	Key string
+	// Differs is what another request differs in.
+	Differs string
+}
+
+// REST is the naming of the Idempotency-Key header on a REST request.
+var REST = Naming{Key: Header, Differs: "a different method, path or body"}
+
 // Begin looks key up for orgID's request fingerprint: a kept answer to give
 // again, or a reservation for this request to act under. A key in flight
-// is a 409, a key kept for another request a 422.
+// is a 409, a key kept for another request a 422. Its refusals name the
+// key as REST's header.
 func (s *Service) Begin(ctx context.Context, orgID, key, fingerprint string) (*Answer, *Reservation, error) {
+	return s.BeginNamed(ctx, REST, orgID, key, fingerprint)
+}
+
+// BeginNamed is Begin with the refusals naming the key as n says.
+func (s *Service) BeginNamed(ctx context.Context, n Naming, orgID, key, fingerprint string) (*Answer, *Reservation, error) {
 	now := store.Now()
 	rec, reserved, err := s.store.ReserveIdempotencyKey(ctx, orgID, key, fingerprint, now, now.Add(-TTL), now.Add(-Lease))
 	switch {
@@ -103,22 +133,43 @@ func (s *Service) Begin(ctx context.Context, orgID, key, fingerprint string) (*A
 		return nil, &Reservation{st: s.store, rec: rec}, nil
 	case rec.RequestHash != fingerprint:
 		return nil, nil, apierr.New(http.StatusUnprocessableEntity, CodeKeyReused,
-			"%s %q was already used with another request (a different method, path or body) in the last 24 hours; use a new key for a new request",
-			Header, key)
+			"%s %q was already used with another request (%s) in the last 24 hours; use a new key for a new request",
+			n.Key, key, n.Differs)
 	case rec.Status == 0:
-		e := apierr.Conflict(CodeKeyInUse, "a request with %s %q is still in flight; retry once it has answered", Header, key)
+		e := apierr.Conflict(CodeKeyInUse, "a request with %s %q is still in flight; retry once it has answered", n.Key, key)
 		e.RetryAfter = 1
 		return nil, nil, e
 	}
-	return &Answer{Status: rec.Status, Body: []byte(rec.Body)}, nil, nil
+	ans := &Answer{Status: rec.Status, Body: []byte(rec.Body)}
+	if rec.Headers != "" {
+		if err := json.Unmarshal([]byte(rec.Headers), &ans.Header); err != nil {
+			// The body is still the answer: give it without its headers.
+			slog.ErrorContext(ctx, "kept idempotent answer's headers", "err", err, "key", key)
+		}
+	}
+	return ans, nil, nil
 }
 
-// Finish keeps the answer of the request that held the reservation. A
-// server error is not kept: the key is released, so a retry acts again
-// (nothing was done, or the error says to try again).
-func (r *Reservation) Finish(ctx context.Context, status int, body []byte) error {
+// Finish keeps the answer of the request that held the reservation: its
+// status, the headers its handler set (Location, Warning, Content-Type, …;
+// nil for none) and its body. A server error is not kept: the key is
+// released, so a retry acts again (nothing was done, or the error says to
+// try again).
+func (r *Reservation) Finish(ctx context.Context, status int, header http.Header, body []byte) error {
 	if status >= 500 {
-		return r.st.ReleaseIdempotencyKey(ctx, r.rec)
+		return r.Release(ctx)
 	}
-	return r.st.FinishIdempotencyKey(ctx, r.rec, status, string(body))
+	var headers []byte
+	if len(header) > 0 {
+		var err error
+		if headers, err = json.Marshal(header); err != nil {
+			return err
+		}
+	}
+	return r.st.FinishIdempotencyKey(ctx, r.rec, status, string(headers), string(body))
+}
+
+// Release gives the key up without an answer, so a retry acts again.
+func (r *Reservation) Release(ctx context.Context) error {
+	return r.st.ReleaseIdempotencyKey(ctx, r.rec)
 }

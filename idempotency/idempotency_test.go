@@ -2,6 +2,8 @@ package idempotency_test
 
 import (
 	"context"
+	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ import (
 
 // A key's first request reserves it; the same request again, while it is
 // in flight, is a 409, and once it answered gets that answer byte for
-// byte; another request with the key is a 422. Keys are an
+// byte, with its headers; another request with the key is a 422. Keys are an
 // organization's: the same key in another organization is its own.
 func TestBeginReservesReplaysAndRefuses(t *testing.T) {
 	datasettest.Each(t, func(t *testing.T, st *store.Store) {
@@ -33,12 +35,17 @@ func TestBeginReservesReplaysAndRefuses(t *testing.T) {
 			t.Fatalf("org-globex's k-1: %v %v, want its own reservation", gres, err)
 		}
 
-		if err := res.Finish(ctx, 202, []byte(`{"status":"stopping"}`)); err != nil {
+		header := http.Header{"Content-Type": {"application/json"}, "Location": {"/v1/vms/vm-acme-1"},
+			"Warning": {`299 - "the disk is gone"`}}
+		if err := res.Finish(ctx, 202, header, []byte(`{"status":"stopping"}`)); err != nil {
 			t.Fatal(err)
 		}
 		ans, res, err = svc.Begin(ctx, "org-acme", "k-1", stop)
 		if err != nil || res != nil || ans == nil || ans.Status != 202 || string(ans.Body) != `{"status":"stopping"}` {
 			t.Fatalf("replay: %+v %v %v", ans, res, err)
+		}
+		if !reflect.DeepEqual(ans.Header, header) {
+			t.Errorf("replayed headers %v, want %v", ans.Header, header)
 		}
 		// org-globex's is still in flight: acme's answer is not its.
 		_, _, err = svc.Begin(ctx, "org-globex", "k-1", stop)
@@ -48,6 +55,10 @@ func TestBeginReservesReplaysAndRefuses(t *testing.T) {
 		_, _, err = svc.Begin(ctx, "org-acme", "k-1", other)
 		datasettest.WantError(t, err, 422, idempotency.CodeKeyReused,
 			`Idempotency-Key "k-1" was already used with another request (a different method, path or body) in the last 24 hours; use a new key for a new request`)
+		// Another face names the key its own way.
+		_, _, err = svc.BeginNamed(ctx, idempotency.Naming{Key: "@idempotent key", Differs: "another mutation"}, "org-acme", "k-1", other)
+		datasettest.WantError(t, err, 422, idempotency.CodeKeyReused,
+			`@idempotent key "k-1" was already used with another request (another mutation) in the last 24 hours; use a new key for a new request`)
 	})
 }
 
@@ -61,17 +72,17 @@ func TestServerErrorReleasesTheKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := res.Finish(ctx, 503, []byte(`{"error":"try again"}`)); err != nil {
+		if err := res.Finish(ctx, 503, nil, []byte(`{"error":"try again"}`)); err != nil {
 			t.Fatal(err)
 		}
 		ans, res, err := svc.Begin(ctx, "org-acme", "k-2", fp)
 		if err != nil || ans != nil || res == nil {
 			t.Fatalf("retry after a 503: %+v %v %v, want a new reservation", ans, res, err)
 		}
-		if err := res.Finish(ctx, 409, []byte(`{"code":"CONFLICT"}`)); err != nil {
+		if err := res.Finish(ctx, 409, nil, []byte(`{"code":"CONFLICT"}`)); err != nil {
 			t.Fatal(err)
 		}
-		if ans, _, err := svc.Begin(ctx, "org-acme", "k-2", fp); err != nil || ans.Status != 409 || string(ans.Body) != `{"code":"CONFLICT"}` {
+		if ans, _, err := svc.Begin(ctx, "org-acme", "k-2", fp); err != nil || ans.Status != 409 || string(ans.Body) != `{"code":"CONFLICT"}` || ans.Header != nil {
 			t.Errorf("a client error is kept: %+v %v", ans, err)
 		}
 	})
@@ -94,6 +105,8 @@ func TestCheckKeyAndFingerprint(t *testing.T) {
 		_, err := idempotency.CheckKey(c.values)
 		datasettest.WantError(t, err, 400, idempotency.CodeBadKey, c.msg)
 	}
+	_, err := idempotency.CheckNamed("@idempotent key", "")
+	datasettest.WantError(t, err, 400, idempotency.CodeBadKey, "@idempotent key is empty: send 1 to 255 characters, such as a UUID")
 	base := idempotency.Fingerprint("POST", "/a?x=1", []byte("{}"))
 	if base != idempotency.Fingerprint("POST", "/a?x=1", []byte("{}")) {
 		t.Error("one request, two fingerprints")

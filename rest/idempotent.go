@@ -17,8 +17,10 @@ const maxIdempotentBody = 1 << 20
 
 // idempotent makes h, an OpenRelay POST or DELETE, honour an
 // Idempotency-Key header (package idempotency): the first request acts and
-// its answer is kept; the same request again gets that answer with
-// Idempotent-Replayed: true. A request without the header acts as always.
+// its answer is kept, with every header h set (a create's Location, a
+// restart's Warning, Content-Type); the same request again gets that
+// answer with Idempotent-Replayed: true. A request without the header acts
+// as always.
 // The face has checked the caller's permission before this runs, so a
 // refusal for the key itself is never kept.
 func (api *API) idempotent(h handlerFunc) handlerFunc {
@@ -43,7 +45,12 @@ func (api *API) idempotent(h handlerFunc) handlerFunc {
 			return err
 		}
 		if answer != nil {
-			w.Header().Set("Content-Type", "application/json")
+			for k, v := range answer.Header {
+				w.Header()[k] = v
+			}
+			if answer.Header.Get("Content-Type") == "" { // kept before its headers were
+				w.Header().Set("Content-Type", "application/json")
+			}
 			w.Header().Set(idempotency.ReplayedHeader, "true")
 			w.WriteHeader(answer.Status)
 			_, _ = w.Write(answer.Body)
@@ -55,7 +62,7 @@ func (api *API) idempotent(h handlerFunc) handlerFunc {
 			WriteOpenRelayError(rec, r, err)
 		}
 		// The action happened: keep its answer even if the client has gone.
-		if err := res.Finish(context.WithoutCancel(r.Context()), rec.status, rec.body.Bytes()); err != nil {
+		if err := res.Finish(context.WithoutCancel(r.Context()), rec.status, rec.header, rec.body.Bytes()); err != nil {
 			slog.ErrorContext(r.Context(), "keep idempotent answer", "err", err, "key", key)
 		}
 		for k, v := range rec.header {

@@ -21,8 +21,11 @@ type IdempotencyRecord struct {
 	IdemKey        string `gorm:"column:idem_key"`
 	RequestHash    string
 	Status         int
-	Body           string
-	CreatedAt      time.Time
+	// Headers are the answer's headers as JSON (migration 0021); Body its
+	// body.
+	Headers   string
+	Body      string
+	CreatedAt time.Time
 }
 
 // TableName is the idempotency keys' table (migration 0006).
@@ -54,12 +57,13 @@ func (s *Store) ReserveIdempotencyKey(ctx context.Context, orgID, key, hash stri
 	return rec, reserved, err
 }
 
-// FinishIdempotencyKey writes the answer into the reservation rec, unless
-// it is no longer rec's (it was abandoned and taken over meanwhile).
-func (s *Store) FinishIdempotencyKey(ctx context.Context, rec *IdempotencyRecord, status int, body string) error {
+// FinishIdempotencyKey writes the answer (status, headers, body) into the
+// reservation rec, unless it is no longer rec's (it was abandoned and taken
+// over meanwhile).
+func (s *Store) FinishIdempotencyKey(ctx context.Context, rec *IdempotencyRecord, status int, headers, body string) error {
 	return s.WithContext(ctx).Model(&IdempotencyRecord{}).
 		Where("organization_id = ? AND idem_key = ? AND status = 0 AND created_at = ?", rec.OrganizationID, rec.IdemKey, rec.CreatedAt).
-		Updates(map[string]any{"status": status, "body": body}).Error
+		Updates(map[string]any{"status": status, "headers": headers, "body": body}).Error
 }
 
 // ReleaseIdempotencyKey deletes the reservation rec, so the key may be sent

@@ -137,7 +137,7 @@ type MetricValue struct {
 	Timestamp time.Time `json:"timestamp"`
 }
 
-// Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist.
+// Writes. Each names the permission its key needs; a write to another organization's object answers as if it did not exist. Each but createApiKey, createApplication and enrollNode takes an idempotency key (@idempotent, or the Idempotency-Key header on a POST of one mutation field).
 type Mutation struct {
 }
 

@@ -7,7 +7,9 @@
 // introspection switch, repeated list values dropped (DistinctLists), the
 // answer's size cap and the error presenter (ResponseCap, PresentError,
 // Outcome), the budgets charged per operation (StreamBudget,
-// RestartBudget, through the server's Gate) and the operations' metrics.
+// RestartBudget, through the server's Gate), a mutation's idempotency key
+// (Idempotency and Replay, keeping answers through package idempotency as
+// REST does) and the operations' metrics.
 //
 // They see operations, not HTTP: no extension imports the store, the
 // services or the HTTP middleware; what they ask of the gate is the Gate

@@ -26,6 +26,8 @@ type Outcome struct {
 	refused  atomic.Int32
 	// retryAfter, in seconds, is sent as Retry-After with a refusal (429).
 	retryAfter atomic.Int32
+	// replayed: the answer is one kept for an idempotency key (Idempotency).
+	replayed atomic.Bool
 }
 
 type outcomeKey struct{}
@@ -59,6 +61,10 @@ func (o *Outcome) Status(code int) (status, retryAfter int) {
 	}
 	return code, 0
 }
+
+// Replayed reports whether the answer is one kept for an idempotency key,
+// given again (Idempotent-Replayed: true).
+func (o *Outcome) Replayed() bool { return o.replayed.Load() }
 
 // apqNotFound is the message of gqlgen's answer to an unknown APQ hash.
 const apqNotFound = "PersistedQueryNotFound"
