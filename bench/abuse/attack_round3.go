@@ -230,7 +230,6 @@ func projectIDs(ctx context.Context, e *env, r *Result) error {
 	if s1 != http.StatusCreated || s2 != http.StatusCreated {
 		return fmt.Errorf("enrol: %s, %s", answer(s1, err1), answer(s2, err2))
 	}
-	var victimBody []byte
 	err := e.set(ctx, r, 2, 1, func(ctx context.Context) {
 		projects := make([]map[string]any, 0, 1000)
 		for id := 7; id <= 1006; id++ {
@@ -240,20 +239,35 @@ func projectIDs(ctx context.Context, e *env, r *Result) error {
 		r.Statuses.Add(answer(status, err))
 		workload := e.roundUUID(uuidWorkload, 31)
 		pod := syncPod(theirs, e.roundUUID(uuidPod, 310), workload, "42")
-		status, victimBody, err = e.sync(ctx, 1, theirs, victimCred, syncBatch(1, "42", workload, pod))
+		status, _, err = e.sync(ctx, 1, theirs, victimCred, syncBatch(1, "42", workload, pod))
 		r.Statuses.Add(answer(status, err))
 	})
 	if err != nil {
 		return err
 	}
-	// The victim reads its pods of project 42: its own project's name.
-	status, b, err := e.do(ctx, 0, http.MethodGet, "/api/v1/workloads/pods?filterBy=projectId==42", e.fx.victimKey, nil)
-	var page struct {
-		Pods []struct{ ProjectName string }
+	// The victim reads its projects: 42 is its own, by its own name, and
+	// its pods of project 42 are its own.
+	status, b, err := e.graphql(ctx, 0, e.fx.victimKey, "{ projects { id name tenantId } }", nil)
+	var got struct {
+		Data struct {
+			Projects []struct {
+				ID, Name string
+				TenantID int
+			}
+		}
 	}
-	_ = json.Unmarshal(b, &page)
-	own := status == http.StatusOK && err == nil && len(page.Pods) == 1 && page.Pods[0].ProjectName == "team-42"
-	r.Outcome = fmt.Sprintf("the victim's batch %.80s; its pods of project 42: %d", victimBody, len(page.Pods))
+	_ = json.Unmarshal(b, &got)
+	own := false
+	for _, p := range got.Data.Projects {
+		if p.ID == "42" {
+			own = p.Name == "team-42" && p.TenantID == e.fx.victimTenant
+		}
+	}
+	_, b, _ = e.do(ctx, 0, http.MethodGet, "/api/v1/workloads/pods/count?filterBy=projectId==42", e.fx.victimKey, nil)
+	var count struct{ Count int }
+	_ = json.Unmarshal(b, &count)
+	own = own && status == http.StatusOK && err == nil && count.Count == 1
+	r.Outcome = fmt.Sprintf("the victim's project 42 its own: %v; its pods of project 42: %d", own, count.Count)
 	r.OK = r.Statuses.Only("200") && own
 	return nil
 }
