@@ -1,5 +1,6 @@
-// Package abuse replays the attacks of the hostile-tenants issue (issue
-// 23) against the real server binary and measures what each costs the
+// Package abuse replays the attacks of the hostile-tenants issues (issue
+// 23, and issue 39's round on the surfaces that landed after it) against
+// the real server binary and measures what each costs the
 // server: its CPU (user + system time from /proc/<pid>/stat, plus its
 // PostgreSQL backends'), its memory (peak resident set from VmHWM after a
 // reset, and the heap the last collection kept, from /metrics'
