@@ -116,7 +116,7 @@ func TestGraphQLIdempotencyKeyHeader(t *testing.T) {
 			{`mutation { stopVm(id: "vm-h-1") { id } }`, nil},
 		} {
 			status, b, _ := gqlKeyed(t, env, "acme-operator", other.query, other.vars, key)
-			if want := fmt.Sprintf(reusedMessage, "Idempotency-Key", "g-1"); status != 422 || gqlErr(t, b) != want || !bytes.Contains(b, []byte(`"data":null`)) {
+			if want := fmt.Sprintf(reusedMessage, "Idempotency-Key", "g-1"); status != 422 || gqlErr(t, b) != want || bytes.Contains(b, []byte(`"data"`)) {
 				t.Errorf("%s with a used key: %d %s, want 422 %s", other.query, status, b, want)
 			}
 		}
@@ -277,7 +277,7 @@ func TestGraphQLIdempotencyKeyRefusals(t *testing.T) {
 				"createApiKey takes no idempotency key: its answer holds a secret, which is never kept; send it without one"},
 		} {
 			status, b, _ := gqlKeyed(t, env, "acme-operator", c.query, nil, c.header)
-			if got := gqlErr(t, b); status != 400 || got != "INVALID_IDEMPOTENCY_KEY 400 "+c.want || !bytes.Contains(b, []byte(`"data":null`)) {
+			if got := gqlErr(t, b); status != 400 || got != "INVALID_IDEMPOTENCY_KEY 400 "+c.want || bytes.Contains(b, []byte(`"data"`)) {
 				t.Errorf("%s: %d %s\nwant 400 INVALID_IDEMPOTENCY_KEY %s", c.query, status, b, c.want)
 			}
 		}
