@@ -49,28 +49,28 @@ test:
 ## fuzz: every fuzz target for FUZZTIME (1000x: a thousand inputs) each, from its seed corpus (GraphQL request path and body, the field count off a document's tokens (and off its bytes, against the lexer's), REST parameters, the create body of POST /v1/vms, REST JSON bodies, filterBy, credential expiry, cursors, the Run:ai face's instants, Accept-Encoding, the GraphQL answer's writing, the GraphQL body's members split while it is checked, by jsontext and by the quick pass against it, the cluster sync batch, the connector's quantities, the pods filter's SQL, stored histograms' quantiles, PCI bus ids)
 FUZZTIME ?= 1000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzGraphQLBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzCountFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/extension/
-	$(GO) test -run '^$$' -fuzz '^FuzzScanFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/extension/
-	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzCreateBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/transport/
-	$(GO) test -run '^$$' -fuzz '^FuzzScanJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/transport/
-	$(GO) test -run '^$$' -fuzz '^FuzzSplitBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./httpapi/transport/
-	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./contentcoding/
-	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' filterby/*_test.go | sed 's/func //'); do \
-		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./filterby/ || exit 1; done
-	$(GO) test -run '^$$' -fuzz '^FuzzParseExpires$$' -fuzztime $(FUZZTIME) -parallel 2 ./credentials/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./edge/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./paging/
+	$(GO) test -run '^$$' -fuzz '^FuzzGraphQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzGraphQLBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzCountFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/extension/
+	$(GO) test -run '^$$' -fuzz '^FuzzScanFields$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/extension/
+	$(GO) test -run '^$$' -fuzz '^FuzzRESTParams$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzCreateBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/
+	$(GO) test -run '^$$' -fuzz '^FuzzWriteResponse$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/transport/
+	$(GO) test -run '^$$' -fuzz '^FuzzScanJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/transport/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitBody$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/httpapi/transport/
+	$(GO) test -run '^$$' -fuzz '^FuzzNegotiate$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/contentcoding/
+	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' internal/lib/filterby/*_test.go | sed 's/func //'); do \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/filterby/ || exit 1; done
+	$(GO) test -run '^$$' -fuzz '^FuzzParseExpires$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/services/credentials/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/edge/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/paging/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTimeDefaultUTC$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 	$(GO) test -run '^$$' -fuzz '^FuzzInstanceTypeProblem$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 2 ./clusterbatch/
-	$(GO) test -run '^$$' -fuzz '^FuzzQuantities$$' -fuzztime $(FUZZTIME) -parallel 2 ./clusterconnector/
-	$(GO) test -run '^$$' -fuzz '^FuzzFilterSQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./store/
-	$(GO) test -run '^$$' -fuzz '^FuzzHistogramQuantile$$' -fuzztime $(FUZZTIME) -parallel 2 ./promql/
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeBusID$$' -fuzztime $(FUZZTIME) -parallel 2 ./agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/cluster/clusterbatch/
+	$(GO) test -run '^$$' -fuzz '^FuzzQuantities$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/cluster/clusterconnector/
+	$(GO) test -run '^$$' -fuzz '^FuzzFilterSQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzHistogramQuantile$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/promql/
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeBusID$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/agent/
 
 ## generate: regenerate graph/ from schema.graphqls (cmd/gqlgen: gqlgen with the field model's plugin, which writes graph/fieldmodel_gen.go)
 generate:
@@ -94,7 +94,7 @@ bench:
 	$(GO) build -o bin/cluster-agent ./cmd/cluster-agent
 	$(GO) run ./cmd/benchreport -o BENCHMARKS.md
 	@echo "pod metrics range read, built-in store vs Prometheus (same samples, same query; skips without prometheus):"
-	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./httpapi
+	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./internal/httpapi
 
 ## bench-peer: gpugraph beside PostGraphile (installed from npm into a cache outside the repo) on one PostgreSQL fleet (TEST_DATABASE_URL's server): Q1–Q4 latency, CPU per request and requests/s, into BENCHMARKS.md; skips without npm
 PEERFLAGS ?=

@@ -12,13 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"gpugraph/apierr"
-	"gpugraph/auth"
-	"gpugraph/clustersync"
-	"gpugraph/credentials"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/services/clustersync"
+	"gpugraph/internal/services/credentials"
+	"gpugraph/internal/services/nodeid"
+	"gpugraph/internal/store"
 	"gpugraph/models"
-	"gpugraph/nodeid"
-	"gpugraph/store"
 )
 
 // adminCommand is one administration subcommand: it works straight in the

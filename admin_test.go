@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/agentapi"
-	"gpugraph/auth"
-	"gpugraph/clustersync"
-	"gpugraph/nodeid"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
+	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/services/clustersync"
+	"gpugraph/internal/services/nodeid"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 )
 
 // runAdmin runs one administration command against dbURL.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/auth"
 	"gpugraph/demo"
-	"gpugraph/store"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/store"
 )
 
 // lockedBuffer is a bytes.Buffer the server and the test share.

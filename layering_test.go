@@ -45,31 +45,47 @@ func listPackages(t *testing.T) map[string]listed {
 	return pkgs
 }
 
+// grouped reports whether package path sits in another package's folder
+// only because the tree groups packages by layer: every service in package
+// services' folder, the REST face and GraphQL's loaders in the HTTP edge's.
+func grouped(path string) bool {
+	return strings.HasPrefix(path, "gpugraph/internal/services/") ||
+		slices.ContainsFunc([]string{"gpugraph/internal/httpapi/rest", "gpugraph/internal/httpapi/loaders"}, func(g string) bool {
+			return path == g || strings.HasPrefix(path, g+"/")
+		})
+}
+
+// under reports whether path is package root or one of root's own
+// sub-packages: a rule on services or httpapi does not reach the packages
+// grouped in their folders (grouped).
+func under(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+"/") && (grouped(root) || !grouped(path))
+}
+
 // TestLayering keeps the data flowing one way: faces (resolvers, rest) →
 // services → store / placement → database. Each rule names the package
 // that broke it and the import that did.
 func TestLayering(t *testing.T) {
 	pkgs := listPackages(t)
-	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
 
 	// The two faces stand side by side: neither reaches into the other, and
 	// REST knows nothing of GraphQL's types or per-request loaders.
 	forbidden := map[string][]string{
-		"gpugraph/rest":      {"gpugraph/resolvers", "gpugraph/loaders", "gpugraph/graph", "github.com/99designs/gqlgen"},
-		"gpugraph/resolvers": {"gpugraph/rest"},
+		"gpugraph/internal/httpapi/rest": {"gpugraph/resolvers", "gpugraph/internal/httpapi/loaders", "gpugraph/graph", "github.com/99designs/gqlgen"},
+		"gpugraph/resolvers":             {"gpugraph/internal/httpapi/rest"},
 	}
 	// Pure packages speak no HTTP, know no face and no store.
-	for _, p := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding", "gpugraph/rowfield"} {
-		forbidden[p] = []string{"net/http", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/store"}
+	for _, p := range []string{"gpugraph/placement", "gpugraph/internal/lib/promql", "gpugraph/internal/lib/filterby", "gpugraph/internal/lib/podfield", "gpugraph/internal/lib/contentcoding", "gpugraph/internal/lib/rowfield"} {
+		forbidden[p] = []string{"net/http", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/store"}
 	}
 	// The field model is what make generate reads (cmd/gqlgen): it must
 	// build without the code generated from it (graph/), and it knows no
 	// column (the store names them) and no face.
-	forbidden["gpugraph/fieldmodel"] = []string{"gpugraph/graph", "gpugraph/store", "gpugraph/rest", "gpugraph/resolvers", "net/http"}
+	forbidden["gpugraph/internal/fieldmodel"] = []string{"gpugraph/graph", "gpugraph/internal/store", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "net/http"}
 	// Services hold the rules for both faces and know neither (an HTTP status
 	// travels in an apierr.Error, which both faces render).
-	for _, p := range []string{"gpugraph/compute", "gpugraph/hardware", "gpugraph/pods", "gpugraph/podmetrics", "gpugraph/nodes", "gpugraph/idempotency", "gpugraph/fleet", "gpugraph/promsource", "gpugraph/nodeid", "gpugraph/live", "gpugraph/credentials", "gpugraph/services", "gpugraph/sweep"} {
-		forbidden[p] = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/loaders", "github.com/99designs/gqlgen", "gorm.io"}
+	for _, p := range []string{"gpugraph/internal/services/compute", "gpugraph/internal/services/hardware", "gpugraph/internal/services/pods", "gpugraph/internal/services/podmetrics", "gpugraph/internal/services/nodes", "gpugraph/internal/services/idempotency", "gpugraph/internal/services/fleet", "gpugraph/internal/services/promsource", "gpugraph/internal/services/nodeid", "gpugraph/internal/services/live", "gpugraph/internal/services/credentials", "gpugraph/internal/services", "gpugraph/internal/services/sweep"} {
+		forbidden[p] = []string{"gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/httpapi/loaders", "github.com/99designs/gqlgen", "gorm.io"}
 	}
 	// httpapi is shaped as gqlgen's graphql/handler: the server and its
 	// routes in httpapi, the transports, extensions and middleware in
@@ -78,14 +94,14 @@ func TestLayering(t *testing.T) {
 	// requests and operations: no store, no services, no face (what they
 	// ask of the gate is an interface). The middleware sees HTTP only:
 	// nothing of gqlgen, the generated executor or the field model.
-	const transportPkg, extensionPkg, middlewarePkg = "gpugraph/httpapi/transport", "gpugraph/httpapi/extension", "gpugraph/httpapi/middleware"
+	const transportPkg, extensionPkg, middlewarePkg = "gpugraph/internal/httpapi/transport", "gpugraph/internal/httpapi/extension", "gpugraph/internal/httpapi/middleware"
 	for _, p := range []string{transportPkg, extensionPkg} {
-		forbidden[p] = []string{"gpugraph/httpapi", "gpugraph/store", "gpugraph/services", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/graph"}
+		forbidden[p] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph"}
 	}
-	forbidden[middlewarePkg] = []string{"gpugraph/httpapi", "gpugraph/store", "gpugraph/services", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/fieldmodel", "github.com/99designs/gqlgen"}
+	forbidden[middlewarePkg] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/fieldmodel", "github.com/99designs/gqlgen"}
 	// The rule reads real imports: the transports import gqlgen's, the
 	// middleware the REST routes' policy.
-	if !slices.Contains(pkgs[transportPkg].Imports, "github.com/99designs/gqlgen/graphql/handler/transport") || !slices.Contains(pkgs[middlewarePkg].Imports, "gpugraph/rest") {
+	if !slices.Contains(pkgs[transportPkg].Imports, "github.com/99designs/gqlgen/graphql/handler/transport") || !slices.Contains(pkgs[middlewarePkg].Imports, "gpugraph/internal/httpapi/rest") {
 		t.Fatalf("go list reports no gqlgen transport under %s or no rest under %s: the rule above would pass on anything", transportPkg, middlewarePkg)
 	}
 	// Faces do not import the store: they call the services they are
@@ -94,7 +110,7 @@ func TestLayering(t *testing.T) {
 	for path := range pkgs {
 		for _, face := range storelessFaces {
 			if under(path, face) {
-				forbidden[path] = append(forbidden[path], "gpugraph/store")
+				forbidden[path] = append(forbidden[path], "gpugraph/internal/store")
 			}
 		}
 	}
@@ -116,7 +132,7 @@ func TestLayering(t *testing.T) {
 	// …not even through another package.
 	// (rowfield imports models, whose errors are apierr's, which know
 	// their HTTP status: it is held to its direct imports only.)
-	for _, pkg := range []string{"gpugraph/placement", "gpugraph/promql", "gpugraph/filterby", "gpugraph/podfield", "gpugraph/contentcoding"} {
+	for _, pkg := range []string{"gpugraph/placement", "gpugraph/internal/lib/promql", "gpugraph/internal/lib/filterby", "gpugraph/internal/lib/podfield", "gpugraph/internal/lib/contentcoding"} {
 		if slices.Contains(pkgs[pkg].Deps, "net/http") {
 			t.Errorf("%s depends on net/http through its imports (go list -deps %s)", pkg, pkg)
 		}
@@ -124,7 +140,7 @@ func TestLayering(t *testing.T) {
 
 	// Only the store speaks SQL: no other package imports gorm or a driver.
 	for path, p := range pkgs {
-		if under(path, "gpugraph/store") {
+		if under(path, "gpugraph/internal/store") {
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -139,7 +155,7 @@ func TestLayering(t *testing.T) {
 // never import the store (nor do their sub-packages). The HTTP edge,
 // httpapi, is held to it file by file (TestEdgeKnowsNoStore): it also
 // wires the server.
-var storelessFaces = []string{"gpugraph/rest", "gpugraph/resolvers", "gpugraph/web"}
+var storelessFaces = []string{"gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/web"}
 
 // edgeStoreFiles are the files of httpapi that may import the store: the
 // wiring, which builds the services and the loaders over it and hands the
@@ -152,9 +168,9 @@ var edgeStoreFiles = []string{"server.go"}
 // path: only edgeStoreFiles of httpapi import it, and each of them does
 // (a file that no longer needs it leaves the list).
 func TestEdgeKnowsNoStore(t *testing.T) {
-	p, ok := listPackages(t)["gpugraph/httpapi"]
+	p, ok := listPackages(t)["gpugraph/internal/httpapi"]
 	if !ok {
-		t.Fatal("package gpugraph/httpapi is missing: the rule names it")
+		t.Fatal("package gpugraph/internal/httpapi is missing: the rule names it")
 	}
 	importers := map[string]bool{}
 	for _, name := range p.GoFiles {
@@ -163,19 +179,19 @@ func TestEdgeKnowsNoStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); path == "gpugraph/store" || strings.HasPrefix(path, "gpugraph/store/") {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == "gpugraph/internal/store" || strings.HasPrefix(path, "gpugraph/internal/store/") {
 				importers[name] = true
 			}
 		}
 	}
 	for name := range importers {
 		if !slices.Contains(edgeStoreFiles, name) {
-			t.Errorf("httpapi/%s imports gpugraph/store: the edge serves through the services httpapi.New builds (package services)", name)
+			t.Errorf("internal/httpapi/%s imports gpugraph/internal/store: the edge serves through the services httpapi.New builds (package services)", name)
 		}
 	}
 	for _, name := range edgeStoreFiles {
 		if !importers[name] {
-			t.Errorf("httpapi/%s is allowed the store but does not import it: take it off edgeStoreFiles", name)
+			t.Errorf("internal/httpapi/%s is allowed the store but does not import it: take it off edgeStoreFiles", name)
 		}
 	}
 }
@@ -189,9 +205,9 @@ var permissionNames = []string{"ComputeRead", "ComputeOperate", "WorkloadsRead",
 func TestFacesNameNoPermission(t *testing.T) {
 	pkgs := listPackages(t)
 	for path, p := range pkgs {
-		face := path == "gpugraph/httpapi" || strings.HasPrefix(path, "gpugraph/httpapi/")
+		face := under(path, "gpugraph/internal/httpapi")
 		for _, f := range storelessFaces {
-			face = face || path == f || strings.HasPrefix(path, f+"/")
+			face = face || under(path, f)
 		}
 		if !face {
 			continue
@@ -204,7 +220,7 @@ func TestFacesNameNoPermission(t *testing.T) {
 			}
 			authName := ""
 			for _, imp := range f.Imports {
-				if imp.Path.Value == `"gpugraph/auth"` {
+				if imp.Path.Value == `"gpugraph/internal/auth"` {
 					authName = "auth"
 					if imp.Name != nil {
 						authName = imp.Name.Name
@@ -240,7 +256,7 @@ func TestStoreChoosesNoTransition(t *testing.T) {
 		t.Fatalf("found %d transition names in package models: the rule would pass on anything", len(names))
 	}
 	for path, p := range pkgs {
-		if path != "gpugraph/store" && !strings.HasPrefix(path, "gpugraph/store/") {
+		if path != "gpugraph/internal/store" && !strings.HasPrefix(path, "gpugraph/internal/store/") {
 			continue
 		}
 		for _, name := range p.GoFiles {
@@ -309,28 +325,27 @@ func importName(f *ast.File, path, def string) string {
 // TestLayeringRuleBites checks that the rule above reads real imports: the
 // store itself must show up as a gorm importer.
 func TestLayeringRuleBites(t *testing.T) {
-	p := listPackages(t)["gpugraph/store"]
+	p := listPackages(t)["gpugraph/internal/store"]
 	if !slices.Contains(p.Imports, "gorm.io/gorm") {
-		t.Fatalf("go list reports no gorm import for gpugraph/store (%v): the layering test would pass on anything", p.Imports)
+		t.Fatalf("go list reports no gorm import for gpugraph/internal/store (%v): the layering test would pass on anything", p.Imports)
 	}
 }
 
 // TestAgentLinksNoSimulator keeps the simulator out of the real agent:
-// package agent depends neither on agent/sim nor on go-nvml's mock
+// package agent depends neither on internal/agent/sim nor on go-nvml's mock
 // packages (the simulated DGX servers), not even through another package,
 // and only the agent's --mock flag (cmd/agent) and the demo's in-process
 // agents import the simulator; tests may.
 func TestAgentLinksNoSimulator(t *testing.T) {
 	pkgs := listPackages(t)
-	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
-	const sim, nvmlMock = "gpugraph/agent/sim", "github.com/NVIDIA/go-nvml/pkg/nvml/mock"
-	agent, ok := pkgs["gpugraph/agent"]
+	const sim, nvmlMock = "gpugraph/internal/agent/sim", "github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	agent, ok := pkgs["gpugraph/internal/agent"]
 	if !ok {
-		t.Fatal("package gpugraph/agent is missing")
+		t.Fatal("package gpugraph/internal/agent is missing")
 	}
 	for _, dep := range agent.Deps {
 		if under(dep, sim) || under(dep, nvmlMock) {
-			t.Errorf("gpugraph/agent depends on %s: the real agent must not link the simulator (go list -deps gpugraph/agent)", dep)
+			t.Errorf("gpugraph/internal/agent depends on %s: the real agent must not link the simulator (go list -deps gpugraph/internal/agent)", dep)
 		}
 	}
 	allowed := []string{"gpugraph/cmd/agent", "gpugraph/demo/agents"}
@@ -348,9 +363,9 @@ func TestAgentLinksNoSimulator(t *testing.T) {
 }
 
 // walkerPackage is the package that walks GraphQL selection sets: the one
-// walker (fieldmodel/walk.go) that the limits, narrowing, prefetch and the
+// walker (internal/fieldmodel/walk.go) that the limits, narrowing, prefetch and the
 // plans share.
-const walkerPackage = "gpugraph/fieldmodel"
+const walkerPackage = "gpugraph/internal/fieldmodel"
 
 // walksSelections names what, in file f, walks a selection set itself: a
 // call of gqlgen's CollectFields, the fragment node types a walk must tell
@@ -418,22 +433,21 @@ func TestTheWalkerRuleBites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if found := walksSelections(f); !slices.Contains(found, "ast.FragmentSpread") || !slices.Contains(found, "graphql.CollectFields") {
-		t.Fatalf("the rule finds %v in fieldmodel/walk.go: it would pass on anything", found)
+		t.Fatalf("the rule finds %v in internal/fieldmodel/walk.go: it would pass on anything", found)
 	}
 }
 
 // serverPackages are the packages whose tests may run the HTTP server
-// (httpapi, or its test server httpapi/servertest): the faces, the HTTP
+// (httpapi, or its test server internal/httpapi/servertest): the faces, the HTTP
 // edge itself, the command and its sub-commands, and the demo and bench
 // harnesses, which run the whole server by design.
-var serverPackages = []string{"gpugraph", "gpugraph/httpapi", "gpugraph/rest", "gpugraph/resolvers", "gpugraph/web", "gpugraph/cmd", "gpugraph/demo", "gpugraph/bench"}
+var serverPackages = []string{"gpugraph", "gpugraph/internal/httpapi", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/web", "gpugraph/cmd", "gpugraph/demo", "gpugraph/bench"}
 
 // TestTestsBesideTheirCode keeps each package's tests on its own API: no
 // test of a package that is not a face (a service, the store, the data
-// set, …) imports httpapi or its test server httpapi/servertest. The
-// shared fixture is in dataset/datasettest, which speaks no HTTP.
+// set, …) imports httpapi or its test server internal/httpapi/servertest. The
+// shared fixture is in internal/dataset/datasettest, which speaks no HTTP.
 func TestTestsBesideTheirCode(t *testing.T) {
-	under := func(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
 	serves := func(path string) bool {
 		if path == "gpugraph" {
 			return true
@@ -453,15 +467,15 @@ func TestTestsBesideTheirCode(t *testing.T) {
 		}
 		checked++
 		for _, imp := range append(slices.Clone(p.TestImports), p.XTestImports...) {
-			if under(imp, "gpugraph/httpapi") {
-				t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/dataset/datasettest); only %v run the server", path, imp, serverPackages)
+			if under(imp, "gpugraph/internal/httpapi") {
+				t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/internal/dataset/datasettest); only %v run the server", path, imp, serverPackages)
 			}
 		}
 	}
 	// The rule reads real test imports: the contract suite imports the
 	// test server, and the store's tests the fixture.
-	if !slices.Contains(pkgs["gpugraph/httpapi"].XTestImports, "gpugraph/httpapi/servertest") ||
-		!slices.Contains(pkgs["gpugraph/store"].XTestImports, "gpugraph/dataset/datasettest") || checked < 20 {
-		t.Fatalf("go list reports no test imports of httpapi/servertest under httpapi or of datasettest under store (%d packages checked): the rule above would pass on anything", checked)
+	if !slices.Contains(pkgs["gpugraph/internal/httpapi"].XTestImports, "gpugraph/internal/httpapi/servertest") ||
+		!slices.Contains(pkgs["gpugraph/internal/store"].XTestImports, "gpugraph/internal/dataset/datasettest") || checked < 20 {
+		t.Fatalf("go list reports no test imports of internal/httpapi/servertest under httpapi or of datasettest under store (%d packages checked): the rule above would pass on anything", checked)
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/agentapi"
 	"gpugraph/demo/agents"
+	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
 )
 
 // logLines are the start log's JSON lines.

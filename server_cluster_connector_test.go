@@ -25,9 +25,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"gpugraph/kubetest"
-	"gpugraph/rest/openapitest"
-	"gpugraph/store/storetest"
+	"gpugraph/internal/cluster/kubetest"
+	"gpugraph/internal/httpapi/rest/openapitest"
+	"gpugraph/internal/store/storetest"
 )
 
 // The "done when": a real kube-apiserver on a real etcd, the

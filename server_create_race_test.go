@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
 )
 
 // queueWorld: six online nodes of 8 H100s on one InfiniBand fabric of 12

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/store"
-	"gpugraph/store/storetest"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 )
 
 // Two servers started as main starts them, on one database: each

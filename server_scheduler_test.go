@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
 )
 
 // The scheduler is woken by the event log, not only its timer: with

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/dataset/datasettest"
-	"gpugraph/store/storetest"
+	"gpugraph/internal/dataset/datasettest"
+	"gpugraph/internal/store/storetest"
 )
 
 func freeAddr(t *testing.T) string {

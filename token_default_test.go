@@ -13,7 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // tokenServer starts the command as main does, with flags, on a fresh

@@ -15,10 +15,10 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"gpugraph/store/sqlcount"
+	"gpugraph/internal/store/sqlcount"
 
-	"gpugraph/httpapi"
-	"gpugraph/store"
+	"gpugraph/internal/httpapi"
+	"gpugraph/internal/store"
 )
 
 // Config sizes a run. The defaults are the sizes the issue names.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // Bulk rows are written by SQL on the database itself (generate_series on

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // DB is a fresh, migrated database that Drop removes again.

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
 )
 
 func wrap(st *store.Store) *DB { return &DB{Store: st, drop: func() {}} }

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"gpugraph/store/sqlcount"
+	"gpugraph/internal/store/sqlcount"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/dataset"
-	"gpugraph/store"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
 )
 
 const (

@@ -26,9 +26,9 @@ import (
 
 	"gpugraph/bench/fleet"
 	"gpugraph/bench/proc"
-	"gpugraph/dataset"
-	"gpugraph/kubetest"
-	"gpugraph/store"
+	"gpugraph/internal/cluster/kubetest"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
 )
 
 // ClusterFigure is the cluster connector's figure: it has a section of

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/compute"
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/services/compute"
+	"gpugraph/internal/services/scheduler"
 	"gpugraph/models"
-	"gpugraph/scheduler"
 )
 
 const (

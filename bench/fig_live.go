@@ -19,9 +19,9 @@ import (
 
 	"gpugraph/bench/fleet"
 	"gpugraph/bench/proc"
-	"gpugraph/dataset"
-	"gpugraph/httpapi"
-	"gpugraph/live"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/httpapi"
+	"gpugraph/internal/services/live"
 	"gpugraph/models"
 )
 

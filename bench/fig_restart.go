@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
 	"gpugraph/models"
 )
 

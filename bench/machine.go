@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // Machine describes where a run happened.

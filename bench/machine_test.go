@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 func TestParseEngines(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // Row is one measured line of the table, on every engine.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 func TestReportTables(t *testing.T) {

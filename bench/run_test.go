@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gpugraph/store/storetest"
+	"gpugraph/internal/store/storetest"
 )
 
 // A whole run at a small size, figure 10 aside: every figure answers a number or says its

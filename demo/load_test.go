@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
 )
 
 // TestLoadsIntoStore loads the demo as the server does at start, on every

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/compute"
+	"gpugraph/internal/services/compute"
 	"gpugraph/models"
 	"gpugraph/placement"
 )

@@ -4,11 +4,11 @@ package graph
 
 import (
 	"context"
-	"gpugraph/fieldmodel"
 	"gpugraph/graph/model"
-	"gpugraph/instancetypes"
+	"gpugraph/internal/fieldmodel"
+	"gpugraph/internal/services/instancetypes"
+	"gpugraph/internal/services/quotas"
 	"gpugraph/models"
-	"gpugraph/quotas"
 	"reflect"
 	"time"
 
@@ -16,7 +16,7 @@ import (
 )
 
 // Written at make generate by gpugraph's field-model plugin
-// (fieldmodel/gqlgenplugin) from the schema, gqlgen's bindings and the
+// (internal/fieldmodel/gqlgenplugin) from the schema, gqlgen's bindings and the
 // declarations in package fieldmodel.
 
 // FieldBindings are gqlgen's bindings of the schema's object types, as its

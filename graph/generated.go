@@ -7,12 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"gpugraph/compute"
-	"gpugraph/filterby"
 	"gpugraph/graph/model"
-	"gpugraph/instancetypes"
+	"gpugraph/internal/lib/filterby"
+	"gpugraph/internal/services/compute"
+	"gpugraph/internal/services/instancetypes"
+	"gpugraph/internal/services/quotas"
 	"gpugraph/models"
-	"gpugraph/quotas"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -5357,7 +5357,7 @@ func (ec *executionContext) field_Mutation_createVm_args(ctx context.Context, ra
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (compute.CreateRequest, error) {
-			return ec.unmarshalNCreateVmInput2gpugraphᚋcomputeᚐCreateRequest(ctx, v)
+			return ec.unmarshalNCreateVmInput2gpugraphᚋinternalᚋservicesᚋcomputeᚐCreateRequest(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5883,7 +5883,7 @@ func (ec *executionContext) field_Query_podsConnection_args(ctx context.Context,
 	args["search"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*filterby.SortField, error) {
-			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
+			return ec.unmarshalOPodSortField2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐSortField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5891,7 +5891,7 @@ func (ec *executionContext) field_Query_podsConnection_args(ctx context.Context,
 	args["sortBy"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
 		func(ctx context.Context, v any) (*filterby.Order, error) {
-			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
+			return ec.unmarshalOSortOrder2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6007,7 +6007,7 @@ func (ec *executionContext) field_Query_pods_args(ctx context.Context, rawArgs m
 	args["search"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*filterby.SortField, error) {
-			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
+			return ec.unmarshalOPodSortField2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐSortField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6015,7 +6015,7 @@ func (ec *executionContext) field_Query_pods_args(ctx context.Context, rawArgs m
 	args["sortBy"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
 		func(ctx context.Context, v any) (*filterby.Order, error) {
-			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
+			return ec.unmarshalOSortOrder2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6189,7 +6189,7 @@ func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, r
 	args["search"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sortBy",
 		func(ctx context.Context, v any) (*filterby.SortField, error) {
-			return ec.unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx, v)
+			return ec.unmarshalOPodSortField2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐSortField(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6197,7 +6197,7 @@ func (ec *executionContext) field_Query_workloadPods_args(ctx context.Context, r
 	args["sortBy"] = arg4
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "sortOrder",
 		func(ctx context.Context, v any) (*filterby.Order, error) {
-			return ec.unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx, v)
+			return ec.unmarshalOSortOrder2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8056,7 +8056,7 @@ func (ec *executionContext) _InstanceType_capacity(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []instancetypes.PoolCapacity) graphql.Marshaler {
-			return ec.marshalNInstanceTypeCapacity2ᚕgpugraphᚋinstancetypesᚐPoolCapacityᚄ(ctx, selections, v)
+			return ec.marshalNInstanceTypeCapacity2ᚕgpugraphᚋinternalᚋservicesᚋinstancetypesᚐPoolCapacityᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8923,7 +8923,7 @@ func (ec *executionContext) _Mutation_setInstanceType(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
-			return ec.marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx, selections, v)
+			return ec.marshalNInstanceType2ᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOffer(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9011,7 +9011,7 @@ func (ec *executionContext) _Mutation_setGpuQuota(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *quotas.Quota) graphql.Marshaler {
-			return ec.marshalNGpuQuota2ᚖgpugraphᚋquotasᚐQuota(ctx, selections, v)
+			return ec.marshalNGpuQuota2ᚖgpugraphᚋinternalᚋservicesᚋquotasᚐQuota(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12893,7 +12893,7 @@ func (ec *executionContext) _Query_instanceTypes(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*instancetypes.Offer) graphql.Marshaler {
-			return ec.marshalNInstanceType2ᚕᚖgpugraphᚋinstancetypesᚐOfferᚄ(ctx, selections, v)
+			return ec.marshalNInstanceType2ᚕᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOfferᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12926,7 +12926,7 @@ func (ec *executionContext) _Query_instanceType(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
-			return ec.marshalOInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx, selections, v)
+			return ec.marshalOInstanceType2ᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOffer(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12970,7 +12970,7 @@ func (ec *executionContext) _Query_gpuQuotas(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*quotas.Quota) graphql.Marshaler {
-			return ec.marshalNGpuQuota2ᚕᚖgpugraphᚋquotasᚐQuotaᚄ(ctx, selections, v)
+			return ec.marshalNGpuQuota2ᚕᚖgpugraphᚋinternalᚋservicesᚋquotasᚐQuotaᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -20137,7 +20137,7 @@ func (ec *executionContext) marshalNContainer2ᚕgpugraphᚋmodelsᚐContainer�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNCreateVmInput2gpugraphᚋcomputeᚐCreateRequest(ctx context.Context, v any) (compute.CreateRequest, error) {
+func (ec *executionContext) unmarshalNCreateVmInput2gpugraphᚋinternalᚋservicesᚋcomputeᚐCreateRequest(ctx context.Context, v any) (compute.CreateRequest, error) {
 	res, err := ec.unmarshalInputCreateVmInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -20291,11 +20291,11 @@ func (ec *executionContext) marshalNGpuModel2ᚖgpugraphᚋmodelsᚐGPUModel(ctx
 	return ec._GpuModel(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNGpuQuota2ᚕᚖgpugraphᚋquotasᚐQuotaᚄ(ctx context.Context, sel ast.SelectionSet, v []*quotas.Quota) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuQuota2ᚕᚖgpugraphᚋinternalᚋservicesᚋquotasᚐQuotaᚄ(ctx context.Context, sel ast.SelectionSet, v []*quotas.Quota) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNGpuQuota2ᚖgpugraphᚋquotasᚐQuota(ctx, sel, v[i])
+		return ec.marshalNGpuQuota2ᚖgpugraphᚋinternalᚋservicesᚋquotasᚐQuota(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20307,7 +20307,7 @@ func (ec *executionContext) marshalNGpuQuota2ᚕᚖgpugraphᚋquotasᚐQuotaᚄ(
 	return ret
 }
 
-func (ec *executionContext) marshalNGpuQuota2ᚖgpugraphᚋquotasᚐQuota(ctx context.Context, sel ast.SelectionSet, v *quotas.Quota) graphql.Marshaler {
+func (ec *executionContext) marshalNGpuQuota2ᚖgpugraphᚋinternalᚋservicesᚋquotasᚐQuota(ctx context.Context, sel ast.SelectionSet, v *quotas.Quota) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "GpuQuota!")
 		return graphql.Null
@@ -20390,11 +20390,11 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
-func (ec *executionContext) marshalNInstanceType2ᚕᚖgpugraphᚋinstancetypesᚐOfferᚄ(ctx context.Context, sel ast.SelectionSet, v []*instancetypes.Offer) graphql.Marshaler {
+func (ec *executionContext) marshalNInstanceType2ᚕᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOfferᚄ(ctx context.Context, sel ast.SelectionSet, v []*instancetypes.Offer) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx, sel, v[i])
+		return ec.marshalNInstanceType2ᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOffer(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20406,7 +20406,7 @@ func (ec *executionContext) marshalNInstanceType2ᚕᚖgpugraphᚋinstancetypes�
 	return ret
 }
 
-func (ec *executionContext) marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx context.Context, sel ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
+func (ec *executionContext) marshalNInstanceType2ᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOffer(ctx context.Context, sel ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "InstanceType!")
 		return graphql.Null
@@ -20414,15 +20414,15 @@ func (ec *executionContext) marshalNInstanceType2ᚖgpugraphᚋinstancetypesᚐO
 	return ec._InstanceType(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNInstanceTypeCapacity2gpugraphᚋinstancetypesᚐPoolCapacity(ctx context.Context, sel ast.SelectionSet, v instancetypes.PoolCapacity) graphql.Marshaler {
+func (ec *executionContext) marshalNInstanceTypeCapacity2gpugraphᚋinternalᚋservicesᚋinstancetypesᚐPoolCapacity(ctx context.Context, sel ast.SelectionSet, v instancetypes.PoolCapacity) graphql.Marshaler {
 	return ec._InstanceTypeCapacity(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNInstanceTypeCapacity2ᚕgpugraphᚋinstancetypesᚐPoolCapacityᚄ(ctx context.Context, sel ast.SelectionSet, v []instancetypes.PoolCapacity) graphql.Marshaler {
+func (ec *executionContext) marshalNInstanceTypeCapacity2ᚕgpugraphᚋinternalᚋservicesᚋinstancetypesᚐPoolCapacityᚄ(ctx context.Context, sel ast.SelectionSet, v []instancetypes.PoolCapacity) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNInstanceTypeCapacity2gpugraphᚋinstancetypesᚐPoolCapacity(ctx, sel, v[i])
+		return ec.marshalNInstanceTypeCapacity2gpugraphᚋinternalᚋservicesᚋinstancetypesᚐPoolCapacity(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21319,7 +21319,7 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalOInstanceType2ᚖgpugraphᚋinstancetypesᚐOffer(ctx context.Context, sel ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
+func (ec *executionContext) marshalOInstanceType2ᚖgpugraphᚋinternalᚋservicesᚋinstancetypesᚐOffer(ctx context.Context, sel ast.SelectionSet, v *instancetypes.Offer) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -21484,7 +21484,7 @@ func (ec *executionContext) marshalOPodRequestResources2ᚖgpugraphᚋmodelsᚐP
 	return ec._PodRequestResources(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx context.Context, v any) (*filterby.SortField, error) {
+func (ec *executionContext) unmarshalOPodSortField2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐSortField(ctx context.Context, v any) (*filterby.SortField, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -21493,7 +21493,7 @@ func (ec *executionContext) unmarshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSort
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOPodSortField2ᚖgpugraphᚋfilterbyᚐSortField(ctx context.Context, sel ast.SelectionSet, v *filterby.SortField) graphql.Marshaler {
+func (ec *executionContext) marshalOPodSortField2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐSortField(ctx context.Context, sel ast.SelectionSet, v *filterby.SortField) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -21559,7 +21559,7 @@ func (ec *executionContext) marshalORequestResourceQuantity2ᚖgpugraphᚋmodels
 	return ec._RequestResourceQuantity(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx context.Context, v any) (*filterby.Order, error) {
+func (ec *executionContext) unmarshalOSortOrder2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐOrder(ctx context.Context, v any) (*filterby.Order, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -21568,7 +21568,7 @@ func (ec *executionContext) unmarshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(c
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOSortOrder2ᚖgpugraphᚋfilterbyᚐOrder(ctx context.Context, sel ast.SelectionSet, v *filterby.Order) graphql.Marshaler {
+func (ec *executionContext) marshalOSortOrder2ᚖgpugraphᚋinternalᚋlibᚋfilterbyᚐOrder(ctx context.Context, sel ast.SelectionSet, v *filterby.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -1,7 +1,7 @@
 package models
 
 import (
-	"gpugraph/apierr"
+	"gpugraph/internal/lib/apierr"
 
 	"io"
 	"strconv"

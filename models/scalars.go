@@ -13,7 +13,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"gpugraph/apierr"
+	"gpugraph/internal/lib/apierr"
 )
 
 // TimeLayout is how every instant leaves gpugraph: RFC 3339, UTC, milliseconds.
@@ -42,7 +42,7 @@ func inYears(s string, t time.Time) (time.Time, error) {
 }
 
 // DateTimePattern is what ParseTimeDefaultUTC reads, as the REST document
-// gives it for Run:ai's start and end (rest/openapi/gpugraph.json): an
+// gives it for Run:ai's start and end (internal/httpapi/rest/openapi/gpugraph.json): an
 // RFC 3339 date-time whose zone may be left out.
 const DateTimePattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?$`
 

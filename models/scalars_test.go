@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/apierr"
+	"gpugraph/internal/lib/apierr"
 )
 
 // The Run:ai face's instants: a zone, or none (read as UTC), in the

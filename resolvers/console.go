@@ -3,16 +3,16 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
-	"gpugraph/compute"
-	"gpugraph/fieldmodel"
-	"gpugraph/filterby"
 	"gpugraph/graph/model"
-	"gpugraph/hardware"
-	"gpugraph/loaders"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/fieldmodel"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/lib/filterby"
+	"gpugraph/internal/lib/paging"
+	"gpugraph/internal/services/compute"
+	"gpugraph/internal/services/hardware"
+	"gpugraph/internal/services/pods"
 	"gpugraph/models"
-	"gpugraph/paging"
-	"gpugraph/pods"
 )
 
 // The console's root queries: catalogs for filter menus, an offset page of

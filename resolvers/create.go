@@ -3,9 +3,9 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
-	"gpugraph/compute"
-	"gpugraph/loaders"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/services/compute"
 	"gpugraph/models"
 )
 

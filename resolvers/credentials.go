@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 
-	"gpugraph/auth"
-	"gpugraph/credentials"
 	"gpugraph/graph/model"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/services/credentials"
 	"gpugraph/models"
 )
 

@@ -3,13 +3,13 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
-	"gpugraph/compute"
-	"gpugraph/fieldmodel"
 	"gpugraph/graph/model"
-	"gpugraph/loaders"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/fieldmodel"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/lib/paging"
+	"gpugraph/internal/services/compute"
 	"gpugraph/models"
-	"gpugraph/paging"
 )
 
 // VM reads through the request's loaders, which are scoped to the

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"gpugraph/auth"
 	"gpugraph/graph/model"
+	"gpugraph/internal/auth"
 	"gpugraph/models"
 )
 

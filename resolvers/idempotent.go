@@ -1,10 +1,10 @@
 package resolvers
 
-import "gpugraph/auth"
+import "gpugraph/internal/auth"
 
 // MutationGates answers, for every mutation, the permission check the
 // service behind it makes before anything else: an idempotency key
-// (httpapi/extension.Idempotency) is read only after it, as REST reads
+// (internal/httpapi/extension.Idempotency) is read only after it, as REST reads
 // Idempotency-Key after the permission, so a caller who may not make the
 // mutation is answered as without a key and is never handed another
 // caller's kept answer. A mutation whose answer holds a secret (an API

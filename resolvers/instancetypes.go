@@ -3,12 +3,12 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/apierr"
-	"gpugraph/auth"
 	"gpugraph/graph/model"
-	"gpugraph/instancetypes"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/services/instancetypes"
+	"gpugraph/internal/services/quotas"
 	"gpugraph/models"
-	"gpugraph/quotas"
 )
 
 // The instance type catalog and the GPU quotas: packages instancetypes

@@ -4,13 +4,13 @@ import (
 	"context"
 	"strconv"
 
-	"gpugraph/apierr"
-	"gpugraph/auth"
-	"gpugraph/compute"
-	"gpugraph/edge"
-	"gpugraph/fieldmodel"
 	"gpugraph/graph"
-	"gpugraph/loaders"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/fieldmodel"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/services/compute"
 	"gpugraph/models"
 )
 

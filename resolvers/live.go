@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"strconv"
 
-	"gpugraph/apierr"
-	"gpugraph/auth"
-	"gpugraph/edge"
 	"gpugraph/graph"
-	"gpugraph/live"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/services/live"
 	"gpugraph/models"
 )
 

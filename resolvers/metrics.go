@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"gpugraph/auth"
 	"gpugraph/graph/model"
-	"gpugraph/podmetrics"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/services/podmetrics"
 )
 
 // PodMetrics answers the podMetrics field from podmetrics.Service.Query.

@@ -3,8 +3,8 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
 	"gpugraph/graph/model"
+	"gpugraph/internal/auth"
 )
 
 // EnrollNode translates; package nodeid checks nodes.admin and decides.

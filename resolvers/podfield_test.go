@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"gpugraph/filterby"
 	"gpugraph/graph"
-	"gpugraph/podfield"
+	"gpugraph/internal/lib/filterby"
+	"gpugraph/internal/lib/podfield"
 )
 
 // TestRegistryMatchesSchema follows the recipe for a sortable pod field

@@ -3,12 +3,12 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
-	"gpugraph/fieldmodel"
-	"gpugraph/filterby"
 	"gpugraph/graph/model"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/fieldmodel"
+	"gpugraph/internal/lib/filterby"
+	"gpugraph/internal/services/pods"
 	"gpugraph/models"
-	"gpugraph/pods"
 )
 
 // The Run:ai pods: GraphQL arguments → package pods → GraphQL types. What

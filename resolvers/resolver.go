@@ -9,9 +9,9 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
 	"gpugraph/graph"
-	"gpugraph/services"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/services"
 )
 
 // Resolver is the root of the resolver tree.

@@ -3,8 +3,8 @@ package resolvers
 import (
 	"context"
 
-	"gpugraph/auth"
-	"gpugraph/loaders"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/loaders"
 	"gpugraph/models"
 )
 

@@ -19,12 +19,12 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"gpugraph/dataset"
 	"gpugraph/demo"
-	"gpugraph/httpapi"
-	"gpugraph/live"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/httpapi"
+	"gpugraph/internal/services/live"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 )
 
 // chromium finds Debian's chromium (or $CHROMIUM). Without one the browser

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"gpugraph/npmtest"
+	"gpugraph/internal/lib/npmtest"
 )
 
 // clientcheck is the check's modules, installed by clientcheck/install.sh.

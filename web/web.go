@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"gpugraph/contentcoding"
+	"gpugraph/internal/lib/contentcoding"
 )
 
 //go:embed dist

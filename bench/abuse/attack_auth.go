@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"gpugraph/agentapi"
+	"gpugraph/internal/agent/agentapi"
 )
 
 // signHS256 makes an HS256 JWT of claims with key, by hand: a token

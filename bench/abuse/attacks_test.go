@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/podmetrics"
+	"gpugraph/internal/services/podmetrics"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/vektah/gqlparser/v2/ast"

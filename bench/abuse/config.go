@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // The bounds every attack is held to (issue 23, "Done when"). Each attack

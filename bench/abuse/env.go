@@ -23,7 +23,7 @@ import (
 
 	"gpugraph/bench"
 	"gpugraph/bench/proc"
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // env is one engine's run: its database and fixture, the servers now

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"gpugraph/bench/proc"
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 func TestAnswer(t *testing.T) {

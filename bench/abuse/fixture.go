@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/services/podmetrics"
 	"gpugraph/models"
-	"gpugraph/podmetrics"
 )
 
 // The fixture's credentials. The attacker is organization 0 of the fleet,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"gpugraph/bench"
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // Report is a whole run: every attack's result on every engine.

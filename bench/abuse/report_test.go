@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"gpugraph/bench"
-	"gpugraph/dataset"
-	"gpugraph/store"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
 )
 
 func TestCells(t *testing.T) {

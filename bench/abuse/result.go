@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"gpugraph/store"
+	"gpugraph/internal/store"
 )
 
 // Statuses counts what an attack's requests answered: an HTTP status

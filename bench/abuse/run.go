@@ -8,8 +8,8 @@ import (
 
 	"gpugraph/bench"
 	"gpugraph/bench/proc"
-	"gpugraph/dataset"
-	"gpugraph/store"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
 )
 
 // Run loads the fixture into a fresh database per engine and runs every

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/services/podmetrics"
 	"gpugraph/models"
-	"gpugraph/podmetrics"
 )
 
 // Options sizes a fleet.

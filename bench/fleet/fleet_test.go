@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
-	"gpugraph/store"
-	"gpugraph/store/storetest"
 )
 
 func encode(t *testing.T, o fleet.Options) []byte {

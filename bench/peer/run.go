@@ -20,8 +20,8 @@ import (
 	"gpugraph/bench"
 	"gpugraph/bench/fleet"
 	"gpugraph/bench/proc"
-	"gpugraph/dataset"
-	"gpugraph/store"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/store"
 )
 
 // Config sizes a run; Defaults are the issue's.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/containerd/containerd"
 
-	"gpugraph/agent"
-	ctrruntime "gpugraph/agent/containerd"
+	"gpugraph/internal/agent"
+	ctrruntime "gpugraph/internal/agent/containerd"
 )
 
 type closingRuntime interface {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"log/slog"
 
-	"gpugraph/agent"
+	"gpugraph/internal/agent"
 )
 
 type closingRuntime interface {

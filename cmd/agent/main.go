@@ -11,8 +11,8 @@
 //
 // --runtime chooses what runs the workloads the server assigns: sim (the
 // default with --mock) simulates a container runtime (sim.Runtime, package
-// agent/sim); containerd runs pods in the node's containerd (package
-// agent/containerd). Without either the agent reports no workloads, and
+// internal/agent/sim); containerd runs pods in the node's containerd (package
+// internal/agent/containerd). Without either the agent reports no workloads, and
 // the server fails what stays deploying after its --provision-timeout.
 //
 // Node identity: an operator enrolls the node (POST /v1/admin/nodes/enroll)
@@ -43,8 +43,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"gpugraph/agent"
-	"gpugraph/agent/sim"
+	"gpugraph/internal/agent"
+	"gpugraph/internal/agent/sim"
 )
 
 const prog = "gpugraph-agent"

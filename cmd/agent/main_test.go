@@ -17,8 +17,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"gpugraph/agent/sim"
-	"gpugraph/agentapi"
+	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/sim"
 )
 
 func TestParseFlags(t *testing.T) {

@@ -41,7 +41,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"gpugraph/clusterconnector"
+	"gpugraph/internal/cluster/clusterconnector"
 )
 
 const prog = "cluster-agent"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gpugraph/bench/fleet"
-	"gpugraph/dataset"
+	"gpugraph/internal/dataset"
 )
 
 func TestWritesTheFixture(t *testing.T) {

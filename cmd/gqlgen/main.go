@@ -1,5 +1,5 @@
 // Command gqlgen is `make generate`: gqlgen's generate, with the field
-// model's plugin (fieldmodel/gqlgenplugin) beside gqlgen's own, over the
+// model's plugin (internal/fieldmodel/gqlgenplugin) beside gqlgen's own, over the
 // gqlgen.yml of the working directory. -v shows gqlgen's log.
 package main
 
@@ -13,7 +13,7 @@ import (
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen/config"
 
-	"gpugraph/fieldmodel/gqlgenplugin"
+	"gpugraph/internal/fieldmodel/gqlgenplugin"
 )
 
 func main() {

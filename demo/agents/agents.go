@@ -27,13 +27,13 @@ import (
 	"sync"
 	"time"
 
-	"gpugraph/agent"
-	"gpugraph/agent/sim"
-	"gpugraph/apierr"
-	"gpugraph/auth"
 	"gpugraph/demo"
-	"gpugraph/nodeid"
-	"gpugraph/store"
+	"gpugraph/internal/agent"
+	"gpugraph/internal/agent/sim"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/services/nodeid"
+	"gpugraph/internal/store"
 )
 
 // Loaded reports whether st holds the demo data set: its key Token, with

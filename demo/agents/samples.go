@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"gpugraph/demo"
-	"gpugraph/podmetrics"
+	"gpugraph/internal/services/podmetrics"
 )
 
 // The demo's metrics are a day of samples as of its load; without more,

@@ -1,5 +1,5 @@
 // Command gen writes gpugraph's built-in demo data set in the fixture format
-// (the types of package dataset/format):
+// (the types of package internal/dataset/format):
 //
 //	go run ./demo/gen > demo/demo.json
 //

@@ -1,9 +1,9 @@
 package main
 
-import "gpugraph/dataset/format"
+import "gpugraph/internal/dataset/format"
 
 // The generator writes the fixture format's own types (package
-// dataset/format); these names keep its code short.
+// internal/dataset/format); these names keep its code short.
 type (
 	Instant            = format.Instant
 	Fixture            = format.Fixture

@@ -5,4 +5,4 @@
 # (~/.cache/gpugraph-clientcheck). Needs npm and a registry.
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
-exec sh "$here/../../npmtest/install.sh" "$here" gpugraph-clientcheck "${GPUGRAPH_CLIENTCHECK_DIR:-}"
+exec sh "$here/../../internal/lib/npmtest/install.sh" "$here" gpugraph-clientcheck "${GPUGRAPH_CLIENTCHECK_DIR:-}"

@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"gpugraph/internal/agent/agentapi"
+)
+
+// Client posts reports to the gpugraph server.
+type Client struct {
+	server string
+	token  string
+	http   *http.Client
+}
+
+// NewClient talks to server (e.g. "https://gpugraph.example:8080") with a
+// bearer token: the node credential, a bootstrap token for the exchange,
+// or (legacy) an API key holding nodes.report.
+func NewClient(server, token string, hc *http.Client) *Client {
+	return &Client{server: strings.TrimRight(server, "/"), token: token, http: hc}
+}
+
+// AuthError means the server refused the token. Retrying cannot help, so
+// the agent stops on it.
+type AuthError struct {
+	Path   string
+	Status int
+	Body   string
+	// Code is the error body's code ("" when it has none).
+	Code string
+}
+
+func (e *AuthError) Error() string {
+	if e.Code == agentapi.CodeNodeCredentialRequired {
+		return fmt.Sprintf("the server requires a node credential and refuses API keys (--token): %d %s on POST %s. "+
+			"Ask an operator to enroll this node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) "+
+			"and start the agent with the one-time token it gives: --bootstrap-token TOKEN --credential-file FILE "+
+			"(--token works only against a server started with --node-credentials-required=false, for a node never enrolled)",
+			e.Status, http.StatusText(e.Status), e.Path)
+	}
+	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check --credential-file or --bootstrap-token "+
+		"(--token, an API key with the nodes.report permission, only where the server runs with --node-credentials-required=false)",
+		e.Status, http.StatusText(e.Status), e.Path, e.Body)
+}
+
+// StatusError is any other non-2xx answer; the agent retries it.
+type StatusError struct {
+	Path   string
+	Status int
+	Body   string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("POST %s: %d %s: %s", e.Path, e.Status, http.StatusText(e.Status), e.Body)
+}
+
+// PostJSON sends in as JSON to path and, on a 2xx answer, decodes the body
+// into out unless out is nil.
+func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.server+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("User-Agent", "gpugraph-agent/"+Version)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	// Bounded so a misbehaving server cannot make the agent buffer much.
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("POST %s: reading answer: %w", path, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody), Code: errorCode(respBody)}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
+	}
+	// An empty answer (an older or minimal server) decodes as nothing.
+	if out == nil || len(bytes.TrimSpace(respBody)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(respBody, out); err != nil {
+		return fmt.Errorf("POST %s: decoding answer: %w", path, err)
+	}
+	return nil
+}
+
+// errorCode is the code of an OpenRelay-shaped error body,
+// {"error": {"code": …}}; "" for any other body.
+func errorCode(b []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &e)
+	return e.Error.Code
+}
+
+// snippet keeps error bodies to one short log-friendly line.
+func snippet(b []byte) string {
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}

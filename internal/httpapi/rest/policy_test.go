@@ -1,0 +1,30 @@
+package rest
+
+import (
+	"strings"
+	"testing"
+
+	"gpugraph/internal/services"
+)
+
+// Every route declares the API it belongs to, where it is listed: the
+// gate answers its refusals in that face's shape. Run:ai's routes are
+// those under /api/, OpenRelay's (the agents' and the admin paths
+// included) the others.
+func TestEveryRouteDeclaresItsFace(t *testing.T) {
+	api := &API{Services: &services.Services{}}
+	routes := api.routes()
+	if len(routes) < 20 {
+		t.Fatalf("%d routes", len(routes))
+	}
+	for _, r := range routes {
+		_, path, _ := strings.Cut(r.pattern, " ")
+		want := OpenRelay
+		if strings.HasPrefix(path, "/api/") {
+			want = Runai
+		}
+		if got := PolicyOf(r.handler).Face; got != want {
+			t.Errorf("%s declares face %q, want %q", r.pattern, got, want)
+		}
+	}
+}

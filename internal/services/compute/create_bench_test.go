@@ -1,0 +1,61 @@
+package compute_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	fleetgen "gpugraph/bench/fleet"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/dataset"
+	"gpugraph/internal/dataset/datasettest"
+	"gpugraph/internal/services/compute"
+	"gpugraph/internal/store/storetest"
+	"gpugraph/models"
+)
+
+// BenchmarkCreate is one create over 1,000 nodes of 8 GPUs (8,000 GPUs),
+// each node holding one running VM of 2 GPUs and its host share, on each
+// engine: "placed" asks for 1 H100 (it fits, on the fullest node),
+// "queued" for 7 H100s, which no node has free now (it is created
+// pending, with the summary over every node).
+func BenchmarkCreate(b *testing.B) {
+	for _, d := range storetest.Engines() {
+		b.Run(string(d), func(b *testing.B) {
+			st := storetest.Open(b, d)
+			ctx := context.Background()
+			if _, err := dataset.Load(ctx, st, datasettest.BusyFleet()); err != nil {
+				b.Fatal(err)
+			}
+			// As after any large load (and autovacuum would): the planner's
+			// statistics of the fleet.
+			if err := st.Analyze(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cs := compute.New(st)
+			caller := datasettest.Caller(b, st, fleetgen.Token(0))
+			for _, c := range []struct {
+				name   string
+				gpus   int
+				status models.VMStatus
+			}{{"placed", 1, models.VMDeploying}, {"queued", 7, models.VMPending}} {
+				b.Run(c.name, func(b *testing.B) {
+					benchCreate(b, cs, caller, c.gpus, c.status)
+				})
+			}
+		})
+	}
+}
+
+func benchCreate(b *testing.B, cs *compute.Service, caller *auth.Caller, gpus int, want models.VMStatus) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		res, err := cs.Create(context.Background(), caller, compute.CreateRequest{Name: fmt.Sprintf("bench-%d-%d", gpus, i),
+			GPUModelID: ptr(fleetgen.Catalog[0].ID), GPUCount: ptr(gpus), CPUCores: ptr(8), RAMGb: ptr(64), DiskSizeGb: ptr(100)})
+		if err != nil || res.VM.Status != want {
+			b.Fatal(res, err)
+		}
+	}
+}

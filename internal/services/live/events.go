@@ -1,0 +1,69 @@
+package live
+
+import (
+	"context"
+	"time"
+
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/store"
+	"gpugraph/models"
+)
+
+// MayRead is the permission every subscription needs: compute.read, as the
+// VMs and nodes it follows. VMEvents and NodeEvents check it first (and the
+// recheck of an open stream again); a face that reads arguments of its own
+// before opening one asks it first, so that a refusal answers before a bad
+// argument does. It needs no Feed: a server that streams nothing still
+// answers who may not subscribe.
+func (f *Feed) MayRead(c *auth.Caller) error { return c.Require(auth.ComputeRead) }
+
+// VMEvents streams the events of the caller's organization (of the VMs
+// ids only, when given) after the event id after (the organization's own
+// numbering, models.VMEvent.Seq), or from now when after is nil. The channel closes when ctx ends or the stream does; end, when
+// not nil, is called first with the reason of an end that is not ctx's.
+func (f *Feed) VMEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.VMEvent, error) {
+	if err := f.MayRead(c); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxIDs {
+		return nil, apierr.BadRequest("ids lists %d VMs; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)
+	}
+	org := c.OrganizationID
+	return open(f, ctx, c, auth.ComputeRead, source[*models.VMEvent]{
+		topic: store.TopicVMEvents,
+		bounds: func(ctx context.Context) (int64, int64, error) {
+			return f.store.EventLogBounds(ctx, org)
+		},
+		read: func(ctx context.Context, after int64, limit int) ([]*models.VMEvent, error) {
+			return f.store.EventsAfter(ctx, org, ids, after, limit)
+		},
+		// The organization's own numbering: another's events leave no gap.
+		id: func(e *models.VMEvent) int64 { return e.Seq },
+		at: func(e *models.VMEvent) time.Time { return e.At },
+	}, after, end)
+}
+
+// NodeEvents streams node events (of the nodes ids only, when given) after
+// the event id after, or from now when after is nil, as VMEvents does.
+// Nodes are shared inventory: a caller who may read nodes (compute.read,
+// as the nodes query asks) reads every node's events; an event carries no
+// organization's allocation, and what a subscriber asks below it (node.vms,
+// gpu.vm) resolves for its own organization only.
+func (f *Feed) NodeEvents(ctx context.Context, c *auth.Caller, ids []string, after *int64, end func(*apierr.Error)) (<-chan *models.NodeEvent, error) {
+	if err := f.MayRead(c); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxIDs {
+		return nil, apierr.BadRequest("ids lists %d nodes; a subscription follows at most %d (or omit ids for all of them)", len(ids), maxIDs)
+	}
+	return open(f, ctx, c, auth.ComputeRead, source[*models.NodeEvent]{
+		topic:  store.TopicNodeEvents,
+		bounds: f.store.NodeEventLogBounds,
+		read: func(ctx context.Context, after int64, limit int) ([]*models.NodeEvent, error) {
+			return f.store.NodeEventsAfter(ctx, ids, after, limit)
+		},
+		id: func(e *models.NodeEvent) int64 { return e.ID },
+		at: func(e *models.NodeEvent) time.Time { return e.At },
+	}, after, end)
+}

@@ -1,0 +1,140 @@
+package nodes
+
+import (
+	"context"
+	"time"
+
+	"gpugraph/internal/store"
+	"gpugraph/models"
+)
+
+// What a heartbeat does (docs/contract.md#agent): it records the node's
+// last heartbeat and agent version, its GPUs' failures, utilization and
+// memory samples; a node that was offline comes back online and its
+// node_lost VMs and pods resume (models.NodeBack); its workload reports
+// move their rows (workloads.go). Decided here, written through the
+// store's primitives in one transaction.
+
+// heartbeat is a node's periodic report, checked (checkHeartbeat).
+type heartbeat struct {
+	NodeName     string
+	AgentVersion string // "" leaves the stored one
+	GPUs         []heartbeatGPU
+	// Workloads is what the agent says of the VMs and pods it was told to
+	// run (applyWorkloadReports).
+	Workloads []workloadReport
+	// Sequence: as inventory's.
+	Sequence int64
+}
+
+// heartbeatGPU is one GPU's live state in a heartbeat.
+type heartbeatGPU struct {
+	UUID            string
+	Health          models.GPUHealth
+	FailedReason    string
+	Utilization     int
+	MemoryUsedBytes int64
+}
+
+// recordHeartbeat files hb as of now.
+func (s *Service) recordHeartbeat(ctx context.Context, hb heartbeat, now time.Time) (outcome, error) {
+	var out outcome
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		var e error
+		out, e = s.heartbeatIn(tx, hb, now)
+		return e
+	})
+	return out, err
+}
+
+func (s *Service) heartbeatIn(tx *store.Txn, hb heartbeat, now time.Time) (outcome, error) {
+	// The VM rows this heartbeat may move, before the node's row (lock
+	// order): those its workload reports name, those the node's loss
+	// interrupted and those tearing down there. Rows that become one of
+	// these after this read are left to the next heartbeat.
+	named := make([]string, 0, len(hb.Workloads))
+	for _, w := range hb.Workloads {
+		named = append(named, w.ID)
+	}
+	back := models.Step(models.NodeBack)
+	down, err := s.store.LockRowsOnNamedNode(tx, hb.NodeName, named, back.From, back.FromReason)
+	if err != nil {
+		return outcome{}, err
+	}
+	node, err := s.store.LockNodeByName(tx, hb.NodeName)
+	if err != nil {
+		return outcome{}, err
+	}
+	if node == nil {
+		return outcome{}, nodeNotFound()
+	}
+	if err := s.advanceSequence(tx, node.ID, hb.Sequence); err != nil {
+		return outcome{}, err
+	}
+	have, err := s.store.GPUStates(tx, node.ID)
+	if err != nil {
+		return outcome{}, err
+	}
+	ids := make(map[string]string, len(have))
+	healthy := make(map[string]bool, len(have))
+	for _, g := range have {
+		if g.UUID != "" {
+			ids[g.UUID] = g.ID
+			healthy[g.ID] = g.Health == models.GPUHealthy
+		}
+	}
+	// A GPU the inventory did not register refuses the whole heartbeat.
+	for _, g := range hb.GPUs {
+		if ids[g.UUID] == "" {
+			return outcome{}, gpuNotFound(g.UUID)
+		}
+	}
+
+	by := agentActor(node.Name)
+	var evs []*models.NodeEvent
+	u := store.NodeUpdate{LastHeartbeatAt: now, AgentVersion: hb.AgentVersion}
+	if ev := comeOnline(node, &u, by, now); ev != nil {
+		evs = append(evs, ev)
+	}
+	if err := s.store.UpdateNode(tx, node.ID, u); err != nil {
+		return outcome{}, err
+	}
+	out := outcome{NodeID: node.ID, Status: node.Status, AgentVersion: node.AgentVersion}
+	if hb.AgentVersion != "" {
+		out.AgentVersion = hb.AgentVersion
+	}
+	if node.Status == models.NodeOnline {
+		if out.Resumed, err = s.resume(tx, node, now); err != nil {
+			return outcome{}, err
+		}
+	}
+	if out.JobLost, err = s.applyWorkloadReports(tx, node, hb.Workloads, down, now); err != nil {
+		return outcome{}, err
+	}
+	samples := make([]store.GPUSample, len(hb.GPUs))
+	for i, g := range hb.GPUs {
+		samples[i] = store.GPUSample{ID: ids[g.UUID], Utilization: g.Utilization, MemoryUsedBytes: g.MemoryUsedBytes}
+	}
+	if err := s.store.WriteGPUSamples(tx, samples, now); err != nil {
+		return outcome{}, err
+	}
+	// A failed GPU is never healed by a report: the first reason stays
+	// until an operator clears it.
+	for _, g := range hb.GPUs {
+		id := ids[g.UUID]
+		if g.Health != models.GPUFailed || !healthy[id] {
+			continue
+		}
+		reason := failedReason(g.FailedReason)
+		failed, err := s.store.FailGPU(tx, id, reason)
+		if err != nil {
+			return outcome{}, err
+		}
+		if failed {
+			evs = append(evs, models.GPUFailedEvent(node.ID, id, reason, by, now))
+		}
+	}
+	// The failure is in the log in the transaction that writes it: a
+	// subscriber sees it when this heartbeat commits.
+	return out, s.store.AppendNodeEvents(tx, evs)
+}

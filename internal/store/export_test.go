@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gpugraph/internal/lib/promql"
+)
+
+// MetricProbe and MetricScan are the two ways MetricAtSteps reads, forced,
+// so the benchmark can compare them.
+func (s *Store) MetricProbe(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
+	return s.metricProbe(ctx, ser, steps, nil)
+}
+
+func (s *Store) MetricScan(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
+	rows, err := s.MetricRange(ctx, ser, steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1], 1<<31-1)
+	return promql.AtSteps(rows, steps), err
+}
+
+func (s *Store) HistogramProbe(ctx context.Context, ser Series, steps []time.Time) ([]HistogramPoint, error) {
+	return s.histogramProbe(ctx, ser, steps, nil)
+}
+
+// ScanFactor is how many samples per step a window may hold to be scanned.
+const ScanFactor = scanFactor
+
+// MigrationFiles are the migrations this store's engine runs, in order.
+func (s *Store) MigrationFiles() ([]string, error) { return s.migrations() }
+
+// MigrateBefore applies the migrations whose names sort before before: a
+// database as an older release left it, to upgrade.
+func (s *Store) MigrateBefore(ctx context.Context, before string) error {
+	return s.migrate(ctx, before)
+}
+
+// WithoutEventLogLock drops the event log's lock (to price it); the log's
+// ids may then commit out of order.
+func (s *Store) WithoutEventLogLock() { s.unorderedEvents = true }
+
+// TouchBenchRow is a one-row write, the least a transaction that writes
+// does (a restart, an agent report): the benchmarks' competing writer.
+func (s *Store) TouchBenchRow(tx *Txn) error {
+	return tx.db.Exec("UPDATE projects SET name = name WHERE id = 'p'").Error
+}
+
+// IDs are the locked rows' ids, in lock order.
+func (r LockedRows) IDs() []string {
+	ids := make([]string, len(r.rows))
+	for i, row := range r.rows {
+		ids[i] = row.ID
+	}
+	return ids
+}
+
+// HeldGPUs is how many GPUs the VM vmID holds, as tx sees it.
+func HeldGPUs(tx *Txn, vmID string) (int64, error) {
+	var n int64
+	err := tx.db.Table("gpus").Where("holder_vm_id = ?", vmID).Count(&n).Error
+	return n, err
+}
