@@ -510,7 +510,7 @@ func pendingFlood(ctx context.Context, e *env, r *Result) error {
 				break
 			}
 		}
-		_, victim = create(-1, e.fx.victimKey)
+		_, victim = create(bound+2, e.fx.victimKey)
 	})
 	for _, id := range mine {
 		<-pace.C
