@@ -9,14 +9,16 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// readmeBlock is one fenced shell block of README.md.
+// readmeBlock is one fenced shell block of README.md or a page of docs/.
 type readmeBlock struct {
+	file string // README.md, docs/operating.md, …
 	line int    // of its opening fence
 	text string // the commands, indentation removed
 	// notRun is why it is not run (a <!-- not run: … --> comment before
@@ -32,9 +34,10 @@ var (
 	untilNote  = regexp.MustCompile(`^\s*<!-- runs until stopped: .*?"([^"]+)".*-->\s*$`)
 )
 
-// readmeBlocks extracts README's sh and console blocks; a console block's
-// commands are its lines after "$ " (and their continuation lines).
-func readmeBlocks(readme string) ([]readmeBlock, error) {
+// readmeBlocks extracts the sh and console blocks of the Markdown file
+// named file; a console block's commands are its lines after "$ " (and
+// their continuation lines).
+func readmeBlocks(file, readme string) ([]readmeBlock, error) {
 	var out []readmeBlock
 	lines := strings.Split(readme, "\n")
 	for i := 0; i < len(lines); i++ {
@@ -42,7 +45,7 @@ func readmeBlocks(readme string) ([]readmeBlock, error) {
 		if m == nil {
 			continue
 		}
-		b := readmeBlock{line: i + 1}
+		b := readmeBlock{file: file, line: i + 1}
 		for j := i - 1; j >= 0; j-- {
 			if strings.TrimSpace(lines[j]) == "" {
 				continue
@@ -70,7 +73,7 @@ func readmeBlocks(readme string) ([]readmeBlock, error) {
 			body = append(body, l)
 		}
 		if i == len(lines) {
-			return nil, fmt.Errorf("README.md:%d: the block is never closed", b.line)
+			return nil, fmt.Errorf("%s:%d: the block is never closed", file, b.line)
 		}
 		b.text = strings.Join(body, "\n") + "\n"
 		out = append(out, b)
@@ -93,11 +96,26 @@ func raceBuild() bool {
 	return false
 }
 
-// TestREADMECommands runs every sh and console block of README.md exactly as
-// written against one fresh demo server of a freshly built gpugraph, as a
-// reader would after make run: in a second shell, in the server's
-// directory (whose gpugraph.db the subcommands use by default), with the
-// binaries on PATH and GPUGRAPH_ADMIN_KEY set from the banner's line. The
+// docPages is README.md and then every Markdown page under docs/, at any
+// depth, in lexical order: the files whose commands TestREADMECommands runs.
+func docPages() ([]string, error) {
+	pages := []string{"README.md"}
+	err := filepath.WalkDir("docs", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			pages = append(pages, filepath.ToSlash(p))
+		}
+		return err
+	})
+	return pages, err
+}
+
+// TestREADMECommands runs every sh and console block of README.md and of
+// every page under docs/ (README's first, then the pages in lexical order,
+// each page's in its order) exactly as written against one fresh demo
+// server of a freshly built gpugraph, as a reader would after make run:
+// in a second shell, in the server's directory (whose gpugraph.db the
+// subcommands use by default), with the binaries on PATH and
+// GPUGRAPH_ADMIN_KEY set from the banner's line. The
 // one substitution is the server's address, localhost:8080 in the text,
 // since the test's server listens on a free port. Each block runs in its
 // own bash with -e -o pipefail, so each command must succeed; curl runs
@@ -109,13 +127,23 @@ func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
-	readme, err := os.ReadFile("README.md")
+	pages, err := docPages()
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := readmeBlocks(string(readme))
-	if err != nil {
-		t.Fatal(err)
+	var blocks []readmeBlock
+	perPage := map[string]int{}
+	for _, p := range pages {
+		text, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := readmeBlocks(p, string(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, bs...)
+		perPage[p] = len(bs)
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -200,7 +228,7 @@ func TestREADMECommands(t *testing.T) {
 
 	ran := 0
 	for _, b := range blocks {
-		where := fmt.Sprintf("README.md:%d", b.line)
+		where := fmt.Sprintf("%s:%d", b.file, b.line)
 		if b.line == 0 {
 			where = "the banner's commands"
 		}
@@ -233,7 +261,14 @@ func TestREADMECommands(t *testing.T) {
 		ran++
 	}
 	if ran < 6 {
-		t.Errorf("ran %d blocks: README.md has lost its commands?", ran)
+		t.Errorf("ran %d blocks: README.md and docs/ have lost their commands?", ran)
+	}
+	// The pages that hold commands today: a page that loses them all, or a
+	// move that drops a page from the walk, shows here.
+	for _, p := range []string{"README.md", "docs/operating.md"} {
+		if perPage[p] == 0 {
+			t.Errorf("%s has no command block", p)
+		}
 	}
 	if t.Failed() {
 		t.Logf("the server printed:\n%s", out.String())
@@ -285,19 +320,95 @@ func TestREADMEBlocks(t *testing.T) {
 	md := "text\n\n<!-- not run: it would recurse -->\n```sh\nmake test\n```\n\n" +
 		"- item\n\n  <!-- runs until stopped: waits for \"ready\" -->\n  ```sh\n  serve \\\n    --flag\n  ```\n" +
 		"```console\n$ echo a \\\n  b\na b\n$ true\n```\n```go\nnot = shell\n```\n"
-	got, err := readmeBlocks(md)
+	got, err := readmeBlocks("README.md", md)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []readmeBlock{
-		{line: 4, text: "make test\n", notRun: "it would recurse"},
-		{line: 11, text: "serve \\\n  --flag\n", until: "ready"},
-		{line: 15, text: "echo a \\\n  b\ntrue\n"},
+		{file: "README.md", line: 4, text: "make test\n", notRun: "it would recurse"},
+		{file: "README.md", line: 11, text: "serve \\\n  --flag\n", until: "ready"},
+		{file: "README.md", line: 15, text: "echo a \\\n  b\ntrue\n"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("blocks\n%+v\nwant\n%+v", got, want)
 	}
-	if _, err := readmeBlocks("```sh\nopen\n"); err == nil || err.Error() != "README.md:1: the block is never closed" {
+	if _, err := readmeBlocks("docs/operating.md", "```sh\nopen\n"); err == nil || err.Error() != "docs/operating.md:1: the block is never closed" {
 		t.Errorf("unclosed: %v", err)
+	}
+}
+
+// The pages whose commands run: README first, then every page under docs/,
+// nested folders included (the decisions' records), in lexical order.
+func TestDocPages(t *testing.T) {
+	pages, err := docPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) == 0 || pages[0] != "README.md" {
+		t.Fatalf("pages %v: README.md is not first", pages)
+	}
+	if !slices.IsSorted(pages[1:]) {
+		t.Errorf("pages %v: docs/ not in lexical order", pages)
+	}
+	for _, want := range []string{"docs/contract.md", "docs/operating.md", "docs/decisions/README.md", "docs/decisions/0011-limits.md"} {
+		if !slices.Contains(pages, want) {
+			t.Errorf("pages %v lack %s", pages, want)
+		}
+	}
+}
+
+var (
+	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	mdHeading = regexp.MustCompile(`(?m)^#+ (.+)$`)
+	mdFence   = regexp.MustCompile("(?s)```.*?```")
+	notSlug   = regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+)
+
+// headingAnchors is the anchors GitHub gives a page's headings: lower
+// case, punctuation dropped, spaces as hyphens.
+func headingAnchors(md string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range mdHeading.FindAllStringSubmatch(mdFence.ReplaceAllString(md, ""), -1) {
+		h := notSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(m[1])), "")
+		out[strings.ReplaceAll(h, " ", "-")] = true
+	}
+	return out
+}
+
+// Every relative link of README, BENCHMARKS.md, the demo's README and the
+// pages under docs/ names a file that exists and, for a page, a heading
+// it has: moving a section must move its links along.
+func TestDocLinks(t *testing.T) {
+	pages, err := docPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, "BENCHMARKS.md", "demo/README.md")
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, p := range pages {
+		for _, m := range mdLink.FindAllStringSubmatch(mdFence.ReplaceAllString(read(p), ""), -1) {
+			target := m[1]
+			if regexp.MustCompile(`^[a-z]+:`).MatchString(target) {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			to := p
+			if file != "" {
+				to = filepath.ToSlash(filepath.Join(filepath.Dir(p), file))
+			}
+			if !fileExists(to) {
+				t.Errorf("%s: %s: no %s", p, target, to)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(to, ".md") && !headingAnchors(read(to))[anchor] {
+				t.Errorf("%s: %s: %s has no heading #%s", p, target, to, anchor)
+			}
+		}
 	}
 }

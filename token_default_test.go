@@ -123,7 +123,7 @@ func TestDefaultTokenKeyIsStoredAndRandom(t *testing.T) {
 		t.Fatalf("the issued token is not signed with the stored key: %v", err)
 	}
 
-	// The README's rotation: the old key is kept to verify what it signed,
+	// The rotation of docs/operating.md (Credentials): the old key is kept to verify what it signed,
 	// and dropped with --drop-previous.
 	keys := func() map[string]string {
 		var rows []struct{ ID, Secret string }

@@ -372,7 +372,7 @@ func (t Transition) toWords() string {
 	return string(t.To)
 }
 
-// LifecycleTable renders the table in Markdown, for the README.
+// LifecycleTable renders the table in Markdown, for docs/architecture.md.
 func LifecycleTable() string {
 	var b strings.Builder
 	b.WriteString("| transition | trigger | applies to | from | to | statusReason | resources |\n")

@@ -49,7 +49,7 @@ func TestClientToolchains(t *testing.T) {
 
 // /graphql passes the GraphQL Foundation's GraphQL over HTTP audit
 // (graphql-http's auditServer, every request with a key): no error, and
-// no warning but those the README explains (audit.mjs's allow-list).
+// no warning but those docs/decisions/0010-graphql-over-http.md explains (audit.mjs's allow-list).
 func TestGraphQLOverHTTPAudit(t *testing.T) {
 	node, modules := clientcheck.Find(t)
 	work := t.TempDir()

@@ -306,7 +306,7 @@ func TestAbuse(t *testing.T) {
 		// waits for a CPU is not the server stalling. The check has its own
 		// database connection (store.HealthPing), so a pool held whole by
 		// abusive requests does not delay it; the time inside the server
-		// (Server-Timing) is logged, and README "Limits" has the measurement.
+		// (Server-Timing) is logged, and docs/decisions/0011-limits.md has the measurement.
 		probes, slow := watch.probes.Load(), watch.slow.Load()
 		t.Logf("/healthz: %d probes, %d over %v; slowest inside the server %v", probes, slow, maxHealthz, time.Duration(watch.serverSlowest.Load()))
 		if slowest > time.Second || slow*50 > probes || watch.fails.Load() > 0 {

@@ -90,7 +90,7 @@ func TestConnectionCostMultipliesByFirst(t *testing.T) {
 	}
 }
 
-// The README's console examples run as written.
+// The console examples of docs/getting-started.md (Schema for consoles) run as written.
 func TestREADMEConsoleExamples(t *testing.T) {
 	env := servertest.New(t, storetest.Open(t, store.SQLite), servertest.Base)
 	for token, q := range map[string]string{

@@ -20,7 +20,7 @@ import (
 // latency) and eight at once per core (ns/op is the inverse of the
 // throughput); cpu-ms/op is the process's CPU per request (all goroutines,
 // the server's included). It is the figure gqlgen.yml's exec.worker_limit
-// (README, "Plans") was measured with.
+// (docs/architecture.md, "Plans") was measured with.
 //
 //	go test ./internal/httpapi -run '^$' -bench NestedPage -benchtime 20x
 func BenchmarkNestedPage(b *testing.B) {

@@ -289,7 +289,7 @@ func TestPrometheusMatchesStore(t *testing.T) {
 				// a sample count the store's series × samples bound admits
 				// (32 series here; a console asks tens of samples). Past
 				// it the store refuses before reading, while a Prometheus
-				// answers within its own limits (README "Limits").
+				// answers within its own limits (docs/decisions/0011-limits.md).
 				n := min(rg.n, podmetrics.MaxSeriesSteps/64)
 				path := metricsPath(pod.wl, pod.id, "metricType", strings.Join(types, ","), "start", ts(rg.start), "end", ts(rg.end),
 					"numberOfSamples", fmt.Sprint(n))

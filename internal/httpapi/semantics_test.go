@@ -57,8 +57,8 @@ func TestGraphQLRefusalsAnswer400(t *testing.T) {
 // body) answer errors alone, with no data entry, as GraphQL's response
 // format and the GraphQL-over-HTTP draft answer them, whichever media type
 // the client accepts; an operation that ran keeps its data, null
-// included. The status is the refusal's under both (README, "HTTP
-// semantics, one rule on every path").
+// included. The status is the refusal's under both
+// (docs/decisions/0009-http-semantics-one-rule-on-every.md).
 func TestGraphQLRequestErrorsHaveNoData(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.NewWithConfig(t, st, servertest.Base, httpapi.Config{DepthLimit: 4})
@@ -106,7 +106,7 @@ func keyLookup(env *servertest.Env) int64 {
 }
 
 // TestListComplexityRefusedBeforeItRuns: 60 aliases of pods(limit: 500)
-// cost 60 × (1 + 500 × 9) = 270,060 > 200,000 (README "Limits"): refused
+// cost 60 × (1 + 500 × 9) = 270,060 > 200,000 (docs/decisions/0011-limits.md): refused
 // with no statement run, by the root-field cap under the defaults and by
 // the complexity when that cap is raised; 44 of them (198,044) run.
 func TestListComplexityRefusedBeforeItRuns(t *testing.T) {

@@ -49,7 +49,7 @@ type Config struct {
 	// PlanCheck, when set, has gqlgen marshal every planned answer as well
 	// and is called with both (fieldmodel.Config.Check): the tests' comparison.
 	PlanCheck func(ctx context.Context, root string, planned, gqlgen []byte)
-	// The GraphQL limits (README "Limits"); zero means the default.
+	// The GraphQL limits (docs/decisions/0011-limits.md); zero means the default.
 	ComplexityLimit    int
 	DepthLimit         int
 	TokenLimit         int
@@ -63,7 +63,7 @@ type Config struct {
 	FieldLimit         int // fields of a document, fragments expanded
 	DirectiveLimit     int // directives of a document
 	RequestTimeout     time.Duration
-	// The bytes the query, APQ and plan caches may hold (README "Limits").
+	// The bytes the query, APQ and plan caches may hold (docs/decisions/0011-limits.md).
 	QueryCacheBytes int64
 	APQCacheBytes   int64
 	PlanCacheBytes  int64
@@ -97,8 +97,9 @@ type Config struct {
 	MetricsSource podmetrics.Source
 	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
 	LoaderWait time.Duration
-	// RateLimits are each credential's budgets per class of work (README
-	// "Limits") for the whole deployment; a class left out, or with a zero
+	// RateLimits are each credential's budgets per class of work
+	// (docs/decisions/0011-limits.md) for the whole deployment; a class left
+	// out, or with a zero
 	// Rate, is not limited.
 	RateLimits map[ratelimit.Class]ratelimit.Limit
 	// Replicas counts the deployment's live server processes: this one's
@@ -232,7 +233,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	return reqid.Middleware(middleware.Compress(transport.IsStream, metrics.Instrument(middleware.JSONMisses(mux)))), mux
 }
 
-// Body limits, in bytes (README "Limits"), besides the REST routes' own
+// Body limits, in bytes (docs/decisions/0011-limits.md), besides the REST routes' own
 // (rest.Policy): every request body is read through http.MaxBytesReader.
 const (
 	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)

@@ -6,14 +6,16 @@
 // level (error for a MUST, warn for a SHOULD, notice for a MAY), its id,
 // name and reason. Exits non-zero on an error, on a warning or notice not
 // in the allow-list below, and on an allow-list entry whose audit passes
-// now (the README would explain a warning the server no longer gives).
+// now (docs/decisions/0010-graphql-over-http.md would explain a warning the
+// server no longer gives).
 import { auditServer } from 'graphql-http';
 
-// The warnings the server gives on purpose, by audit id. README,
-// "GraphQL over HTTP", explains each; keep the two in step.
+// The warnings the server gives on purpose, by audit id.
+// docs/decisions/0010-graphql-over-http.md explains each; keep the two in step.
 const allowed = {
-  // A request error answers 400 under either media type (README, "HTTP
-  // semantics, one rule on every path"); the draft recommends 200 with
+  // A request error answers 400 under either media type
+  // (docs/decisions/0009-http-semantics-one-rule-on-every.md); the draft
+  // recommends 200 with
   // application/json for clients that read any other status as a
   // transport failure.
   '572B': 'a document that does not parse answers 400 with application/json, as with application/graphql-response+json',
@@ -42,7 +44,7 @@ for (const r of results) {
   seen.add(r.id);
   if (r.status === 'ok') {
     console.log(`ok     ${r.id} ${r.name}`);
-    if (allowed[r.id]) failures.push(`${r.id} is allowed to warn but passes: drop it from the allow-list and the README`);
+    if (allowed[r.id]) failures.push(`${r.id} is allowed to warn but passes: drop it from the allow-list and docs/decisions/0010-graphql-over-http.md`);
     continue;
   }
   const why = allowed[r.id] && r.status !== 'error' ? ` (allowed: ${allowed[r.id]})` : '';

@@ -10,8 +10,9 @@ import (
 	"gpugraph/internal/fieldmodel"
 )
 
-// DocLimits bound what a document asks before it is validated (README
-// "Limits"). gqlparser's validation is not linear: its overlapping-fields
+// DocLimits bound what a document asks before it is validated
+// (docs/decisions/0011-limits.md). gqlparser's validation is not linear: its
+// overlapping-fields
 // rule compares every pair of fields that land on one spot of the answer,
 // so one selection set of 9,000 copies of a field was seconds of CPU.
 // These bounds are checked in one linear walk, without the schema, so a

@@ -25,7 +25,7 @@ import (
 // Issue 23, finding 3: the document limits, checked before validation.
 
 // defaultDocLimits are the document limits of a default server
-// (httpapi.Config's defaults, README "Limits").
+// (httpapi.Config's defaults, docs/decisions/0011-limits.md).
 func defaultDocLimits() DocLimits {
 	return DocLimits{
 		MaxFieldsPerSet: 100, MaxRepeats: 20, MaxFields: 2000,
@@ -402,7 +402,7 @@ func reportCPU(b *testing.B, start time.Duration) {
 }
 
 // BenchmarkValidateWorstAccepted: what validation costs for the worst
-// documents the document limits accept (README "Limits" has the figures).
+// documents the document limits accept (docs/decisions/0011-limits.md has the figures).
 func BenchmarkValidateWorstAccepted(b *testing.B) {
 	r := validationRules(true)
 	for name, q := range worstAccepted() {

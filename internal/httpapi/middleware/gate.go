@@ -28,7 +28,7 @@ type Route struct {
 }
 
 // Gate is what every API route passes through before its handler, in
-// this order (README "Limits"):
+// this order (docs/decisions/0011-limits.md):
 //
 //  0. the path and query held to text (notText): a 400 before anything
 //     else, authentication too, since no route can read such a request;
@@ -74,7 +74,7 @@ const (
 const noCap = 1 << 62
 
 // GateConfig is what the gate holds requests to (httpapi.Config's
-// fields of the same names, README "Limits"), and what it asks of the
+// fields of the same names, docs/decisions/0011-limits.md), and what it asks of the
 // rest of the server.
 type GateConfig struct {
 	RequestTimeout, QueueWait                     time.Duration

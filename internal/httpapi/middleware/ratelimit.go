@@ -13,8 +13,9 @@ import (
 // rateLimitedCode is the code of a 429 in every API's shape.
 const rateLimitedCode = "RATE_LIMITED"
 
-// RateLimits holds each credential to its per-class budgets (README
-// "Limits"), this process's share of them when several replicas serve,
+// RateLimits holds each credential to its per-class budgets
+// (docs/decisions/0011-limits.md), this process's share of them when several
+// replicas serve,
 // and counts the refusals.
 type RateLimits struct {
 	lim      *ratelimit.Limiter

@@ -20,8 +20,8 @@ import (
 // registry's order. Instants are RFC 3339 UTC with milliseconds. On a
 // CPU-only row gpuManufacturer is absent, as the seed says, and so are
 // gpuModelId and gpuModelName: the seed types them as strings, so null is
-// not theirs to write, and absent is how the seed marks "no GPU" (README,
-// decisions).
+// not theirs to write, and absent is how the seed marks "no GPU"
+// (docs/decisions/0016-cpu-only-vms.md).
 type vmJSON struct{ res *compute.Result }
 
 // encodeVM renders a restarted VM with the GPUs and model the restart read.

@@ -16,7 +16,7 @@ import (
 	"gpugraph/internal/lib/apierr"
 )
 
-// The bounds, in bytes (README "Limits").
+// The bounds, in bytes (docs/decisions/0011-limits.md).
 const (
 	MaxID          = 256  // ids and names: VM, node, pod, workload, revision, cluster ids
 	MaxSearch      = 256  // a pods search value

@@ -135,7 +135,7 @@ var VM = New(
 	Field[models.VM]{Column: "endpoint_url", Into: func(v *models.VM) any { return &v.EndpointURL }, Seed: true},
 	Field[models.VM]{Column: "gpu_count", Into: func(v *models.VM) any { return &v.GPUCount }, Seed: true},
 	// The seed types the three gpu fields as strings: on a CPU-only row
-	// the REST object leaves them out (README, decisions).
+	// the REST object leaves them out (docs/decisions/0016-cpu-only-vms.md).
 	Field[models.VM]{Key: "gpuManufacturer", Seed: true, OmitNull: true},
 	Field[models.VM]{Column: "gpu_model_id", Into: func(v *models.VM) any { return &v.GPUModelID }, Seed: true, OmitNull: true},
 	Field[models.VM]{Key: "gpuModelName", Seed: true, OmitNull: true},

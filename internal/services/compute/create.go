@@ -59,7 +59,7 @@ type CreateRequest struct {
 	Priority *int `json:"priority"`
 }
 
-// The bounds of a create's parts (README, "Creating VMs and pods").
+// The bounds of a create's parts (docs/decisions/0003-creating-vms-and-pods.md).
 const (
 	MaxGPUCount = 64
 	MaxCPUCores = 4096
