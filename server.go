@@ -496,7 +496,8 @@ type process struct {
 // services over st (services.New, as the command line does) with what the
 // flags o chose of them and what run made for them (the metrics source, nil
 // for the store; the token signer; the subscriptions' feed, which run
-// shuts down), and hands them to the HTTP layer and the jobs.
+// shuts down), and hands them to the HTTP layer (with the replica
+// heartbeat its rate limits divide by) and the jobs.
 func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth.Tokens, feed *live.Feed, heartbeat *replicas.Heartbeat) *process {
 	svc := services.New(st, services.Config{Metrics: metrics, Tokens: tokens, Live: feed,
 		NodeReportKeys: !o.nodeCredentialsRequired, MaxPendingPerOrg: o.maxPendingPerOrg})

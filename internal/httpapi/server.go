@@ -37,7 +37,9 @@ import (
 	"gpugraph/web"
 )
 
-// Config is what the command line sets.
+// Config is what the command hands the HTTP layer: what it built once
+// for the process (the services, the loaders factory, the store for the
+// probes) and what the command line sets.
 type Config struct {
 	// Services are the process's services, built once by the command
 	// (services.New) and shared with its background jobs: both faces and
