@@ -14,9 +14,8 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/services/clustersync"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/credentials"
-	"gpugraph/internal/services/nodeid"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -244,17 +243,20 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	svc := credentials.New(st, nil)
-	err = doAdmin(ctx, c, v, positional, svc, st, stdout, stderr)
+	// The command line is a process of its own: it builds the services as
+	// the server does (services.New), and calls them as the system.
+	svc := services.New(st, services.Config{})
+	err = doAdmin(ctx, c, v, positional, svc, stdout, stderr)
 	if e, ok := apierr.As(err); ok && e.Code == credentials.CodeOrganizationNotFound && v.org != "" {
-		return unknownOrganization(ctx, svc, v.org, err)
+		return unknownOrganization(ctx, svc.Credentials, v.org, err)
 	}
 	return err
 }
 
 // doAdmin does what c says, with its flags v and argument.
-func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []string, svc *credentials.Service, st *store.Store, stdout, stderr io.Writer) error {
+func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []string, all *services.Services, stdout, stderr io.Writer) error {
 	caller := auth.SystemCaller()
+	svc := all.Credentials
 	spec := credentials.Spec{OrganizationID: v.org, Name: v.name, Permissions: strings.Split(v.perms, ","), Expires: v.expires}
 	switch c.noun + " " + c.verb {
 	case "keys create":
@@ -314,7 +316,7 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 		}
 		_ = tw.Flush()
 	case "signing-key rotate":
-		if err := st.RotateSigningKey(ctx, auth.NewSigningKey(), !v.dropPrevious, store.Now()); err != nil {
+		if err := svc.RotateSigningKey(ctx, caller, !v.dropPrevious); err != nil {
 			return err
 		}
 		if v.dropPrevious {
@@ -323,7 +325,7 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 			fmt.Fprintf(stdout, "rotated the access-token signing key; every replica signs with the new one within %v, and tokens signed with the old one work until they expire\n", auth.KeyRefresh)
 		}
 	case "nodes enroll":
-		e, err := nodeid.New(st).Enroll(ctx, caller, v.nodeName, v.clusterID)
+		e, err := all.NodeID.Enroll(ctx, caller, v.nodeName, v.clusterID)
 		if err != nil {
 			return err
 		}
@@ -331,7 +333,7 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 			e.NodeName, e.ClusterID, models.FormatTime(e.ExpiresAt))
 		fmt.Fprintln(stdout, e.BootstrapToken)
 	case "clusters enroll":
-		e, err := clustersync.New(st).Enroll(ctx, caller, v.clusterID, v.tenant)
+		e, err := all.Clusters.Enroll(ctx, caller, v.clusterID, v.tenant)
 		if err != nil {
 			return err
 		}
@@ -339,7 +341,7 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 			e.ClusterID, e.TenantID)
 		fmt.Fprintln(stdout, e.Credential)
 	case "clusters revoke":
-		id, err := clustersync.New(st).Revoke(ctx, caller, positional[0])
+		id, err := all.Clusters.Revoke(ctx, caller, positional[0])
 		if err != nil {
 			return err
 		}

@@ -105,8 +105,8 @@ func TestLayering(t *testing.T) {
 		t.Fatalf("go list reports no gqlgen transport under %s or no rest under %s: the rule above would pass on anything", transportPkg, middlewarePkg)
 	}
 	// Faces do not import the store: they call the services they are
-	// handed (package services, built once by httpapi.New), which read and
-	// write through it. Their sub-packages neither.
+	// handed (package services, built once per process by the command),
+	// which read and write through it. Their sub-packages neither.
 	for path := range pkgs {
 		for _, face := range storelessFaces {
 			if under(path, face) {
@@ -153,47 +153,93 @@ func TestLayering(t *testing.T) {
 
 // storelessFaces are the faces, which translate HTTP and GraphQL, and
 // never import the store (nor do their sub-packages). The HTTP edge,
-// httpapi, is held to it file by file (TestEdgeKnowsNoStore): it also
-// wires the server.
+// httpapi, is held to it by TestEdgeBuildsNoService, which leaves out
+// its test server (servertest) and GraphQL's loaders.
 var storelessFaces = []string{"gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/web"}
 
-// edgeStoreFiles are the files of httpapi that may import the store: the
-// wiring, which builds the services and the loaders over it and hands the
-// probes their database. Every other file of the edge serves requests
-// through what the wiring handed it; the background jobs run beside their
-// services (sweep.Runner, live.Retention), started by the command.
-var edgeStoreFiles = []string{"server.go"}
-
-// TestEdgeKnowsNoStore keeps the store out of the HTTP edge's request
-// path: only edgeStoreFiles of httpapi import it, and each of them does
-// (a file that no longer needs it leaves the list).
-func TestEdgeKnowsNoStore(t *testing.T) {
-	p, ok := listPackages(t)["gpugraph/internal/httpapi"]
-	if !ok {
-		t.Fatal("package gpugraph/internal/httpapi is missing: the rule names it")
-	}
-	importers := map[string]bool{}
-	for _, name := range p.GoFiles {
-		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, name), nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
+// TestEdgeBuildsNoService keeps one composition root per process: the
+// command (server.go's compose, and admin.go for the command line) builds
+// the services (services.New) and the loaders factory (loaders.NewFactory)
+// once over the store and hands them to the HTTP layer and the jobs alike.
+// No non-test file of the HTTP edge (httpapi, its transports, extensions
+// and middleware) imports the store or calls a constructor of a service
+// package or the loaders factory; the edge serves through what
+// httpapi.Config hands it. (servertest builds a test server's the way the
+// command does; the loaders' own package is GraphQL's, over the store.)
+func TestEdgeBuildsNoService(t *testing.T) {
+	pkgs := listPackages(t)
+	const edge, helper = "gpugraph/internal/httpapi", "gpugraph/internal/httpapi/servertest"
+	checked := 0
+	for path, p := range pkgs {
+		if !under(path, edge) || under(path, helper) {
+			continue
 		}
-		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); path == "gpugraph/internal/store" || strings.HasPrefix(path, "gpugraph/internal/store/") {
-				importers[name] = true
+		checked++
+		for _, name := range p.GoFiles {
+			for _, found := range builds(t, filepath.Join(p.Dir, name)) {
+				t.Errorf("%s/%s %s: the command builds the services and loaders once per process and hands them to the edge (httpapi.Config)", path, name, found)
 			}
 		}
 	}
-	for name := range importers {
-		if !slices.Contains(edgeStoreFiles, name) {
-			t.Errorf("internal/httpapi/%s imports gpugraph/internal/store: the edge serves through the services httpapi.New builds (package services)", name)
+	// The rule reads real code: it sees the edge's packages, and the
+	// command's files build what the edge is handed.
+	var root []string
+	for _, name := range pkgs["gpugraph"].GoFiles {
+		root = append(root, builds(t, filepath.Join(pkgs["gpugraph"].Dir, name))...)
+	}
+	for _, want := range []string{"calls services.New", "calls loaders.NewFactory", "imports gpugraph/internal/store"} {
+		if !slices.Contains(root, want) {
+			t.Errorf("the command's files show no %q (%v): the rule above would pass on anything", want, root)
 		}
 	}
-	for _, name := range edgeStoreFiles {
-		if !importers[name] {
-			t.Errorf("internal/httpapi/%s is allowed the store but does not import it: take it off edgeStoreFiles", name)
-		}
+	if checked < 4 {
+		t.Errorf("checked %d packages of the edge: the rule above would pass on anything", checked)
 	}
+}
+
+// builds names what file does that only the composition root may: import
+// the store, call a New… of a service package (package services or one
+// under it) or loaders.NewFactory.
+func builds(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{} // local name → import path
+	var found []string
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if under(path, "gpugraph/internal/store") {
+			found = append(found, "imports "+path)
+		}
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = path
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		path := names[x.Name]
+		service := path == "gpugraph/internal/services" || strings.HasPrefix(path, "gpugraph/internal/services/")
+		if service && strings.HasPrefix(sel.Sel.Name, "New") || path == "gpugraph/internal/httpapi/loaders" && sel.Sel.Name == "NewFactory" {
+			found = append(found, "calls "+x.Name+"."+sel.Sel.Name)
+		}
+		return true
+	})
+	return found
 }
 
 // permissionNames are auth's names of the permissions.

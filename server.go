@@ -26,10 +26,12 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi"
+	"gpugraph/internal/httpapi/loaders"
 	"gpugraph/internal/lib/connlimit"
 	"gpugraph/internal/lib/ratelimit"
 	"gpugraph/internal/lib/replicas"
 	"gpugraph/internal/lib/reqid"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/compute"
 	"gpugraph/internal/services/credentials"
 	"gpugraph/internal/services/live"
@@ -418,12 +420,10 @@ func run(ctx context.Context, args []string) error {
 	if err := heartbeat.Beat(ctx); err != nil {
 		return fmt.Errorf("replica heartbeat: %w", err)
 	}
+	p := compose(st, o, metricsSrc, tokens, feed, heartbeat)
 	srv := &http.Server{
-		Addr: o.addr,
-		Handler: httpapi.New(httpapi.Config{Store: st, DisableIntrospection: !o.introspection, MetricsSource: metricsSrc, Live: feed,
-			NodeReportKeys: !o.nodeCredentialsRequired, Tokens: tokens, RateLimits: o.rates.limits(), Replicas: heartbeat,
-			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP,
-			CredentialConcurrency: o.credentialConcurrency, MaxPendingPerOrg: o.maxPendingPerOrg}),
+		Addr:    o.addr,
+		Handler: httpapi.New(p.http),
 		// Headers within --read-header-timeout (slowloris), at most
 		// maxHeaderBytes of them (431 past that).
 		ReadHeaderTimeout: o.readHeaderTimeout,
@@ -448,11 +448,9 @@ func run(ctx context.Context, args []string) error {
 	ln := connlimit.New(tcp, o.maxConns, o.maxConnsPerIP)
 	// The background jobs: every replica runs them, the database is their
 	// only state.
-	go sweep.NewRunner(sweep.New(st), sweep.Options{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
-		ProvisionTimeout: o.provisionTimeout, TeardownGrace: o.teardownGrace}).Run(ctx)
-	go scheduler.NewRunner(scheduler.New(st, compute.New(st)), scheduler.Options{Interval: o.schedulerInterval,
-		PendingTimeout: o.pendingTimeout}).Run(ctx)
-	go live.NewRetention(st, o.eventRetention, 10*time.Minute).Run(ctx)
+	go p.sweep.Run(ctx)
+	go p.scheduler.Run(ctx)
+	go p.retention.Run(ctx)
 	// At the stop signal the heartbeat deletes this process's row (the
 	// listener closes at once, so the others may take its share), and the
 	// process waits for that before it closes the store (however run
@@ -466,7 +464,7 @@ func run(ctx context.Context, args []string) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	stopAgents, err := startDemoAgents(ctx, st, o, ln.Addr())
+	stopAgents, err := startDemoAgents(ctx, st, p.services.Credentials, o, ln.Addr())
 	if err != nil && ctx.Err() == nil { // a stop signal during start is no failure
 		return err
 	}
@@ -478,6 +476,43 @@ func run(ctx context.Context, args []string) error {
 	}
 	shutdown(srv, feed, cancelBase, o.shutdownTimeout)
 	return nil
+}
+
+// process is what one server process builds over its store, each once:
+// the services (services.New) that the HTTP layer, the background jobs
+// and the command line are all handed — one compute.Service among them,
+// which the scheduler places the queue with and the faces create, stop and
+// restart with — the loaders factory of GraphQL's requests, and the jobs.
+type process struct {
+	services *services.Services
+	// http is the HTTP layer's configuration, the services and loaders in it.
+	http      httpapi.Config
+	sweep     *sweep.Runner
+	scheduler *scheduler.Runner
+	retention *live.Retention
+}
+
+// compose is the composition root of the server: it builds the process's
+// services over st (services.New, as the command line does) with what the
+// flags o chose of them and what run made for them (the metrics source, nil
+// for the store; the token signer; the subscriptions' feed, which run
+// shuts down), and hands them to the HTTP layer (with the replica
+// heartbeat its rate limits divide by) and the jobs.
+func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth.Tokens, feed *live.Feed, heartbeat *replicas.Heartbeat) *process {
+	svc := services.New(st, services.Config{Metrics: metrics, Tokens: tokens, Live: feed,
+		NodeReportKeys: !o.nodeCredentialsRequired, MaxPendingPerOrg: o.maxPendingPerOrg})
+	return &process{
+		services: svc,
+		http: httpapi.Config{Services: svc, Loaders: loaders.NewFactory(st, 0), Database: st,
+			DisableIntrospection: !o.introspection, RateLimits: o.rates.limits(), Replicas: heartbeat,
+			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP,
+			CredentialConcurrency: o.credentialConcurrency},
+		sweep: sweep.NewRunner(sweep.New(st), sweep.Options{Grace: o.heartbeatGrace, Interval: o.sweepInterval,
+			ProvisionTimeout: o.provisionTimeout, TeardownGrace: o.teardownGrace}),
+		scheduler: scheduler.NewRunner(scheduler.New(st, svc.Compute), scheduler.Options{Interval: o.schedulerInterval,
+			PendingTimeout: o.pendingTimeout}),
+		retention: live.NewRetention(st, o.eventRetention, 10*time.Minute),
+	}
 }
 
 // shutdown stops accepting at once (Shutdown closes the listener first, so
@@ -514,7 +549,7 @@ func metricsName(src podmetrics.Source) string {
 // this process's own listener over loopback, makes the demo's admin key,
 // then prints the banner, last of the start's lines; the returned func
 // stops the agents and waits until they have.
-func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.Addr) (func(), error) {
+func startDemoAgents(ctx context.Context, st *store.Store, creds *credentials.Service, o options, addr net.Addr) (func(), error) {
 	if !o.demo {
 		return func() {}, nil
 	}
@@ -526,7 +561,7 @@ func startDemoAgents(ctx context.Context, st *store.Store, o options, addr net.A
 	if !ok {
 		return func() {}, fmt.Errorf("demo agents: listener address %v is not TCP", addr)
 	}
-	adminKey, err := demoAdminKey(ctx, st)
+	adminKey, err := demoAdminKey(ctx, creds)
 	if err != nil {
 		return func() {}, fmt.Errorf("demo admin key: %w", err)
 	}
@@ -554,8 +589,7 @@ const demoAdminName = "demo-admin"
 // revokes the one an earlier start made: unlike the demo's other keys it
 // is random, so only whoever reads this start's banner holds it. Only a
 // database holding the demo data set gets one.
-func demoAdminKey(ctx context.Context, st *store.Store) (string, error) {
-	svc := credentials.New(st, nil)
+func demoAdminKey(ctx context.Context, svc *credentials.Service) (string, error) {
 	caller := auth.SystemCaller()
 	org := demo.Keys()[0].OrganizationID
 	keys, err := svc.ListKeys(ctx, caller, org)

@@ -18,6 +18,8 @@ import (
 	"gpugraph/internal/store/sqlcount"
 
 	"gpugraph/internal/httpapi"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/services"
 	"gpugraph/internal/store"
 )
 
@@ -223,7 +225,9 @@ func Serve(db *DB, cfg Config, token string) (*Server, error) {
 	}
 	// The load clients are one key measuring the server's capacity: the
 	// whole budget is theirs (a credential's default share is half the cores).
-	h := httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: cfg.LoaderWait, CredentialConcurrency: 64})
+	// The services and loaders are built as the command builds them.
+	h := httpapi.New(httpapi.Config{Services: services.New(db.Store, services.Config{}), Loaders: loaders.NewFactory(db.Store, cfg.LoaderWait),
+		Database: db.Store, CredentialConcurrency: 64})
 	srv := httptest.NewServer(h)
 	return &Server{DB: db, Stmts: stmts, HTTP: srv,
 		Client: &Client{Base: srv.URL, Token: token, HTTP: NewHTTPClient(max(cfg.Clients, 1))}}, nil

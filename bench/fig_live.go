@@ -21,6 +21,8 @@ import (
 	"gpugraph/bench/proc"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/live"
 	"gpugraph/models"
 )
@@ -60,7 +62,8 @@ func (r *runner) liveFigure(ctx context.Context) error {
 	// One key, one address: its connection caps raised as the feed's, and
 	// its share of the server as wide as the other figures' (its restarts
 	// run while the subscribers' operations are in flight).
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: db.Store, LoaderWait: c.LoaderWait, Live: feed,
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Services: services.New(db.Store, services.Config{Live: feed}),
+		Loaders: loaders.NewFactory(db.Store, c.LoaderWait), Database: db.Store,
 		WebSocketsPerAddress: -1, WebSocketsPerCredential: n, CredentialConcurrency: 64}))
 	defer srv.Close()
 	client := &Client{Base: srv.URL, Token: fleet.Token(0), HTTP: NewHTTPClient(4)}

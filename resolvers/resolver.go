@@ -16,8 +16,8 @@ import (
 
 // Resolver is the root of the resolver tree.
 type Resolver struct {
-	// Services are the services the resolvers call, built once by the
-	// server and shared with the REST face. Its Live serves the
+	// Services are the services the resolvers call, built once per
+	// process by the command and shared with the REST face. Its Live serves the
 	// subscriptions (nil: subscriptions answer unavailable).
 	Services *services.Services
 }

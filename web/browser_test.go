@@ -22,6 +22,8 @@ import (
 	"gpugraph/demo"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi"
+	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/live"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -64,7 +66,7 @@ func demoServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	feed := live.New(st, live.Limits{})
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Live: feed, LoaderWait: time.Millisecond}))
+	srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, httpapi.Config{})))
 	t.Cleanup(func() { feed.Shutdown(); srv.Close() })
 	return srv
 }

@@ -42,7 +42,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(e2eFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(httpapi.Config{Store: st})))
+		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
 		t.Cleanup(srv.Close)
 		ctx, cancel := context.WithCancel(context.Background())
 		swept := make(chan struct{})

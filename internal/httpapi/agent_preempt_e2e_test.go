@@ -36,7 +36,7 @@ func TestAgentTearsDownPreemptedVictimFirst(t *testing.T) {
 		if _, err := dataset.LoadFile(ctx, st, []byte(preemptE2EFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(httpapi.Config{Store: st})))
+		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
 		t.Cleanup(srv.Close)
 		a := startAgentArgs(t, bin, srv.URL, "dgx-pre", servertest.Enroll(t, st, "dgx-pre", "c-pre"), "--interval", "200ms",
 			"--mock", "dgxh100", "--mock-start-delay", "0s", "--mock-stop-delay", "2s")

@@ -39,7 +39,7 @@ func TestAgentRestartsAndTearsDown(t *testing.T) {
 		if _, err := dataset.LoadFile(ctx, st, []byte(teardownFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(httpapi.Config{Store: st})))
+		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
 		t.Cleanup(srv.Close)
 		// Only the event notifications wake this scheduler in time: its
 		// timer is longer than the test.

@@ -11,6 +11,7 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
@@ -56,7 +57,7 @@ func TestAgentReportAuth(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		for _, mode := range []struct {
 			name string
-			cfg  httpapi.Config
+			o    servertest.Options
 			want []struct {
 				token  string
 				status int
@@ -65,7 +66,7 @@ func TestAgentReportAuth(t *testing.T) {
 		}{
 			// By default only a node credential reports: anything else is
 			// told how to get one, whatever it holds.
-			{"default", httpapi.Config{}, []struct {
+			{"default", servertest.Options{}, []struct {
 				token  string
 				status int
 				body   string
@@ -77,7 +78,7 @@ func TestAgentReportAuth(t *testing.T) {
 				{agentapi.CredentialPrefix + "nope", 401, `{"error":{"code":"NODE_CREDENTIAL_REFUSED","message":"unknown node credential (it was replaced when the node was enrolled again?)","requestId":"servertest"}}`},
 			}},
 			// Legacy mode: an API key as on any key path.
-			{"legacy", httpapi.Config{NodeReportKeys: true}, []struct {
+			{"legacy", servertest.Options{Services: services.Config{NodeReportKeys: true}}, []struct {
 				token  string
 				status int
 				body   string
@@ -87,7 +88,7 @@ func TestAgentReportAuth(t *testing.T) {
 				{"acme-operator", 403, `{"error":{"code":"FORBIDDEN","message":"this API key lacks the nodes.report permission","requestId":"servertest"}}`},
 			}},
 		} {
-			env := servertest.NewWithConfig(t, st, servertest.Base, mode.cfg)
+			env := servertest.NewWithOptions(t, st, servertest.Base, mode.o, httpapi.Config{})
 			for _, path := range []string{agentapi.InventoryPath, agentapi.HeartbeatPath} {
 				// Who may report is answered before what was reported.
 				for _, tc := range mode.want {

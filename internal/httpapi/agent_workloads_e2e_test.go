@@ -40,7 +40,7 @@ func TestAgentRunsWorkloads(t *testing.T) {
 			t.Fatal(err)
 		}
 		hb := &heartbeatWatch{st: st, vm: "vm-up"}
-		srv := httptest.NewServer(hb.wrap(httpapi.New(httpapi.Config{Store: st})))
+		srv := httptest.NewServer(hb.wrap(httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
 		t.Cleanup(srv.Close)
 
 		a := startAgentArgs(t, bin, srv.URL, "dgx-wl", servertest.Enroll(t, st, "dgx-wl", "c-wl"), "--interval", "300ms", "--mock", "dgxh100",

@@ -71,7 +71,7 @@ func TestWorkloadReports(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(handFixture)); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(httpapi.Config{Store: st})))
+		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
 		t.Cleanup(srv.Close)
 		url := srv.URL
 		hand, other := servertest.NodeCredential(t, st, "dgx-hand", "c-wl"), servertest.NodeCredential(t, st, "dgx-other", "c-wl")

@@ -17,7 +17,7 @@ import (
 // connection's edges.node as through its nodes: one statement a level and
 // loader, the same at every page size, with no batch wait to lean on.
 func TestConsoleListsPrefetchEachLevelInOneStatement(t *testing.T) {
-	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
+	noWait := servertest.Options{LoaderWait: time.Nanosecond}
 	cases := []struct {
 		name, token, query string
 		want               int64
@@ -42,9 +42,9 @@ func TestConsoleListsPrefetchEachLevelInOneStatement(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env := servertest.NewWithConfig(t, st, string(b), noWait)
+		env := servertest.NewWithOptions(t, st, string(b), noWait, httpapi.Config{})
 		// fleet's VMs run and hold GPUs, so a GPU's vm reads a level.
-		held := servertest.NewWithConfig(t, storetest.Open(t, st.Dialect), fleet(60), noWait)
+		held := servertest.NewWithOptions(t, storetest.Open(t, st.Dialect), fleet(60), noWait, httpapi.Config{})
 		for _, c := range cases {
 			env := env
 			if c.token == "fleet-reader" {

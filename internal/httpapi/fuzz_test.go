@@ -32,7 +32,7 @@ func fuzzEnv(f *testing.F) *fuzzServer {
 	if _, err := dataset.LoadFile(context.Background(), st, []byte(servertest.Base)); err != nil {
 		f.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
+	srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{})))
 	f.Cleanup(srv.Close)
 	return &fuzzServer{url: srv.URL, st: st}
 }

@@ -148,8 +148,7 @@ func benchHandler(b *testing.B, cfg httpapi.Config) http.Handler {
 	if _, err := dataset.LoadFile(context.Background(), st, []byte(servertest.Base)); err != nil {
 		b.Fatal(err)
 	}
-	cfg.Store = st
-	return httpapi.New(cfg)
+	return httpapi.New(servertest.Wire(st, servertest.Options{}, cfg))
 }
 
 // serve sends one request to h in this goroutine (a panic fails the test).
@@ -393,7 +392,7 @@ func TestMalformedGraphQLBodies(t *testing.T) {
 	if _, err := dataset.LoadFile(context.Background(), st, []byte(servertest.Base)); err != nil {
 		t.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Store: st})
+	h := httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))
 	logs := captureLogs(t)
 	deep := `{"query": "{ vms { total } }", "variables": {"a": ` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}}`
 	sse := http.Header{"Accept": {"text/event-stream"}}
@@ -519,7 +518,7 @@ func FuzzGraphQLBody(f *testing.F) {
 	if _, err := dataset.LoadFile(context.Background(), st, []byte(servertest.Base)); err != nil {
 		f.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Store: st})
+	h := httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := serve(h, http.MethodPost, "/graphql", body, nil)
 		if rec.Code >= 500 && rec.Code != 503 && rec.Code != 504 {

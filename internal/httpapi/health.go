@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// database is what the probes ask of the store.
-type database interface {
+// Database is what the probes ask of the store (*store.Store is one).
+type Database interface {
 	// HealthPing is /healthz's cheap round trip.
 	HealthPing(ctx context.Context) error
 	// Ping and PendingMigrations are /readyz's checks.
@@ -25,7 +25,7 @@ type database interface {
 // Server-Timing says how long the check took inside the server (its
 // database round trip), apart from the network and the client's own
 // scheduling: the abuse suite holds that to 100 ms on every probe.
-func healthz(st database) http.Handler {
+func healthz(st Database) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -44,7 +44,7 @@ func healthz(st database) http.Handler {
 // readyz answers 200 when this process can serve: the database answers and
 // every migration this binary holds is applied; else 503 with a JSON body
 // naming each check that failed, for a load balancer or an operator.
-func readyz(st database) http.Handler {
+func readyz(st Database) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

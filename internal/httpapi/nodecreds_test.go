@@ -8,6 +8,7 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
@@ -150,7 +151,7 @@ func TestReportAnswersNameOnlyTheNodesOwn(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.Store) {
-				env := servertest.NewWithConfig(t, db, sharedFixture, httpapi.Config{NodeReportKeys: legacy})
+				env := servertest.NewWithOptions(t, db, sharedFixture, servertest.Options{Services: services.Config{NodeReportKeys: legacy}}, httpapi.Config{})
 				token := "b-agent"
 				if !legacy {
 					token = servertest.NodeCredential(t, db, "dgx-shared", "c1")

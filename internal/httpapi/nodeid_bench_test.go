@@ -8,6 +8,7 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/store/storetest"
 )
 
@@ -18,7 +19,7 @@ import (
 func BenchmarkReportIdentity(b *testing.B) {
 	for _, d := range storetest.Engines() {
 		b.Run(string(d), func(b *testing.B) {
-			env := servertest.NewWithConfig(b, storetest.Open(b, d), identityFixture, httpapi.Config{NodeReportKeys: true})
+			env := servertest.NewWithOptions(b, storetest.Open(b, d), identityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
 			s, body := env.Do(http.MethodPost, "/v1/admin/nodes/enroll", "ops-admin", []byte(`{"nodeName":"dgx-b","clusterId":"c1"}`), nil)
 			if s != 201 {
 				b.Fatalf("%d %s", s, body)

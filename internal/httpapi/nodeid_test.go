@@ -10,6 +10,7 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
@@ -314,7 +315,7 @@ func TestNodeCredentialsRequired(t *testing.T) {
 // and is refused for one that has; a credential reports as by default.
 func TestLegacyModeKeys(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.NewWithConfig(t, st, identityFixture, httpapi.Config{NodeReportKeys: true})
+		env := servertest.NewWithOptions(t, st, identityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
 		credA := enroll(t, env, "dgx-a")
 
 		s, b := post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-a", 0))

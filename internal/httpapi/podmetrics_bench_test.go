@@ -58,7 +58,7 @@ func BenchmarkPodMetricsPoints(b *testing.B) {
 			servertest.New(b, st, servertest.Base)
 			// The server alone: servertest's answer checks would price
 			// themselves (a schema validation of every value).
-			srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
+			srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{})))
 			b.Cleanup(srv.Close)
 			for g := range 8 {
 				storetest.SeedSeries(b, st, train1, "GPU_UTILIZATION_PER_GPU", fmt.Sprintf(`{"gpu":"%d"}`, g), start, 10*time.Second, stored)

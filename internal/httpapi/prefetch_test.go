@@ -18,7 +18,7 @@ import (
 // statement even when the loaders' batch wait is too short to gather
 // anything: the count does not depend on timing.
 func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
-	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
+	noWait := servertest.Options{LoaderWait: time.Nanosecond}
 	cases := []struct {
 		name, token, query string
 		want               int64
@@ -34,7 +34,7 @@ func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		for _, n := range []int{5, 50} {
-			env := servertest.NewWithConfig(t, storetest.Open(t, st.Dialect), fleet(n), noWait)
+			env := servertest.NewWithOptions(t, storetest.Open(t, st.Dialect), fleet(n), noWait, httpapi.Config{})
 			for _, c := range cases {
 				var r *servertest.Response
 				got := env.Statements(func() { r = env.GraphQL(c.token, c.query, nil) })
@@ -52,13 +52,13 @@ func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
 // A page of pods prefetches its nodes, their GPUs and models, workloads and
 // projects: one statement a level at every page size, with no batch wait.
 func TestPodPagesPrefetch(t *testing.T) {
-	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
+	noWait := servertest.Options{LoaderWait: time.Nanosecond}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		b, err := json.Marshal(fleetgen.Generate(fleetgen.Options{Nodes: 60, Pods: 1200, Tenants: 1, Seed: 2}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		env := servertest.NewWithConfig(t, st, string(b), noWait)
+		env := servertest.NewWithOptions(t, st, string(b), noWait, httpapi.Config{})
 		q := `query($limit: Int) { pods(limit: $limit) { pods { id node { name gpus { index model { name } } } workload { name project { name } } project { id } } } }`
 		var counts []int64
 		for _, limit := range []int{5, 50, 500} {
@@ -154,9 +154,9 @@ func TestPodPagesReadSelectedColumns(t *testing.T) {
 // A prefetch that fails fails the list, as a failed load fails its field:
 // the error is the list's, not one per nested field.
 func TestAFailedPrefetchFailsTheList(t *testing.T) {
-	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
+	noWait := servertest.Options{LoaderWait: time.Nanosecond}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.NewWithConfig(t, st, fleet(3), noWait)
+		env := servertest.NewWithOptions(t, st, fleet(3), noWait, httpapi.Config{})
 		if err := st.DB.Exec("ALTER TABLE gpu_models RENAME TO gpu_models_gone").Error; err != nil {
 			t.Fatal(err)
 		}

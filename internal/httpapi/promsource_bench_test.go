@@ -9,6 +9,7 @@ import (
 
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/promsource"
 	"gpugraph/internal/services/promsource/promtest"
 	"gpugraph/internal/store/storetest"
@@ -27,7 +28,7 @@ func BenchmarkPodMetricsRangeRead(b *testing.B) {
 	}
 	st := storetest.Open(b, storetest.Engines()[0])
 	local := servertest.New(b, st, servertest.Base)
-	remote := servertest.NewWithConfig(b, st, "", httpapi.Config{MetricsSource: src})
+	remote := servertest.NewWithOptions(b, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
 	body, _ := json.Marshal(map[string]any{"podMetrics": w.batch, "podHistograms": w.hist})
 	if status, out := local.Do(http.MethodPost, samplesPath, "acme-metrics", body, nil); status != http.StatusOK {
 		b.Fatalf("ingest: %d %s", status, out)

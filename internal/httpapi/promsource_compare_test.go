@@ -14,6 +14,7 @@ import (
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/internal/services/promsource"
 	"gpugraph/internal/services/promsource/promtest"
@@ -261,7 +262,7 @@ func TestPrometheusMatchesStore(t *testing.T) {
 	types := mappedTypes(t)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		local := servertest.New(t, st, servertest.Base)
-		remote := servertest.NewWithConfig(t, st, "", httpapi.Config{MetricsSource: src})
+		remote := servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
 		body, _ := json.Marshal(map[string]any{"podMetrics": w.batch, "podHistograms": w.hist})
 		if status, b := local.Do(http.MethodPost, samplesPath, "acme-metrics", body, nil); status != http.StatusOK {
 			t.Fatalf("ingest: %d %s", status, b)

@@ -16,6 +16,7 @@ import (
 
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/promsource"
 	"gpugraph/internal/services/promsource/promtest"
 	"gpugraph/internal/store"
@@ -94,7 +95,7 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	}
 	began := time.Now().Add(-time.Second)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.NewWithConfig(t, st, servertest.Base, httpapi.Config{MetricsSource: src})
+		env := servertest.NewWithOptions(t, st, servertest.Base, servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
 		q := `query($s: Time!, $e: Time!) { podMetrics(workloadId: "` + trainWL + `", podId: "` + train1 + `",
 			metricTypes: [GPU_UTILIZATION_PER_GPU, GPU_MEMORY_USAGE_BYTES], start: $s, end: $e, numberOfSamples: 5) {
 			measurements { type labels values { value timestamp } } } }`

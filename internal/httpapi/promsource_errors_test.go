@@ -10,6 +10,7 @@ import (
 
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/promsource"
 	"gpugraph/internal/services/promsource/promtest"
 	"gpugraph/internal/store/storetest"
@@ -39,7 +40,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return servertest.NewWithConfig(t, st, "", httpapi.Config{MetricsSource: src})
+		return servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
 	}
 	// The fixture once; every env below shares the store.
 	servertest.New(t, st, servertest.Base)

@@ -1,12 +1,14 @@
 // Package httpapi wires gpugraph's HTTP surface: the GraphQL endpoint and
 // its playground, the documented REST paths, health and metrics, around one
-// Services value (package services), built here once over the store and
-// handed to both faces. It is shaped as gqlgen's graphql/handler: the
-// server and its routes here (each route registered with its policy), the
-// GraphQL transports in internal/httpapi/transport, the GraphQL extensions in
-// internal/httpapi/extension, and the HTTP middleware (the gate, compression,
-// metrics) in internal/httpapi/middleware. Only this wiring holds the store. (The
-// command itself is the root's server.go, package main.)
+// Services value (package services) that the command builds once per
+// process (services.New, in the root's server.go, package main) and hands
+// here, to both faces, as it hands it to the background jobs and the
+// command line. It is shaped as gqlgen's graphql/handler: the server and
+// its routes here (each route registered with its policy), the GraphQL
+// transports in internal/httpapi/transport, the GraphQL extensions in
+// internal/httpapi/extension, and the HTTP middleware (the gate,
+// compression, metrics) in internal/httpapi/middleware. The edge builds no
+// service and knows no store: the probes ask a Database they are handed.
 package httpapi
 
 import (
@@ -31,16 +33,23 @@ import (
 	"gpugraph/internal/lib/replicas"
 	"gpugraph/internal/lib/reqid"
 	"gpugraph/internal/services"
-	"gpugraph/internal/services/live"
-	"gpugraph/internal/services/podmetrics"
-	"gpugraph/internal/store"
 	"gpugraph/resolvers"
 	"gpugraph/web"
 )
 
-// Config is what the command line sets.
+// Config is what the command hands the HTTP layer: what it built once
+// for the process (the services, the loaders factory, the store for the
+// probes) and what the command line sets.
 type Config struct {
-	Store *store.Store
+	// Services are the process's services, built once by the command
+	// (services.New) and shared with its background jobs: both faces and
+	// the gate call them.
+	Services *services.Services
+	// Loaders makes each GraphQL request's dataloaders (loaders.NewFactory),
+	// built by the command beside the services.
+	Loaders loaders.Factory
+	// Database is what /healthz and /readyz ask of the store.
+	Database Database
 	// DisableIntrospection turns GraphQL introspection off (the playground needs it on).
 	DisableIntrospection bool
 	// DisablePlanner answers every GraphQL field through gqlgen, none
@@ -93,10 +102,6 @@ type Config struct {
 	// OperationNames are the GraphQL operation names /metrics labels by;
 	// any other is "other".
 	OperationNames []string
-	// MetricsSource is where pod metrics are read (the store when nil).
-	MetricsSource podmetrics.Source
-	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait when zero).
-	LoaderWait time.Duration
 	// RateLimits are each credential's budgets per class of work
 	// (docs/decisions/0011-limits.md) for the whole deployment; a class left
 	// out, or with a zero
@@ -106,20 +111,6 @@ type Config struct {
 	// buckets hold 1/N of RateLimits (ratelimit.Limiter.SetReplicas). Nil
 	// is a process alone, holding all of them.
 	Replicas *replicas.Heartbeat
-	// Live serves the subscriptions; the command keeps it to shut the
-	// streams down (a fresh one with default limits when nil).
-	Live *live.Feed
-	// NodeReportKeys is the legacy mode (--node-credentials-required=false):
-	// agent reports made with any organization's nodes.report API key are
-	// accepted for nodes that have no credential. The zero value — what a
-	// server gets unless told otherwise — accepts node credentials only.
-	NodeReportKeys bool
-	// MaxPendingPerOrg is the most VMs and pods one organization may have
-	// pending (--max-pending-per-org; compute.DefaultMaxPending when zero).
-	MaxPendingPerOrg int
-	// Tokens signs and verifies access tokens (POST /api/v1/token); nil
-	// signs with the key stored in the database, shared by every replica.
-	Tokens *auth.Tokens
 }
 
 // Defaults fills what cfg leaves zero.
@@ -188,11 +179,9 @@ func Patterns(cfg Config) []string {
 
 func newServer(cfg Config) (http.Handler, *routeMux) {
 	cfg = cfg.withDefaults()
-	st := cfg.Store
-	// The services are built once, here, and handed to both faces; only
-	// this wiring (and the probes) know the store.
-	svc := services.New(st, services.Config{Metrics: cfg.MetricsSource, Tokens: cfg.Tokens, Live: cfg.Live,
-		NodeReportKeys: cfg.NodeReportKeys, MaxPendingPerOrg: cfg.MaxPendingPerOrg})
+	// The services come built (one per process, the command's): both faces
+	// get the same value.
+	svc := cfg.Services
 	res := &resolvers.Resolver{Services: svc}
 	reg := prometheus.NewRegistry()
 	metrics := middleware.NewMetrics(reg)
@@ -202,7 +191,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	if cfg.Replicas != nil {
 		cfg.Replicas.Watch(rl.SetReplicas)
 	}
-	newLoaders := loaders.NewFactory(st, cfg.LoaderWait)
+	newLoaders := cfg.Loaders
 	g := middleware.NewGate(middleware.GateConfig{
 		RequestTimeout: cfg.RequestTimeout, QueueWait: cfg.QueueWait,
 		PublicConcurrency: cfg.PublicConcurrency, CredentialConcurrency: cfg.CredentialConcurrency,
@@ -222,8 +211,8 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
 	graphQLRoute := middleware.Route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
 	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(gql)))))))
-	mux.Handle("GET /healthz", healthz(st))
-	mux.Handle("GET /readyz", readyz(st))
+	mux.Handle("GET /healthz", healthz(cfg.Database))
+	mux.Handle("GET /readyz", readyz(cfg.Database))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Services: svc}, func(p rest.Policy, h http.Handler) http.Handler {

@@ -169,7 +169,7 @@ func TestVMVolumeField(t *testing.T) {
 // nodes in one more, whatever the page size; a GPU's holder reads its
 // volume beside it. Both engines.
 func TestVMVolumesPrefetchInOneStatement(t *testing.T) {
-	noWait := httpapi.Config{LoaderWait: time.Nanosecond}
+	noWait := servertest.Options{LoaderWait: time.Nanosecond}
 	cases := []struct {
 		name, query string
 		want        int64
@@ -185,7 +185,7 @@ func TestVMVolumesPrefetchInOneStatement(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		for _, n := range []int{5, 50} {
-			env := servertest.NewWithConfig(t, storetest.Open(t, st.Dialect), strings.ReplaceAll(fleet(n), `"gpuCount":2,`, `"gpuCount":2,"diskSizeGb":100,`), noWait)
+			env := servertest.NewWithOptions(t, storetest.Open(t, st.Dialect), strings.ReplaceAll(fleet(n), `"gpuCount":2,`, `"gpuCount":2,"diskSizeGb":100,`), noWait, httpapi.Config{})
 			for _, c := range cases {
 				var r *servertest.Response
 				got := env.Statements(func() { r = env.GraphQL("fleet-reader", c.query, nil) })

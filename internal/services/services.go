@@ -1,8 +1,10 @@
-// Package services builds, once per server, every service the faces call,
-// over one store: the value httpapi.New hands the REST face (rest.API) and
-// the GraphQL face (resolvers.Resolver), as pkgsite's server hands its
-// handlers one DataSource. A face never builds a service and never sees
-// the store; it reads its request, calls a service with the caller and
+// Package services builds, once per process, every service the faces, the
+// background jobs and the command line call, over one store: the command
+// (the root's server.go and admin.go) calls New once and hands the value to
+// the HTTP layer, which gives it to the REST face (rest.API) and the
+// GraphQL face (resolvers.Resolver), as pkgsite's server hands its
+// handlers one DataSource, and to the jobs (the scheduler places with its
+// Compute). A face never builds a service and never sees the store; it reads its request, calls a service with the caller and
 // plain Go values, and writes the answer in its own shape.
 //
 // Every service has one shape: a struct over the store, made by its
@@ -33,7 +35,7 @@ import (
 	"gpugraph/internal/store"
 )
 
-// Services are the services of one server, each built once.
+// Services are the services of one process, each built once.
 type Services struct {
 	// Authenticator resolves a request's API key or access token into its
 	// caller (the edge's middleware runs it before either face).

@@ -27,8 +27,8 @@ import (
 
 // API holds what the handlers delegate to.
 type API struct {
-	// Services are the services the handlers call, built once by the
-	// server and shared with the GraphQL face.
+	// Services are the services the handlers call, built once per
+	// process by the command and shared with the GraphQL face.
 	Services *services.Services
 }
 

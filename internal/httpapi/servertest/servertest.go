@@ -19,8 +19,10 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset/datasettest"
 	"gpugraph/internal/httpapi"
+	"gpugraph/internal/httpapi/loaders"
 	"gpugraph/internal/httpapi/rest/openapitest"
 	"gpugraph/internal/lib/reqid"
+	"gpugraph/internal/services"
 	"gpugraph/internal/services/nodeid"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/sqlcount"
@@ -45,20 +47,48 @@ func New(t testing.TB, st *store.Store, fixture string) *Env {
 // statement, so statement counts are exact.
 const LoaderWait = 25 * time.Millisecond
 
-// NewWithConfig is New with a server configuration (its Store is set here).
+// NewWithConfig is New with a server configuration (its services, loaders
+// and database are built here, Wire).
 func NewWithConfig(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config) *Env {
 	t.Helper()
-	return newEnv(t, st, fixture, cfg, true)
+	return newEnv(t, st, fixture, Options{}, cfg, true)
+}
+
+// NewWithOptions is NewWithConfig with what the command line chooses of
+// the services and the loaders.
+func NewWithOptions(t testing.TB, st *store.Store, fixture string, o Options, cfg httpapi.Config) *Env {
+	t.Helper()
+	return newEnv(t, st, fixture, o, cfg, true)
 }
 
 // NewAsDeployed is NewWithConfig without CheckPlans: the server runs its
 // plans as it does in production, with only their own self-check.
 func NewAsDeployed(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config) *Env {
 	t.Helper()
-	return newEnv(t, st, fixture, cfg, false)
+	return newEnv(t, st, fixture, Options{}, cfg, false)
 }
 
-func newEnv(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config, checkPlans bool) *Env {
+// Options are what the command line chooses of the services and the
+// loaders, which the command builds and hands the HTTP layer.
+type Options struct {
+	Services services.Config
+	// LoaderWait is how long dataloaders collect keys (loaders.DefaultWait
+	// when zero; an Env's default is servertest.LoaderWait).
+	LoaderWait time.Duration
+}
+
+// Wire is cfg with what the command builds over st and hands the HTTP
+// layer, built the way the command builds them: the services
+// (services.New, one per server), the loaders factory
+// (loaders.NewFactory) and the probes' database.
+func Wire(st *store.Store, o Options, cfg httpapi.Config) httpapi.Config {
+	cfg.Services = services.New(st, o.Services)
+	cfg.Loaders = loaders.NewFactory(st, o.LoaderWait)
+	cfg.Database = st
+	return cfg
+}
+
+func newEnv(t testing.TB, st *store.Store, fixture string, o Options, cfg httpapi.Config, checkPlans bool) *Env {
 	t.Helper()
 	if fixture != "" {
 		datasettest.Load(t, st, fixture)
@@ -67,15 +97,15 @@ func newEnv(t testing.TB, st *store.Store, fixture string, cfg httpapi.Config, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Store = st
+	if o.LoaderWait == 0 {
+		o.LoaderWait = LoaderWait
+	}
+	cfg = Wire(st, o, cfg)
 	if cfg.CredentialConcurrency == 0 {
 		// Tests race one key's requests against each other (double
 		// allocations, idempotency): the server's default share, a fraction
 		// of the cores, would queue them one after another instead.
 		cfg.CredentialConcurrency = cmp.Or(cfg.PublicConcurrency, 64)
-	}
-	if cfg.LoaderWait == 0 {
-		cfg.LoaderWait = LoaderWait
 	}
 	plans := new(atomic.Int64)
 	if cfg.PlanCheck == nil && checkPlans {

@@ -91,3 +91,19 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// RotateSigningKey replaces the access-token signing key every replica
+// shares with a fresh one (gpugraph signing-key rotate): the replaced key
+// keeps verifying the tokens it signed until they expire, or, with
+// keepPrevious false, is forgotten at once (a leaked key). The key is the
+// whole deployment's, so only a caller administering every organization
+// may.
+func (s *Service) RotateSigningKey(ctx context.Context, caller *auth.Caller, keepPrevious bool) error {
+	if err := s.MayAdminister(caller); err != nil {
+		return err
+	}
+	if !everyOrganization(caller) {
+		return caller.Missing(auth.NodesAdmin)
+	}
+	return s.store.RotateSigningKey(ctx, auth.NewSigningKey(), keepPrevious, store.Now())
+}

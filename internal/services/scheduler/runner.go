@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"gpugraph/internal/services/compute"
 	"gpugraph/internal/store"
 )
 
@@ -53,6 +54,11 @@ func NewRunner(s *Service, o Options) *Runner {
 	}
 	return &Runner{s: s, o: o, log: slog.Default()}
 }
+
+// Compute is the compute service the runner's passes place the queue
+// with: the process's one (services.Services.Compute), which the faces
+// create, stop and restart with too.
+func (r *Runner) Compute() *compute.Service { return r.s.compute }
 
 // OnPass sets a function told every pass's result (for tests and
 // benchmarks); call it before Run.
