@@ -25,6 +25,7 @@ import (
 	"gpugraph/internal/httpapi/middleware"
 	"gpugraph/internal/httpapi/rest"
 	"gpugraph/internal/httpapi/rest/openapi"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/httpapi/transport"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/ratelimit"
@@ -219,13 +220,13 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res, g, newLoaders, reg)
 	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
-	graphQLRoute := middleware.Route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
+	graphQLRoute := middleware.Route{Policy: route.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
 	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(gql)))))))
 	mux.Handle("GET /healthz", healthz(st))
 	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
-	rest.Register(mux, &rest.API{Services: svc}, func(p rest.Policy, h http.Handler) http.Handler {
+	rest.Register(mux, &rest.API{Services: svc}, func(p route.Policy, h http.Handler) http.Handler {
 		return g.Route(middleware.Route{Policy: p, Face: string(p.Face), WriteError: p.Face.WriteError}, h)
 	})
 
@@ -233,7 +234,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 }
 
 // Body limits, in bytes (README "Limits"), besides the REST routes' own
-// (rest.Policy): every request body is read through http.MaxBytesReader.
+// (route.Policy): every request body is read through http.MaxBytesReader.
 const (
 	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)
 	MaxSamplesBody = rest.MaxSamplesBody // POST /api/v1/metrics/samples
@@ -263,7 +264,7 @@ func requireCaller(next http.Handler) http.Handler {
 		if _, err := auth.Authenticate(r.Context()); err != nil {
 			e, _ := apierr.As(err)
 			if e.Status == http.StatusUnauthorized {
-				rest.SetChallenge(w, r)
+				route.SetChallenge(w, r)
 			}
 			transport.WriteError(w, r, e)
 			return

@@ -6,11 +6,12 @@
 // the request metrics, and the JSON answers to what the mux does not
 // route.
 //
-// A route's policy is declared where it is registered (Route, with the
-// REST routes' rest.Policy): its body bound, rate class, whether it is
-// public traffic, and the API whose error shape its refusals take; no
-// middleware reads the request's path to decide it. The middleware knows
-// neither GraphQL's executor nor its transports: the server hands the
-// gate the test of a stream's request (transport.IsStream) and each
-// GraphQL route its error writer.
+// A route's policy is declared where it is registered (Route, with its
+// route.Policy): its body bound, rate class, whether it is public
+// traffic, and the API whose error shape its refusals take; no middleware
+// reads the request's path to decide it. The REST APIs' error shapes are
+// package route's, below both faces: the middleware knows neither face,
+// nor GraphQL's executor or transports. The server hands the gate the
+// test of a stream's request (transport.IsStream) and each GraphQL route
+// its error writer.
 package middleware

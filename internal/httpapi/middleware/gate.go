@@ -10,7 +10,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/loaders"
-	"gpugraph/internal/httpapi/rest"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/ratelimit"
 )
@@ -21,7 +21,7 @@ import (
 // WriteError, which answers the gate's refusals in that API's shape), and
 // whether it serves the subscriptions' streams (/graphql only).
 type Route struct {
-	rest.Policy
+	route.Policy
 	Face       string
 	WriteError func(http.ResponseWriter, *http.Request, *apierr.Error)
 	Streams    bool
@@ -124,7 +124,7 @@ func (g *Gate) Route(rt Route, h http.Handler) http.Handler {
 	inner := g.authn.Middleware(g.rl.limit(rt, g.newLoaders.Middleware(h)))
 	limit := rt.MaxBody
 	if limit == 0 {
-		limit = rest.MaxBody
+		limit = route.MaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e := notText(r); e != nil {
