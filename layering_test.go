@@ -97,12 +97,12 @@ func TestLayering(t *testing.T) {
 	// ask of the gate is an interface). The middleware sees HTTP only:
 	// nothing of gqlgen, the generated executor or the field model, no
 	// face (it serves both: a route's policy and its API's error shape
-	// are package route's).
+	// are package route's), and no dataloader (only /graphql builds them).
 	const transportPkg, extensionPkg, middlewarePkg = "gpugraph/internal/httpapi/transport", "gpugraph/internal/httpapi/extension", "gpugraph/internal/httpapi/middleware"
 	for _, p := range []string{transportPkg, extensionPkg} {
 		forbidden[p] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph"}
 	}
-	forbidden[middlewarePkg] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/fieldmodel", "github.com/99designs/gqlgen"}
+	forbidden[middlewarePkg] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/internal/httpapi/rest", "gpugraph/internal/httpapi/loaders", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/fieldmodel", "github.com/99designs/gqlgen"}
 	// A route's policy and the REST APIs' error shapes sit below both
 	// faces and the middleware, which all import them: they import none
 	// of those, nor the HTTP edge, the services or the store.

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -120,6 +121,11 @@ type Config struct {
 	// Tokens signs and verifies access tokens (POST /api/v1/token); nil
 	// signs with the key stored in the database, shared by every replica.
 	Tokens *auth.Tokens
+
+	// loadersBuilt, when set (by the tests, CountLoaders), counts the
+	// dataloaders the server builds: /graphql's requests, operations and
+	// events build them, no REST request or agent report does.
+	loadersBuilt *atomic.Int64
 }
 
 // Defaults fills what cfg leaves zero.
@@ -203,12 +209,16 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 		cfg.Replicas.Watch(rl.SetReplicas)
 	}
 	newLoaders := loaders.NewFactory(st, cfg.LoaderWait)
+	if n := cfg.loadersBuilt; n != nil {
+		built := newLoaders
+		newLoaders = func(c *auth.Caller) *loaders.Loaders { n.Add(1); return built(c) }
+	}
 	g := middleware.NewGate(middleware.GateConfig{
 		RequestTimeout: cfg.RequestTimeout, QueueWait: cfg.QueueWait,
 		PublicConcurrency: cfg.PublicConcurrency, CredentialConcurrency: cfg.CredentialConcurrency,
 		BodyTimeout: cfg.BodyTimeout, BodyMemory: cfg.BodyMemory,
 		WebSocketsPerAddress: cfg.WebSocketsPerAddress, WebSocketsPerCredential: cfg.WebSocketsPerCredential,
-		Authenticator: svc.Authenticator, Loaders: newLoaders, RateLimits: rl, Registry: reg,
+		Authenticator: svc.Authenticator, RateLimits: rl, Registry: reg,
 		IsStream: transport.IsStream, IsWebsocket: transport.IsWebsocket,
 	})
 
@@ -221,7 +231,12 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	gql := newGraphQL(cfg, res, g, newLoaders, reg)
 	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
 	graphQLRoute := middleware.Route{Policy: route.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
-	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(gql)))))))
+	// Only /graphql builds dataloaders, once its caller is known: its
+	// resolvers read through them (loaders.For); REST handlers and the
+	// agents' reports call the services, which read the store directly.
+	// A stream's operations and a subscription's events get fresh ones
+	// (extension.StreamBudget, FreshLoadersPerEvent).
+	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(newLoaders.Middleware(gql))))))))
 	mux.Handle("GET /healthz", healthz(st))
 	mux.Handle("GET /readyz", readyz(st))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
