@@ -47,10 +47,12 @@ func listPackages(t *testing.T) map[string]listed {
 
 // grouped reports whether package path sits in another package's folder
 // only because the tree groups packages by layer: every service in package
-// services' folder, the REST face and GraphQL's loaders in the HTTP edge's.
+// services' folder, the REST face, GraphQL's loaders and the routes'
+// policy and error shapes (route, below the faces and the middleware) in
+// the HTTP edge's.
 func grouped(path string) bool {
 	return strings.HasPrefix(path, "gpugraph/internal/services/") ||
-		slices.ContainsFunc([]string{"gpugraph/internal/httpapi/rest", "gpugraph/internal/httpapi/loaders"}, func(g string) bool {
+		slices.ContainsFunc([]string{"gpugraph/internal/httpapi/rest", "gpugraph/internal/httpapi/loaders", "gpugraph/internal/httpapi/route"}, func(g string) bool {
 			return path == g || strings.HasPrefix(path, g+"/")
 		})
 }
@@ -93,16 +95,24 @@ func TestLayering(t *testing.T) {
 	// import neither it nor each other. Transports and extensions see
 	// requests and operations: no store, no services, no face (what they
 	// ask of the gate is an interface). The middleware sees HTTP only:
-	// nothing of gqlgen, the generated executor or the field model.
+	// nothing of gqlgen, the generated executor or the field model, no
+	// face (it serves both: a route's policy and its API's error shape
+	// are package route's), and no dataloader (only /graphql builds them).
 	const transportPkg, extensionPkg, middlewarePkg = "gpugraph/internal/httpapi/transport", "gpugraph/internal/httpapi/extension", "gpugraph/internal/httpapi/middleware"
 	for _, p := range []string{transportPkg, extensionPkg} {
 		forbidden[p] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph"}
 	}
-	forbidden[middlewarePkg] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/fieldmodel", "github.com/99designs/gqlgen"}
+	forbidden[middlewarePkg] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/store", "gpugraph/internal/services", "gpugraph/internal/httpapi/rest", "gpugraph/internal/httpapi/loaders", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/fieldmodel", "github.com/99designs/gqlgen"}
+	// A route's policy and the REST APIs' error shapes sit below both
+	// faces and the middleware, which all import them: they import none
+	// of those, nor the HTTP edge, the services or the store.
+	const routePkg = "gpugraph/internal/httpapi/route"
+	forbidden[routePkg] = []string{"gpugraph/internal/httpapi", "gpugraph/internal/httpapi/rest", "gpugraph/internal/httpapi/loaders", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/services", "gpugraph/internal/store", "github.com/99designs/gqlgen"}
 	// The rule reads real imports: the transports import gqlgen's, the
-	// middleware the REST routes' policy.
-	if !slices.Contains(pkgs[transportPkg].Imports, "github.com/99designs/gqlgen/graphql/handler/transport") || !slices.Contains(pkgs[middlewarePkg].Imports, "gpugraph/internal/httpapi/rest") {
-		t.Fatalf("go list reports no gqlgen transport under %s or no rest under %s: the rule above would pass on anything", transportPkg, middlewarePkg)
+	// middleware and the REST face the routes' policy.
+	if !slices.Contains(pkgs[transportPkg].Imports, "github.com/99designs/gqlgen/graphql/handler/transport") ||
+		!slices.Contains(pkgs[middlewarePkg].Imports, routePkg) || !slices.Contains(pkgs["gpugraph/internal/httpapi/rest"].Imports, routePkg) {
+		t.Fatalf("go list reports no gqlgen transport under %s, or no %s under %s or rest: the rules above would pass on anything", transportPkg, routePkg, middlewarePkg)
 	}
 	// Faces do not import the store: they call the services they are
 	// handed (package services, built once per process by the command),

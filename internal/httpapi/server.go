@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,7 @@ import (
 	"gpugraph/internal/httpapi/middleware"
 	"gpugraph/internal/httpapi/rest"
 	"gpugraph/internal/httpapi/rest/openapi"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/httpapi/transport"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/ratelimit"
@@ -111,6 +113,11 @@ type Config struct {
 	// buckets hold 1/N of RateLimits (ratelimit.Limiter.SetReplicas). Nil
 	// is a process alone, holding all of them.
 	Replicas *replicas.Heartbeat
+
+	// loadersBuilt, when set (by the tests, CountLoaders), counts the
+	// dataloaders the server builds: /graphql's requests, operations and
+	// events build them, no REST request or agent report does.
+	loadersBuilt *atomic.Int64
 }
 
 // Defaults fills what cfg leaves zero.
@@ -192,12 +199,16 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 		cfg.Replicas.Watch(rl.SetReplicas)
 	}
 	newLoaders := cfg.Loaders
+	if n := cfg.loadersBuilt; n != nil {
+		built := newLoaders
+		newLoaders = func(c *auth.Caller) *loaders.Loaders { n.Add(1); return built(c) }
+	}
 	g := middleware.NewGate(middleware.GateConfig{
 		RequestTimeout: cfg.RequestTimeout, QueueWait: cfg.QueueWait,
 		PublicConcurrency: cfg.PublicConcurrency, CredentialConcurrency: cfg.CredentialConcurrency,
 		BodyTimeout: cfg.BodyTimeout, BodyMemory: cfg.BodyMemory,
 		WebSocketsPerAddress: cfg.WebSocketsPerAddress, WebSocketsPerCredential: cfg.WebSocketsPerCredential,
-		Authenticator: svc.Authenticator, Loaders: newLoaders, RateLimits: rl, Registry: reg,
+		Authenticator: svc.Authenticator, RateLimits: rl, Registry: reg,
 		IsStream: transport.IsStream, IsWebsocket: transport.IsWebsocket,
 	})
 
@@ -209,13 +220,18 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res, g, newLoaders, reg)
 	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
-	graphQLRoute := middleware.Route{Policy: rest.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
-	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(gql)))))))
+	graphQLRoute := middleware.Route{Policy: route.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
+	// Only /graphql builds dataloaders, once its caller is known: its
+	// resolvers read through them (loaders.For); REST handlers and the
+	// agents' reports call the services, which read the store directly.
+	// A stream's operations and a subscription's events get fresh ones
+	// (extension.StreamBudget, FreshLoadersPerEvent).
+	mux.Handle("/graphql", refuseAnnouncedOversize(MaxGraphQLBody, g.Route(graphQLRoute, transport.Methods(graphQLStatus(conns.Streams(requireCaller(newLoaders.Middleware(gql))))))))
 	mux.Handle("GET /healthz", healthz(cfg.Database))
 	mux.Handle("GET /readyz", readyz(cfg.Database))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
-	rest.Register(mux, &rest.API{Services: svc}, func(p rest.Policy, h http.Handler) http.Handler {
+	rest.Register(mux, &rest.API{Services: svc}, func(p route.Policy, h http.Handler) http.Handler {
 		return g.Route(middleware.Route{Policy: p, Face: string(p.Face), WriteError: p.Face.WriteError}, h)
 	})
 
@@ -223,7 +239,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 }
 
 // Body limits, in bytes (docs/decisions/0011-limits.md), besides the REST routes' own
-// (rest.Policy): every request body is read through http.MaxBytesReader.
+// (route.Policy): every request body is read through http.MaxBytesReader.
 const (
 	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)
 	MaxSamplesBody = rest.MaxSamplesBody // POST /api/v1/metrics/samples
@@ -253,7 +269,7 @@ func requireCaller(next http.Handler) http.Handler {
 		if _, err := auth.Authenticate(r.Context()); err != nil {
 			e, _ := apierr.As(err)
 			if e.Status == http.StatusUnauthorized {
-				rest.SetChallenge(w, r)
+				route.SetChallenge(w, r)
 			}
 			transport.WriteError(w, r, e)
 			return

@@ -12,7 +12,7 @@ import (
 
 // FreshLoadersPerEvent gives every event of a subscription its own
 // dataloaders: the connection's would cache the VM as it was at the first
-// event. They are scoped to the caller, as every request's are
+// event. They are scoped to the caller, as every GraphQL request's are
 // (handler.Server.AroundResponses).
 func FreshLoadersPerEvent(newLoaders loaders.Factory) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {

@@ -253,7 +253,9 @@ func NewFactory(st *store.Store, wait time.Duration) Factory {
 }
 
 // Middleware gives each request its own loaders, scoped to its caller; it
-// runs after authentication.
+// runs after authentication. The server puts it on /graphql alone: the
+// REST handlers and the agents' reports read through the services, and
+// build none.
 func (f Factory) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"gpugraph/internal/httpapi/rest"
 	"gpugraph/internal/lib/apierr"
 )
 
@@ -162,7 +161,7 @@ func refusal(err error, share int64) *apierr.Error {
 		e.RetryAfter = 1
 		return e
 	case errors.Is(err, context.DeadlineExceeded):
-		return rest.TimeoutError()
+		return apierr.Timeout()
 	}
 	e := apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, busyMessage)
 	e.RetryAfter = 5

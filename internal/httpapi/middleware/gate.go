@@ -9,8 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"gpugraph/internal/auth"
-	"gpugraph/internal/httpapi/loaders"
-	"gpugraph/internal/httpapi/rest"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/ratelimit"
 )
@@ -21,7 +20,7 @@ import (
 // WriteError, which answers the gate's refusals in that API's shape), and
 // whether it serves the subscriptions' streams (/graphql only).
 type Route struct {
-	rest.Policy
+	route.Policy
 	Face       string
 	WriteError func(http.ResponseWriter, *http.Request, *apierr.Error)
 	Streams    bool
@@ -38,8 +37,11 @@ type Route struct {
 //  3. a slot of the public budget, keyed by the credential the request
 //     carries before any lookup (the bearer's hash; the client's address
 //     when it sends none), so one credential holds at most its share;
-//  4. authentication, then the credential's rate limit;
-//  5. fresh dataloaders for the caller.
+//  4. authentication, then the credential's rate limit.
+//
+// GraphQL's dataloaders are no part of it: the /graphql route builds its
+// own (loaders.Factory.Middleware), and no REST request or agent report
+// builds any.
 //
 // The agents' reports skip 3 and the rate limit. A WebSocket counts
 // against its address's and, once connection_init names it, its
@@ -50,7 +52,6 @@ type Gate struct {
 	bodies             *bodies
 	authn              *auth.Authenticator
 	rl                 *RateLimits
-	newLoaders         loaders.Factory
 	// isStream and isWebsocket tell the requests the transports take as a
 	// stream (transport.IsStream, transport.IsWebsocket).
 	isStream, isWebsocket func(*http.Request) bool
@@ -83,7 +84,6 @@ type GateConfig struct {
 	BodyMemory                                    int64
 	WebSocketsPerAddress, WebSocketsPerCredential int // negative: no cap
 	Authenticator                                 *auth.Authenticator
-	Loaders                                       loaders.Factory
 	RateLimits                                    *RateLimits
 	Registry                                      prometheus.Registerer
 	IsStream, IsWebsocket                         func(*http.Request) bool
@@ -102,7 +102,6 @@ func NewGate(cfg GateConfig) *Gate {
 			mem: newBudget(cfg.BodyMemory, cfg.BodyMemory/4)},
 		authn:       cfg.Authenticator,
 		rl:          cfg.RateLimits,
-		newLoaders:  cfg.Loaders,
 		isStream:    cfg.IsStream,
 		isWebsocket: cfg.IsWebsocket,
 		wsAddrs:     newBudget(noCap, int64(cfg.WebSocketsPerAddress)),
@@ -121,10 +120,10 @@ func NewGate(cfg GateConfig) *Gate {
 
 // Route wraps h, the handler of rt, in the gate.
 func (g *Gate) Route(rt Route, h http.Handler) http.Handler {
-	inner := g.authn.Middleware(g.rl.limit(rt, g.newLoaders.Middleware(h)))
+	inner := g.authn.Middleware(g.rl.limit(rt, h))
 	limit := rt.MaxBody
 	if limit == 0 {
-		limit = rest.MaxBody
+		limit = route.MaxBody
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e := notText(r); e != nil {

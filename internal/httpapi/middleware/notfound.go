@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"gpugraph/internal/httpapi/rest"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 )
 
@@ -74,10 +74,10 @@ func JSONMisses(mux Mux) http.Handler {
 // writeMiss answers e in the shape of the API the path falls under.
 func writeMiss(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
 	if strings.HasPrefix(r.URL.Path, "/api/") {
-		rest.WriteRunaiError(w, r, e)
+		route.WriteRunaiError(w, r, e)
 		return
 	}
-	rest.WriteOpenRelayError(w, r, e)
+	route.WriteOpenRelayError(w, r, e)
 }
 
 // cleanPath is p as ServeMux cleans it before matching: rooted, without

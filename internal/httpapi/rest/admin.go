@@ -13,9 +13,9 @@ import (
 )
 
 // The fleet operator's paths (nodes.admin), in OpenRelay's error shape.
-func (api *API) adminRoutes() []route {
+func (api *API) adminRoutes() []endpoint {
 	admin := api.Services.Fleet.MayAdminister
-	return []route{
+	return []endpoint{
 		{"PUT /v1/admin/nodes/{id}/leaving-at", openRelay(admin, api.setLeavingAt)},
 		{"POST /v1/admin/nodes/{id}/reclaim", openRelay(admin, api.reclaimNode)},
 		{"PUT /v1/admin/organizations/{id}/state", openRelay(admin, api.setOrganizationState)},

@@ -6,6 +6,7 @@ import (
 
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/services/nodes"
 )
 
@@ -18,10 +19,10 @@ const maxReportBytes = 1 << 20
 
 // infrastructure is the agents' paths' policy: reports keep their own
 // path around the public budget and the tenants' rate limits.
-var infrastructure = Policy{MaxBody: maxReportBytes, Infrastructure: true, Face: OpenRelay}
+var infrastructure = route.Policy{MaxBody: maxReportBytes, Infrastructure: true, Face: route.OpenRelay}
 
-func (api *API) agentRoutes() []route {
-	return []route{
+func (api *API) agentRoutes() []endpoint {
+	return []endpoint{
 		{"POST /v1/agent/inventory", Costs(infrastructure, api.reporting(api.agentInventory))},
 		{"POST /v1/agent/heartbeat", Costs(infrastructure, api.reporting(api.agentHeartbeat))},
 		{"POST " + agentapi.RegisterPath, Costs(infrastructure, http.HandlerFunc(api.agentRegister))},
@@ -40,12 +41,12 @@ func (api *API) reporting(h handlerFunc) http.Handler {
 		c, keyErr := auth.Authenticate(ctx)
 		who, err := api.Services.Nodes.Identify(ctx, auth.BearerToken(r), c, keyErr)
 		if err != nil {
-			WriteOpenRelayError(w, r, err)
+			route.WriteOpenRelayError(w, r, err)
 			return
 		}
 		r = r.WithContext(context.WithValue(ctx, reporterKey{}, who))
 		if err := h(w, r); err != nil {
-			WriteOpenRelayError(w, r, err)
+			route.WriteOpenRelayError(w, r, err)
 		}
 	})
 }
@@ -60,7 +61,7 @@ func reporterOf(r *http.Request) nodes.Reporter {
 func (api *API) agentRegister(w http.ResponseWriter, r *http.Request) {
 	out, err := api.Services.NodeID.Register(r.Context(), auth.BearerToken(r))
 	if err != nil {
-		WriteOpenRelayError(w, r, err)
+		route.WriteOpenRelayError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, out)

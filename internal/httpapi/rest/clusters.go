@@ -7,6 +7,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/cluster/clusterbatch"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/models"
 )
@@ -19,11 +20,11 @@ import (
 // clusterSync is the sync path's policy: a connector's batches keep
 // their own path around the public budget and the tenants' rate limits,
 // as the node agents' reports do.
-var clusterSync = Policy{MaxBody: clusterbatch.MaxBody, Infrastructure: true, Face: Runai}
+var clusterSync = route.Policy{MaxBody: clusterbatch.MaxBody, Infrastructure: true, Face: route.Runai}
 
-func (api *API) clusterRoutes() []route {
+func (api *API) clusterRoutes() []endpoint {
 	may := api.Services.Clusters.MayEnroll
-	return []route{
+	return []endpoint{
 		{"POST /v1/admin/clusters/enroll", openRelay(may, api.enrollCluster)},
 		{"POST /v1/admin/clusters/{clusterId}/revoke", openRelay(may, api.revokeCluster)},
 		{"POST /api/v1/clusters/{clusterId}/sync", Costs(clusterSync, http.HandlerFunc(api.syncCluster))},
@@ -65,7 +66,7 @@ func (api *API) syncCluster(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id, err := api.Services.Clusters.Authenticate(ctx, auth.BearerToken(r))
 	if err != nil {
-		WriteRunaiError(w, r, err)
+		route.WriteRunaiError(w, r, err)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, clusterbatch.MaxBody))
@@ -75,12 +76,12 @@ func (api *API) syncCluster(w http.ResponseWriter, r *http.Request) {
 			"the batch is larger than %d bytes: send a snapshot in parts (\"more\": true) and deltas of at most %d pods", clusterbatch.MaxBody, clusterbatch.MaxPods)
 	}
 	if err != nil {
-		WriteRunaiError(w, r, err)
+		route.WriteRunaiError(w, r, err)
 		return
 	}
 	out, err := api.Services.Clusters.Sync(ctx, id, r.PathValue("clusterId"), body)
 	if err != nil {
-		WriteRunaiError(w, r, err)
+		route.WriteRunaiError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/edge"
 	"gpugraph/internal/services/credentials"
 	"gpugraph/models"
@@ -13,10 +14,10 @@ import (
 
 // Run:ai's token path and the credential administrator's paths (admin),
 // the latter in OpenRelay's error shape as the other /v1/admin paths.
-func (api *API) credentialRoutes() []route {
+func (api *API) credentialRoutes() []endpoint {
 	admin := api.Services.Credentials.MayAdminister
-	return []route{
-		{"POST /api/v1/token", Costs(Policy{Face: Runai}, http.HandlerFunc(api.token))},
+	return []endpoint{
+		{"POST /api/v1/token", Costs(route.Policy{Face: route.Runai}, http.HandlerFunc(api.token))},
 		{"GET /v1/admin/keys", openRelay(admin, api.listKeys)},
 		{"POST /v1/admin/keys", openRelay(admin, api.createKey)},
 		{"POST /v1/admin/keys/{id}/revoke", openRelay(admin, api.revokeKey)},
@@ -44,7 +45,7 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 		if credentialNotText(err) {
 			err = credentials.InvalidClient() // names no client, as an unknown one
 		}
-		WriteRunaiError(w, r, err)
+		route.WriteRunaiError(w, r, err)
 		return
 	}
 	req := credentials.TokenRequest{GrantType: body.GrantType, ClientID: body.ClientID, ClientSecret: body.ClientSecret}
@@ -53,7 +54,7 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := api.Services.Credentials.Token(r.Context(), req)
 	if err != nil {
-		WriteRunaiError(w, r, err)
+		route.WriteRunaiError(w, r, err)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store") // RFC 6749 §5.1

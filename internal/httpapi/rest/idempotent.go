@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/services/idempotency"
 )
 
@@ -59,7 +60,7 @@ func (api *API) idempotent(h handlerFunc) handlerFunc {
 
 		rec := &recorder{header: http.Header{}, status: http.StatusOK}
 		if err := h(rec, r); err != nil {
-			WriteOpenRelayError(rec, r, err)
+			route.WriteOpenRelayError(rec, r, err)
 		}
 		// The action happened: keep its answer even if the client has gone.
 		if err := res.Finish(context.WithoutCancel(r.Context()), rec.status, rec.header, rec.body.Bytes()); err != nil {

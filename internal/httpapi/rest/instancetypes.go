@@ -12,9 +12,9 @@ import (
 // The instance type catalog in OpenRelay's manner: the list any caller
 // reads, with what could be placed now per cluster and node pool, and the
 // operator's writes (nodes.admin).
-func (api *API) instanceTypeRoutes() []route {
+func (api *API) instanceTypeRoutes() []endpoint {
 	svc := api.Services.InstanceTypes
-	return []route{
+	return []endpoint{
 		{"GET /v1/instance-types", openRelay(svc.MayRead, api.listInstanceTypes)},
 		{"GET /v1/instance-types/{name}", openRelay(svc.MayRead, api.getInstanceType)},
 		{"PUT /v1/instance-types/{name}", openRelay(svc.MayAdminister, api.putInstanceType)},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/edge"
 	"gpugraph/internal/lib/promql"
@@ -21,11 +22,11 @@ import (
 	"gpugraph/models"
 )
 
-func (api *API) metricsRoutes() []route {
+func (api *API) metricsRoutes() []endpoint {
 	metrics := api.Services.Metrics
-	return []route{
+	return []endpoint{
 		{"GET /api/v1/workloads/{workloadId}/pods/{podId}/metrics", runai(metrics.MayRead, api.podMetrics)},
-		{"POST /api/v1/metrics/samples", Costs(Policy{MaxBody: MaxSamplesBody, Rate: ratelimit.Ingest}, runai(metrics.MayWrite, api.ingestSamples))},
+		{"POST /api/v1/metrics/samples", Costs(route.Policy{MaxBody: MaxSamplesBody, Rate: ratelimit.Ingest}, runai(metrics.MayWrite, api.ingestSamples))},
 	}
 }
 

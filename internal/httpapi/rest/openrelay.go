@@ -5,12 +5,13 @@ import (
 	"strconv"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/ratelimit"
 )
 
-func (api *API) openRelayRoutes() []route {
-	return []route{
-		{"POST /v1/vms/{id}/restart", Costs(Policy{Rate: ratelimit.Restart}, openRelay(api.Services.Compute.MayOperate, api.idempotent(api.restartVM)))},
+func (api *API) openRelayRoutes() []endpoint {
+	return []endpoint{
+		{"POST /v1/vms/{id}/restart", Costs(route.Policy{Rate: ratelimit.Restart}, openRelay(api.Services.Compute.MayOperate, api.idempotent(api.restartVM)))},
 	}
 }
 

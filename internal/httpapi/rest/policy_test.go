@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/services"
 )
 
@@ -19,9 +20,9 @@ func TestEveryRouteDeclaresItsFace(t *testing.T) {
 	}
 	for _, r := range routes {
 		_, path, _ := strings.Cut(r.pattern, " ")
-		want := OpenRelay
+		want := route.OpenRelay
 		if strings.HasPrefix(path, "/api/") {
-			want = Runai
+			want = route.Runai
 		}
 		if got := PolicyOf(r.handler).Face; got != want {
 			t.Errorf("%s declares face %q, want %q", r.pattern, got, want)

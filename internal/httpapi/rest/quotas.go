@@ -11,9 +11,9 @@ import (
 
 // An organization's GPU quotas: read by the operator and by the
 // organization itself, set and lifted by the operator (nodes.admin).
-func (api *API) quotaRoutes() []route {
+func (api *API) quotaRoutes() []endpoint {
 	svc := api.Services.Quotas
-	return []route{
+	return []endpoint{
 		{"GET /v1/organizations/{org}/gpu-quotas", openRelay(svc.MayRead, api.listQuotas)},
 		{"PUT /v1/organizations/{org}/gpu-quotas/{gpuModelId}", openRelay(svc.MayAdminister, api.putQuota)},
 		{"DELETE /v1/organizations/{org}/gpu-quotas/{gpuModelId}", openRelay(svc.MayAdminister, api.deleteQuota)},

@@ -8,20 +8,16 @@
 package rest
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/edge"
-	"gpugraph/internal/lib/ratelimit"
-	"gpugraph/internal/lib/reqid"
 	"gpugraph/internal/services"
 )
 
@@ -40,61 +36,22 @@ type Mux interface {
 
 // Register mounts every REST path on mux; wrap adds what every route
 // needs around it (authentication, the budget, the rate limit) as the
-// route's Policy says.
-func Register(mux Mux, api *API, wrap func(Policy, http.Handler) http.Handler) {
+// route's policy (route.Policy) says.
+func Register(mux Mux, api *API, wrap func(route.Policy, http.Handler) http.Handler) {
 	for _, r := range api.routes() {
 		mux.Handle(r.pattern, wrap(PolicyOf(r.handler), r.handler))
 	}
 }
 
-// Policy is what a route may cost, declared with the route (Costs) and
-// read by the server's wiring: how large its body may be, which rate class
-// it spends, whether it is public traffic. The zero Policy is a public API
-// route whose body is at most MaxBody bytes and that spends one api token.
-type Policy struct {
-	// MaxBody bounds the request body in bytes (MaxBody when 0).
-	MaxBody int64
-	// Rate is the class the route spends besides api ("" for none).
-	Rate ratelimit.Class
-	// Infrastructure marks the node agents' reports: outside the public
-	// budget and the per-credential rate limits, so abuse of the public API
-	// cannot starve heartbeats.
-	Infrastructure bool
-	// Face is the API the route belongs to: the server's gate answers its
-	// refusals (429, 503, 408) in that API's error shape, and labels them
-	// with it in /metrics. A route served through runai or openRelay has
-	// its face already.
-	Face Face
-}
+// Costs declares h's policy (body bound, rate class, public or
+// infrastructure traffic, face) where its route is listed; the gate reads
+// it (route.Policy).
+func Costs(p route.Policy, h http.Handler) http.Handler { return costed{Handler: h, policy: p} }
 
-// Face is one of the REST APIs gpugraph serves.
-type Face string
-
-// The REST faces.
-const (
-	Runai     Face = "runai"
-	OpenRelay Face = "openrelay"
-)
-
-// WriteError answers e in f's error shape.
-func (f Face) WriteError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
-	if f == Runai {
-		WriteRunaiError(w, r, e)
-		return
-	}
-	WriteOpenRelayError(w, r, e)
-}
-
-// MaxBody bounds the body of a route that declares no other bound.
-const MaxBody = 1 << 20
-
-// Costs declares h's Policy where its route is listed.
-func Costs(p Policy, h http.Handler) http.Handler { return costed{Handler: h, policy: p} }
-
-// PolicyOf answers the Policy h was declared with (the zero one if none),
+// PolicyOf answers the policy h was declared with (the zero one if none),
 // its Face the one runai or openRelay gave h when Costs named none.
-func PolicyOf(h http.Handler) Policy {
-	var p Policy
+func PolicyOf(h http.Handler) route.Policy {
+	var p route.Policy
 	if c, ok := h.(costed); ok {
 		p, h = c.policy, c.Handler
 	}
@@ -107,21 +64,23 @@ func PolicyOf(h http.Handler) Policy {
 // faced is a handler that answers its errors in face's shape.
 type faced struct {
 	http.Handler
-	face Face
+	face route.Face
 }
 
 type costed struct {
 	http.Handler
-	policy Policy
+	policy route.Policy
 }
 
-type route struct {
+// endpoint is one REST path: its ServeMux pattern and its handler, whose
+// policy Costs declared.
+type endpoint struct {
 	pattern string
 	handler http.Handler
 }
 
-func (api *API) routes() []route {
-	var rs []route
+func (api *API) routes() []endpoint {
+	var rs []endpoint
 	rs = append(rs, api.openRelayRoutes()...)
 	rs = append(rs, api.runaiRoutes()...)
 	rs = append(rs, api.agentRoutes()...)
@@ -135,7 +94,8 @@ func (api *API) routes() []route {
 	return rs
 }
 
-// writeJSON writes v with status.
+// writeJSON writes v with status (errors are written by package route,
+// in their API's shape).
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -144,22 +104,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if err := enc.Encode(v); err != nil {
 		slog.Error("write response", "err", err)
 	}
-}
-
-// errorOf turns any error into the answer a client may see; internal causes
-// are logged here and never written out.
-func errorOf(r *http.Request, err error) *apierr.Error {
-	e, ok := apierr.As(err)
-	if !ok && (r.Context().Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
-		// Out of time (or the client left): one line, and the API's shape
-		// with a 504, not "internal error".
-		slog.WarnContext(r.Context(), "request ran out of time", "path", r.URL.Path, "err", err)
-		return TimeoutError()
-	}
-	if !ok {
-		slog.ErrorContext(r.Context(), "internal error", "err", err, "path", r.URL.Path)
-	}
-	return e
 }
 
 // pathParams are the wildcards of every REST pattern.
@@ -209,32 +153,6 @@ func CheckParams(r *http.Request) error {
 	return nil
 }
 
-// TimeoutError is what a request that ran out of time answers, in each
-// API's error shape.
-func TimeoutError() *apierr.Error { return apierr.Timeout() }
-
-// setErrorHeaders sets what an error's status asks for besides its body:
-// Retry-After, and on a 401 the challenge of RFC 6750.
-func setErrorHeaders(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-	}
-	if e.Status == http.StatusUnauthorized {
-		SetChallenge(w, r)
-	}
-}
-
-// SetChallenge sets WWW-Authenticate on a 401: error="invalid_token" when
-// the request sent a token (unknown, expired or revoked), a bare challenge
-// when it sent none (RFC 6750, section 3.1).
-func SetChallenge(w http.ResponseWriter, r *http.Request) {
-	c := `Bearer realm="gpugraph"`
-	if auth.BearerToken(r) != "" {
-		c += `, error="invalid_token"`
-	}
-	w.Header().Set("WWW-Authenticate", c)
-}
-
 // handlerFunc answers an error instead of writing it; runai and openRelay
 // write it in their API's shape.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -248,13 +166,13 @@ type gate func(*auth.Caller) error
 // the service h calls, checked before any parameter (401/403 come before
 // 400), and errors are written as {"code", "message", "details"}.
 func runai(may gate, h handlerFunc) http.Handler {
-	return faced{face(may, h, WriteRunaiError), Runai}
+	return faced{face(may, h, route.WriteRunaiError), route.Runai}
 }
 
 // openRelay serves h as an OpenRelay path: errors are written as
 // {"error": {"code", "message"}}.
 func openRelay(may gate, h handlerFunc) http.Handler {
-	return faced{face(may, h, WriteOpenRelayError), OpenRelay}
+	return faced{face(may, h, route.WriteOpenRelayError), route.OpenRelay}
 }
 
 func face(may gate, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {
@@ -275,30 +193,4 @@ func face(may gate, h handlerFunc, writeErr func(http.ResponseWriter, *http.Requ
 			writeErr(w, r, err)
 		}
 	})
-}
-
-// WriteRunaiError answers in Run:ai's shape: {"code": 404, "message": "...", "details": "..."}.
-func WriteRunaiError(w http.ResponseWriter, r *http.Request, err error) {
-	e := errorOf(r, err)
-	setErrorHeaders(w, r, e)
-	// Run:ai's Error schema allows properties besides its own.
-	body := map[string]any{"code": e.Status, "message": e.Message}
-	if e.Details != "" {
-		body["details"] = e.Details
-	}
-	if id := reqid.From(r.Context()); id != "" {
-		body["requestId"] = id
-	}
-	writeJSON(w, e.Status, body)
-}
-
-// WriteOpenRelayError answers in OpenRelay's shape: {"error": {"code": "VM_NODE_BUSY", "message": "..."}}.
-func WriteOpenRelayError(w http.ResponseWriter, r *http.Request, err error) {
-	e := errorOf(r, err)
-	setErrorHeaders(w, r, e)
-	body := map[string]any{"code": e.Code, "message": e.Message}
-	if id := reqid.From(r.Context()); id != "" {
-		body["requestId"] = id
-	}
-	writeJSON(w, e.Status, map[string]any{"error": body})
 }

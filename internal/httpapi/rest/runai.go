@@ -12,9 +12,9 @@ import (
 )
 
 // Run:ai's pods paths: HTTP parameters → package pods → the Run:ai JSON.
-func (api *API) runaiRoutes() []route {
+func (api *API) runaiRoutes() []endpoint {
 	read := api.Services.Pods.MayRead
-	return []route{
+	return []endpoint{
 		{"GET /api/v1/workloads/pods", runai(read, api.listPods)},
 		{"GET /api/v1/workloads/pods/count", runai(read, api.countPods)},
 		{"GET /api/v1/workloads/{workloadId}/pods", runai(read, api.workloadPods)},

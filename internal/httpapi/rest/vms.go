@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/edge"
 	"gpugraph/internal/lib/paging"
@@ -15,9 +16,9 @@ import (
 // The OpenRelay VM paths besides restart: reads, stop, terminate and the
 // event log. Package compute decides; these parse and render the seed's
 // VM object (encodeVM) or its {"error": {...}} body.
-func (api *API) vmRoutes() []route {
+func (api *API) vmRoutes() []endpoint {
 	read, operate := api.Services.Compute.MayRead, api.Services.Compute.MayOperate
-	return []route{
+	return []endpoint{
 		{"GET /v1/vms", openRelay(read, api.listVMs)},
 		{"POST /v1/vms", openRelay(operate, api.idempotent(api.createVM))},
 		{"GET /v1/vms/{id}", openRelay(read, api.getVM)},
@@ -31,7 +32,7 @@ func (api *API) vmRoutes() []route {
 // deploying on its node or pending in the queue.
 func (api *API) createVM(w http.ResponseWriter, r *http.Request) error {
 	var req compute.CreateRequest
-	if err := decodeBody(w, r, &req, MaxBody, edge.KnownMembers); err != nil {
+	if err := decodeBody(w, r, &req, route.MaxBody, edge.KnownMembers); err != nil {
 		return err
 	}
 	res, err := api.Services.Compute.Create(r.Context(), auth.FromContext(r.Context()), req)
