@@ -149,8 +149,12 @@ func (s *Store) GPUModelsByName(tx *Txn, names []string) ([]models.GPUModel, err
 	return known, err
 }
 
-// LookupGpuModel reads the catalog entry id; nil when there is none.
-func (s *Store) LookupGpuModel(tx *Txn, id string) (*models.GPUModel, error) {
+// GPUModel reads the catalog entry id inside tx; nil when there is none.
+// It is the one reader of a model by id: the placing, stopping and quota
+// transactions and a report naming its GPUs all read it in the
+// transaction whose decision it feeds; a read outside any transaction (a
+// quota's answer) batches through GPUModelsByIDs, as the loaders do.
+func (s *Store) GPUModel(tx *Txn, id string) (*models.GPUModel, error) {
 	var m []models.GPUModel
 	if err := tx.db.Where("id = ?", id).Limit(1).Find(&m).Error; err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/fnv"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
@@ -21,20 +20,6 @@ import (
 // holds one node lock at a time) and applies create-placed or
 // create-queued to it; the scheduler locks one pending row, skipping a row
 // another replica holds, then its node, the same way.
-
-// FindGPUModel reads one model of the catalog; nil when there is none by
-// that id.
-func (s *Store) FindGPUModel(tx *Txn, id string) (*models.GPUModel, error) {
-	var m models.GPUModel
-	err := tx.db.Where("id = ?", id).Take(&m).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &m, nil
-}
 
 // InsertVM writes a new VM or pod row, which must be pending: the
 // create's transition (create-placed, create-queued) is then applied to

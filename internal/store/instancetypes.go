@@ -78,15 +78,6 @@ func (s *Store) DeleteInstanceType(ctx context.Context, name string) error {
 	return nil
 }
 
-// GPUModelByID reads one model of the catalog; nil when there is none.
-func (s *Store) GPUModelByID(ctx context.Context, id string) (*models.GPUModel, error) {
-	var m []models.GPUModel
-	if err := s.WithContext(ctx).Where("id = ?", id).Limit(1).Find(&m).Error; err != nil || len(m) == 0 {
-		return nil, err
-	}
-	return &m[0], nil
-}
-
 func gpuModelExists(db *gorm.DB, id string) (bool, error) {
 	var n int64
 	err := db.Model(&models.GPUModel{}).Where("id = ?", id).Count(&n).Error

@@ -53,16 +53,6 @@ func (s *Store) LockVM(tx *Txn, orgID, id string) (*models.VM, error) {
 	return &vms[0], nil
 }
 
-// GPUModel reads one model of the catalog, which must exist (a VM's
-// foreign key says so).
-func (s *Store) GPUModel(tx *Txn, id string) (*models.GPUModel, error) {
-	var m models.GPUModel
-	if err := tx.db.Where("id = ?", id).Take(&m).Error; err != nil {
-		return nil, err
-	}
-	return &m, nil
-}
-
 // Organization reads one organization, which must exist.
 func (s *Store) Organization(tx *Txn, id string) (*models.Organization, error) {
 	var o models.Organization

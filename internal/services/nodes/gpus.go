@@ -245,7 +245,7 @@ func (s *Service) freeModelID(tx *store.Txn, base, name string) (string, error) 
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		m, err := s.store.LookupGpuModel(tx, id)
+		m, err := s.store.GPUModel(tx, id)
 		if err != nil {
 			return "", err
 		}

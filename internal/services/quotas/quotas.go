@@ -106,9 +106,13 @@ func (s *Service) Set(ctx context.Context, caller *auth.Caller, orgID, modelID s
 	if err != nil {
 		return Quota{}, false, err
 	}
-	m, err := s.store.GPUModelByID(ctx, modelID)
+	ms, err := s.store.GPUModelsByIDs(ctx, []string{modelID})
 	if err != nil {
 		return Quota{}, false, err
+	}
+	var m *models.GPUModel // nil: removed from the catalog since the write
+	if len(ms) > 0 {
+		m = ms[0]
 	}
 	for _, r := range rows {
 		if r.GPUModelID == modelID {
@@ -220,7 +224,7 @@ func Check(st *store.Store, tx *store.Txn, a Ask) error {
 		return nil
 	}
 	name := a.GPUModelID
-	if m, err := st.GPUModel(tx, a.GPUModelID); err == nil && m.Name != "" {
+	if m, err := st.GPUModel(tx, a.GPUModelID); err == nil && m != nil && m.Name != "" {
 		name = m.Name
 	}
 	return apierr.New(http.StatusConflict, CodeQuotaExceeded, "GPU quota for %s is %d; %d in use, %d asked", name, q.Limit, used, a.GPUs)
