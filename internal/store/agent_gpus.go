@@ -165,8 +165,8 @@ func (s *Store) GPUModel(tx *Txn, id string) (*models.GPUModel, error) {
 	return &m[0], nil
 }
 
-// AddGpuModel inserts a catalog entry unless its id is taken: a concurrent
+// AddGPUModel inserts a catalog entry unless its id is taken: a concurrent
 // report may add the same entry, and its row is then the caller's.
-func (s *Store) AddGpuModel(tx *Txn, m *models.GPUModel) error {
+func (s *Store) AddGPUModel(tx *Txn, m *models.GPUModel) error {
 	return tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(m).Error
 }

@@ -226,7 +226,7 @@ func (s *Service) modelsByName(tx *store.Txn, gpus []inventoryGPU) (map[string]s
 			return nil, err
 		}
 		m.ID = id
-		if err := s.store.AddGpuModel(tx, &m); err != nil {
+		if err := s.store.AddGPUModel(tx, &m); err != nil {
 			return nil, err
 		}
 		ids[name] = id
