@@ -204,7 +204,7 @@ type Ask struct {
 // is no limit, and then nothing is locked or counted.
 //
 // Call it after the VM row's lock and before any node row's (the lock
-// order of internal/store/restart.go): it locks the quota row, so the count it
+// order of internal/store/locks.go): it locks the quota row, so the count it
 // makes holds until tx ends, and two placements of one organization never
 // both take the quota's last GPUs. The placement must write the VM's new
 // status (one of models.QuotaStatuses) in tx.
