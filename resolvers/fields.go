@@ -77,9 +77,9 @@ func (r *queryResolver) Nodes(ctx context.Context, status []models.NodeStatus) (
 // generated (graph.VMLoads, …).
 
 var (
-	vmGpuIDs          = fieldmodel.Declared.Field("VM", "gpuIds")
-	vmGpuManufacturer = fieldmodel.Declared.Field("VM", "gpuManufacturer")
-	vmGpuModelName    = fieldmodel.Declared.Field("VM", "gpuModelName")
+	vmGPUIDs          = fieldmodel.Declared.Field("VM", "gpuIds")
+	vmGPUManufacturer = fieldmodel.Declared.Field("VM", "gpuManufacturer")
+	vmGPUModelName    = fieldmodel.Declared.Field("VM", "gpuModelName")
 )
 
 func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.GPU) (*float64, error) {
@@ -91,7 +91,7 @@ func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.GPU) (*floa
 }
 
 func (r *vmResolver) GPUIds(ctx context.Context, v *models.VM) ([]string, error) {
-	gpus, err := fieldmodel.Resolve[[]*models.GPU](ctx, vmGpuIDs, v)
+	gpus, err := fieldmodel.Resolve[[]*models.GPU](ctx, vmGPUIDs, v)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (r *vmResolver) GPUIds(ctx context.Context, v *models.VM) ([]string, error)
 }
 
 func (r *vmResolver) GPUManufacturer(ctx context.Context, v *models.VM) (*models.Manufacturer, error) {
-	m, err := fieldmodel.Resolve[*models.GPUModel](ctx, vmGpuManufacturer, v)
+	m, err := fieldmodel.Resolve[*models.GPUModel](ctx, vmGPUManufacturer, v)
 	if m == nil || err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (r *vmResolver) GPUManufacturer(ctx context.Context, v *models.VM) (*models
 }
 
 func (r *vmResolver) GPUModelName(ctx context.Context, v *models.VM) (*string, error) {
-	m, err := fieldmodel.Resolve[*models.GPUModel](ctx, vmGpuModelName, v)
+	m, err := fieldmodel.Resolve[*models.GPUModel](ctx, vmGPUModelName, v)
 	if m == nil || err != nil {
 		return nil, err
 	}

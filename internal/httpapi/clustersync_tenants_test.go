@@ -147,9 +147,8 @@ func TestClusterSyncProjectQuota(t *testing.T) {
 		if status != 403 || body != want {
 			t.Errorf("past the bound: %d %s\nwant 403 %s", status, body, want)
 		}
-		var n int64
-		if err := st.DB.Raw("SELECT COUNT(*) FROM projects WHERE tenant_id = 9301").Scan(&n).Error; err != nil || n != clustersync.MaxTenantProjects {
-			t.Errorf("tenant 9301 has %d projects (%v), want %d", n, err, clustersync.MaxTenantProjects)
+		if n := storetest.Count(t, st, "projects", "tenant_id = ?", 9301); n != clustersync.MaxTenantProjects {
+			t.Errorf("tenant 9301 has %d projects, want %d", n, clustersync.MaxTenantProjects)
 		}
 		// Known projects, renamed: no new one, taken.
 		status, body = post(t, env, pathA, credA, map[string]any{"sequence": seq + 1, "kind": "delta", "projects": []map[string]any{{"id": "7", "name": "renamed"}}})

@@ -125,9 +125,7 @@ func TestVMEventIDsSurviveRetention(t *testing.T) {
 		srv := liveServer(t, st, nil)
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
 		act(t, srv, "acme-operator", "stopVm", "vm-1")
-		if err := st.DB.Exec("UPDATE vm_events SET at = ?", store.Now().Add(-30*24*time.Hour)).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE vm_events SET at = ?", store.Now().Add(-30*24*time.Hour))
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		livefeed.NewRetention(st, livefeed.DefaultEventRetention, time.Hour).Run(ctx)

@@ -40,21 +40,13 @@ func gqlErr(t *testing.T, body []byte) string {
 // countVMs counts org-acme's rows named name.
 func countVMs(t *testing.T, st *store.Store, name string) int64 {
 	t.Helper()
-	var n int64
-	if err := st.DB.Table("vms").Where("organization_id = ? AND name = ?", "org-acme", name).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, st, "vms", "organization_id = ? AND name = ?", "org-acme", name)
 }
 
 // countKeys counts the kept or reserved rows of key, in any organization.
 func countKeys(t *testing.T, st *store.Store, key string) int64 {
 	t.Helper()
-	var n int64
-	if err := st.DB.Table("idempotency_keys").Where("idem_key = ?", key).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, st, "idempotency_keys", "idem_key = ?", key)
 }
 
 const createVMQuery = `mutation Create($in: CreateVmInput!) { createVm(input: $in) { id name status gpuIds } }`

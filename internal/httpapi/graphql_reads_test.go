@@ -143,9 +143,7 @@ func TestErrorsNeverLeakInternals(t *testing.T) {
 		env := servertest.New(t, st, servertest.Base)
 		// Take the GPU table away under the server: reading GPUs now fails
 		// with an engine error that names the table and the SQL.
-		if err := st.DB.Exec("ALTER TABLE gpus RENAME TO gpus_gone").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "ALTER TABLE gpus RENAME TO gpus_gone")
 		leaks := func(face, text string) {
 			for _, leak := range []string{"select", "sqlstate", "no such table", "does not exist", "gpus_gone", "goroutine", ".go:"} {
 				if strings.Contains(strings.ToLower(text), leak) {

@@ -209,8 +209,7 @@ func TestStopAndTerminateRefusals(t *testing.T) {
 				}
 			}
 		}
-		var n int64
-		st.DB.Table("vm_events").Count(&n)
+		n := storetest.Count(t, st, "vm_events", "")
 		if h := holders(t, st); n != 0 || len(h) != 3 {
 			t.Errorf("refusals changed something: %d events, holders %v", n, h)
 		}

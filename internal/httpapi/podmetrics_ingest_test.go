@@ -17,11 +17,7 @@ const samplesPath = "/api/v1/metrics/samples"
 
 func countRows(t *testing.T, st *store.Store, table string) int64 {
 	t.Helper()
-	var n int64
-	if err := st.DB.Table(table).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, st, table, "")
 }
 
 func TestIngestSamples(t *testing.T) {

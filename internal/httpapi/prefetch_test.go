@@ -157,9 +157,7 @@ func TestAFailedPrefetchFailsTheList(t *testing.T) {
 	noWait := servertest.Options{LoaderWait: time.Nanosecond}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.NewWithOptions(t, st, fleet(3), noWait, httpapi.Config{})
-		if err := st.DB.Exec("ALTER TABLE gpu_models RENAME TO gpu_models_gone").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "ALTER TABLE gpu_models RENAME TO gpu_models_gone")
 		r := env.GraphQL("fleet-reader", `{ vms { vms { id gpuModel { name } } } }`, nil)
 		if len(r.Errors) != 1 || len(r.Errors[0].Path) != 1 || r.Errors[0].Path[0] != "vms" || string(r.Data) != "null" {
 			t.Fatalf("data %s, errors %+v", r.Data, r.Errors)

@@ -1,10 +1,8 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -171,76 +169,6 @@ func utcCredential(c *Credential) {
 	c.LastUsedAt, c.ExpiresAt, c.RevokedAt = utcPtr(c.LastUsedAt), utcPtr(c.ExpiresAt), utcPtr(c.RevokedAt)
 }
 
-// OrganizationExists reports whether organization id is stored.
-func (s *Store) OrganizationExists(ctx context.Context, id string) (bool, error) {
-	var n int64
-	err := s.DB.WithContext(ctx).Table("organizations").Where("id = ?", id).Count(&n).Error
-	return n > 0, err
-}
-
-// ListOrganizations reads every organization, by id.
-func (s *Store) ListOrganizations(ctx context.Context) ([]models.Organization, error) {
-	var out []models.Organization
-	err := s.DB.WithContext(ctx).Order("id").Find(&out).Error
-	return out, err
-}
-
-// TenantTakenError is an organization refused because another one holds
-// its Run:ai tenant: each tenant's pods are read by one organization's keys.
-type TenantTakenError struct {
-	TenantID int
-	Holder   models.Organization // its id and name
-}
-
-func (e *TenantTakenError) Error() string {
-	return fmt.Sprintf("store: tenant %d is held by organization %s", e.TenantID, e.Holder.ID)
-}
-
-// CreateOrganization stores a new active organization: ErrDuplicate when
-// its id is taken, *TenantTakenError when another organization holds its
-// tenant (the unique index organizations_tenant_unique keeps both true when two
-// creations race; the loser is told which holds it).
-func (s *Store) CreateOrganization(ctx context.Context, id, name string, tenantID int, infiniband bool) error {
-	db := s.DB.WithContext(ctx)
-	err := db.Exec(`INSERT INTO organizations (id, name, tenant_id, infiniband_enabled, state)
-		VALUES (?, ?, ?, ?, 'active')`, id, name, tenantID, infiniband).Error
-	if err == nil || !IsUniqueViolation(err) {
-		return err
-	}
-	// Which key was taken: the id first, as the caller named it first.
-	if ok, rerr := s.OrganizationExists(ctx, id); rerr != nil || ok {
-		return cmp.Or(rerr, ErrDuplicate)
-	}
-	holders, rerr := tenantHolders(db, []int{tenantID})
-	if rerr != nil {
-		return rerr
-	}
-	if h, ok := holders[tenantID]; ok {
-		return &TenantTakenError{TenantID: tenantID, Holder: h}
-	}
-	return err
-}
-
-// TenantHolders answers the stored organizations that hold the tenants
-// tenantIDs, by tenant (each tenant has at most one).
-func (s *Store) TenantHolders(tx *Txn, tenantIDs []int) (map[int]models.Organization, error) {
-	return tenantHolders(tx.db, tenantIDs)
-}
-
-func tenantHolders(db *gorm.DB, tenantIDs []int) (map[int]models.Organization, error) {
-	out := map[int]models.Organization{}
-	for part := range batchesOf(tenantIDs, dataSetBatch) {
-		var rows []models.Organization
-		if err := db.Table("organizations").Select("id", "name", "tenant_id").Where("tenant_id IN ?", part).Find(&rows).Error; err != nil {
-			return nil, err
-		}
-		for _, o := range rows {
-			out[o.TenantID] = o
-		}
-	}
-	return out, nil
-}
-
 // The rows of signing_keys: the key access tokens are signed with, and the
 // one it replaced, which still verifies tokens signed before a rotation.
 const (
@@ -292,4 +220,46 @@ func (s *Store) RotateSigningKey(ctx context.Context, secret string, keepPreviou
 		}
 		return tx.Exec(`INSERT INTO signing_keys (id, secret, created_at) VALUES (?, ?, ?)`, signingKeyCurrent, secret, now).Error
 	})
+}
+
+// KeyHolder is what a stored API key grants: its organization, that
+// organization's Run:ai tenant and InfiniBand entitlement, and the key's
+// permissions as stored (space-separated), with its expiry and revocation.
+type KeyHolder struct {
+	TokenHash         string
+	KeyID             string
+	OrganizationID    string
+	OrgState          models.OrgState
+	Permissions       string
+	TenantID          int
+	InfinibandEnabled bool
+	ExpiresAt         *time.Time
+	RevokedAt         *time.Time
+}
+
+// APIKeyByHash reads the key stored under hash with its organization's
+// facts, or ok=false when no key has that hash.
+func (s *Store) APIKeyByHash(ctx context.Context, hash string) (k KeyHolder, ok bool, err error) {
+	// Every request reads it: scanned directly, not through gorm's reflection.
+	rows, err := rowsOf(ctx, s, func(r rowScanner, k *KeyHolder) error {
+		return r.Scan(&k.TokenHash, &k.KeyID, &k.OrganizationID, &k.OrgState, &k.Permissions,
+			&k.TenantID, &k.InfinibandEnabled, &k.ExpiresAt, &k.RevokedAt)
+	}, `SELECT k.token_hash, COALESCE(k.key_id, ''), k.organization_id, COALESCE(o.state, ''), k.permissions,
+		o.tenant_id, o.infiniband_enabled, k.expires_at, k.revoked_at
+		FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+		WHERE k.token_hash = ?`, hash)
+	if err != nil || len(rows) == 0 {
+		return KeyHolder{}, false, err
+	}
+	k = *rows[0]
+	k.ExpiresAt, k.RevokedAt = utcPtr(k.ExpiresAt), utcPtr(k.RevokedAt)
+	return k, true, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

@@ -4,8 +4,14 @@ import (
 	"context"
 	"time"
 
+	"gorm.io/gorm"
+
 	"gpugraph/models"
 )
+
+// The event logs: a VM's (vm_events, written by Apply in lifecycle.go) and
+// a node's (node_events), read by id order for the API and live updates,
+// and purged past their retention.
 
 // EventsOfVMs reads the whole event log of the organization's VMs vmIDs,
 // by VM and oldest first: one statement for a page of VMs (GraphQL's
@@ -69,4 +75,46 @@ func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64
 	}
 	nodes := s.WithContext(ctx).Where("at < ?", cutoff).Delete(&models.NodeEvent{})
 	return res.RowsAffected + nodes.RowsAffected, nodes.Error
+}
+
+// AppendNodeEvents writes a transaction's node events at its tail (see
+// appendNodeEvents); none is nothing.
+func (s *Store) AppendNodeEvents(tx *Txn, evs []*models.NodeEvent) error {
+	return s.appendNodeEvents(tx.db, evs)
+}
+
+// appendNodeEvents writes a transaction's node events at its tail, as the
+// VM transitions append theirs: the log lock (lockEventLog) is taken as
+// late as it can be and held until commit, so ids commit in order.
+func (s *Store) appendNodeEvents(db *gorm.DB, evs []*models.NodeEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := s.lockEventLog(db); err != nil {
+		return err
+	}
+	if err := db.CreateInBatches(evs, 200).Error; err != nil {
+		return err
+	}
+	return s.note(db, TopicNodeEvents, evs[len(evs)-1].ID)
+}
+
+// NodeEventsAfter reads the node events after the event id after, oldest
+// first, at most limit; nodeIDs, when not empty, keeps those nodes' only.
+// Nodes are shared inventory: the log holds no organization's allocation,
+// so it is read whole (as the nodes query reads every node).
+func (s *Store) NodeEventsAfter(ctx context.Context, nodeIDs []string, after int64, limit int) ([]*models.NodeEvent, error) {
+	q := s.WithContext(ctx).Where("id > ?", after)
+	if len(nodeIDs) > 0 {
+		q = q.Where("node_id IN ?", nodeIDs)
+	}
+	out := []*models.NodeEvent{}
+	err := q.Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// NodeEventLogBounds answers the oldest kept node event id and the newest
+// one (0, 0 when the log is empty).
+func (s *Store) NodeEventLogBounds(ctx context.Context) (oldest, newest int64, err error) {
+	return s.logBounds(ctx, "node_events")
 }

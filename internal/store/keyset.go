@@ -1,6 +1,10 @@
 package store
 
-import "strings"
+import (
+	"strings"
+
+	"gorm.io/gorm"
+)
 
 // Keyset pages: a page after a cursor reads the rows that come after the
 // cursor's row in the list's order, by a condition on the sort columns and
@@ -85,4 +89,28 @@ func keysetOrder(keys []SortKey) string {
 		return strings.Join(append(parts, "id DESC"), ", ")
 	}
 	return strings.Join(append(parts, "id"), ", ")
+}
+
+// keysetPage reads limit rows of db after a in the order keys, one more to
+// know whether more follow, and counts db's rows first when count.
+func keysetPage[T any](db *gorm.DB, keys []SortKey, a *After, limit int, count bool, out *[]*T) ([]*T, bool, int64, error) {
+	var total int64
+	if count {
+		if err := db.Session(&gorm.Session{}).Count(&total).Error; err != nil {
+			return nil, false, 0, err
+		}
+	}
+	if a != nil {
+		cond, args := keysetSQL(keys, *a)
+		db = db.Where(cond, args...)
+	}
+	if err := db.Order(keysetOrder(keys)).Limit(limit + 1).Find(out).Error; err != nil {
+		return nil, false, 0, err
+	}
+	rows := *out
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	return rows, more, total, nil
 }

@@ -117,3 +117,49 @@ func (s *Store) exists(ctx context.Context, sql string, args ...any) (bool, erro
 	}
 	return err == nil, err
 }
+
+// PodsAfter lists the pods of q in q's order after a (nil: from the
+// first), at most limit, and whether more follow; total counts every match
+// when count. a's one value is that of q's sort column.
+func (s *Store) PodsAfter(ctx context.Context, q PodQuery, a *After, limit int, count bool) ([]*models.Pod, bool, int64, error) {
+	db := s.podScope(ctx, q)
+	var total int64
+	if count {
+		if err := db.Session(&gorm.Session{}).Count(&total).Error; err != nil {
+			return nil, false, 0, err
+		}
+	}
+	if a != nil {
+		fd := q.Sort.PodField()
+		cond, args := keysetSQL([]SortKey{{Column: fd.Column, Desc: q.Sort.Order == filterby.Desc, NullsFirst: q.Sort.Order == filterby.Desc}}, *a)
+		db = db.Where(cond, args...)
+	}
+	if len(q.Columns) > 0 {
+		db = db.Select(q.Columns)
+	}
+	out := []*models.Pod{}
+	if err := db.Order(s.podOrder(q)).Limit(limit + 1).Find(&out).Error; err != nil {
+		return nil, false, 0, err
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, total, nil
+}
+
+// TenantPodRow reads a pod of the tenant under the workload, or nil when
+// there is none (missing, under another workload, or another tenant's).
+// A remote metrics source matches the pod by its name, project, cluster
+// and node.
+func (s *Store) TenantPodRow(ctx context.Context, tenantID int, workloadID, podID string) (*models.Pod, error) {
+	var p models.Pod
+	err := s.WithContext(ctx).Where("id = ? AND workload_id = ? AND tenant_id = ?", podID, workloadID, tenantID).Take(&p).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

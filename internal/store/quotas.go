@@ -13,13 +13,10 @@ import (
 // GPU quotas: an organization's most GPUs of one model at once, set by an
 // operator. The check that places a VM (LockGPUQuota, then QuotaGPUsUsed)
 // runs inside the placing transaction, after the VM row's lock and before
-// any node's (see restart.go's lock order).
+// any node's (see locks.go's lock order).
 
 // ErrNoGPUQuota says that the organization has no quota for the model.
 var ErrNoGPUQuota = errors.New("store: no such GPU quota")
-
-// ErrNoOrganization says that a row names an organization that does not exist.
-var ErrNoOrganization = errors.New("store: no such organization")
 
 // QuotaUse is a quota with the GPUs its organization's VMs of that model
 // hold or await now.

@@ -193,3 +193,19 @@ func redactErr(err error, raw string) error {
 	}
 	return err
 }
+
+// The batch reads behind the dataloaders (NodesByIDs, GPUsByHolders,
+// VMsByIDs, …, beside the rows they read) run one statement each, whatever
+// the number of keys. Rows come back in no particular order; loaders put
+// them in key order. Every read of a VM is scoped to an organization, every
+// read of a workload or project to a tenant: there is no unscoped variant
+// to misuse.
+
+// Empty reports whether the database holds no organization and no node yet.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	var n int64
+	if err := s.WithContext(ctx).Raw("SELECT (SELECT COUNT(*) FROM organizations) + (SELECT COUNT(*) FROM nodes)").Scan(&n).Error; err != nil {
+		return false, err
+	}
+	return n == 0, nil
+}

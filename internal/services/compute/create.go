@@ -383,7 +383,7 @@ type create struct {
 
 func (c *create) run(orgID, id string) (*Result, error) {
 	sp := c.sp
-	m, err := c.st.FindGPUModel(c.tx, sp.modelID)
+	m, err := c.st.GPUModel(c.tx, sp.modelID)
 	if err != nil {
 		return nil, err
 	}

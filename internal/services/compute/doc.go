@@ -8,7 +8,7 @@
 // let package placement decide, then claim and write the new status, which
 // is a row of the lifecycle table (models.Lifecycle). The resolver and the
 // REST shim only call it and render its [Result]. Every statement is the
-// store's (internal/store/restart.go, internal/store/snapshot.go); compute only decides.
+// store's (internal/store/vms.go, nodes.go, gpus.go, snapshot.go); compute only decides.
 //
 // Placement answers with a typed placement.Code; [Answers] is the one table
 // that turns a Code, for a VM or a pod, into the API's code, HTTP status and

@@ -15,7 +15,7 @@ import (
 // their place, all in the restart's one transaction. The first attempt
 // answers needsPreemption and is rolled back; the restart starts over and
 // this attempt locks the victims' rows before any node row, keeping the
-// lock order of internal/store/restart.go (VM rows, the quota row, nodes, fabrics).
+// lock order of internal/store/locks.go (VM rows, the quota row, nodes, fabrics).
 
 // preemptingCodes are the refusals that stopping workloads can overcome.
 var preemptingCodes = []placement.Code{placement.NodeBusy, placement.NoIPCapacity, placement.NoCapacity}

@@ -271,6 +271,9 @@ func (r *restart) request(orgID string) error {
 		if err != nil {
 			return err
 		}
+		if m == nil { // the VM's foreign key says it exists
+			return fmt.Errorf("compute: VM %s's GPU model %q is not in the catalog", vm.ID, *vm.GPUModelID)
+		}
 		r.model = m
 		req.GPUModel = placement.Model{ID: m.ID, Name: m.Name, Manufacturer: string(m.Manufacturer)}
 	}

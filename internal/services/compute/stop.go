@@ -2,6 +2,7 @@ package compute
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"gpugraph/internal/auth"
@@ -69,6 +70,9 @@ func (s *Service) end(ctx context.Context, caller *auth.Caller, id string, name 
 		if vm.GPUModelID != nil {
 			if res.Model, err = s.store.GPUModel(tx, *vm.GPUModelID); err != nil {
 				return err
+			}
+			if res.Model == nil { // the VM's foreign key says it exists
+				return fmt.Errorf("compute: VM %s's GPU model %q is not in the catalog", vm.ID, *vm.GPUModelID)
 			}
 		}
 		return nil

@@ -226,7 +226,7 @@ func (s *Service) modelsByName(tx *store.Txn, gpus []inventoryGPU) (map[string]s
 			return nil, err
 		}
 		m.ID = id
-		if err := s.store.AddGpuModel(tx, &m); err != nil {
+		if err := s.store.AddGPUModel(tx, &m); err != nil {
 			return nil, err
 		}
 		ids[name] = id
@@ -245,7 +245,7 @@ func (s *Service) freeModelID(tx *store.Txn, base, name string) (string, error) 
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		m, err := s.store.LookupGpuModel(tx, id)
+		m, err := s.store.GPUModel(tx, id)
 		if err != nil {
 			return "", err
 		}

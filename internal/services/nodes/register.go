@@ -16,7 +16,7 @@ import (
 // (gpus.go), brings it online (a removed node stays removed) and resumes
 // what the sweep interrupted (models.NodeBack). It is decided here and
 // written through the store's primitives in one transaction, which locks
-// the node's row first (internal/store/agent.go's lock order).
+// the node's row first (internal/store/locks.go's lock order).
 
 // inventory is a node's full report, sent when its agent starts, checked
 // (checkInventory).

@@ -14,7 +14,7 @@ import (
 
 // A heartbeat racing the sweep never leaves an online node with node_lost
 // VMs: either it comes first (the node is not silent) or it waits for the
-// sweep's node lock and resumes them (the lock order of internal/store/agent.go).
+// sweep's node lock and resumes them (the lock order of internal/store/locks.go).
 func TestHeartbeatRacesSweep(t *testing.T) {
 	for _, d := range storetest.Engines() {
 		t.Run(string(d), func(t *testing.T) {

@@ -7,7 +7,7 @@
 //
 // [Check] is the quota check of a placement, run inside the transaction that
 // places (restart now, create too): it locks the quota row after the VM row
-// and before any node row (the lock order of internal/store/restart.go), counts what
+// and before any node row (the lock order of internal/store/locks.go), counts what
 // the organization uses under that lock, and refuses with 409
 // QUOTA_EXCEEDED naming the quota, the use and the ask.
 package quotas

@@ -106,9 +106,13 @@ func (s *Service) Set(ctx context.Context, caller *auth.Caller, orgID, modelID s
 	if err != nil {
 		return Quota{}, false, err
 	}
-	m, err := s.store.GPUModelByID(ctx, modelID)
+	ms, err := s.store.GPUModelsByIDs(ctx, []string{modelID})
 	if err != nil {
 		return Quota{}, false, err
+	}
+	var m *models.GPUModel // nil: removed from the catalog since the write
+	if len(ms) > 0 {
+		m = ms[0]
 	}
 	for _, r := range rows {
 		if r.GPUModelID == modelID {
@@ -200,7 +204,7 @@ type Ask struct {
 // is no limit, and then nothing is locked or counted.
 //
 // Call it after the VM row's lock and before any node row's (the lock
-// order of internal/store/restart.go): it locks the quota row, so the count it
+// order of internal/store/locks.go): it locks the quota row, so the count it
 // makes holds until tx ends, and two placements of one organization never
 // both take the quota's last GPUs. The placement must write the VM's new
 // status (one of models.QuotaStatuses) in tx.
@@ -220,7 +224,7 @@ func Check(st *store.Store, tx *store.Txn, a Ask) error {
 		return nil
 	}
 	name := a.GPUModelID
-	if m, err := st.GPUModel(tx, a.GPUModelID); err == nil && m.Name != "" {
+	if m, err := st.GPUModel(tx, a.GPUModelID); err == nil && m != nil && m.Name != "" {
 		name = m.Name
 	}
 	return apierr.New(http.StatusConflict, CodeQuotaExceeded, "GPU quota for %s is %d; %d in use, %d asked", name, q.Limit, used, a.GPUs)

@@ -1,17 +1,17 @@
 package store
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"time"
-
-	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
 )
 
-// The GPU and catalog statements of the node agent's reports, run inside
-// the report's transaction after its node's row lock (agent.go). Package
-// nodes decides what they write: how an inventory's GPUs match the rows,
-// which GPUs fail, which catalog entries are added.
+// GPU rows: what a node agent's report writes of its GPUs (inside the
+// report's transaction, after its node's row lock), the claim a placement
+// takes on free GPUs, and the reads behind the API's lists and loaders.
 
 // NodeGPUs reads node nodeID's GPU rows, by index.
 func (s *Store) NodeGPUs(tx *Txn, nodeID string) ([]*models.GPU, error) {
@@ -142,27 +142,87 @@ func (s *Store) WriteGPUSamples(tx *Txn, samples []GPUSample, now time.Time) err
 	return tx.db.Exec(sql, args...).Error
 }
 
-// GPUModelsByName reads, by id, the catalog entries named one of names.
-func (s *Store) GPUModelsByName(tx *Txn, names []string) ([]models.GPUModel, error) {
-	var known []models.GPUModel
-	err := tx.db.Where("name IN ?", names).Order("id").Find(&known).Error
-	return known, err
+// GPUsByNodeIDs reads the GPUs of these nodes, by node and index: of their
+// columns, cols (nil: all; the node and the model always).
+func (s *Store) GPUsByNodeIDs(ctx context.Context, nodeIDs []string, cols Columns) ([]*models.GPU, error) {
+	cond, arg := s.in("node_id", nodeIDs)
+	return gpus.read(ctx, s, cols, []string{"node_id"}, cond+` ORDER BY node_id, idx`, arg)
 }
 
-// LookupGpuModel reads the catalog entry id; nil when there is none.
-func (s *Store) LookupGpuModel(tx *Txn, id string) (*models.GPUModel, error) {
-	var m []models.GPUModel
-	if err := tx.db.Where("id = ?", id).Limit(1).Find(&m).Error; err != nil {
+// GPUsByHolders reads the GPUs held by these VMs, by index.
+func (s *Store) GPUsByHolders(ctx context.Context, vmIDs []string, cols Columns) ([]*models.GPU, error) {
+	cond, arg := s.in("holder_vm_id", vmIDs)
+	return gpus.read(ctx, s, cols, []string{"holder_vm_id"}, cond+` ORDER BY node_id, idx`, arg)
+}
+
+// GPUQuery narrows the GPU list; "" and nil leave a field free.
+type GPUQuery struct {
+	Health  *models.GPUHealth
+	ModelID string
+	NodeID  string
+}
+
+// GPUSort is the GPUs' keyset order: by node, then index.
+var GPUSort = []SortKey{{Column: "node_id"}, {Column: "idx"}}
+
+// GPUsAfter lists GPUs by node and index after a (nil: from the first), at
+// most limit, and whether more follow; total counts every match when count.
+func (s *Store) GPUsAfter(ctx context.Context, q GPUQuery, a *After, limit int, count bool) ([]*models.GPU, bool, int64, error) {
+	db := s.WithContext(ctx).Model(&models.GPU{})
+	if q.Health != nil {
+		db = db.Where("health = ?", *q.Health)
+	}
+	if q.ModelID != "" {
+		db = db.Where("model_id = ?", q.ModelID)
+	}
+	if q.NodeID != "" {
+		db = db.Where("node_id = ?", q.NodeID)
+	}
+	out := []*models.GPU{}
+	return keysetPage(db, GPUSort, a, limit, count, &out)
+}
+
+// ErrClaimLost says that a GPU claim took fewer GPUs than it asked for:
+// someone else holds one, one failed, or one is not where the snapshot
+// said. The transaction must roll back.
+var ErrClaimLost = errors.New("store: a GPU claim lost a race")
+
+// ClaimGPUs makes vmID hold exactly the GPUs ids of node nodeID and model
+// modelID: it lets go of any other GPU it still holds, then takes these
+// with a conditional UPDATE whose affected row count must equal len(ids),
+// else ErrClaimLost. One holder column per GPU and this count are what
+// guard against double booking besides the locks.
+func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) error {
+	release := tx.db.Model(&models.GPU{}).Where("holder_vm_id = ?", vmID)
+	if len(ids) > 0 {
+		release = release.Where("id NOT IN ?", ids)
+	}
+	if err := release.Update("holder_vm_id", nil).Error; err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	res := tx.db.Model(&models.GPU{}).
+		Where("id IN ? AND node_id = ? AND model_id = ? AND health = ? AND (holder_vm_id IS NULL OR holder_vm_id = ?)",
+			ids, nodeID, modelID, models.GPUHealthy, vmID).
+		Update("holder_vm_id", vmID)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != int64(len(ids)) {
+		slog.Warn("GPU claim lost a race; replaying", "vm", vmID, "node", nodeID,
+			"wanted", len(ids), "claimed", res.RowsAffected)
+		return ErrClaimLost
+	}
+	return nil
+}
+
+// HeldGPUs reads the GPUs vmID holds, by node and index; never nil.
+func (s *Store) HeldGPUs(tx *Txn, vmID string) ([]*models.GPU, error) {
+	gpus := []*models.GPU{}
+	if err := tx.db.Where("holder_vm_id = ?", vmID).Order("node_id, idx").Find(&gpus).Error; err != nil {
 		return nil, err
 	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return &m[0], nil
-}
-
-// AddGpuModel inserts a catalog entry unless its id is taken: a concurrent
-// report may add the same entry, and its row is then the caller's.
-func (s *Store) AddGpuModel(tx *Txn, m *models.GPUModel) error {
-	return tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(m).Error
+	return gpus, nil
 }

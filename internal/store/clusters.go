@@ -343,3 +343,32 @@ func (s *Store) MarkUnseenPodsDeleted(tx *Txn, tenantID int, clusterID string, m
 		AND deleted_at IS NULL AND sync_mark < ?`, now, now, tenantID, clusterID, mark)
 	return res.RowsAffected, res.Error
 }
+
+// WorkloadsByIDs reads the tenant's workloads with these ids.
+func (s *Store) WorkloadsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Workload, error) {
+	cond, arg := s.in("id", ids)
+	return workloads.read(ctx, s, nil, nil, cond+` AND tenant_id = ?`, arg, tenantID)
+}
+
+// ProjectsByIDs reads the tenant's projects with these ids.
+func (s *Store) ProjectsByIDs(ctx context.Context, tenantID int, ids []string) ([]*models.Project, error) {
+	cond, arg := s.in("id", ids)
+	return projects.read(ctx, s, nil, nil, `tenant_id = ? AND `+cond, tenantID, arg)
+}
+
+// ProjectsOfTenant lists the tenant's projects by name.
+func (s *Store) ProjectsOfTenant(ctx context.Context, tenantID int) ([]*models.Project, error) {
+	out := []*models.Project{}
+	return out, s.WithContext(ctx).Where("tenant_id = ?", tenantID).Order("name, id").Find(&out).Error
+}
+
+// WorkloadsOfTenant lists the tenant's workloads by name, of one project
+// when projectID is not "", limit of them from offset.
+func (s *Store) WorkloadsOfTenant(ctx context.Context, tenantID int, projectID string, offset, limit int) ([]*models.Workload, error) {
+	q := s.WithContext(ctx).Where("tenant_id = ?", tenantID)
+	if projectID != "" {
+		q = q.Where("project_id = ?", projectID)
+	}
+	out := []*models.Workload{}
+	return out, q.Order("name, id").Offset(offset).Limit(limit).Find(&out).Error
+}

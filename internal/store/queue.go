@@ -2,49 +2,16 @@ package store
 
 import (
 	"context"
-	"errors"
 	"hash/fnv"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
 )
 
-// The statements of a create and of the scheduler (packages compute and
-// scheduler), run inside InTx transactions. A create chooses among the
-// nodes Candidates answers (candidates.go), inserts its row pending, then
-// locks the node it chose (restart.go's lock order: the VM row — its own,
-// new, which no one else can see yet — then node rows by id, then fabric
-// rows by id; TryLockNode passes over a node another holds, and a node
-// given up is let go in a savepoint, Try, before the next is locked, so it
-// holds one node lock at a time) and applies create-placed or
-// create-queued to it; the scheduler locks one pending row, skipping a row
-// another replica holds, then its node, the same way.
-
-// FindGPUModel reads one model of the catalog; nil when there is none by
-// that id.
-func (s *Store) FindGPUModel(tx *Txn, id string) (*models.GPUModel, error) {
-	var m models.GPUModel
-	err := tx.db.Where("id = ?", id).Take(&m).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &m, nil
-}
-
-// InsertVM writes a new VM or pod row, which must be pending: the
-// create's transition (create-placed, create-queued) is then applied to
-// it with Apply, which writes its one event.
-func (s *Store) InsertVM(tx *Txn, vm *models.VM) error {
-	if vm.Status != models.VMPending {
-		return errors.New("store: a new VM row is written pending")
-	}
-	return tx.db.Create(vm).Error
-}
+// The pending queue: VMs and pods waiting for room (status pending), each
+// organization's turn, and the advisory lock a create that would queue
+// takes. A create's and the scheduler's order of locks is in locks.go.
 
 // LockPendingVM locks and reads the pending row id; nil when it is not
 // pending any more (placed, terminated, timed out), deleted, or locked by
@@ -138,7 +105,7 @@ func (s *Store) QueueTurns(ctx context.Context) (map[string]int64, error) {
 // organization orgID's pending rows, that the queue served it: its turn's
 // sequence number becomes the highest so far, so the next passes serve
 // every other organization with pending rows first. Its row is the last
-// lock a queue placement takes (restart.go's lock order). Two placements
+// lock a queue placement takes (locks.go's lock order). Two placements
 // committing at once may draw the same number; the scheduler then orders
 // the two by their queues' heads.
 func (s *Store) ServedFromQueue(tx *Txn, orgID string) error {
