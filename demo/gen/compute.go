@@ -136,7 +136,7 @@ func (g *gen) vm(s vmSpec) *VM {
 	model := s.model
 	if s.node != "" {
 		n := g.nodes[s.node]
-		v.NodeID = ptr(n.ID)
+		v.NodeID = new(n.ID)
 		model = g.nodeFacts[n].model
 		for _, i := range s.gpus {
 			v.GPUIDs = append(v.GPUIDs, n.GPUs[i].ID)
@@ -156,7 +156,7 @@ func (g *gen) vm(s vmSpec) *VM {
 		v.EndpointURL = fmt.Sprintf("https://%s.%s.openrelay.inc", s.name, s.org)
 	}
 	if s.interrupted != 0 {
-		v.InterruptedAt = ptr(msTime(ago(s.interrupted)))
+		v.InterruptedAt = new(msTime(ago(s.interrupted)))
 	}
 	if s.pod {
 		v.CapabilityTier = models.TierPod

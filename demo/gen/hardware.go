@@ -97,10 +97,10 @@ func (g *gen) addNode(s nodeSpec, subnet int) {
 	}
 	g.nodeFacts[n] = nodeFacts{model: s.model, subnet: subnet}
 	if s.fabric {
-		n.FabricID = ptr(fabricID)
+		n.FabricID = new(fabricID)
 	}
 	if s.leaving != 0 {
-		n.LeavingAt = ptr(msTime(anchor.Add(s.leaving)))
+		n.LeavingAt = new(msTime(anchor.Add(s.leaving)))
 	}
 	for i := range gpusPerNode {
 		n.GPUs = append(n.GPUs, g.gpu(n, i, s.failed[i]))
@@ -124,7 +124,7 @@ func (g *gen) gpu(n *Node, index int, failedReason string) *GPU {
 	}
 	if failedReason != "" {
 		gpu.Health = "failed"
-		gpu.FailedReason = ptr(failedReason)
+		gpu.FailedReason = new(failedReason)
 	}
 	return gpu
 }

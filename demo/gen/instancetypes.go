@@ -32,7 +32,7 @@ func (g *gen) addInstanceTypes() {
 			cpu, ram, disk := o.shape.cpu*n/gpusPerNode, o.shape.ram*n/gpusPerNode, o.shape.disk*n/gpusPerNode
 			g.f.InstanceTypes = append(g.f.InstanceTypes, InstanceType{
 				Name:       fmt.Sprintf("gpu_%dx_%s", n, o.suffix),
-				GPUModelID: ptr(o.model), GPUCount: n,
+				GPUModelID: new(o.model), GPUCount: n,
 				CPUCores: cpu, RAMGb: ram, DiskSizeGb: disk, VolumeGb: podVolumePerGPU * n,
 				PricePerHourCents: o.centsPerGPU * n,
 				Description: fmt.Sprintf("%dx %s, %d CPU cores, %d GB RAM, %s NVMe",

@@ -229,8 +229,6 @@ func (g *gen) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(g.rng.Int64N(span))*time.Millisecond
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

@@ -49,7 +49,7 @@ func TestValidateCatches(t *testing.T) {
 		"pod on a node of another cluster": func(f *Fixture) {
 			for _, p := range f.Pods {
 				if p.NodeName != nil && p.ClusterID == clusterWest {
-					p.NodeName = ptr("dgx-h100-01")
+					p.NodeName = new("dgx-h100-01")
 					return
 				}
 			}

@@ -140,7 +140,7 @@ func distributed(workers int, nodes ...string) func(*gen, *Workload) []podPlan {
 				if i == 0 {
 					task, name = "master", w.Name+"-master-0"
 				}
-				p := podPlan{name: name, task: ptr(task), created: created, node: nodes[i%len(nodes)], attempt: attempt}
+				p := podPlan{name: name, task: new(task), created: created, node: nodes[i%len(nodes)], attempt: attempt}
 				switch {
 				case attempt == 0:
 					p.phase, p.deleted = "Failed", true
@@ -177,7 +177,7 @@ func inference(g *gen, w *Workload) []podPlan {
 			p := podPlan{
 				name:     fmt.Sprintf("%s-%05d-deployment-%s-%s", w.Name, rev+1, hash, kubeRandom(g, 5)),
 				phase:    phase,
-				revision: ptr(id),
+				revision: new(id),
 				created:  spec.created.Add(time.Duration(i)*47*time.Second + g.between(0, 5*time.Second)),
 			}
 			if rev == 0 {
@@ -283,7 +283,7 @@ func (g *gen) lifetime(w *Workload, p podPlan) podTimes {
 		}
 	}
 	if p.phase != "Pending" {
-		t.started = ptr(t.created.Add(g.between(4*time.Second, 3*time.Minute)))
+		t.started = new(t.created.Add(g.between(4*time.Second, 3*time.Minute)))
 	}
 	switch p.phase {
 	case "Pending":
@@ -359,15 +359,15 @@ func (g *gen) pod(w *Workload, org string, p podPlan) *Pod {
 		WorkloadName:       w.Name,
 	}
 	if t.completed != nil {
-		pod.CompletedAt = ptr(msTime(*t.completed))
+		pod.CompletedAt = new(msTime(*t.completed))
 	}
 	if t.deleted != nil {
-		pod.DeletedAt = ptr(msTime(*t.deleted))
+		pod.DeletedAt = new(msTime(*t.deleted))
 	}
 	if node != nil {
-		pod.NodeName = ptr(node.Name)
-		pod.CurrentNodePool = ptr(node.NodePool)
-		pod.IP = ptr(fmt.Sprintf("10.244.%d.%d", g.nodeFacts[node].subnet, 2+g.rng.IntN(252)))
+		pod.NodeName = new(node.Name)
+		pod.CurrentNodePool = new(node.NodePool)
+		pod.IP = new(fmt.Sprintf("10.244.%d.%d", g.nodeFacts[node].subnet, 2+g.rng.IntN(252)))
 		g.podFacts[pod] = podFacts{model: g.nodeFacts[node].model, gpus: int(s.gpus)}
 	}
 	ib := g.orgs[org].InfinibandEnabled && (s.pool == "h100" || s.pool == "h200")
@@ -388,7 +388,7 @@ func (g *gen) pickNode(pool string, t time.Time, withOffline bool) *Node {
 func (g *gen) containers(s *workloadSpec, p podPlan, t podTimes) []Container {
 	var started *Instant
 	if t.started != nil {
-		started = ptr(msTime(*t.started))
+		started = new(msTime(*t.started))
 	}
 	cs := []Container{{Name: s.container, Image: s.image, StartedAt: started}}
 	if p.revision != nil {
@@ -402,17 +402,17 @@ var rdma = ExtendedResource{Resource: "rdma/rdma_shared_device_a", Quantity: "1"
 
 func requested(s *workloadSpec, ib bool) RequestedResources {
 	r := RequestedResources{
-		CPU:               &Cores{Request: ptr(s.cpu), Limit: ptr(2 * s.cpu)},
-		CPUMemory:         &Quantity{Request: ptr(s.memory), Limit: ptr(s.memory)},
+		CPU:               &Cores{Request: new(s.cpu), Limit: new(2 * s.cpu)},
+		CPUMemory:         &Quantity{Request: new(s.memory), Limit: new(s.memory)},
 		ExtendedResources: []ExtendedResource{},
 	}
 	switch {
 	case s.memoryRequest:
-		r.GPURequestType = ptr("memory")
-		r.GPUMemory = &Quantity{Request: ptr("20G"), Limit: ptr("20G")}
+		r.GPURequestType = new("memory")
+		r.GPUMemory = &Quantity{Request: new("20G"), Limit: new("20G")}
 	case s.gpus > 0:
-		r.GPURequestType = ptr("portion")
-		r.GPU = &Cores{Request: ptr(s.gpus), Limit: ptr(s.gpus)}
+		r.GPURequestType = new("portion")
+		r.GPU = &Cores{Request: new(s.gpus), Limit: new(s.gpus)}
 	}
 	if ib {
 		r.ExtendedResources = append(r.ExtendedResources, rdma)
@@ -425,19 +425,19 @@ func requested(s *workloadSpec, ib bool) RequestedResources {
 func (g *gen) allocated(s *workloadSpec, phase string, node *Node, ib bool) AllocatedResources {
 	a := AllocatedResources{ExtendedResources: []ExtendedResource{}}
 	if phase != "Running" && phase != "Unknown" {
-		a.CPU, a.CPUMemory = ptr(0.0), ptr("0")
+		a.CPU, a.CPUMemory = new(0.0), new("0")
 		if s.gpus > 0 {
-			a.GPU, a.GPUMemory = ptr(0.0), ptr("0")
+			a.GPU, a.GPUMemory = new(0.0), new("0")
 		}
 		return a
 	}
-	a.CPU, a.CPUMemory = ptr(s.cpu), ptr(s.memory)
+	a.CPU, a.CPUMemory = new(s.cpu), new(s.memory)
 	if s.gpus > 0 {
 		mem := strconv.Itoa(int(float64(g.models[g.nodeFacts[node].model].MemoryGb)*s.gpus)) + "Gi"
 		if s.memoryRequest {
 			mem = *requested(s, ib).GPUMemory.Request
 		}
-		a.GPU, a.GPUMemory = ptr(s.gpus), ptr(mem)
+		a.GPU, a.GPUMemory = new(s.gpus), new(mem)
 	}
 	if ib {
 		a.ExtendedResources = append(a.ExtendedResources, rdma)
@@ -449,8 +449,8 @@ func (g *gen) allocated(s *workloadSpec, phase string, node *Node, ib bool) Allo
 // lost node before eviction) and the GPU taint of GPU nodes.
 func (g *gen) tolerations(s *workloadSpec) []Toleration {
 	ts := []Toleration{
-		{Key: "node.kubernetes.io/not-ready", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr(300)},
-		{Key: "node.kubernetes.io/unreachable", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr(300)},
+		{Key: "node.kubernetes.io/not-ready", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: new(300)},
+		{Key: "node.kubernetes.io/unreachable", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: new(300)},
 	}
 	if s.gpus > 0 {
 		key := "nvidia.com/gpu"

@@ -10,6 +10,7 @@ import (
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/dataset/format"
 	"gpugraph/internal/lib/rowfield"
+	"gpugraph/models"
 )
 
 // TestFormatMatchesFile holds the two spellings of the fixture format to the
@@ -110,4 +111,23 @@ func orderedKeys(t reflect.Type) []string {
 		}
 	}
 	return out
+}
+
+// TestFormatPodKeys holds the fixture writer's pod, which fixes the seed's
+// key order, to the one declaration of the pod (models.Pod): the same keys,
+// and a toleration's keys the row's.
+func TestFormatPodKeys(t *testing.T) {
+	for name, c := range map[string]struct{ written, row reflect.Type }{
+		"pods":              {reflect.TypeFor[format.Pod](), reflect.TypeFor[models.Pod]()},
+		"pods.tolerations":  {reflect.TypeFor[format.Toleration](), reflect.TypeFor[models.PodToleration]()},
+		"pods.containers":   {reflect.TypeFor[format.Container](), reflect.TypeFor[models.Container]()},
+		"pods.nodeAffinity": {reflect.TypeFor[format.NodeAffinity](), reflect.TypeFor[models.PodNodeAffinity]()},
+	} {
+		written, row := orderedKeys(c.written), orderedKeys(c.row)
+		slices.Sort(written)
+		slices.Sort(row)
+		if !slices.Equal(written, row) {
+			t.Errorf("%s: format writes %v, models has %v", name, written, row)
+		}
+	}
 }

@@ -167,13 +167,13 @@ func TestPodsGraphQLArguments(t *testing.T) {
 			total       int
 		}{
 			{`{ pods { pods { id } next total } }`, live, nil, 7},
-			{`{ pods(limit: 3) { pods { id } next total } }`, "p01 p02 p03", ptr(3), 7},
+			{`{ pods(limit: 3) { pods { id } next total } }`, "p01 p02 p03", new(3), 7},
 			{`{ pods(limit: 3, offset: 6) { pods { id } next total } }`, "p06", nil, 7},
 			{`{ pods(offset: 9) { pods { id } next total } }`, "", nil, 7},
 			{`{ pods(deleted: false, completed: true) { pods { id } next total } }`, "p02 p09 p05", nil, 3},
 			{`{ pods(search: "") { pods { id } next total } }`, live, nil, 7},
 			{`{ pods(filterBy: []) { pods { id } next total } }`, live, nil, 7},
-			{`{ workloadPods(workloadId: "` + w2 + `", limit: 2) { pods { id } next total } }`, "p03 p04", ptr(2), 3},
+			{`{ workloadPods(workloadId: "` + w2 + `", limit: 2) { pods { id } next total } }`, "p03 p04", new(2), 3},
 			{`{ workloadPods(workloadId: "` + w1 + `", deleted: true) { pods { id } next total } }`, "p10 p07", nil, 2},
 		} {
 			r := env.GraphQL("acme-workloads", tc.query, nil)

@@ -30,8 +30,6 @@ const (
 	mi3  = "mi300x"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 // newWorld returns a fresh copy of the world; tests add VMs and change it.
 func newWorld() *dataset.File {
 	f := &dataset.File{
@@ -68,7 +66,7 @@ func addNode(f *dataset.File, id, status, agent, fabric string, cpu, ram, disk i
 	n := dataset.Node{Node: models.Node{ID: id, Name: "gpu-node-" + id[1:], ClusterID: "c1", NodePool: "default",
 		Status: models.NodeStatus(status), AgentVersion: agent, CPUCores: cpu, RAMGb: ram, DiskGb: disk}}
 	if fabric != "" {
-		n.FabricID = ptr(fabric)
+		n.FabricID = new(fabric)
 	}
 	for i := range gpus {
 		n.GPUs = append(n.GPUs, models.GPU{ID: fmt.Sprintf("%s-g%d", id, i), Index: i,
@@ -81,7 +79,7 @@ func failGPU(f *dataset.File, id, reason string) {
 	for i := range f.Nodes {
 		for j := range f.Nodes[i].GPUs {
 			if g := &f.Nodes[i].GPUs[j]; g.ID == id {
-				g.Health, g.FailedReason = models.GPUFailed, ptr(reason)
+				g.Health, g.FailedReason = models.GPUFailed, new(reason)
 				return
 			}
 		}
@@ -109,7 +107,7 @@ func addVM(f *dataset.File, s vmSpec) {
 	}
 	v := dataset.VM{VM: models.VM{
 		ID: s.id, Name: s.id + "-name", OrganizationID: s.org, Status: models.VMStatus(s.status), StatusReason: s.reason,
-		CreatedAt: ptr(created), GPUCount: s.gpus, CPUCores: s.cpu, RAMGb: s.ram, DiskSizeGb: s.disk,
+		CreatedAt: new(created), GPUCount: s.gpus, CPUCores: s.cpu, RAMGb: s.ram, DiskSizeGb: s.disk,
 		TearingDown: s.tearingDown, ManagedBy: s.managedBy, Tier: "standard", ResourceSize: fmt.Sprintf("%dxGPU", s.gpus),
 		PricePerHourCents: 225 * s.gpus, ProvisioningStage: "ready", EndpointURL: "https://" + s.id + ".example.net",
 	}, GPUIDs: s.held}
@@ -121,13 +119,13 @@ func addVM(f *dataset.File, s vmSpec) {
 		v.CPUCores, v.RAMGb, v.DiskSizeGb = 0, 0, 0
 	}
 	if s.node != "" {
-		v.NodeID = ptr(s.node)
+		v.NodeID = new(s.node)
 	}
 	if s.model != "" {
-		v.GPUModelID = ptr(s.model)
+		v.GPUModelID = new(s.model)
 	}
 	if s.status == "interrupted" {
-		v.InterruptedAt = ptr(created.Add(time.Hour))
+		v.InterruptedAt = new(created.Add(time.Hour))
 	}
 	f.VMs = append(f.VMs, v)
 }

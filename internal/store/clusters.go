@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -124,7 +125,7 @@ func (s *Store) WorkloadOwners(tx *Txn, ids []string) (map[string]Owner, error) 
 // RevisionWorkloads reads the workload of each stored revision among ids.
 func (s *Store) RevisionWorkloads(tx *Txn, ids []string) (map[string]string, error) {
 	out := map[string]string{}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var rows []models.Revision
 		if err := tx.db.Table("revisions").Where("id IN ?", chunk).Find(&rows).Error; err != nil {
 			return nil, err
@@ -140,7 +141,7 @@ func (s *Store) RevisionWorkloads(tx *Txn, ids []string) (map[string]string, err
 // chunks, args its parameters before that.
 func owners(db *gorm.DB, sql string, ids []string, args ...any) (map[string]Owner, error) {
 	out := map[string]Owner{}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var rows []Owner
 		if err := db.Raw(sql, append(args[:len(args):len(args)], chunk)...).Scan(&rows).Error; err != nil {
 			return nil, err
@@ -155,7 +156,7 @@ func owners(db *gorm.DB, sql string, ids []string, args ...any) (map[string]Owne
 // StoredPods reads the stored pods among ids, every column.
 func (s *Store) StoredPods(tx *Txn, ids []string) (map[string]*models.Pod, error) {
 	out := map[string]*models.Pod{}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var rows []*models.Pod
 		if err := tx.db.Where("id IN ?", chunk).Find(&rows).Error; err != nil {
 			return nil, err
@@ -244,7 +245,7 @@ func (s *Store) WriteCluster(tx *Txn, w ClusterWrites) error {
 			unchanged = append(unchanged, id)
 		}
 	}
-	for chunk := range batchesOf(unchanged, dataSetBatch) {
+	for chunk := range slices.Chunk(unchanged, dataSetBatch) {
 		if err := db.Exec("UPDATE pods SET sync_mark = ? WHERE tenant_id = ? AND cluster_id = ? AND id IN ?",
 			w.Mark, w.TenantID, w.ClusterID, chunk).Error; err != nil {
 			return err
@@ -271,7 +272,7 @@ func upsertOwned[T any](db *gorm.DB, table string, rows []T, ids []string, tenan
 		return res.Error
 	}
 	taken := &RowsOfOtherOwner{Table: table, IDs: map[string]bool{}}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var got []string
 		err := db.Table(table).Where("id IN ? AND NOT (tenant_id = ? AND cluster_id = ?)", chunk, tenantID, clusterID).Pluck("id", &got).Error
 		if err != nil {
@@ -304,7 +305,7 @@ func createRevisions(db *gorm.DB, revs []models.Revision) error {
 		want[r.ID], ids[i] = r.WorkloadID, r.ID
 	}
 	taken := &RowsOfOtherOwner{Table: "revisions", IDs: map[string]bool{}}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var rows []models.Revision
 		if err := db.Where("id IN ?", chunk).Find(&rows).Error; err != nil {
 			return err
@@ -325,7 +326,7 @@ func createRevisions(db *gorm.DB, revs []models.Revision) error {
 // deleted at now; it answers how many it marked.
 func (s *Store) MarkPodsDeleted(tx *Txn, tenantID int, clusterID string, ids []string, now time.Time) (int64, error) {
 	var n int64
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		res := tx.db.Exec(`UPDATE pods SET deleted_at = ?, updated_at = ? WHERE tenant_id = ? AND cluster_id = ?
 			AND deleted_at IS NULL AND id IN ?`, now, now, tenantID, clusterID, chunk)
 		if res.Error != nil {

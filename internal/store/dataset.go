@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -91,7 +92,7 @@ func (s *Store) StoredIDs(tx *Txn, table string, ids []string) (map[string]bool,
 		return nil, fmt.Errorf("store: %q is not a table a data set refers to", table)
 	}
 	found := map[string]bool{}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var got []string
 		if err := tx.db.Table(table).Where("id IN ?", chunk).Pluck("id", &got).Error; err != nil {
 			return nil, err
@@ -108,7 +109,7 @@ func (s *Store) StoredIDs(tx *Txn, table string, ids []string) (map[string]bool,
 // tenants' projects.
 func (s *Store) StoredProjects(tx *Txn, ids []string) ([]models.Project, error) {
 	var out []models.Project
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var rows []models.Project
 		if err := tx.db.Where("id IN ?", chunk).Order("tenant_id, id").Find(&rows).Error; err != nil {
 			return nil, err
@@ -125,7 +126,7 @@ func (s *Store) NamesByID(tx *Txn, table string, ids []string) (map[string]strin
 		return nil, fmt.Errorf("store: %q has no names to read by id", table)
 	}
 	out := map[string]string{}
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var found []struct{ ID, Name string }
 		if err := tx.db.Table(table).Select("id, name").Where("id IN ?", chunk).Scan(&found).Error; err != nil {
 			return nil, err
@@ -141,7 +142,7 @@ func (s *Store) NamesByID(tx *Txn, table string, ids []string) (map[string]strin
 // them: only ID, NodeID, ModelID and HolderVMID are filled.
 func (s *Store) GPUPlacements(tx *Txn, ids []string) ([]models.GPU, error) {
 	var out []models.GPU
-	for chunk := range batchesOf(ids, dataSetBatch) {
+	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var stored []models.GPU
 		if err := tx.db.Select("id", "node_id", "model_id", "holder_vm_id").Where("id IN ?", chunk).Find(&stored).Error; err != nil {
 			return nil, err
@@ -190,7 +191,7 @@ func writeHolders(db *gorm.DB, holders map[string][]string) error {
 	for id := range holders {
 		vmIDs = append(vmIDs, id)
 	}
-	for chunk := range batchesOf(vmIDs, dataSetBatch) {
+	for chunk := range slices.Chunk(vmIDs, dataSetBatch) {
 		if err := db.Model(&models.GPU{}).Where("holder_vm_id IN ?", chunk).Update("holder_vm_id", nil).Error; err != nil {
 			return err
 		}
@@ -204,17 +205,4 @@ func writeHolders(db *gorm.DB, holders map[string][]string) error {
 		}
 	}
 	return nil
-}
-
-// batchesOf yields all in slices of at most n.
-func batchesOf[T any](all []T, n int) func(func([]T) bool) {
-	return func(yield func([]T) bool) {
-		for len(all) > 0 {
-			k := min(n, len(all))
-			if !yield(all[:k]) {
-				return
-			}
-			all = all[k:]
-		}
-	}
 }

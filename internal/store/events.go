@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -18,7 +19,7 @@ import (
 // VM.events, which pages each VM's log in Go).
 func (s *Store) EventsOfVMs(ctx context.Context, orgID string, vmIDs []string) ([]*models.VMEvent, error) {
 	out := []*models.VMEvent{}
-	for _, part := range chunks(vmIDs, 500) {
+	for part := range slices.Chunk(vmIDs, 500) {
 		var rows []*models.VMEvent
 		if err := s.WithContext(ctx).Where("organization_id = ? AND vm_id IN ?", orgID, part).
 			Order("vm_id, seq").Find(&rows).Error; err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -240,7 +241,7 @@ func ingestSQLite(ctx context.Context, conn *sql.Conn, tenantID int, podIDs []st
 		}
 		defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 		found := make(map[string]bool, len(podIDs))
-		for part := range batchesOf(podIDs, dataSetBatch) {
+		for part := range slices.Chunk(podIDs, dataSetBatch) {
 			rows, err := tx.QueryContext(ctx, "SELECT id FROM pods WHERE tenant_id = ? AND id IN ("+placeholders(len(part))+")",
 				append([]any{tenantID}, anys(part)...)...)
 			if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -306,23 +307,23 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 		return 0, nil
 	}
 	set := transitionSet(t, ch.Detail, "", now)
-	for _, part := range chunks(ids, 500) {
+	for part := range slices.Chunk(ids, 500) {
 		if err := db.Table("vms").Where("id IN ?", part).Updates(set).Error; err != nil {
 			return 0, err
 		}
 	}
-	for _, part := range chunksOf(down, 500) {
+	for part := range slices.Chunk(down, 500) {
 		if err := db.Table("vms").Where("id IN ?", part).Update("tearing_down", true).Error; err != nil {
 			return 0, err
 		}
 	}
-	for _, part := range chunksOf(ended, 500) {
+	for part := range slices.Chunk(ended, 500) {
 		if err := db.Table("vms").Where("id IN ?", part).
 			Updates(map[string]any{"tearing_down": false, "handed_over": false}).Error; err != nil {
 			return 0, err
 		}
 	}
-	for _, part := range chunksOf(release, 500) {
+	for part := range slices.Chunk(release, 500) {
 		if err := releaseGPUs(db, part); err != nil {
 			return 0, err
 		}
@@ -458,23 +459,4 @@ func kindOf(vm *models.VM) string {
 		return "pod"
 	}
 	return "VM"
-}
-
-// chunksOf is chunks, none for no ids.
-func chunksOf(ids []string, n int) [][]string {
-	if len(ids) == 0 {
-		return nil
-	}
-	return chunks(ids, n)
-}
-
-// chunks cuts ids into parts of at most n, so no statement binds too many
-// parameters.
-func chunks(ids []string, n int) [][]string {
-	var out [][]string
-	for len(ids) > n {
-		out = append(out, ids[:n])
-		ids = ids[n:]
-	}
-	return append(out, ids)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"gorm.io/gorm"
 
@@ -72,7 +73,7 @@ func (s *Store) TenantHolders(tx *Txn, tenantIDs []int) (map[int]models.Organiza
 
 func tenantHolders(db *gorm.DB, tenantIDs []int) (map[int]models.Organization, error) {
 	out := map[int]models.Organization{}
-	for part := range batchesOf(tenantIDs, dataSetBatch) {
+	for part := range slices.Chunk(tenantIDs, dataSetBatch) {
 		var rows []models.Organization
 		if err := db.Table("organizations").Select("id", "name", "tenant_id").Where("tenant_id IN ?", part).Find(&rows).Error; err != nil {
 			return nil, err

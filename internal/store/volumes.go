@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -74,7 +75,7 @@ func volumeName(vmID string, gen int, held []models.Volume) string {
 // deleteVolumes marks the live volumes of the rows vmIDs deleted: their
 // disk is gone (the row terminated, expired, or its node removed).
 func deleteVolumes(db *gorm.DB, vmIDs []string, now time.Time) error {
-	for _, part := range chunks(vmIDs, 500) {
+	for part := range slices.Chunk(vmIDs, 500) {
 		if err := db.Model(&models.Volume{}).Where("vm_id IN ? AND deleted_at IS NULL", part).
 			Update("deleted_at", now).Error; err != nil {
 			return err
@@ -116,7 +117,7 @@ func (s *Store) Volumes(ctx context.Context, vmID string) ([]models.Volume, erro
 // workload is torn down).
 func nodeVolumes(db *gorm.DB, nodeID string, vmIDs []string) (map[string]models.Volume, error) {
 	out := map[string]models.Volume{}
-	for _, part := range chunks(vmIDs, 500) {
+	for part := range slices.Chunk(vmIDs, 500) {
 		var vs []models.Volume
 		if err := db.Where("node_id = ? AND vm_id IN ?", nodeID, part).Order("created_at, id").Find(&vs).Error; err != nil {
 			return nil, err

@@ -60,7 +60,12 @@ type Workload struct {
 
 // Pod is Run:ai's pod object, every field the Pods API answers that a
 // cluster knows (the names of its workload and project come from the
-// workloads and projects, its updatedAt from the server).
+// workloads and projects, its updatedAt from the server). It mirrors
+// models.Pod, the one declaration of the pod, with its nested types; it
+// stays a type of its own because the batch is read strictly and must
+// refuse the fields the server owns (tenantId, updatedAt, projectName,
+// workloadName), which embedding models.Pod would accept. TestPodKeys
+// holds its keys to models.Pod's.
 type Pod struct {
 	Name               string                      `json:"name"`
 	ID                 string                      `json:"id"`

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"gpugraph/internal/cluster/clusterbatch"
 	"gpugraph/internal/lib/apierr"
+	"gpugraph/models"
 )
 
 // Ids of a valid batch: Run:ai's schema has a pod's id, workloadId,
@@ -175,5 +178,27 @@ func TestBatchText(t *testing.T) {
 		if err := clusterbatch.CheckPod("pod", &b.Pods[0]); !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Message != c.want {
 			t.Errorf("CheckPod, %s: got %v, want a 400 %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestPodKeys holds the batch's pod to the one declaration of the pod
+// (models.Pod): its keys and the fields the server owns are the row's keys.
+func TestPodKeys(t *testing.T) {
+	keys := func(rt reflect.Type) []string {
+		var out []string
+		for i := range rt.NumField() {
+			if name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); name != "-" {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	serverOwned := []string{"tenantId", "updatedAt", "projectName", "workloadName"}
+	batch := append(keys(reflect.TypeFor[clusterbatch.Pod]()), serverOwned...)
+	row := keys(reflect.TypeFor[models.Pod]())
+	slices.Sort(batch)
+	slices.Sort(row)
+	if !slices.Equal(batch, row) {
+		t.Errorf("the batch's pod and the server's fields are %v, models.Pod has %v", batch, row)
 	}
 }

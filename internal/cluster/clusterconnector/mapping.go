@@ -300,7 +300,7 @@ func (c Conventions) requestedPools(pod *corev1.Pod) []string {
 func tolerations(ts []corev1.Toleration) []models.PodToleration {
 	out := make([]models.PodToleration, 0, len(ts))
 	for _, t := range ts {
-		pt := models.PodToleration{Key: &t.Key, Operator: ptr(string(t.Operator)), Value: &t.Value, Effect: ptr(string(t.Effect))}
+		pt := models.PodToleration{Key: &t.Key, Operator: new(string(t.Operator)), Value: &t.Value, Effect: new(string(t.Effect))}
 		if t.TolerationSeconds != nil {
 			s := int(*t.TolerationSeconds)
 			pt.TolerationSeconds = &s
@@ -309,8 +309,6 @@ func tolerations(ts []corev1.Toleration) []models.PodToleration {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // nodeAffinity is the pod's node affinity in Run:ai's shape. Run:ai's
 // terms have match expressions only: a term's matchFields are left out.
@@ -331,7 +329,7 @@ func nodeAffinity(a *corev1.Affinity) *models.PodNodeAffinity {
 		for _, pref := range na.PreferredDuringSchedulingIgnoredDuringExecution {
 			term := selectorTerm(pref.Preference)
 			out.Preferred.NodeSelectorTerms = append(out.Preferred.NodeSelectorTerms,
-				models.PreferredNodeSelectorTerm{Weight: ptr(float64(pref.Weight)), Preference: &term})
+				models.PreferredNodeSelectorTerm{Weight: new(float64(pref.Weight)), Preference: &term})
 		}
 	}
 	return out
@@ -368,14 +366,14 @@ func (c Conventions) resources(pod *corev1.Pod) (*models.PodRequestResources, *m
 	alloc := &models.AllocatedResources{}
 
 	if q, ok := req[corev1.ResourceCPU]; ok {
-		out.CPU = &models.RequestResourceCores{Request: ptr(Cores(q))}
-		alloc.CPU = ptr(Cores(q))
+		out.CPU = &models.RequestResourceCores{Request: new(Cores(q))}
+		alloc.CPU = new(Cores(q))
 	}
 	if q, ok := lim[corev1.ResourceCPU]; ok && limited(corev1.ResourceCPU) {
 		if out.CPU == nil {
 			out.CPU = &models.RequestResourceCores{}
 		}
-		out.CPU.Limit = ptr(Cores(q))
+		out.CPU.Limit = new(Cores(q))
 	}
 	amount := func(what string, q resource.Quantity) *string {
 		s, err := Amount(q)
@@ -401,7 +399,7 @@ func (c Conventions) resources(pod *corev1.Pod) (*models.PodRequestResources, *m
 		n := float64(q.Value())
 		out.GPU = &models.RequestResourceCores{Request: &n}
 		if l, ok := lim[c.GPUResource]; ok {
-			out.GPU.Limit = ptr(float64(l.Value()))
+			out.GPU.Limit = new(float64(l.Value()))
 		}
 		alloc.GPU = &n
 	} else if s, ok := pod.Annotations[c.GPUFractionAnnotation]; ok {
@@ -414,14 +412,14 @@ func (c Conventions) resources(pod *corev1.Pod) (*models.PodRequestResources, *m
 			problems = append(problems, fmt.Sprintf("annotation %s/%s: %v", c.GPUFractionAnnotation, c.GPUDevicesAnnotation, err))
 		} else {
 			total := f * float64(devices)
-			out.GPU, out.GPURequestType, alloc.GPU = &models.RequestResourceCores{Request: &total}, ptr(clusterbatch.GPURequestPortion), &total
+			out.GPU, out.GPURequestType, alloc.GPU = &models.RequestResourceCores{Request: &total}, new(clusterbatch.GPURequestPortion), &total
 		}
 	} else if s, ok := pod.Annotations[c.GPUMemoryAnnotation]; ok {
 		m, err := ParseGPUMemory(s)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("annotation %s: %v", c.GPUMemoryAnnotation, err))
 		} else {
-			out.GPUMemory, out.GPURequestType, alloc.GPUMemory = &models.RequestResourceQuantity{Request: &m}, ptr(clusterbatch.GPURequestMemory), &m
+			out.GPUMemory, out.GPURequestType, alloc.GPUMemory = &models.RequestResourceQuantity{Request: &m}, new(clusterbatch.GPURequestMemory), &m
 		}
 	}
 
@@ -437,7 +435,7 @@ func (c Conventions) resources(pod *corev1.Pod) (*models.PodRequestResources, *m
 	slices.Sort(names)
 	for _, n := range names {
 		if q := amount("extended resource "+n, req[corev1.ResourceName(n)]); q != nil {
-			out.ExtendedResources = append(out.ExtendedResources, models.ExtendedResource{Resource: ptr(n), Quantity: q})
+			out.ExtendedResources = append(out.ExtendedResources, models.ExtendedResource{Resource: new(n), Quantity: q})
 		}
 	}
 	alloc.ExtendedResources = out.ExtendedResources

@@ -8,6 +8,8 @@ package format
 import (
 	"bytes"
 	"encoding/json"
+
+	"gpugraph/models"
 )
 
 // Instant is an instant as the file spells it, e.g. "2024-06-02T03:49:52.500Z":
@@ -156,7 +158,11 @@ type Revision struct {
 }
 
 // Pod is Run:ai's pod object as the REST API answers it with verbosity=full,
-// keys in the seed's order.
+// keys in the seed's order. It mirrors models.Pod, the one declaration of
+// the pod, key for key; it stays a type of its own because a writer fixes
+// the seed's key order and spells instants as exact text (Instant), and a
+// fixture writes a value where the row may hold null (projectId, the
+// resources, nodeAffinity). TestFormatPodKeys holds its keys to models.Pod's.
 type Pod struct {
 	Name               string             `json:"name"`
 	PriorityClassName  string             `json:"priorityClassName"`
@@ -201,15 +207,11 @@ type RequestedResources struct {
 	ExtendedResources []ExtendedResource `json:"extendedResources"`
 }
 
-type Cores struct {
-	Limit   *float64 `json:"limit"`
-	Request *float64 `json:"request"`
-}
-
-type Quantity struct {
-	Limit   *string `json:"limit"`
-	Request *string `json:"request"`
-}
+// Cores and Quantity are the row's: the file spells them the same way.
+type (
+	Cores    = models.RequestResourceCores
+	Quantity = models.RequestResourceQuantity
+)
 
 // ExtendedResource writes quantity as a string, as Run:ai's schema types it.
 type ExtendedResource struct {
@@ -227,7 +229,9 @@ type AllocatedResources struct {
 }
 
 // Toleration writes tolerationSeconds as an integer, as Run:ai's schema
-// types it (its own example writes "10").
+// types it (its own example writes "10"). It mirrors models.PodToleration
+// with strings where the row has pointers: a fixture writes every key, ""
+// rather than null (TestFormatPodKeys holds its keys to the row's).
 type Toleration struct {
 	Key               string `json:"key"`
 	Operator          string `json:"operator"`
@@ -236,6 +240,9 @@ type Toleration struct {
 	TolerationSeconds *int   `json:"tolerationSeconds"`
 }
 
+// NodeAffinity and its terms mirror models.PodNodeAffinity's, with values
+// where the row has pointers (a preferred term's weight and preference): a
+// fixture writes them, never null. A match expression is the row's.
 type NodeAffinity struct {
 	Required  *RequiredTerms  `json:"required"`
 	Preferred *PreferredTerms `json:"preferred"`
@@ -258,11 +265,7 @@ type PreferredTerm struct {
 	Preference SelectorTerm `json:"preference"`
 }
 
-type MatchExpression struct {
-	Key      string   `json:"key"`
-	Operator string   `json:"operator"`
-	Values   []string `json:"values"`
-}
+type MatchExpression = models.MatchExpression
 
 type MetricSeries struct {
 	PodID   string            `json:"podId"`

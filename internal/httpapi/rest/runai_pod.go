@@ -12,7 +12,11 @@ import (
 // workloadName even with verbosity=full) or, for lists, written empty, so
 // every answer validates against the official schema. Its keys are the
 // pod-field registry's (podfield) fields that have a column; TestRunaiPodKeys
-// keeps the two together.
+// keeps the two together. It mirrors models.Pod, the one declaration of the
+// pod, and stays a type of its own because the answer fixes the seed's key
+// order, writes instants as RFC 3339 text with milliseconds, and leaves out
+// what the row holds as null; TestRunaiPodMirrorsModel holds its keys to
+// models.Pod's.
 type runaiPod struct {
 	Name               string                      `json:"name"`
 	PriorityClassName  string                      `json:"priorityClassName"`
@@ -48,8 +52,9 @@ type runaiContainer struct {
 	StartedAt *string `json:"startedAt"`
 }
 
-// runaiToleration leaves out the strings the schema types as non-null
-// strings when they are unknown, as Kubernetes does.
+// runaiToleration is models.PodToleration (converted from it) leaving out
+// the strings the schema types as non-null strings when they are unknown,
+// as Kubernetes does.
 type runaiToleration struct {
 	Key               *string `json:"key,omitempty"`
 	Operator          *string `json:"operator,omitempty"`
@@ -60,7 +65,8 @@ type runaiToleration struct {
 
 // The node affinity types keep an empty list as [] and leave an unknown
 // one out (a pointer to a slice: omitempty drops only the nil pointer), so
-// a fixture's affinity comes back as it went in.
+// a fixture's affinity comes back as it went in. They mirror
+// models.PodNodeAffinity's, which writes null for a nil list.
 type runaiNodeAffinity struct {
 	Required  *runaiRequired  `json:"required"`
 	Preferred *runaiPreferred `json:"preferred"`

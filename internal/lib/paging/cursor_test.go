@@ -2,14 +2,12 @@ package paging
 
 import "testing"
 
-func ptr(s string) *string { return &s }
-
 func TestCursorRoundTrip(t *testing.T) {
 	keys := []Key{
-		{Sort: []*string{ptr("gpu-node-1")}, ID: "n1"},
+		{Sort: []*string{new("gpu-node-1")}, ID: "n1"},
 		{Sort: []*string{nil}, ID: "vm-1"},
-		{Sort: []*string{ptr("n1"), ptr("7")}, ID: "n1-g7"},
-		{Sort: []*string{ptr(`a"b,c\d ü`)}, ID: ""},
+		{Sort: []*string{new("n1"), new("7")}, ID: "n1-g7"},
+		{Sort: []*string{new(`a"b,c\d ü`)}, ID: ""},
 	}
 	for _, k := range keys {
 		c := EncodeCursor("list", k)
@@ -55,7 +53,7 @@ func TestParseCursorBounds(t *testing.T) {
 // FuzzParseCursor: any text as after is a cursor that reads back to what
 // encoding it gives, or a 400; never a panic.
 func FuzzParseCursor(f *testing.F) {
-	f.Add(EncodeCursor("l", Key{Sort: []*string{ptr("a")}, ID: "1"}))
+	f.Add(EncodeCursor("l", Key{Sort: []*string{new("a")}, ID: "1"}))
 	f.Add(EncodeCursor("l", Key{Sort: []*string{nil}, ID: "1"}))
 	f.Add("WyJsIixbbnVsbF0sIjEiXQ")
 	f.Add("")

@@ -53,7 +53,7 @@ func benchCreate(b *testing.B, cs *compute.Service, caller *auth.Caller, gpus in
 	for b.Loop() {
 		i++
 		res, err := cs.Create(context.Background(), caller, compute.CreateRequest{Name: fmt.Sprintf("bench-%d-%d", gpus, i),
-			GPUModelID: ptr(fleetgen.Catalog[0].ID), GPUCount: ptr(gpus), CPUCores: ptr(8), RAMGb: ptr(64), DiskSizeGb: ptr(100)})
+			GPUModelID: new(fleetgen.Catalog[0].ID), GPUCount: new(gpus), CPUCores: new(8), RAMGb: new(64), DiskSizeGb: new(100)})
 		if err != nil || res.VM.Status != want {
 			b.Fatal(res, err)
 		}

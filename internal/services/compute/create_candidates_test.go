@@ -129,21 +129,21 @@ func TestCandidatesAgreeWithPlace(t *testing.T) {
 		for i := range 120 {
 			org := f.Organizations[rng.IntN(2)]
 			model := f.GPUModels[rng.IntN(3)]
-			r := compute.CreateRequest{Name: fmt.Sprintf("c-%03d", i), GPUModelID: ptr(model.ID), GPUCount: ptr(1 + rng.IntN(4))}
+			r := compute.CreateRequest{Name: fmt.Sprintf("c-%03d", i), GPUModelID: new(model.ID), GPUCount: new(1 + rng.IntN(4))}
 			if rng.IntN(15) == 0 {
-				r.GPUCount = ptr(9) // more than any node has
+				r.GPUCount = new(9) // more than any node has
 			}
 			pod := rng.IntN(3) == 0
 			if pod {
-				r.CapabilityTier, r.ImageURL, r.VolumeGb = ptr(models.TierPod), ptr("busybox"), ptr(10)
+				r.CapabilityTier, r.ImageURL, r.VolumeGb = new(models.TierPod), new("busybox"), new(10)
 			} else {
-				r.CPUCores, r.RAMGb, r.DiskSizeGb = ptr(8*(1+rng.IntN(4))), ptr(64*(1+rng.IntN(6))), ptr(250*(1+rng.IntN(4)))
+				r.CPUCores, r.RAMGb, r.DiskSizeGb = new(8*(1+rng.IntN(4))), new(64*(1+rng.IntN(6))), new(250*(1+rng.IntN(4)))
 			}
 			switch rng.IntN(6) {
 			case 0:
-				r.ClusterID = ptr("c2")
+				r.ClusterID = new("c2")
 			case 1:
-				r.NodePool = ptr("p3")
+				r.NodePool = new("p3")
 			}
 			req := &placement.Request{OrganizationID: org.ID, Pod: pod, GPUCount: *r.GPUCount, InfiniBand: org.InfinibandEnabled,
 				GPUModel: placement.Model{ID: model.ID, Name: model.Name, Manufacturer: string(model.Manufacturer)}}
@@ -218,7 +218,7 @@ func racedFleet(t *testing.T, st *store.Store, cs *compute.Service) *models.VM {
 		t.Skip("SQLite has one writer: nothing changes between a create's read and its claim, and no lock is held by another")
 	}
 	in := vmReq("holder", 4)
-	in.NodePool = ptr("p2")
+	in.NodePool = new("p2")
 	holder, err := cs.Create(context.Background(), datasettest.Caller(t, st, "a-op"), in)
 	if err != nil || holder.VM.Status != models.VMPending {
 		t.Fatalf("holder: %+v %v", holder, err)

@@ -50,12 +50,10 @@ const createFleet = `{
              {"token": "b-op", "organizationId": "org-b", "permissions": ["compute.operate"]}]
 }`
 
-func ptr[T any](v T) *T { return &v }
-
 // vmReq is a plain VM of n H100 GPUs with a small host share.
 func vmReq(name string, n int) compute.CreateRequest {
-	return compute.CreateRequest{Name: name, GPUModelID: ptr("h100"), GPUCount: ptr(n),
-		CPUCores: ptr(8), RAMGb: ptr(64), DiskSizeGb: ptr(100)}
+	return compute.CreateRequest{Name: name, GPUModelID: new("h100"), GPUCount: new(n),
+		CPUCores: new(8), RAMGb: new(64), DiskSizeGb: new(100)}
 }
 
 func eachFleet(t *testing.T, fn func(t *testing.T, st *store.Store, cs *compute.Service)) {
@@ -118,7 +116,7 @@ func TestCreatePlacesAcrossTheFleet(t *testing.T) {
 		}
 		// The node pool keeps it within: p2 is node-2, with one left.
 		r := vmReq("in-p2", 1)
-		r.NodePool, r.Queue = ptr("p2"), ptr(false)
+		r.NodePool, r.Queue = new("p2"), new(false)
 		if res, err = cs.Create(ctx, op, r); err != nil || *res.VM.NodeID != "n2" || res.GPUs[0].ID != "n2-g2" {
 			t.Fatalf("in p2: %+v %v", res, err)
 		}
@@ -139,7 +137,7 @@ func TestCreateQueuesWhenNothingFitsNow(t *testing.T) {
 		}
 		const summary = "0/3 nodes can take it: 2 too few free NVIDIA H100 GPUs, 1 offline"
 		r := vmReq("waits", 2)
-		r.Queue = ptr(false)
+		r.Queue = new(false)
 		_, err := cs.Create(ctx, op, r)
 		datasettest.WantError(t, err, http.StatusServiceUnavailable, "VM_NO_CAPACITY", summary)
 		if e, _ := asAPI(err); e.RetryAfter != 60 {
@@ -192,11 +190,11 @@ func TestCreateRefusesWhatNoNodeCouldEverHold(t *testing.T) {
 		ctx := context.Background()
 		op := datasettest.Caller(t, st, "a-op")
 		big := vmReq("big", 1)
-		big.CPUCores = ptr(65)
+		big.CPUCores = new(65)
 		inC2 := vmReq("c2", 1)
-		inC2.ClusterID = ptr("c2")
+		inC2.ClusterID = new("c2")
 		b200 := vmReq("b200", 1)
-		b200.GPUModelID = ptr("b200")
+		b200.GPUModelID = new("b200")
 		for _, c := range []struct {
 			req  compute.CreateRequest
 			want string
@@ -211,7 +209,7 @@ func TestCreateRefusesWhatNoNodeCouldEverHold(t *testing.T) {
 		}
 		// An offline node may come back: two A100 GPUs queue, never refused.
 		a := vmReq("a100", 2)
-		a.GPUModelID = ptr("a100")
+		a.GPUModelID = new("a100")
 		res, err := cs.Create(ctx, op, a)
 		if err != nil || res.VM.Status != models.VMPending || res.VM.StatusReason != "0/3 nodes can take it: 2 too few free NVIDIA A100 GPUs, 1 offline" {
 			t.Fatalf("a100 on an offline node: %+v %v", res, err)
@@ -224,8 +222,8 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		ctx := context.Background()
 		op := datasettest.Caller(t, st, "a-op")
 		pod := func(f func(r *compute.CreateRequest)) compute.CreateRequest {
-			r := compute.CreateRequest{Name: "p", CapabilityTier: ptr("pod"), GPUModelID: ptr("h100"), GPUCount: ptr(1),
-				ImageURL: ptr("nvcr.io/nvidia/pytorch:24.05-py3"), VolumeGb: ptr(100)}
+			r := compute.CreateRequest{Name: "p", CapabilityTier: new("pod"), GPUModelID: new("h100"), GPUCount: new(1),
+				ImageURL: new("nvcr.io/nvidia/pytorch:24.05-py3"), VolumeGb: new(100)}
 			f(&r)
 			return r
 		}
@@ -240,16 +238,16 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		}{
 			{vm(func(r *compute.CreateRequest) { r.Name = "" }), "name is required"},
 			{vm(func(r *compute.CreateRequest) { r.Name = "-x" }), `name must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, got "-x"`},
-			{vm(func(r *compute.CreateRequest) { r.CapabilityTier = ptr("gpu") }), `capabilityTier must be "pod" (a pod) or absent (a VM), got "gpu"`},
+			{vm(func(r *compute.CreateRequest) { r.CapabilityTier = new("gpu") }), `capabilityTier must be "pod" (a pod) or absent (a VM), got "gpu"`},
 			{vm(func(r *compute.CreateRequest) { r.GPUModelID = nil }), "gpuModelId is required (or instanceType): a model of the catalog (gpuModels)"},
 			{vm(func(r *compute.CreateRequest) { r.GPUCount = nil }), "gpuCount is required (1 to 64)"},
-			{vm(func(r *compute.CreateRequest) { r.GPUCount = ptr(0) }), "gpuCount must be between 1 and 64, got 0"},
+			{vm(func(r *compute.CreateRequest) { r.GPUCount = new(0) }), "gpuCount must be between 1 and 64, got 0"},
 			{vm(func(r *compute.CreateRequest) { r.CPUCores = nil }), "cpuCores is required (1 to 4096)"},
-			{vm(func(r *compute.CreateRequest) { r.RAMGb = ptr(-1) }), "ramGb must be between 1 and 65536, got -1"},
+			{vm(func(r *compute.CreateRequest) { r.RAMGb = new(-1) }), "ramGb must be between 1 and 65536, got -1"},
 			{vm(func(r *compute.CreateRequest) { r.DiskSizeGb = nil }), "diskSizeGb is required (1 to 1048576)"},
-			{vm(func(r *compute.CreateRequest) { r.VolumeGb = ptr(10) }), `volumeGb is a pod's /workspace volume (capabilityTier "pod"); a VM's disk is diskSizeGb`},
-			{vm(func(r *compute.CreateRequest) { r.ClusterID = ptr("") }), "clusterId is empty: leave it out to place anywhere"},
-			{vm(func(r *compute.CreateRequest) { r.Priority = ptr(1001) }), "priority must be between 0 and 1000, got 1001"},
+			{vm(func(r *compute.CreateRequest) { r.VolumeGb = new(10) }), `volumeGb is a pod's /workspace volume (capabilityTier "pod"); a VM's disk is diskSizeGb`},
+			{vm(func(r *compute.CreateRequest) { r.ClusterID = new("") }), "clusterId is empty: leave it out to place anywhere"},
+			{vm(func(r *compute.CreateRequest) { r.Priority = new(1001) }), "priority must be between 0 and 1000, got 1001"},
 			{pod(func(r *compute.CreateRequest) { r.ImageURL = nil }), "imageUrl is required for a pod: the container image it runs"},
 			{pod(func(r *compute.CreateRequest) { r.VolumeGb = nil }), "volumeGb is required (1 to 1048576)"},
 		} {
@@ -260,9 +258,9 @@ func TestCreateRefusesBadInput(t *testing.T) {
 			req        compute.CreateRequest
 			code, want string
 		}{
-			{vm(func(r *compute.CreateRequest) { r.GPUModelID = ptr("h900") }), "GPU_MODEL_NOT_FOUND", `there is no GPU model "h900" in the catalog`},
-			{vm(func(r *compute.CreateRequest) { r.ClusterID = ptr("c9") }), "CLUSTER_NOT_FOUND", `there is no cluster "c9"`},
-			{vm(func(r *compute.CreateRequest) { r.ClusterID, r.NodePool = ptr("c2"), ptr("p2") }), "NODE_POOL_NOT_FOUND", `cluster c2 has no node pool "p2"`},
+			{vm(func(r *compute.CreateRequest) { r.GPUModelID = new("h900") }), "GPU_MODEL_NOT_FOUND", `there is no GPU model "h900" in the catalog`},
+			{vm(func(r *compute.CreateRequest) { r.ClusterID = new("c9") }), "CLUSTER_NOT_FOUND", `there is no cluster "c9"`},
+			{vm(func(r *compute.CreateRequest) { r.ClusterID, r.NodePool = new("c2"), new("p2") }), "NODE_POOL_NOT_FOUND", `cluster c2 has no node pool "p2"`},
 		} {
 			_, err := cs.Create(ctx, op, c.req)
 			datasettest.WantError(t, err, http.StatusNotFound, c.code, c.want)
@@ -271,11 +269,11 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		datasettest.WantError(t, err, http.StatusForbidden, "FORBIDDEN", "")
 		// A pod holds none of its node's host share, and takes the
 		// fabric's one address for its InfiniBand-enabled organization.
-		res, err := cs.Create(ctx, op, pod(func(r *compute.CreateRequest) { r.ClusterID, r.NodePool = ptr("c1"), ptr("p1") }))
+		res, err := cs.Create(ctx, op, pod(func(r *compute.CreateRequest) { r.ClusterID, r.NodePool = new("c1"), new("p1") }))
 		if err != nil || res.VM.Status != models.VMDeploying || *res.VM.NodeID != "n1" || res.VM.VolumeGb != 100 || !res.VM.IsPod() {
 			t.Fatalf("pod: %+v %v", res, err)
 		}
-		r := pod(func(r *compute.CreateRequest) { r.NodePool, r.Queue = ptr("p1"), ptr(false) })
+		r := pod(func(r *compute.CreateRequest) { r.NodePool, r.Queue = new("p1"), new(false) })
 		_, err = cs.Create(ctx, op, r)
 		datasettest.WantError(t, err, http.StatusServiceUnavailable, "VM_NO_CAPACITY", "0/2 nodes can take it: 1 no free InfiniBand address, 1 offline")
 	})
@@ -288,7 +286,7 @@ func TestCreateFromTheCatalog(t *testing.T) {
 	eachFleet(t, func(t *testing.T, st *store.Store, cs *compute.Service) {
 		ctx := context.Background()
 		op := datasettest.Caller(t, st, "a-op")
-		res, err := cs.Create(ctx, op, compute.CreateRequest{Name: "typed", InstanceType: ptr("gpu_2x_h100")})
+		res, err := cs.Create(ctx, op, compute.CreateRequest{Name: "typed", InstanceType: new("gpu_2x_h100")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,8 +295,8 @@ func TestCreateFromTheCatalog(t *testing.T) {
 			vm.PricePerHourCents != 500 || vm.Status != models.VMDeploying {
 			t.Errorf("typed: %+v", vm)
 		}
-		pod, err := cs.Create(ctx, op, compute.CreateRequest{Name: "pod", InstanceType: ptr("gpu_1x_h100"),
-			CapabilityTier: ptr("pod"), ImageURL: ptr("img")})
+		pod, err := cs.Create(ctx, op, compute.CreateRequest{Name: "pod", InstanceType: new("gpu_1x_h100"),
+			CapabilityTier: new("pod"), ImageURL: new("img")})
 		if err != nil || pod.VM.VolumeGb != 250 || pod.VM.CPUCores != 0 || pod.VM.PricePerHourCents != 260 {
 			t.Fatalf("typed pod: %+v %v", pod, err)
 		}
@@ -308,12 +306,12 @@ func TestCreateFromTheCatalog(t *testing.T) {
 				t.Errorf("%d parts: price %d (%v), want %d", n, res.VM.PricePerHourCents, err, want)
 			}
 		}
-		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: ptr("gpu_9x")})
+		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: new("gpu_9x")})
 		datasettest.WantError(t, err, http.StatusNotFound, "INSTANCE_TYPE_NOT_FOUND", `there is no instance type "gpu_9x" in the catalog`)
-		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: ptr("gpu_2x_h100"), GPUCount: ptr(4)})
+		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: new("gpu_2x_h100"), GPUCount: new(4)})
 		datasettest.WantError(t, err, http.StatusBadRequest, "BAD_REQUEST",
 			`gpuCount is given with instanceType "gpu_2x_h100", which sets it: give one or the other`)
-		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: ptr("cpu_only")})
+		_, err = cs.Create(ctx, op, compute.CreateRequest{Name: "x", InstanceType: new("cpu_only")})
 		datasettest.WantError(t, err, http.StatusBadRequest, "BAD_REQUEST",
 			`instanceType "cpu_only" is CPU-only; creating CPU-only VMs is not offered`)
 	})

@@ -1,5 +1,15 @@
-// Package compute carries out restartVm: the one implementation behind
-// POST /v1/vms/{id}/restart and the GraphQL mutation restartVm.
+// Package compute is the one implementation of what a caller does to a VM
+// or a pod, behind both faces (REST and GraphQL): [Service.Create] places a
+// new row or queues it pending, [Service.Restart], [Service.Stop] and
+// [Service.Terminate] change a row's status, [Service.List], [Service.Get]
+// and [Service.Connection] read rows; for the scheduler and node reports,
+// [Service.PlaceQueued] places a pending row and [Service.Resubmit]
+// re-submits a pod that lost its job. A reserved workload's restart that
+// finds no room may preempt interruptible ones (preempt.go). What a caller
+// calls checks the caller's permission itself; each write is one
+// transaction, and the faces only call it and render its [Result].
+//
+// Restart is the model the others follow, described below.
 //
 // [Service.Restart] checks compute.operate, then runs one transaction
 // (store.InTx): lock the VM, answer the checks that need no node (404, 403,

@@ -49,7 +49,7 @@ func TestCreateBoundsThePendingQueue(t *testing.T) {
 			t.Fatalf("a refused create left a row: %d rows, %v", total, err)
 		}
 		r := vmReq("now-or-never", 2)
-		r.Queue = ptr(false)
+		r.Queue = new(false)
 		_, err = cs.Create(ctx, op, r)
 		datasettest.WantError(t, err, http.StatusServiceUnavailable, "VM_NO_CAPACITY", "")
 		// Another organization queues as before.

@@ -13,8 +13,6 @@ import (
 	"gpugraph/models"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func nodeNames(list []*models.Node) []string {
 	var out []string
 	for _, n := range list {
@@ -53,25 +51,25 @@ func TestNodes(t *testing.T) {
 		if err != nil || !slices.Equal(nodeNames(page), []string{"gpu-node-2"}) || total != 2 {
 			t.Errorf("offset page 1+1: %v of %d, %v", nodeNames(page), total, err)
 		}
-		first, err := svc.Nodes(ctx, c, hardware.NodeQuery{First: ptr(1), Total: true})
+		first, err := svc.Nodes(ctx, c, hardware.NodeQuery{First: new(1), Total: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(nodeNames(first.Rows), []string{"gpu-node-1"}) || !first.HasNext || first.Total != 2 {
 			t.Fatalf("first cursor page: %v hasNext %v total %d", nodeNames(first.Rows), first.HasNext, first.Total)
 		}
-		next, err := svc.Nodes(ctx, c, hardware.NodeQuery{First: ptr(1), After: &first.Cursors[0]})
+		next, err := svc.Nodes(ctx, c, hardware.NodeQuery{First: new(1), After: &first.Cursors[0]})
 		if err != nil || !slices.Equal(nodeNames(next.Rows), []string{"gpu-node-2"}) || next.HasNext {
 			t.Errorf("second cursor page: %v hasNext %v, %v", nodeNames(next.Rows), next.HasNext, err)
 		}
 		// A GPU list's cursor is not a node list's.
-		gpus, err := svc.GPUs(ctx, c, hardware.GPUQuery{First: ptr(1)})
+		gpus, err := svc.GPUs(ctx, c, hardware.GPUQuery{First: new(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = svc.Nodes(ctx, c, hardware.NodeQuery{After: &gpus.Cursors[0]})
 		datasettest.WantError(t, err, 400, "BAD_REQUEST", "after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
-		_, err = svc.Nodes(ctx, c, hardware.NodeQuery{First: ptr(0)})
+		_, err = svc.Nodes(ctx, c, hardware.NodeQuery{First: new(0)})
 		datasettest.WantError(t, err, 400, "BAD_REQUEST", "first must be between 1 and 500, got 0")
 	})
 }
@@ -86,9 +84,9 @@ func TestGPUs(t *testing.T) {
 			q    hardware.GPUQuery
 			want []string
 		}{
-			{hardware.GPUQuery{Health: ptr(models.GPUFailed)}, []string{"n1-g7"}},
+			{hardware.GPUQuery{Health: new(models.GPUFailed)}, []string{"n1-g7"}},
 			{hardware.GPUQuery{ModelID: "mi300x"}, []string{"n2-g0", "n2-g1", "n2-g2", "n2-g3"}},
-			{hardware.GPUQuery{NodeID: "n1", First: ptr(3)}, []string{"n1-g0", "n1-g1", "n1-g2"}},
+			{hardware.GPUQuery{NodeID: "n1", First: new(3)}, []string{"n1-g0", "n1-g1", "n1-g2"}},
 			{hardware.GPUQuery{NodeID: "n3"}, nil},
 		} {
 			conn, err := svc.GPUs(ctx, c, q.q)
@@ -108,7 +106,7 @@ func TestGPUs(t *testing.T) {
 			t.Errorf("n1-g7: %+v", g7)
 		}
 		// The page after n1's last GPU is n2's first (node, then index order).
-		next, err := svc.GPUs(ctx, c, hardware.GPUQuery{First: ptr(1), After: &all.Cursors[7]})
+		next, err := svc.GPUs(ctx, c, hardware.GPUQuery{First: new(1), After: &all.Cursors[7]})
 		if err != nil || !slices.Equal(gpuIDs(next.Rows), []string{"n2-g0"}) {
 			t.Errorf("after n1-g7: %v %v", gpuIDs(next.Rows), err)
 		}
@@ -138,9 +136,9 @@ func TestReadsNeedComputeRead(t *testing.T) {
 			datasettest.WantError(t, err, c.status, c.code, c.msg)
 			_, _, err = svc.NodePage(ctx, c.caller, nil, paging.Page{Limit: 1})
 			datasettest.WantError(t, err, c.status, c.code, c.msg)
-			_, err = svc.Nodes(ctx, c.caller, hardware.NodeQuery{First: ptr(0)})
+			_, err = svc.Nodes(ctx, c.caller, hardware.NodeQuery{First: new(0)})
 			datasettest.WantError(t, err, c.status, c.code, c.msg)
-			_, err = svc.GPUs(ctx, c.caller, hardware.GPUQuery{After: ptr("nonsense")})
+			_, err = svc.GPUs(ctx, c.caller, hardware.GPUQuery{After: new("nonsense")})
 			datasettest.WantError(t, err, c.status, c.code, c.msg)
 			_, err = svc.Models(ctx, c.caller)
 			datasettest.WantError(t, err, c.status, c.code, c.msg)

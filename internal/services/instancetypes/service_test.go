@@ -14,8 +14,6 @@ import (
 // operators adds a platform operator's key to the fixture.
 const operators = `{"apiKeys": [{"token": "acme-ops", "organizationId": "org-acme", "permissions": ["nodes.admin"]}]}`
 
-func ptr[T any](v T) *T { return &v }
-
 // Any caller of an organization reads the catalog, whatever it holds; an
 // unknown name, and one no type could have, is a 404 naming it.
 func TestGetAndList(t *testing.T) {
@@ -55,7 +53,7 @@ func TestOperatorWrites(t *testing.T) {
 		datasettest.Load(t, st, operators)
 		svc := instancetypes.New(st)
 		ops := datasettest.Caller(t, st, "acme-ops")
-		it := models.InstanceType{Name: "gpu_4x_h100_sxm5", GPUModelID: ptr("h100-80gb"), GPUCount: 4, CPUCores: 64, RAMGb: 1024,
+		it := models.InstanceType{Name: "gpu_4x_h100_sxm5", GPUModelID: new("h100-80gb"), GPUCount: 4, CPUCores: 64, RAMGb: 1024,
 			DiskSizeGb: 15000, VolumeGb: 1000, PricePerHourCents: 996, Description: "4x H100"}
 		if _, created, err := svc.Put(ctx, ops, it); err != nil || !created {
 			t.Fatalf("create: %v %v", created, err)
@@ -83,7 +81,7 @@ func TestOperatorWrites(t *testing.T) {
 		}{
 			{models.InstanceType{Name: "Big-One", CPUCores: 1}, `name "Big-One" is not 1 to 64 lowercase letters, digits or underscores (e.g. gpu_8x_h100_sxm5)`},
 			{models.InstanceType{Name: "x", CPUCores: 1, RAMGb: -2}, "ramGb must not be negative, got -2"},
-			{models.InstanceType{Name: "x", GPUModelID: ptr("b200"), GPUCount: 1}, `gpuModelId "b200" is not a GPU model of the catalog`},
+			{models.InstanceType{Name: "x", GPUModelID: new("b200"), GPUCount: 1}, `gpuModelId "b200" is not a GPU model of the catalog`},
 			{models.InstanceType{Name: "x", GPUCount: 1}, "gpuModelId is missing: a type with GPUs names their model"},
 			{models.InstanceType{Name: "x"}, "cpuCores must be at least 1 for a CPU-only type"},
 		} {

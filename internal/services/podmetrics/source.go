@@ -29,7 +29,10 @@ type Source interface {
 }
 
 // Pod is the pod a source reads for: what the store knows about it, which
-// a remote source turns into label matchers.
+// a remote source turns into label matchers. It is not Run:ai's pod object
+// (models.Pod, the one declaration of the pod, holds that) but the five
+// labels a source matches on, taken from it, unknown ones empty: a source
+// needs no more of the row, and none of its JSON.
 type Pod struct {
 	ID        string
 	Name      string

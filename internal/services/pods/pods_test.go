@@ -20,8 +20,6 @@ func podNames(list []*models.Pod) []string {
 	return out
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // List answers the caller's tenant's pods only, oldest first, a page at a
 // time with the offset of the next page, and the total when asked.
 func TestListIsTheTenantsPods(t *testing.T) {
@@ -44,7 +42,7 @@ func TestListIsTheTenantsPods(t *testing.T) {
 			t.Errorf("globex's pods: %v", got)
 		}
 
-		l, err := svc.Prepare(acme, pods.Query{Limit: ptr(2)})
+		l, err := svc.Prepare(acme, pods.Query{Limit: new(2)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +54,7 @@ func TestListIsTheTenantsPods(t *testing.T) {
 		if got := podNames(first.Pods); !slices.Equal(got, []string{"resnet-train-0", "resnet-train-1"}) || first.Next == nil || *first.Next != 2 || first.Total != 3 {
 			t.Errorf("first page of 2: %v next %v total %d", got, first.Next, first.Total)
 		}
-		second, err := svc.List(ctx, acme, pods.Query{Offset: first.Next, Limit: ptr(2)})
+		second, err := svc.List(ctx, acme, pods.Query{Offset: first.Next, Limit: new(2)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +116,7 @@ func TestListRefusesBadInput(t *testing.T) {
 		ctx := context.Background()
 		svc := pods.New(st)
 		acme := datasettest.Caller(t, st, "acme-workloads")
-		_, err := svc.List(ctx, acme, pods.Query{Limit: ptr(-1)})
+		_, err := svc.List(ctx, acme, pods.Query{Limit: new(-1)})
 		datasettest.WantError(t, err, 400, "BAD_REQUEST", "limit must be between 1 and 500, got -1")
 		_, err = svc.List(ctx, acme, pods.Query{Where: map[string]any{"ip": map[string]any{"eq": "x"}}})
 		datasettest.WantError(t, err, 400, "BAD_REQUEST", "where.ip: not a field pods filter on")
@@ -185,7 +183,7 @@ func TestReadsNeedWorkloadsRead(t *testing.T) {
 			_, err = svc.Connection(ctx, c.caller, pods.CursorQuery{})
 			datasettest.WantError(t, err, c.status, c.code, c.msg)
 			// A refusal answers before a bad parameter does.
-			_, err = svc.List(ctx, c.caller, pods.Query{Limit: ptr(-1)})
+			_, err = svc.List(ctx, c.caller, pods.Query{Limit: new(-1)})
 			datasettest.WantError(t, err, c.status, c.code, c.msg)
 		}
 	})
@@ -198,21 +196,21 @@ func TestConnectionPagesByCursor(t *testing.T) {
 		ctx := context.Background()
 		svc := pods.New(st)
 		acme := datasettest.Caller(t, st, "acme-workloads")
-		first, err := svc.Connection(ctx, acme, pods.CursorQuery{First: ptr(2), Total: true})
+		first, err := svc.Connection(ctx, acme, pods.CursorQuery{First: new(2), Total: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := podNames(first.Rows); !slices.Equal(got, []string{"resnet-train-0", "resnet-train-1"}) || !first.HasNext || first.Total != 3 || len(first.Cursors) != 2 {
 			t.Fatalf("first page: %v hasNext %v total %d cursors %d", got, first.HasNext, first.Total, len(first.Cursors))
 		}
-		next, err := svc.Connection(ctx, acme, pods.CursorQuery{First: ptr(2), After: &first.Cursors[1]})
+		next, err := svc.Connection(ctx, acme, pods.CursorQuery{First: new(2), After: &first.Cursors[1]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := podNames(next.Rows); !slices.Equal(got, []string{"llm-serve-0"}) || next.HasNext || !next.After {
 			t.Errorf("second page: %v hasNext %v after %v", got, next.HasNext, next.After)
 		}
-		_, err = svc.Connection(ctx, acme, pods.CursorQuery{After: ptr("nonsense")})
+		_, err = svc.Connection(ctx, acme, pods.CursorQuery{After: new("nonsense")})
 		datasettest.WantError(t, err, 400, "BAD_REQUEST", "after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
 	})
 }

@@ -31,8 +31,6 @@ const queueFleet = `{
              {"token": "b-op", "organizationId": "org-b", "permissions": ["compute.operate"]}]
 }`
 
-func ptr[T any](v T) *T { return &v }
-
 type world struct {
 	st     *store.Store
 	cs     *compute.Service
@@ -55,8 +53,8 @@ func each(t *testing.T, fn func(w *world)) {
 // create makes a VM of n GPUs for c, at the given priority.
 func (w *world) create(c *auth.Caller, name string, n, priority int) *models.VM {
 	w.t.Helper()
-	res, err := w.cs.Create(w.ctx, c, compute.CreateRequest{Name: name, GPUModelID: ptr("h100"), GPUCount: ptr(n),
-		CPUCores: ptr(1), RAMGb: ptr(1), DiskSizeGb: ptr(1), Priority: ptr(priority)})
+	res, err := w.cs.Create(w.ctx, c, compute.CreateRequest{Name: name, GPUModelID: new("h100"), GPUCount: new(n),
+		CPUCores: new(1), RAMGb: new(1), DiskSizeGb: new(1), Priority: new(priority)})
 	if err != nil {
 		w.t.Fatal(err)
 	}
