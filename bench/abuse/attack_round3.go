@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -142,7 +141,8 @@ func fairQueue(ctx context.Context, e *env, r *Result) error {
 	if len(running) != fill || victim == "" {
 		return fmt.Errorf("the fill placed %d of %d VMs (answers %s)", len(running), fill, r.Statuses.String())
 	}
-	placed := statusOf(victim) != "pending" && statusOf(victim) != ""
+	st := statusOf(victim)
+	placed := st != "pending" && st != ""
 	r.Outcome = fmt.Sprintf("the victim's VM still pending after %d frees", frees)
 	if placed {
 		r.Outcome = fmt.Sprintf("the victim's VM placed after %d free(s)", frees)
@@ -370,17 +370,11 @@ func replayLocation(ctx context.Context, e *env, r *Result) error {
 	var id string
 	err := e.set(ctx, r, 2, 1, func(ctx context.Context) {
 		for i := range 2 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.base(i)+"/v1/vms", strings.NewReader(string(body)))
-			req.Header.Set("Authorization", "Bearer "+e.fx.attackerOperator)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", key)
-			resp, err := e.http.Do(req)
-			if err != nil {
-				r.Statuses.Add(answer(0, err))
-				continue
+			status, h, b, err := e.exchange(e.http, ctx, i, http.MethodPost, "/v1/vms", e.fx.attackerOperator, body, "Idempotency-Key", key)
+			r.Statuses.Add(answer(status, err))
+			if err == nil {
+				locations[i], bodies[i] = h.Get("Location"), string(b)
 			}
-			r.Statuses.Add(strconv.Itoa(resp.StatusCode))
-			locations[i], bodies[i] = resp.Header.Get("Location"), readAll(resp)
 		}
 	})
 	var vm struct{ ID string }
@@ -393,13 +387,6 @@ func replayLocation(ctx context.Context, e *env, r *Result) error {
 	r.Outcome = fmt.Sprintf("Location %q, then %q", locations[0], locations[1])
 	r.OK = r.Statuses.Only("201") && locations[0] != "" && locations[0] == locations[1] && bodies[0] == bodies[1]
 	return err
-}
-
-// readAll reads an answer's body whole (at most 1 MiB) and closes it.
-func readAll(resp *http.Response) string {
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return string(b)
 }
 
 // requestErrors is finding 10: GraphQL request errors (a document that

@@ -163,13 +163,19 @@ func (e *env) do(ctx context.Context, i int, method, path, token string, body []
 
 // send is do over client's connections.
 func (e *env) send(client *http.Client, ctx context.Context, i int, method, path, token string, body []byte, header ...string) (int, []byte, error) {
+	status, _, b, err := e.exchange(client, ctx, i, method, path, token, body, header...)
+	return status, b, err
+}
+
+// exchange is send that also answers the answer's headers.
+func (e *env) exchange(client *http.Client, ctx context.Context, i int, method, path, token string, body []byte, header ...string) (int, http.Header, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, e.base(i)+path, r)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -182,11 +188,11 @@ func (e *env) send(client *http.Client, ctx context.Context, i int, method, path
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	return resp.StatusCode, b, err
+	return resp.StatusCode, resp.Header, b, err
 }
 
 // graphql posts query with variables to replica i%n as token.
