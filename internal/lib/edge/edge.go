@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/lib/podfield"
 )
 
 // The bounds, in bytes (docs/decisions/0011-limits.md).
@@ -66,23 +67,8 @@ func Name(field, s string) error {
 // naming field. UUIDs compare case-insensitively (RFC 9562): an upper-case
 // copy of an id is the id.
 func UUID(field, s string) (string, error) {
-	if len(s) == 36 {
-		b := []byte(s)
-		ok := true
-		for i, c := range b {
-			switch {
-			case i == 8 || i == 13 || i == 18 || i == 23:
-				ok = ok && c == '-'
-			case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
-			case 'A' <= c && c <= 'F':
-				b[i] = c + 'a' - 'A'
-			default:
-				ok = false
-			}
-		}
-		if ok {
-			return string(b), nil
-		}
+	if c, ok := podfield.ParseUUID(s); ok {
+		return c, nil
 	}
 	return "", apierr.BadRequest("%s %.40q is not a UUID (8-4-4-4-12 hex digits), as Run:ai's schema has it", field, s)
 }

@@ -193,22 +193,31 @@ func ByEnum(value string) (*Field, bool) {
 // for them (path parameters, filterBy values), so an upper-case copy of an
 // id finds what the id finds.
 func CanonicalUUID(s string) string {
+	if c, ok := ParseUUID(s); ok {
+		return c
+	}
+	return s
+}
+
+// ParseUUID answers s in CanonicalUUID's lower case and true when it is
+// spelt as a UUID (8-4-4-4-12 hex digits in either case), false otherwise.
+func ParseUUID(s string) (string, bool) {
 	if len(s) != 36 {
-		return s
+		return "", false
 	}
 	b := []byte(s)
 	for i, c := range b {
 		switch {
 		case i == 8 || i == 13 || i == 18 || i == 23:
 			if c != '-' {
-				return s
+				return "", false
 			}
 		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
 		case 'A' <= c && c <= 'F':
 			b[i] = c + 'a' - 'A'
 		default:
-			return s
+			return "", false
 		}
 	}
-	return string(b)
+	return string(b), true
 }
