@@ -356,4 +356,3 @@ func TestConnectorAgainstKubeAPIServer(t *testing.T) {
 		}
 	})
 }
-

@@ -112,7 +112,7 @@ func TestSenderResumesAboveTheServersSequence(t *testing.T) {
 		xs := h.exchanges()[1:]
 		sameInts(t, "stale: statuses", statuses(xs), []int{409, 200})
 		sameInts(t, "stale: sequences", sequences(xs), []int64{6, 1001})
-		if want := `{"code":409,"details":"1000","message":"sequence 6 is older than cluster \"`+clusterA+`\"'s current sequence 1000; send a sequence above 1000"`; len(xs) > 0 && !strings.HasPrefix(xs[0].answer, want) {
+		if want := `{"code":409,"details":"1000","message":"sequence 6 is older than cluster \"` + clusterA + `\"'s current sequence 1000; send a sequence above 1000"`; len(xs) > 0 && !strings.HasPrefix(xs[0].answer, want) {
 			t.Errorf("the server's refusal %s holds no %s", xs[0].answer, want)
 		}
 
@@ -150,8 +150,8 @@ func TestSenderGivesUpOnARefusal(t *testing.T) {
 		cred := h.enroll(clusterA)
 		for _, c := range []struct {
 			name, cluster, kind string
-			front              int
-			want               string
+			front               int
+			want                string
 		}{
 			{"another cluster's path", clusterB, clusterbatch.KindDelta, 0,
 				`the server refused the batch: 403 this credential is cluster "` + clusterA + `"'s; it cannot write cluster "` + clusterB + `"`},
