@@ -15,8 +15,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,49 +26,83 @@ import (
 	"gpugraph/bench/peer"
 )
 
-func main() {
-	cfg := peer.Defaults()
-	out := flag.String("o", "", "write the tables into this markdown file")
-	flag.StringVar(&cfg.Server, "server", "bin/gpugraph", "the gpugraph binary to measure")
-	flag.IntVar(&cfg.Runs, "runs", cfg.Runs, "latency runs per query and server")
-	flag.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "requests/s rounds per query, client count and server")
-	flag.DurationVar(&cfg.RoundTime, "round-time", cfg.RoundTime, "length of one requests/s round")
-	clients := flag.String("clients", "8,16", "client counts of the requests/s rounds (empty: none)")
-	queries := flag.String("queries", "", "comma-separated query names, Q1–Q4 (default: all)")
-	flag.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "fleet nodes (8 GPUs each)")
-	flag.IntVar(&cfg.Pods, "pods", cfg.Pods, "fleet pods")
-	quiet := flag.Bool("q", false, "no progress lines on standard error")
-	flag.Parse()
+// options are what the command line asks for.
+type options struct {
+	cfg peer.Config
+	out string // -o
+}
 
-	cfg.Clients = nil
+// parseArgs reads the command line (args, without the program's name)
+// and the environment (getenv): the measurement's configuration, or
+// what was wrong with them.
+func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	o := &options{cfg: peer.Defaults()}
+	fs := flag.NewFlagSet("benchpeer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.out, "o", "", "write the tables into this markdown file")
+	fs.StringVar(&o.cfg.Server, "server", "bin/gpugraph", "the gpugraph binary to measure")
+	fs.IntVar(&o.cfg.Runs, "runs", o.cfg.Runs, "latency runs per query and server")
+	fs.IntVar(&o.cfg.Rounds, "rounds", o.cfg.Rounds, "requests/s rounds per query, client count and server")
+	fs.DurationVar(&o.cfg.RoundTime, "round-time", o.cfg.RoundTime, "length of one requests/s round")
+	clients := fs.String("clients", "8,16", "client counts of the requests/s rounds (empty: none)")
+	queries := fs.String("queries", "", "comma-separated query names, Q1–Q4 (default: all)")
+	fs.IntVar(&o.cfg.Nodes, "nodes", o.cfg.Nodes, "fleet nodes (8 GPUs each)")
+	fs.IntVar(&o.cfg.Pods, "pods", o.cfg.Pods, "fleet pods")
+	quiet := fs.Bool("q", false, "no progress lines on standard error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o.cfg.Clients = nil
 	for _, c := range strings.Split(*clients, ",") {
 		if c = strings.TrimSpace(c); c == "" {
 			continue
 		}
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 1 {
-			fail("-clients: %q is not a client count", c)
+			return nil, fmt.Errorf("-clients: %q is not a client count", c)
 		}
-		cfg.Clients = append(cfg.Clients, n)
+		o.cfg.Clients = append(o.cfg.Clients, n)
 	}
 	if *queries != "" {
-		cfg.Only = map[string]bool{}
+		var known []string
+		for _, q := range peer.Queries() {
+			known = append(known, q.Name)
+		}
+		o.cfg.Only = map[string]bool{}
 		for _, q := range strings.Split(*queries, ",") {
-			cfg.Only[strings.ToUpper(strings.TrimSpace(q))] = true
+			name := strings.ToUpper(strings.TrimSpace(q))
+			if !slices.Contains(known, name) {
+				return nil, fmt.Errorf("-queries: %q is not a query: %s", q, strings.Join(known, ", "))
+			}
+			o.cfg.Only[name] = true
 		}
 	}
-	cfg.PostgresURL = os.Getenv("TEST_DATABASE_URL")
-	if cfg.PostgresURL == "" {
-		fmt.Fprintln(os.Stderr, "benchpeer: skipped: TEST_DATABASE_URL is not set (the peer figure runs on PostgreSQL)")
+	o.cfg.PostgresURL = getenv("TEST_DATABASE_URL")
+	if !*quiet {
+		o.cfg.Log = stderr
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseArgs(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
-	if !*quiet {
-		cfg.Log = os.Stderr
+	if err != nil {
+		fail("%v", err)
+	}
+	if o.cfg.PostgresURL == "" {
+		fmt.Fprintln(os.Stderr, "benchpeer: skipped: TEST_DATABASE_URL is not set (the peer figure runs on PostgreSQL)")
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	rep, err := peer.Run(ctx, cfg)
+	rep, err := peer.Run(ctx, o.cfg)
 	if errors.Is(err, peer.ErrNoNPM) {
 		fmt.Fprintln(os.Stderr, "benchpeer: skipped:", err)
 		return
@@ -75,10 +111,10 @@ func main() {
 		fail("%v", err)
 	}
 	var b bytes.Buffer
-	rep.Markdown(&b, cfg)
+	rep.Markdown(&b, o.cfg)
 	fmt.Print(b.String())
-	if *out != "" {
-		if err := bench.WriteSection(*out, "<!-- peer:begin -->", "<!-- peer:end -->", b.String()); err != nil {
+	if o.out != "" {
+		if err := bench.WriteSection(o.out, "<!-- peer:begin -->", "<!-- peer:end -->", b.String()); err != nil {
 			fail("%v", err)
 		}
 	}

@@ -18,8 +18,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -28,48 +30,74 @@ import (
 	"gpugraph/bench"
 )
 
-func main() {
-	cfg := bench.Defaults()
-	out := flag.String("o", "", "write the table and the machine into this markdown file")
-	engines := flag.String("engines", "", "comma-separated: sqlite,postgres (default: sqlite, and postgres when TEST_DATABASE_URL is set)")
-	flag.IntVar(&cfg.FleetNodes, "fleet-nodes", cfg.FleetNodes, "nodes of the fleet fixture (figures 1, 2, 4, 6, 7)")
-	flag.IntVar(&cfg.FleetPods, "fleet-pods", cfg.FleetPods, "pods of the fleet fixture")
-	flag.IntVar(&cfg.BigPods, "big-pods", cfg.BigPods, "pods of figure 3 on PostgreSQL")
-	flag.IntVar(&cfg.SQLiteBigPods, "sqlite-big-pods", cfg.SQLiteBigPods, "pods of figure 3 on SQLite (0: skip)")
-	flag.IntVar(&cfg.Samples, "samples", cfg.Samples, "stored samples of figure 6")
-	flag.IntVar(&cfg.RestartNodes, "restart-nodes", cfg.RestartNodes, "nodes of figure 5")
-	flag.IntVar(&cfg.LoadRequests, "requests", cfg.LoadRequests, "requests per query of figure 4")
-	flag.IntVar(&cfg.LatencyRuns, "runs", cfg.LatencyRuns, "timed runs per latency (the median is reported)")
-	flag.DurationVar(&cfg.LoaderWait, "loader-wait", 0, "dataloader batch wait (0: the server's default)")
-	flag.IntVar(&cfg.LiveSubscribers, "live-subscribers", cfg.LiveSubscribers, "WebSocket subscribers of figure 8")
-	flag.IntVar(&cfg.LiveEvents, "live-events", cfg.LiveEvents, "events committed in figure 8")
-	flag.IntVar(&cfg.QueuePending, "queue-pending", cfg.QueuePending, "pending VMs of figure 9")
-	flag.IntVar(&cfg.QueueSamples, "queue-samples", cfg.QueueSamples, "stops timed until a pending VM is placed (figure 9)")
-	flag.IntVar(&cfg.ClusterNodes, "cluster-nodes", cfg.ClusterNodes, "Kubernetes nodes of figure 10")
-	flag.IntVar(&cfg.ClusterPods, "cluster-pods", cfg.ClusterPods, "Kubernetes pods of figure 10")
-	flag.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "pod phase changes a second in figure 10's steady state")
-	flag.DurationVar(&cfg.ClusterSteady, "cluster-steady", cfg.ClusterSteady, "how long figure 10's steady state runs")
-	flag.StringVar(&cfg.ServerBinary, "server", cfg.ServerBinary, "the gpugraph binary figure 10 runs (make build makes it)")
-	flag.StringVar(&cfg.AgentBinary, "cluster-agent", cfg.AgentBinary, "the cluster-agent binary figure 10 runs (make build makes it)")
-	only := flag.String("figures", "", "comma-separated figure numbers to run (default: all ten; 9 alone: create and the queue; 10 alone: the cluster connector)")
-	flag.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
-	quiet := flag.Bool("q", false, "no progress lines on standard error")
-	flag.Parse()
+// options are what the command line asks for.
+type options struct {
+	cfg bench.Config
+	out string // -o
+}
 
+// parseArgs reads the command line (args, without the program's name)
+// and the environment (getenv): the figures' configuration, or what was
+// wrong with them.
+func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	o := &options{cfg: bench.Defaults()}
+	cfg := &o.cfg
+	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.out, "o", "", "write the table and the machine into this markdown file")
+	engines := fs.String("engines", "", "comma-separated: sqlite,postgres (default: sqlite, and postgres when TEST_DATABASE_URL is set)")
+	fs.IntVar(&cfg.FleetNodes, "fleet-nodes", cfg.FleetNodes, "nodes of the fleet fixture (figures 1, 2, 4, 6, 7)")
+	fs.IntVar(&cfg.FleetPods, "fleet-pods", cfg.FleetPods, "pods of the fleet fixture")
+	fs.IntVar(&cfg.BigPods, "big-pods", cfg.BigPods, "pods of figure 3 on PostgreSQL")
+	fs.IntVar(&cfg.SQLiteBigPods, "sqlite-big-pods", cfg.SQLiteBigPods, "pods of figure 3 on SQLite (0: skip)")
+	fs.IntVar(&cfg.Samples, "samples", cfg.Samples, "stored samples of figure 6")
+	fs.IntVar(&cfg.RestartNodes, "restart-nodes", cfg.RestartNodes, "nodes of figure 5")
+	fs.IntVar(&cfg.LoadRequests, "requests", cfg.LoadRequests, "requests per query of figure 4")
+	fs.IntVar(&cfg.LatencyRuns, "runs", cfg.LatencyRuns, "timed runs per latency (the median is reported)")
+	fs.DurationVar(&cfg.LoaderWait, "loader-wait", 0, "dataloader batch wait (0: the server's default)")
+	fs.IntVar(&cfg.LiveSubscribers, "live-subscribers", cfg.LiveSubscribers, "WebSocket subscribers of figure 8")
+	fs.IntVar(&cfg.LiveEvents, "live-events", cfg.LiveEvents, "events committed in figure 8")
+	fs.IntVar(&cfg.QueuePending, "queue-pending", cfg.QueuePending, "pending VMs of figure 9")
+	fs.IntVar(&cfg.QueueSamples, "queue-samples", cfg.QueueSamples, "stops timed until a pending VM is placed (figure 9)")
+	fs.IntVar(&cfg.ClusterNodes, "cluster-nodes", cfg.ClusterNodes, "Kubernetes nodes of figure 10")
+	fs.IntVar(&cfg.ClusterPods, "cluster-pods", cfg.ClusterPods, "Kubernetes pods of figure 10")
+	fs.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "pod phase changes a second in figure 10's steady state")
+	fs.DurationVar(&cfg.ClusterSteady, "cluster-steady", cfg.ClusterSteady, "how long figure 10's steady state runs")
+	fs.StringVar(&cfg.ServerBinary, "server", cfg.ServerBinary, "the gpugraph binary figure 10 runs (make build makes it)")
+	fs.StringVar(&cfg.AgentBinary, "cluster-agent", cfg.AgentBinary, "the cluster-agent binary figure 10 runs (make build makes it)")
+	only := fs.String("figures", "", "comma-separated figure numbers to run (default: all ten; 9 alone: create and the queue; 10 alone: the cluster connector)")
+	fs.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
+	quiet := fs.Bool("q", false, "no progress lines on standard error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
 	figures, err := bench.ParseNumbers(*only, bench.ClusterFigure)
 	if err != nil {
-		fail("-figures: %v", err)
+		return nil, fmt.Errorf("-figures: %w", err)
 	}
 	cfg.Figures = figures
-	cfg.PostgresURL = os.Getenv("TEST_DATABASE_URL")
-	engineList, err := bench.ParseEngines(*engines, cfg.PostgresURL)
+	cfg.PostgresURL = getenv("TEST_DATABASE_URL")
+	if cfg.Engines, err = bench.ParseEngines(*engines, cfg.PostgresURL); err != nil {
+		return nil, fmt.Errorf("-engines: %w", err)
+	}
+	if !*quiet {
+		cfg.Log = stderr
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseArgs(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
 	if err != nil {
 		fail("%v", err)
 	}
-	cfg.Engines = engineList
-	if !*quiet {
-		cfg.Log = os.Stderr
-	}
+	cfg := o.cfg
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
@@ -81,8 +109,8 @@ func main() {
 	fmt.Println()
 	rep.Text(os.Stdout)
 	fmt.Printf("\n%s in %s\n", strings.Join(machine.Lines(), "; "), took.Round(time.Second))
-	if *out != "" {
-		if err := writeMarkdown(*out, rep, machine, cfg, took); err != nil {
+	if o.out != "" {
+		if err := writeMarkdown(o.out, rep, machine, cfg, took); err != nil {
 			fail("%v", err)
 		}
 	}

@@ -54,10 +54,13 @@ type options struct {
 	kubeconfig, credFile string
 	logLevel             string
 	gpuResource          string
+	getenv               func(string) string // the environment's
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	o := &options{cfg: clusterconnector.Config{Conventions: clusterconnector.RunaiConventions()}}
+// parseFlags reads the command line (args, without the program's name)
+// and the environment (getenv).
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	o := &options{cfg: clusterconnector.Config{Conventions: clusterconnector.RunaiConventions()}, getenv: getenv}
 	c := &o.cfg.Conventions
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -90,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--server is required: gpugraph's base URL")
 	case o.cfg.ClusterID == "":
 		return nil, errors.New("--cluster-id is required: the cluster's UUID, as enrolled with gpugraph clusters enroll")
-	case o.credFile == "" && os.Getenv(credentialEnv) == "":
+	case o.credFile == "" && getenv(credentialEnv) == "":
 		return nil, errors.New("no credential: give --credential-file FILE (a mounted Secret) or set " + credentialEnv +
 			"; gpugraph clusters enroll --cluster-id ID --tenant-id N prints it")
 	}
@@ -101,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // Secret replaces it in place), else from the environment.
 func (o *options) credential() (string, error) {
 	if o.credFile == "" {
-		return os.Getenv(credentialEnv), nil
+		return o.getenv(credentialEnv), nil
 	}
 	b, err := os.ReadFile(o.credFile)
 	if err != nil {
@@ -114,12 +117,12 @@ func (o *options) credential() (string, error) {
 	return s, nil
 }
 
-func kubeConfig(path string) (*rest.Config, error) {
+func kubeConfig(path string, getenv func(string) string) (*rest.Config, error) {
 	if path == "" {
 		if cfg, err := rest.InClusterConfig(); err == nil {
 			return cfg, nil
 		}
-		path = os.Getenv("KUBECONFIG")
+		path = getenv("KUBECONFIG")
 		if path == "" {
 			return nil, errors.New("not in a cluster, and neither --kubeconfig nor $KUBECONFIG names a kubeconfig")
 		}
@@ -127,8 +130,10 @@ func kubeConfig(path string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", path)
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
+// run is the command with its arguments (without the program's name),
+// its environment (getenv) and its standard error.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	o, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -141,7 +146,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, err := o.credential(); err != nil {
 		return fmt.Errorf("the cluster credential: %w", err)
 	}
-	kc, err := kubeConfig(o.kubeconfig)
+	kc, err := kubeConfig(o.kubeconfig, getenv)
 	if err != nil {
 		return err
 	}
@@ -161,7 +166,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}

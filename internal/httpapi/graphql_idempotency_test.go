@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -298,69 +296,17 @@ func TestGraphQLIdempotencyKeyRefusals(t *testing.T) {
 func TestGraphQLIdempotencyKeyRace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-		t.Cleanup(client.CloseIdleConnections)
 		for round := range 3 {
 			name := fmt.Sprintf("race-%d", round)
 			body, _ := json.Marshal(map[string]any{"query": createVMQuery, "variables": createVars(name)})
-			type answer struct {
-				status             int
-				body               string
-				replayed, retryOne bool
+			race := env.CheckKeyRace(env.RaceKey(8, "POST", "/graphql", "acme-operator", name, body), func(a servertest.Answer) bool {
+				return gqlErr(t, []byte(a.Body)) == fmt.Sprintf(
+					"IDEMPOTENCY_KEY_IN_USE 409 a request with Idempotency-Key %q is still in flight; retry once it has answered", name)
+			})
+			if vms := countVMs(t, st, name); vms != 1 {
+				t.Fatalf("round %d: %d VMs; want 1", round, vms)
 			}
-			const n = 8
-			answers := make([]answer, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					req, _ := http.NewRequest("POST", env.Srv.URL+"/graphql", bytes.NewReader(body))
-					req.Header.Set("Authorization", "Bearer acme-operator")
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Idempotency-Key", name)
-					resp, err := client.Do(req)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					defer resp.Body.Close()
-					b, _ := io.ReadAll(resp.Body)
-					answers[i] = answer{resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed") == "true", resp.Header.Get("Retry-After") == "1"}
-				}()
-			}
-			close(start)
-			wg.Wait()
-			acted := 0
-			var first string
-			for _, a := range answers {
-				if a.status == 200 && !a.replayed {
-					acted++
-					first = a.body
-				}
-			}
-			for _, a := range answers {
-				switch {
-				case a.status == 200 && !a.replayed:
-				case a.status == 200 && a.replayed && a.body == first:
-				case a.status == 409 && a.retryOne && gqlErr(t, []byte(a.body)) == fmt.Sprintf(
-					"IDEMPOTENCY_KEY_IN_USE 409 a request with Idempotency-Key %q is still in flight; retry once it has answered", name):
-				default:
-					t.Errorf("round %d: answer %d %s (replayed %v)", round, a.status, a.body, a.replayed)
-				}
-			}
-			if vms := countVMs(t, st, name); acted != 1 || vms != 1 {
-				t.Fatalf("round %d: %d acted, %d VMs; want 1 and 1", round, acted, vms)
-			}
-			inUse := 0
-			for _, a := range answers {
-				if a.status == 409 {
-					inUse++
-				}
-			}
-			t.Logf("round %d: 1 acted, %d in use, %d replayed", round, inUse, n-1-inUse)
+			t.Logf("round %d: 1 acted, %d in use, %d replayed", round, race.InUse, race.Replays)
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"gpugraph/internal/httpapi/servertest"
@@ -121,65 +120,20 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 // Identical requests racing with one key act once: one stop, one event;
-// every other answer is the kept answer or 409 IDEMPOTENCY_KEY_IN_USE.
+// every other answer is the kept answer or 409 IDEMPOTENCY_KEY_IN_USE with
+// Retry-After: 1.
 func TestIdempotencyKeyRace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, "")
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-		t.Cleanup(client.CloseIdleConnections)
 		for round := range 5 {
 			f := newWorld()
 			addVM(f, vmSpec{id: "vm-a", node: "n6", status: "running", model: h100, gpus: 1, held: []string{"n6-g0"}, cpu: 1, ram: 1, disk: 1})
 			resetOps(t, st, f)
-			const n = 12
-			type answer struct {
-				status   int
-				body     string
-				replayed bool
-			}
-			answers := make([]answer, n)
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			for i := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					req, _ := http.NewRequest("POST", env.Srv.URL+"/v1/vms/vm-a/stop", nil)
-					req.Header.Set("Authorization", "Bearer acme-operator")
-					req.Header.Set("Idempotency-Key", "race")
-					resp, err := client.Do(req)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					defer resp.Body.Close()
-					b, _ := io.ReadAll(resp.Body)
-					answers[i] = answer{resp.StatusCode, string(b), resp.Header.Get("Idempotent-Replayed") == "true"}
-				}()
-			}
-			close(start)
-			wg.Wait()
-			acted := 0
-			var first string
-			for _, a := range answers {
-				switch {
-				case a.status == 200 && !a.replayed:
-					acted++
-					first = a.body
-				case a.status == 409 && strings.Contains(a.body, "IDEMPOTENCY_KEY_IN_USE"):
-				case a.status == 200 && a.replayed:
-				default:
-					t.Errorf("round %d: answer %d %s", round, a.status, a.body)
-				}
-			}
-			for _, a := range answers {
-				if a.replayed && a.body != first {
-					t.Errorf("round %d: replay %s differs from %s", round, a.body, first)
-				}
-			}
-			if evs := eventsOf(t, st, "vm-a"); acted != 1 || len(evs) != 1 {
-				t.Fatalf("round %d: %d acted, %d events; want 1 and 1", round, acted, len(evs))
+			env.CheckKeyRace(env.RaceKey(12, "POST", "/v1/vms/vm-a/stop", "acme-operator", "race", nil), func(a servertest.Answer) bool {
+				return strings.TrimSpace(a.Body) == `{"error":{"code":"IDEMPOTENCY_KEY_IN_USE","message":"a request with Idempotency-Key \"race\" is still in flight; retry once it has answered","requestId":"servertest"}}`
+			})
+			if evs := eventsOf(t, st, "vm-a"); len(evs) != 1 {
+				t.Fatalf("round %d: %d events; want 1", round, len(evs))
 			}
 		}
 	})

@@ -462,7 +462,9 @@ func (c *Connector) appendPod(mapped []Mapped, p *corev1.Pod, deletedAt *time.Ti
 // batch is the pods (checked by appendPod) with their workloads and
 // projects, each once.
 func (c *Connector) batch(kind string, pods []Mapped) *clusterbatch.Batch {
-	b := &clusterbatch.Batch{Kind: kind, Pods: []clusterbatch.Pod{}, Workloads: []clusterbatch.Workload{}, Projects: []clusterbatch.Project{}}
+	// Every list is sent, empty or not: the API's document has none nullable.
+	b := &clusterbatch.Batch{Kind: kind, Pods: []clusterbatch.Pod{}, Workloads: []clusterbatch.Workload{}, Projects: []clusterbatch.Project{},
+		DeletedPodIDs: []string{}}
 	workloads, projects := map[string]bool{}, map[string]bool{}
 	for _, m := range pods {
 		b.Pods = append(b.Pods, m.Pod)

@@ -188,21 +188,22 @@ func (c ResponseCap) InterceptResponse(ctx context.Context, next graphql.Respons
 	return resp
 }
 
-// operationError is e refusing a whole operation, rendered as PresentError
-// renders it (code, status, retryAfter, requestId): gqlgen hands an
-// extension's refusal to the transport as it is. Over HTTP the answer's
-// status (and Retry-After) says it too.
-func operationError(ctx context.Context, e *apierr.Error) *gqlerror.Error {
-	err := gqlerror.Errorf("%s", e.Message)
-	err.Extensions = map[string]any{"code": e.Code, "status": e.Status}
-	if e.RetryAfter > 0 {
-		err.Extensions["retryAfter"] = e.RetryAfter
+// operationError is err refusing a whole operation (an extension's
+// refusal, or Idempotency's answered in place of running it), rendered as
+// PresentError renders it (code, status, details, retryAfter, requestId),
+// its status and Retry-After recorded in the request's Outcome: gqlgen
+// hands an extension's refusal to the transport as it is, and Replay's
+// answer is never presented, so over HTTP the answer's status (and
+// Retry-After) says it only through the Outcome.
+func operationError(ctx context.Context, err error) *gqlerror.Error {
+	g := PresentError(ctx, err)
+	if st := outcomeOf(ctx); st != nil {
+		if status, ok := g.Extensions["status"].(int); ok {
+			st.refused.CompareAndSwap(0, int32(status))
+		}
+		if s, ok := g.Extensions["retryAfter"].(int); ok {
+			st.retryAfter.Store(int32(s))
+		}
 	}
-	if id := reqid.From(ctx); id != "" {
-		err.Extensions["requestId"] = id
-	}
-	if st := outcomeOf(ctx); st != nil && e.RetryAfter > 0 {
-		st.retryAfter.Store(int32(e.RetryAfter))
-	}
-	return err
+	return g
 }

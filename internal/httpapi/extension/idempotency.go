@@ -135,12 +135,12 @@ func (i Idempotency) InterceptResponse(ctx context.Context, next graphql.Respons
 	kept, res, err := i.Keys.BeginNamed(ctx, k.naming, k.org, k.key, k.print)
 	switch {
 	case err != nil:
-		k.answer = refusal(ctx, err)
+		k.answer = refused(ctx, err)
 		return next(ctx)
 	case kept != nil:
 		var resp graphql.Response
 		if err := json.Unmarshal(kept.Body, &resp); err != nil {
-			k.answer = refusal(ctx, fmt.Errorf("kept answer of %s %q: %w", k.naming.Key, k.key, err))
+			k.answer = refused(ctx, fmt.Errorf("kept answer of %s %q: %w", k.naming.Key, k.key, err))
 			return next(ctx)
 		}
 		k.answer = &resp
@@ -186,19 +186,9 @@ func answerStatus(ctx context.Context, resp *graphql.Response) int {
 	return status
 }
 
-// refusal is err answered as the operation's one error, its status (and
-// Retry-After) the HTTP answer's.
-func refusal(ctx context.Context, err error) *graphql.Response {
-	g := PresentError(ctx, err)
-	if st := outcomeOf(ctx); st != nil {
-		if status, ok := g.Extensions["status"].(int); ok {
-			st.refused.CompareAndSwap(0, int32(status))
-		}
-		if s, ok := g.Extensions["retryAfter"].(int); ok {
-			st.retryAfter.Store(int32(s))
-		}
-	}
-	return &graphql.Response{Errors: gqlerror.List{g}}
+// refused is the answer of an operation err refused: its one error.
+func refused(ctx context.Context, err error) *graphql.Response {
+	return &graphql.Response{Errors: gqlerror.List{operationError(ctx, err)}}
 }
 
 // Replay answers, in place of running the operation, the kept answer or
