@@ -23,12 +23,12 @@ const (
 	// BudgetPerReplica to each when that is more, so every replica's whole
 	// concurrency budget is asked for, as in the finding.
 	NoisyRequests = 100
-	// BudgetPerReplica is the server's concurrency budget (docs/decisions/0011-limits.md).
+	// BudgetPerReplica is the server's concurrency budget (docs/decisions/0036-concurrency-and-streams.md).
 	BudgetPerReplica = 64
 	// KeyPace and KeyBurst are how fast, and how many at once, an attack
 	// paced under its key's rate limit sends: just under the default
 	// --rate-limit of 50/s and at the default --rate-burst of 100. They are
-	// the deployment's, whatever the replicas (docs/decisions/0011-limits.md: each holds
+	// the deployment's, whatever the replicas (docs/decisions/0037-rate-limits.md: each holds
 	// 1/N).
 	KeyPace  = 48
 	KeyBurst = 100

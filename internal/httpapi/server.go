@@ -60,7 +60,7 @@ type Config struct {
 	// PlanCheck, when set, has gqlgen marshal every planned answer as well
 	// and is called with both (fieldmodel.Config.Check): the tests' comparison.
 	PlanCheck func(ctx context.Context, root string, planned, gqlgen []byte)
-	// The GraphQL limits (docs/decisions/0011-limits.md); zero means the default.
+	// The GraphQL limits (docs/decisions/0032-graphql-operation-limits.md); zero means the default.
 	ComplexityLimit    int
 	DepthLimit         int
 	TokenLimit         int
@@ -74,7 +74,7 @@ type Config struct {
 	FieldLimit         int // fields of a document, fragments expanded
 	DirectiveLimit     int // directives of a document
 	RequestTimeout     time.Duration
-	// The bytes the query, APQ and plan caches may hold (docs/decisions/0011-limits.md).
+	// The bytes the query, APQ and plan caches may hold (docs/decisions/0033-graphql-documents-before-validation.md).
 	QueryCacheBytes int64
 	APQCacheBytes   int64
 	PlanCacheBytes  int64
@@ -105,7 +105,7 @@ type Config struct {
 	// any other is "other".
 	OperationNames []string
 	// RateLimits are each credential's budgets per class of work
-	// (docs/decisions/0011-limits.md) for the whole deployment; a class left
+	// (docs/decisions/0037-rate-limits.md) for the whole deployment; a class left
 	// out, or with a zero
 	// Rate, is not limited.
 	RateLimits map[ratelimit.Class]ratelimit.Limit
@@ -238,7 +238,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	return reqid.Middleware(middleware.Compress(transport.IsStream, metrics.Instrument(middleware.JSONMisses(mux)))), mux
 }
 
-// Body limits, in bytes (docs/decisions/0011-limits.md), besides the REST routes' own
+// Body limits, in bytes (docs/decisions/0035-http-time-bodies-and-connections.md), besides the REST routes' own
 // (route.Policy): every request body is read through http.MaxBytesReader.
 const (
 	MaxGraphQLBody = 1 << 20             // a GraphQL request (query, variables, extensions)

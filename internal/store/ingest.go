@@ -35,7 +35,7 @@ import (
 // the database (a temporary table lives in the connection's own temp
 // database), so the writer is held only for the publishing INSERT …
 // SELECT: a copy inside the engine, about 2 µs a sample
-// (docs/decisions/0011-limits.md has the figures MaxBatchSamples is set from).
+// (docs/decisions/0038-pod-metrics-cost.md has the figures MaxBatchSamples is set from).
 //
 // A batch must not hold one key twice (dataset's checker refuses it),
 // which ON CONFLICT DO UPDATE needs.

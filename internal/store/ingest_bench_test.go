@@ -43,7 +43,7 @@ func benchBatch(n int, start time.Time) []models.MetricSample {
 // restarts and agent reports do: writer-wait-max-ms is the longest that
 // writer waited for its transaction (the database's writer on SQLite),
 // against writer-wait-p50-ms. MaxBatchSamples is set from these figures
-// (docs/decisions/0011-limits.md). GPUGRAPH_INGEST_SIZES=10000,100000 picks the sizes.
+// (docs/decisions/0038-pod-metrics-cost.md). GPUGRAPH_INGEST_SIZES=10000,100000 picks the sizes.
 func BenchmarkIngestBatch(b *testing.B) {
 	sizes := []int{10_000, 50_000, 100_000, 200_000, 400_000}
 	if env := os.Getenv("GPUGRAPH_INGEST_SIZES"); env != "" {

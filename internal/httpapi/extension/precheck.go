@@ -11,7 +11,7 @@ import (
 )
 
 // DocLimits bound what a document asks before it is validated
-// (docs/decisions/0011-limits.md). gqlparser's validation is not linear: its
+// (docs/decisions/0033-graphql-documents-before-validation.md). gqlparser's validation is not linear: its
 // overlapping-fields
 // rule compares every pair of fields that land on one spot of the answer,
 // so one selection set of 9,000 copies of a field was seconds of CPU.

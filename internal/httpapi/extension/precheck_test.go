@@ -402,7 +402,7 @@ func reportCPU(b *testing.B, start time.Duration) {
 }
 
 // BenchmarkValidateWorstAccepted: what validation costs for the worst
-// documents the document limits accept (docs/decisions/0011-limits.md has the figures).
+// documents the document limits accept (docs/decisions/0033-graphql-documents-before-validation.md has the figures).
 func BenchmarkValidateWorstAccepted(b *testing.B) {
 	r := validationRules(true)
 	for name, q := range worstAccepted() {

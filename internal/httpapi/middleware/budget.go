@@ -12,7 +12,7 @@ import (
 )
 
 // budget is a weighted semaphore with a share per key: at most size units
-// held at once, at most share of them by one key (docs/decisions/0011-limits.md). The
+// held at once, at most share of them by one key (docs/decisions/0036-concurrency-and-streams.md). The
 // public requests take one unit each, keyed by their credential, so one
 // credential can hold only its share and the rest stays for the others;
 // the bodies being read take one unit a byte.

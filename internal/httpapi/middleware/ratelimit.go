@@ -14,7 +14,7 @@ import (
 const rateLimitedCode = "RATE_LIMITED"
 
 // RateLimits holds each credential to its per-class budgets
-// (docs/decisions/0011-limits.md), this process's share of them when several
+// (docs/decisions/0037-rate-limits.md), this process's share of them when several
 // replicas serve,
 // and counts the refusals.
 type RateLimits struct {

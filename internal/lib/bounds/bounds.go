@@ -17,7 +17,7 @@ import (
 	"gpugraph/internal/lib/podfield"
 )
 
-// The bounds, in bytes (docs/decisions/0011-limits.md).
+// The bounds, in bytes (docs/decisions/0040-input-bounds.md).
 const (
 	MaxID          = 256  // ids and names: VM, node, pod, workload, revision, cluster ids
 	MaxSearch      = 256  // a pods search value

@@ -12,7 +12,7 @@ import (
 
 // MaxBatchSamples bounds the samples (and histogram samples) of one
 // ingestion batch. It is set from store's BenchmarkIngestBatch
-// (docs/decisions/0011-limits.md has the figures): a batch this size publishes
+// (docs/decisions/0038-pod-metrics-cost.md has the figures): a batch this size publishes
 // on SQLite in
 // tens of milliseconds, the time another tenant's restart may wait for
 // the database's one writer (100,000 held it 1.4 s), and writes on

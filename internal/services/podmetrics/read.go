@@ -128,7 +128,7 @@ func (m *reader) plan(ctx context.Context, types []string) ([]store.Series, erro
 }
 
 // bound refuses, before a sample is read, a request that would read more
-// than one request may (docs/decisions/0011-limits.md): at steps, MaxSeriesSteps series
+// than one request may (docs/decisions/0038-pod-metrics-cost.md): at steps, MaxSeriesSteps series
 // × steps; every stored sample (numberOfSamples=0), MaxRawPoints samples,
 // counted in the index without reading them. Only the series' label sets
 // are read for it, a handful of index seeks.
