@@ -1,4 +1,4 @@
-package httpapi_test
+package demo_test
 
 import (
 	"context"
@@ -40,9 +40,9 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 		if code, body := env.Do("POST", "/v1/vms/vm-restart-ok-stopped/restart", "acme-operator", nil, nil); code != 200 {
 			t.Fatalf("restart: %d %s", code, body)
 		}
-		vm := waitVM(t, st, nil, "vm-restart-ok-stopped", models.VMRunning)
-		checkVM(t, st, vm, models.ReasonUserRestarted, 2)
-		checkEvents(t, st, vm.ID, "restart-deploy:stopped>deploying:user:*",
+		vm := servertest.WaitVM(t, st, nil, "vm-restart-ok-stopped", models.VMRunning)
+		servertest.CheckVM(t, st, vm, models.ReasonUserRestarted, 2)
+		servertest.CheckEvents(t, st, vm.ID, "restart-deploy:stopped>deploying:user:*",
 			"agent-running:deploying>running:agent:dgx-h200-01")
 
 		var nodes []models.Node

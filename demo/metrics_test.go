@@ -1,4 +1,4 @@
-package httpapi_test
+package demo_test
 
 import (
 	"encoding/json"
@@ -53,14 +53,14 @@ func TestDemoPodMetrics(t *testing.T) {
 			}
 		}
 
-		get(metricsPath("abac6a90-5b54-5000-9b14-72baefd89601", "1fc3994a-2eb2-559c-a87e-c91b75f73ea0",
+		get(servertest.MetricsPath("abac6a90-5b54-5000-9b14-72baefd89601", "1fc3994a-2eb2-559c-a87e-c91b75f73ea0",
 			"metricType", "GPU_UTILIZATION,NIM_TIME_TO_FIRST_TOKEN_SECONDS", "start", start, "end", end, "numberOfSamples", "24"), http.StatusMultiStatus)
 		if len(got.Measurements) != 1 || got.Measurements[0].Type != "GPU_UTILIZATION" || len(got.Measurements[0].Values) < 23 ||
 			len(got.OmittedTypes) != 1 || got.OmittedTypes[0] != "NIM_TIME_TO_FIRST_TOKEN_SECONDS" {
 			t.Errorf("training pod: %+v", got)
 		}
 
-		get(metricsPath("47bd91de-25f3-5e00-b231-d0c1d74cfcd3", "539f135a-bf88-5a31-b0d0-ff918ec8a6ea",
+		get(servertest.MetricsPath("47bd91de-25f3-5e00-b231-d0c1d74cfcd3", "539f135a-bf88-5a31-b0d0-ff918ec8a6ea",
 			"metricType", "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES", "start", start, "end", end, "numberOfSamples", "24"), http.StatusOK)
 		if len(got.Histogram) != 1 || len(got.Histogram[0].Values) < 23 {
 			t.Fatalf("serving pod: %+v", got)
@@ -72,7 +72,7 @@ func TestDemoPodMetrics(t *testing.T) {
 		}
 
 		// Eight GPUs per training pod, in index order.
-		get(metricsPath("abac6a90-5b54-5000-9b14-72baefd89601", "1fc3994a-2eb2-559c-a87e-c91b75f73ea0",
+		get(servertest.MetricsPath("abac6a90-5b54-5000-9b14-72baefd89601", "1fc3994a-2eb2-559c-a87e-c91b75f73ea0",
 			"metricType", "GPU_MEMORY_USAGE_BYTES_PER_GPU", "start", start, "end", end, "numberOfSamples", "2"), http.StatusOK)
 		for i, m := range got.Measurements {
 			if want := string(rune('0' + i)); m.Labels["gpu"] != want {

@@ -1,4 +1,4 @@
-package httpapi_test
+package demo_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package httpapi_test
+package demo_test
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func fixtureValues(t *testing.T) []string {
 // instant → value.
 func storedGPU0(t *testing.T, env *servertest.Env, start, end time.Time) map[string]string {
 	t.Helper()
-	code, body := env.Do(http.MethodGet, metricsPath(samplesWorkload, samplesPod,
+	code, body := env.Do(http.MethodGet, servertest.MetricsPath(samplesWorkload, samplesPod,
 		"metricType", "GPU_UTILIZATION_PER_GPU", "start", start.Format(time.RFC3339), "end", end.Format(time.RFC3339),
 		"numberOfSamples", "0"), "acme-operator", nil, nil)
 	if code != http.StatusOK {

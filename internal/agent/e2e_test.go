@@ -1,4 +1,4 @@
-package httpapi_test
+package agent_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package httpapi_test
+package agent_test
 
 import (
 	"context"
@@ -31,8 +31,8 @@ func TestAgentEnrollmentEndToEnd(t *testing.T) {
 	}
 	bin := buildAgent(t)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.New(t, st, identityFixture)
-		s, b := post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-enr", "clusterId": "c1"})
+		env := servertest.New(t, st, servertest.IdentityFixture)
+		s, b := servertest.Post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-enr", "clusterId": "c1"})
 		var e struct{ BootstrapToken string }
 		if err := json.Unmarshal([]byte(b), &e); s != 201 || err != nil {
 			t.Fatalf("enroll: %d %s", s, b)
@@ -81,10 +81,10 @@ func TestAgentEnrollmentEndToEnd(t *testing.T) {
 
 		// The node's credential cannot report another node, and an API key
 		// cannot report this one.
-		s, b = post(t, env, agentapi.HeartbeatPath, cred.Credential, heartbeatOf("dgx-a", time.Now().UnixNano()))
-		expect(t, "dgx-enr's credential reporting dgx-a", s, b, 403, "NODE_IDENTITY_MISMATCH")
-		s, b = post(t, env, agentapi.HeartbeatPath, "acme-report", heartbeatOf("dgx-enr", 0))
-		expect(t, "an API key reporting dgx-enr", s, b, 403, "NODE_CREDENTIAL_REQUIRED")
+		s, b = servertest.Post(t, env, agentapi.HeartbeatPath, cred.Credential, servertest.HeartbeatOf("dgx-a", time.Now().UnixNano()))
+		servertest.Expect(t, "dgx-enr's credential reporting dgx-a", s, b, 403, "NODE_IDENTITY_MISMATCH")
+		s, b = servertest.Post(t, env, agentapi.HeartbeatPath, "acme-report", servertest.HeartbeatOf("dgx-enr", 0))
+		servertest.Expect(t, "an API key reporting dgx-enr", s, b, 403, "NODE_CREDENTIAL_REQUIRED")
 	})
 }
 
@@ -153,7 +153,7 @@ func TestAgentTokenOnlyInLegacyMode(t *testing.T) {
 	bin := buildAgent(t)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		args := []string{"--node-name", "dgx-enr", "--interval", "200ms", "--mock", "dgxh100"}
-		env := servertest.New(t, st, identityFixture)
+		env := servertest.New(t, st, servertest.IdentityFixture)
 		a := runAgent(t, bin, append(withoutTokens(os.Environ()), "GPUGRAPH_TOKEN=acme-report"), append([]string{"--server", env.Srv.URL}, args...)...)
 		select {
 		case <-a.done:

@@ -1,4 +1,4 @@
-package httpapi_test
+package agent_test
 
 import (
 	"context"
@@ -44,32 +44,32 @@ func TestAgentTearsDownPreemptedVictimFirst(t *testing.T) {
 		waitAgentReported(t, st, a, "n-pre")
 		// The agent runs the victim: it reported it ready (the fixture's
 		// row was booting).
-		waitVM(t, st, a, "spot-pre", models.VMRunning, func(vm *models.VM) bool { return vm.ProvisioningStage == agentapi.StageReady })
+		servertest.WaitVM(t, st, a.output, "spot-pre", models.VMRunning, func(vm *models.VM) bool { return vm.ProvisioningStage == agentapi.StageReady })
 
-		if code, body := postAs(t, srv.URL+"/v1/vms/res-pre/restart", "pre-op", ""); code != http.StatusOK {
+		if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/res-pre/restart", "pre-op", ""); code != http.StatusOK {
 			t.Fatalf("reserved restart: %d %s", code, body)
 		}
-		v := readVM(t, st, "spot-pre")
+		v := servertest.ReadVM(t, st, "spot-pre")
 		if v.Status != models.VMStopped || !v.TearingDown {
 			t.Fatalf("the victim after the preemption: %s, tearingDown %v", v.Status, v.TearingDown)
 		}
-		checkVM(t, st, v, models.ReasonSpotPreempted, 0)
-		if n := heldGPUs(t, st, "res-pre"); n != 8 {
+		servertest.CheckVM(t, st, v, models.ReasonSpotPreempted, 0)
+		if n := servertest.HeldGPUs(t, st, "res-pre"); n != 8 {
 			t.Fatalf("the preemptor holds %d GPUs, want 8", n)
 		}
-		if code, body := postAs(t, srv.URL+"/v1/vms/spot-pre/restart", "spot-op", ""); code != http.StatusConflict ||
+		if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/spot-pre/restart", "spot-op", ""); code != http.StatusConflict ||
 			!strings.Contains(body, `"code":"POD_STOPPING"`) {
 			t.Errorf("the victim's restart while it tears down: %d %s, want 409 POD_STOPPING", code, body)
 		}
 
-		waitVM(t, st, a, "res-pre", models.VMRunning)
-		v = waitVM(t, st, a, "spot-pre", models.VMStopped, func(vm *models.VM) bool { return !vm.TearingDown })
-		checkVM(t, st, v, models.ReasonSpotPreempted, 0)
-		if n := heldGPUs(t, st, "res-pre"); n != 8 {
+		servertest.WaitVM(t, st, a.output, "res-pre", models.VMRunning)
+		v = servertest.WaitVM(t, st, a.output, "spot-pre", models.VMStopped, func(vm *models.VM) bool { return !vm.TearingDown })
+		servertest.CheckVM(t, st, v, models.ReasonSpotPreempted, 0)
+		if n := servertest.HeldGPUs(t, st, "res-pre"); n != 8 {
 			t.Errorf("the preemptor holds %d GPUs after the victim's gone, want 8", n)
 		}
-		checkEvents(t, st, "spot-pre", "spot-preempted:running>stopped:platform:preemption", "agent-gone:stopped>stopped:agent:dgx-pre")
-		checkEvents(t, st, "res-pre", "restart-deploy:stopped>deploying:user:*", "agent-running:deploying>running:agent:dgx-pre")
+		servertest.CheckEvents(t, st, "spot-pre", "spot-preempted:running>stopped:platform:preemption", "agent-gone:stopped>stopped:agent:dgx-pre")
+		servertest.CheckEvents(t, st, "res-pre", "restart-deploy:stopped>deploying:user:*", "agent-running:deploying>running:agent:dgx-pre")
 		var gone, ran int64
 		st.DB.Model(&models.VMEvent{}).Select("id").Where("vm_id = ? AND transition = ?", "spot-pre", models.AgentGone).Scan(&gone)
 		st.DB.Model(&models.VMEvent{}).Select("id").Where("vm_id = ? AND transition = ?", "res-pre", models.AgentRunning).Scan(&ran)

@@ -1,4 +1,4 @@
-package httpapi_test
+package agent_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi"
@@ -41,15 +42,15 @@ func TestAgentReportsStages(t *testing.T) {
 
 		// pod-lost runs on the node (this test makes it exit nowhere);
 		// stop it and start it again: a new run on its node.
-		waitVM(t, st, a, "pod-lost", models.VMRunning, func(vm *models.VM) bool { return vm.ProvisioningStage == "ready" })
-		if code, body := postAs(t, srv.URL+"/v1/vms/pod-lost/stop", "wl-op", ""); code != 200 {
+		servertest.WaitVM(t, st, a.output, "pod-lost", models.VMRunning, func(vm *models.VM) bool { return vm.ProvisioningStage == "ready" })
+		if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/pod-lost/stop", "wl-op", ""); code != 200 {
 			t.Fatalf("stop: %d %s", code, body)
 		}
-		waitVM(t, st, a, "pod-lost", models.VMStopped, func(vm *models.VM) bool { return !vm.TearingDown })
-		if code, body := postAs(t, srv.URL+"/v1/vms/pod-lost/restart", "wl-op", ""); code != 200 || !strings.Contains(body, `"provisioningStage":"scheduled"`) {
+		servertest.WaitVM(t, st, a.output, "pod-lost", models.VMStopped, func(vm *models.VM) bool { return !vm.TearingDown })
+		if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/pod-lost/restart", "wl-op", ""); code != 200 || !strings.Contains(body, `"provisioningStage":"scheduled"`) {
 			t.Fatalf("restart: %d %s, want the pod scheduled", code, body)
 		}
-		vm := waitVM(t, st, a, "pod-lost", models.VMRunning)
+		vm := servertest.WaitVM(t, st, a.output, "pod-lost", models.VMRunning)
 		if vm.ProvisioningStage != "ready" {
 			t.Errorf("running pod's stage %q, want ready", vm.ProvisioningStage)
 		}
@@ -82,12 +83,15 @@ func TestAgentReportsStages(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &rest); code != 200 || err != nil || rest.ProvisioningStage != "ready" {
 			t.Errorf("GET /v1/vms/pod-lost: %d %s, want provisioningStage ready", code, body)
 		}
-		code, body = postAs(t, srv.URL+"/graphql", "wl-op", `{"query": "{ vm(id: \"pod-lost\") { provisioningStage } }"}`)
+		code, body = servertest.PostAs(t, srv.URL+"/graphql", "wl-op", `{"query": "{ vm(id: \"pod-lost\") { provisioningStage } }"}`)
 		if code != 200 || body != `{"data":{"vm":{"provisioningStage":"ready"}}}` {
 			t.Errorf("GraphQL: %d %s", code, body)
 		}
 	})
 }
+
+// getClient is getAs's client: a request that hangs fails the test.
+var getClient = &http.Client{Timeout: 10 * time.Second}
 
 // getAs sends a GET with a bearer token.
 func getAs(t *testing.T, url, token string) (int, string) {
@@ -97,7 +101,7 @@ func getAs(t *testing.T, url, token string) (int, string) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := postClient.Do(req)
+	resp, err := getClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

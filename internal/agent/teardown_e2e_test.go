@@ -1,4 +1,4 @@
-package httpapi_test
+package agent_test
 
 import (
 	"context"
@@ -58,16 +58,16 @@ func TestAgentRestartsAndTearsDown(t *testing.T) {
 		// Reboot and recreate: a new generation each, acknowledged by the
 		// agent with that generation.
 		for _, c := range []struct{ id, action string }{{"vm-run", models.ActionReboot}, {"pod-run", models.ActionRecreate}} {
-			before := readVM(t, st, c.id).Generation
-			if code, body := postAs(t, srv.URL+"/v1/vms/"+c.id+"/restart", "td-op", ""); code != http.StatusOK {
+			before := servertest.ReadVM(t, st, c.id).Generation
+			if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/"+c.id+"/restart", "td-op", ""); code != http.StatusOK {
 				t.Fatalf("restart %s: %d %s", c.id, code, body)
 			}
-			if vm := readVM(t, st, c.id); vm.Generation != before+1 || vm.Action != c.action || vm.Status != models.VMRunning {
+			if vm := servertest.ReadVM(t, st, c.id); vm.Generation != before+1 || vm.Action != c.action || vm.Status != models.VMRunning {
 				t.Errorf("%s after its restart: generation %d (was %d), action %q, %s; want %d, %s, running",
 					c.id, vm.Generation, before, vm.Action, vm.Status, before+1, c.action)
 			}
-			waitVM(t, st, a, c.id, models.VMRunning, func(vm *models.VM) bool { return vm.Action == models.ActionRun })
-			checkEvents(t, st, c.id, "restart-reboot:running>running:user:*", "agent-restarted:running>running:agent:dgx-td")
+			servertest.WaitVM(t, st, a.output, c.id, models.VMRunning, func(vm *models.VM) bool { return vm.Action == models.ActionRun })
+			servertest.CheckEvents(t, st, c.id, "restart-reboot:running>running:user:*", "agent-restarted:running>running:agent:dgx-td")
 			if g := lastEventGeneration(t, st, c.id); g != before+1 {
 				t.Errorf("%s: agent-restarted names generation %d, want %d", c.id, g, before+1)
 			}
@@ -75,21 +75,21 @@ func TestAgentRestartsAndTearsDown(t *testing.T) {
 
 		// A stop holds what the row held until the agent says it is gone.
 		for _, id := range []string{"pod-stop", "vm-stop"} {
-			if code, body := postAs(t, srv.URL+"/v1/vms/"+id+"/stop", "td-op", ""); code != http.StatusOK ||
+			if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/"+id+"/stop", "td-op", ""); code != http.StatusOK ||
 				!strings.Contains(body, `"status":"stopped"`) || !strings.Contains(body, `"tearingDown":true`) {
 				t.Fatalf("stop %s: %d %s, want stopped with tearingDown true", id, code, body)
 			}
 		}
-		checkVM(t, st, readVM(t, st, "pod-stop"), models.ReasonUserStopped, 4)
-		checkVM(t, st, readVM(t, st, "vm-stop"), models.ReasonUserStopped, 1)
+		servertest.CheckVM(t, st, servertest.ReadVM(t, st, "pod-stop"), models.ReasonUserStopped, 4)
+		servertest.CheckVM(t, st, servertest.ReadVM(t, st, "vm-stop"), models.ReasonUserStopped, 1)
 		for id, want := range map[string]string{"pod-stop": `"code":"POD_STOPPING"`, "vm-stop": `"code":"VM_NOT_READY"`} {
-			if code, body := postAs(t, srv.URL+"/v1/vms/"+id+"/restart", "td-op", ""); code != http.StatusConflict || !strings.Contains(body, want) {
+			if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/"+id+"/restart", "td-op", ""); code != http.StatusConflict || !strings.Contains(body, want) {
 				t.Errorf("restart %s while it tears down: %d %s, want 409 %s", id, code, body, want)
 			}
 		}
 		// One GPU is free now (the stopped rows still hold five): a
 		// create of four waits for the teardown.
-		code, body := postAs(t, srv.URL+"/v1/vms", "td-op",
+		code, body := servertest.PostAs(t, srv.URL+"/v1/vms", "td-op",
 			`{"name": "next", "gpuModelId": "h100", "gpuCount": 4, "capabilityTier": "pod", "imageUrl": "docker.io/library/busybox:1.36", "volumeGb": 10}`)
 		if code != http.StatusCreated || !strings.Contains(body, `"status":"pending"`) {
 			t.Fatalf("create while the GPUs tear down: %d %s, want 201 pending", code, body)
@@ -97,12 +97,12 @@ func TestAgentRestartsAndTearsDown(t *testing.T) {
 		next := strings.SplitN(strings.SplitN(body, `"id":"`, 2)[1], `"`, 2)[0]
 
 		for _, id := range []string{"pod-stop", "vm-stop"} {
-			v := waitVM(t, st, a, id, models.VMStopped, func(vm *models.VM) bool { return !vm.TearingDown })
-			checkVM(t, st, v, models.ReasonUserStopped, 0)
-			checkEvents(t, st, id, "user-stop:running>stopped:user:*", "agent-gone:stopped>stopped:agent:dgx-td")
+			v := servertest.WaitVM(t, st, a.output, id, models.VMStopped, func(vm *models.VM) bool { return !vm.TearingDown })
+			servertest.CheckVM(t, st, v, models.ReasonUserStopped, 0)
+			servertest.CheckEvents(t, st, id, "user-stop:running>stopped:user:*", "agent-gone:stopped>stopped:agent:dgx-td")
 		}
-		waitVM(t, st, a, next, models.VMRunning)
-		checkEvents(t, st, next, "create-queued:pending>pending:user:*", "queue-placed:pending>deploying:scheduler:*",
+		servertest.WaitVM(t, st, a.output, next, models.VMRunning)
+		servertest.CheckEvents(t, st, next, "create-queued:pending>pending:user:*", "queue-placed:pending>deploying:scheduler:*",
 			"agent-running:deploying>running:agent:dgx-td")
 		if v := storetest.Violations(t, st); v != nil {
 			t.Errorf("violations: %v", v)
@@ -132,7 +132,7 @@ func waitAgentReported(t *testing.T, st *store.Store, a *agentProc, id string) {
 // lastEventGeneration is the generation of id's last event.
 func lastEventGeneration(t *testing.T, st *store.Store, id string) int {
 	t.Helper()
-	vm := readVM(t, st, id)
+	vm := servertest.ReadVM(t, st, id)
 	evs, err := st.EventsAfter(context.Background(), vm.OrganizationID, []string{id}, 0, 100)
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("events of %s: %v %v", id, evs, err)

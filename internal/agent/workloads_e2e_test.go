@@ -1,4 +1,4 @@
-package httpapi_test
+package agent_test
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,14 +47,14 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		defer a.stop(t)
 
 		// The running VM exits by itself: stopped, vm_exited, GPU released.
-		v := waitVM(t, st, a, "vm-exit", models.VMStopped)
-		checkVM(t, st, v, models.ReasonVMExited, 0)
-		checkEvents(t, st, "vm-exit", "vm-exited:running>stopped:agent:dgx-wl")
+		v := servertest.WaitVM(t, st, a.output, "vm-exit", models.VMStopped)
+		servertest.CheckVM(t, st, v, models.ReasonVMExited, 0)
+		servertest.CheckEvents(t, st, "vm-exit", "vm-exited:running>stopped:agent:dgx-wl")
 
 		// The pod loses its job, is re-submitted on its GPU and runs again.
-		p := waitVM(t, st, a, "pod-lost", models.VMRunning, func(vm *models.VM) bool { return vm.Generation == 1 })
-		checkVM(t, st, p, models.ReasonJobLost, 1)
-		checkEvents(t, st, "pod-lost",
+		p := servertest.WaitVM(t, st, a.output, "pod-lost", models.VMRunning, func(vm *models.VM) bool { return vm.Generation == 1 })
+		servertest.CheckVM(t, st, p, models.ReasonJobLost, 1)
+		servertest.CheckEvents(t, st, "pod-lost",
 			"pod-job-lost:running>interrupted:agent:dgx-wl",
 			"pod-resubmit:interrupted>deploying:platform:",
 			"agent-running:deploying>running:agent:dgx-wl")
@@ -63,11 +62,11 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		// A restart deploys on the node; the agent runs it within five
 		// heartbeats that began after the restart answered: one hears of
 		// it, three report its stages (one a heartbeat), one running.
-		if code, body := postAs(t, srv.URL+"/v1/vms/vm-up/restart", "wl-op", ""); code != 200 {
+		if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/vm-up/restart", "wl-op", ""); code != 200 {
 			t.Fatalf("restart vm-up: %d %s", code, body)
 		}
 		after := hb.started.Load()
-		v = waitVM(t, st, a, "vm-up", models.VMRunning)
+		v = servertest.WaitVM(t, st, a.output, "vm-up", models.VMRunning)
 		// The watch notes the heartbeat once its handler has returned,
 		// which may be just after the row reads running here.
 		for i := 0; i < 200 && hb.runningAt.Load() == 0; i++ {
@@ -76,17 +75,17 @@ func TestAgentRunsWorkloads(t *testing.T) {
 		if n := hb.runningAt.Load(); n == 0 || n-after > 5 {
 			t.Errorf("vm-up running at heartbeat %d, the restart answered after heartbeat %d: want within five", n, after)
 		}
-		checkVM(t, st, v, models.ReasonUserRestarted, 2)
-		checkEvents(t, st, "vm-up", "restart-deploy:stopped>deploying:user:*",
+		servertest.CheckVM(t, st, v, models.ReasonUserRestarted, 2)
+		servertest.CheckEvents(t, st, "vm-up", "restart-deploy:stopped>deploying:user:*",
 			"agent-running:deploying>running:agent:dgx-wl")
 
 		// A start that fails: failed, with the agent's sentence, GPUs released.
-		if code, body := postAs(t, srv.URL+"/v1/vms/vm-bad/restart", "wl-op", ""); code != 200 {
+		if code, body := servertest.PostAs(t, srv.URL+"/v1/vms/vm-bad/restart", "wl-op", ""); code != 200 {
 			t.Fatalf("restart vm-bad: %d %s", code, body)
 		}
-		v = waitVM(t, st, a, "vm-bad", models.VMFailed)
-		checkVM(t, st, v, models.ReasonFailedToStartPrefix+sim.FailStartMessage, 0)
-		checkEvents(t, st, "vm-bad", "restart-deploy:stopped>deploying:user:*", "agent-failed-start:deploying>failed:agent:dgx-wl")
+		v = servertest.WaitVM(t, st, a.output, "vm-bad", models.VMFailed)
+		servertest.CheckVM(t, st, v, models.ReasonFailedToStartPrefix+sim.FailStartMessage, 0)
+		servertest.CheckEvents(t, st, "vm-bad", "restart-deploy:stopped>deploying:user:*", "agent-failed-start:deploying>failed:agent:dgx-wl")
 	})
 }
 
@@ -162,119 +161,4 @@ func workloadsFixture(t *testing.T) string {
 func startAgentArgs(t *testing.T, bin, url, node, bootstrapToken string, args ...string) *agentProc {
 	t.Helper()
 	return runAgent(t, bin, withBootstrapToken(bootstrapToken), append([]string{"--server", url, "--node-name", node}, args...)...)
-}
-
-// readVM reads one row as the store has it (the lifecycle columns too).
-func readVM(t *testing.T, st *store.Store, id string) *models.VM {
-	t.Helper()
-	var vm models.VM
-	if err := st.WithContext(context.Background()).Where("id = ?", id).Take(&vm).Error; err != nil {
-		t.Fatal(err)
-	}
-	return &vm
-}
-
-// waitVM polls vm id until it is in status want (and every extra check
-// holds), for at most 20s.
-func waitVM(t *testing.T, st *store.Store, a *agentProc, id string, want models.VMStatus, extra ...func(*models.VM) bool) *models.VM {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		vm := readVM(t, st, id)
-		ok := vm.Status == want
-		for _, f := range extra {
-			ok = ok && f(vm)
-		}
-		if ok {
-			return vm
-		}
-		if time.Now().After(deadline) {
-			out := ""
-			if a != nil {
-				out = a.output()
-			}
-			t.Fatalf("waited 20s for %s to be %s; it is %s (%q, generation %d)\nagent output:\n%s", id, want, vm.Status, vm.StatusReason, vm.Generation, out)
-		}
-		time.Sleep(30 * time.Millisecond)
-	}
-}
-
-// checkVM checks a row's statusReason and how many GPUs it holds.
-func checkVM(t *testing.T, st *store.Store, vm *models.VM, reason string, gpus int) {
-	t.Helper()
-	if vm.StatusReason != reason {
-		t.Errorf("%s: statusReason %q, want %q", vm.ID, vm.StatusReason, reason)
-	}
-	if held := heldGPUs(t, st, vm.ID); held != int64(gpus) {
-		t.Errorf("%s (%s) holds %d GPUs, want %d", vm.ID, vm.Status, held, gpus)
-	}
-}
-
-// heldGPUs is how many GPUs id holds.
-func heldGPUs(t *testing.T, st *store.Store, id string) int64 {
-	t.Helper()
-	var n int64
-	if err := st.WithContext(context.Background()).Model(&models.GPU{}).Where("holder_vm_id = ?", id).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// checkEvents checks that a row's events end with want, each written
-// "transition:from>to:actorKind:actorID"; a trailing * matches any rest.
-func checkEvents(t *testing.T, st *store.Store, id string, want ...string) {
-	t.Helper()
-	vm := readVM(t, st, id)
-	evs, err := st.EventsAfter(context.Background(), vm.OrganizationID, []string{id}, 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range evs {
-		// The stages a starting run walks are TestAgentReportsStages';
-		// here only the status moves count.
-		if e.Transition == models.AgentStage {
-			continue
-		}
-		got = append(got, fmt.Sprintf("%s:%s>%s:%s:%s", e.Transition, e.From, e.To, e.ActorKind, e.ActorID))
-	}
-	ok := len(got) >= len(want)
-	for i := 0; ok && i < len(want); i++ {
-		g, w := got[len(got)-len(want)+i], want[i]
-		ok = g == w || strings.HasSuffix(w, "*") && strings.HasPrefix(g, strings.TrimSuffix(w, "*"))
-	}
-	if !ok {
-		t.Errorf("%s: events\n  %s\nwant them to end with\n  %s", id, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-	}
-}
-
-var postClient = &http.Client{Timeout: 10 * time.Second}
-var postMu sync.Mutex
-
-// postAs sends a POST with a bearer token and a JSON body ("" for none).
-func postAs(t *testing.T, url, token, body string) (int, string) {
-	t.Helper()
-	postMu.Lock()
-	defer postMu.Unlock()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := postClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return resp.StatusCode, b.String()
 }

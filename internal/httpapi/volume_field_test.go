@@ -73,7 +73,7 @@ func TestVMVolumeField(t *testing.T) {
 		}
 		running := func(id string, gen int) {
 			t.Helper()
-			heartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: id, Generation: gen, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
+			servertest.HeartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: id, Generation: gen, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
 		}
 		mutate := func(query string) string {
 			t.Helper()

@@ -1,4 +1,4 @@
-package httpapi_test
+package clustersync_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package httpapi_test
+package clustersync_test
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ func syncBatch(seq int64, kind string, pods ...map[string]any) map[string]any {
 // enrollCluster enrolls cluster for tenant as ops-admin: its credential.
 func enrollCluster(t *testing.T, env *servertest.Env, cluster string, tenant int) string {
 	t.Helper()
-	status, body := post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": cluster, "tenantId": tenant})
+	status, body := servertest.Post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": cluster, "tenantId": tenant})
 	var e struct {
 		ClusterID, Credential string
 		TenantID              int
@@ -82,7 +82,7 @@ func syncAnswer(t *testing.T, status int, body string) map[string]any {
 // podsByID lists the tenant's pods (deleted or not) by id.
 func podsByID(t *testing.T, env *servertest.Env, token, query string) map[string]map[string]any {
 	t.Helper()
-	status, body := rest(t, env, token, "/api/v1/workloads/pods?verbosity=full&limit=500"+query)
+	status, body := servertest.PodsGET(t, env, token, "/api/v1/workloads/pods?verbosity=full&limit=500"+query)
 	var page struct{ Pods []map[string]any }
 	if status != 200 || json.Unmarshal(body, &page) != nil {
 		t.Fatalf("pods: %d %s", status, body)
@@ -101,7 +101,7 @@ func TestClusterSync(t *testing.T) {
 		path := "/api/v1/clusters/" + clusterA + "/sync"
 
 		first := syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running"), syncPod(clusterA, 2, "Pending"), syncPod(clusterA, 3, "Running"))
-		status, body := post(t, env, path, credA, first)
+		status, body := servertest.Post(t, env, path, credA, first)
 		a := syncAnswer(t, status, body)
 		if a["podsCreated"] != 3.0 || a["podsDeleted"] != 0.0 || a["snapshotComplete"] != true || a["sequence"] != 1.0 {
 			t.Errorf("first snapshot: %s", body)
@@ -123,10 +123,10 @@ func TestClusterSync(t *testing.T) {
 		if len(podsByID(t, env, "globex-reader", "")) != 0 {
 			t.Errorf("another tenant sees the cluster's pods")
 		}
-		if _, b := rest(t, env, "acme-reader", "/api/v1/workloads/pods/count"); strings.TrimSpace(string(b)) != `{"count":3}` {
+		if _, b := servertest.PodsGET(t, env, "acme-reader", "/api/v1/workloads/pods/count"); strings.TrimSpace(string(b)) != `{"count":3}` {
 			t.Errorf("count: %s", b)
 		}
-		if status, b := rest(t, env, "acme-reader", "/api/v1/workloads/"+syncWorkload+"/pods"); status != 200 || strings.Count(string(b), `"id"`) != 3 {
+		if status, b := servertest.PodsGET(t, env, "acme-reader", "/api/v1/workloads/"+syncWorkload+"/pods"); status != 200 || strings.Count(string(b), `"id"`) != 3 {
 			t.Errorf("workload pods: %d %s", status, b)
 		}
 		r := env.GraphQL("acme-reader", `{ pods(sortBy: NAME) { total pods { id k8sPhase nodeName clusterId } } }`, nil)
@@ -143,13 +143,13 @@ func TestClusterSync(t *testing.T) {
 
 		// A replay answers the same and changes nothing.
 		updated1 := p1["updatedAt"]
-		status, again := post(t, env, path, credA, first)
+		status, again := servertest.Post(t, env, path, credA, first)
 		if status != 200 || again != body {
 			t.Errorf("replay: %d %s, want %s", status, again, body)
 		}
 
 		// A delta: pod 2 runs; pod 1 is sent unchanged.
-		status, body = post(t, env, path, credA, syncBatch(5, "delta", syncPod(clusterA, 1, "Running"), syncPod(clusterA, 2, "Running")))
+		status, body = servertest.Post(t, env, path, credA, syncBatch(5, "delta", syncPod(clusterA, 1, "Running"), syncPod(clusterA, 2, "Running")))
 		a = syncAnswer(t, status, body)
 		if a["podsUpdated"] != 1.0 || a["podsUnchanged"] != 1.0 || a["podsCreated"] != 0.0 {
 			t.Errorf("delta: %s", body)
@@ -160,19 +160,19 @@ func TestClusterSync(t *testing.T) {
 		}
 
 		// Out of order: an older sequence is refused, naming the current one.
-		status, body = post(t, env, path, credA, syncBatch(4, "delta", syncPod(clusterA, 2, "Failed")))
-		expect(t, "older sequence", status, body, 409, "current sequence 5")
-		expect(t, "older sequence's details", status, body, 409, `"details":"5"`)
-		status, body = post(t, env, path, credA, syncBatch(5, "delta", syncPod(clusterA, 2, "Failed")))
-		expect(t, "sequence reused", status, body, 409, "applied already with another body")
-		expect(t, "sequence reused's details", status, body, 409, `"details":"5"`)
+		status, body = servertest.Post(t, env, path, credA, syncBatch(4, "delta", syncPod(clusterA, 2, "Failed")))
+		servertest.Expect(t, "older sequence", status, body, 409, "current sequence 5")
+		servertest.Expect(t, "older sequence's details", status, body, 409, `"details":"5"`)
+		status, body = servertest.Post(t, env, path, credA, syncBatch(5, "delta", syncPod(clusterA, 2, "Failed")))
+		servertest.Expect(t, "sequence reused", status, body, 409, "applied already with another body")
+		servertest.Expect(t, "sequence reused's details", status, body, 409, `"details":"5"`)
 
 		// A snapshot in two parts naming pod 1 only: 2 and 3 are marked deleted.
-		status, body = post(t, env, path, credA, map[string]any{"sequence": 6, "kind": "snapshot", "more": true, "pods": []any{}})
+		status, body = servertest.Post(t, env, path, credA, map[string]any{"sequence": 6, "kind": "snapshot", "more": true, "pods": []any{}})
 		if a := syncAnswer(t, status, body); a["snapshotComplete"] != false || a["podsDeleted"] != 0.0 {
 			t.Errorf("snapshot part 1: %s", body)
 		}
-		status, body = post(t, env, path, credA, map[string]any{"sequence": 7, "kind": "snapshot", "pods": []any{syncPod(clusterA, 1, "Running")}})
+		status, body = servertest.Post(t, env, path, credA, map[string]any{"sequence": 7, "kind": "snapshot", "pods": []any{syncPod(clusterA, 1, "Running")}})
 		if a := syncAnswer(t, status, body); a["snapshotComplete"] != true || a["podsDeleted"] != 2.0 || a["podsUnchanged"] != 1.0 {
 			t.Errorf("snapshot part 2: %s", body)
 		}
@@ -185,7 +185,7 @@ func TestClusterSync(t *testing.T) {
 		}
 
 		// A delta's tombstone deletes pod 1.
-		status, body = post(t, env, path, credA, map[string]any{"sequence": 8, "kind": "delta", "deletedPodIds": []string{syncPodID(1)}})
+		status, body = servertest.Post(t, env, path, credA, map[string]any{"sequence": 8, "kind": "delta", "deletedPodIds": []string{syncPodID(1)}})
 		if a := syncAnswer(t, status, body); a["podsDeleted"] != 1.0 {
 			t.Errorf("tombstone: %s", body)
 		}
@@ -197,18 +197,18 @@ func TestClusterSyncRefusals(t *testing.T) {
 		env := servertest.New(t, st, clusterFixture)
 		credA := enrollCluster(t, env, clusterA, 9301)
 		credB := enrollCluster(t, env, clusterB, 9302)
-		status, body := post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running")))
+		status, body := servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running")))
 		syncAnswer(t, status, body)
 
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credB, syncBatch(1, "delta", syncPod(clusterA, 9, "Running")))
-		expect(t, "B writes A's path", status, body, 403, "cannot write cluster")
-		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, syncBatch(1, "delta", syncPod(clusterA, 9, "Running")))
-		expect(t, "B names A's clusterId", status, body, 403, `pods[0].clusterId`)
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credB, syncBatch(1, "delta", syncPod(clusterA, 9, "Running")))
+		servertest.Expect(t, "B writes A's path", status, body, 403, "cannot write cluster")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, syncBatch(1, "delta", syncPod(clusterA, 9, "Running")))
+		servertest.Expect(t, "B names A's clusterId", status, body, 403, `pods[0].clusterId`)
 		// B's own cluster id on A's pod UID and workload id, and A's project
 		// id, which is B's own project of that id (a project id is its
 		// tenant's): the workload is refused.
-		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, syncBatch(1, "delta", syncPod(clusterB, 1, "Running")))
-		expect(t, "B writes A's workload", status, body, 403, `workloads[0].id \"`+syncWorkload+`\" is a workload of another cluster`)
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, syncBatch(1, "delta", syncPod(clusterB, 1, "Running")))
+		servertest.Expect(t, "B writes A's workload", status, body, 403, `workloads[0].id \"`+syncWorkload+`\" is a workload of another cluster`)
 		if strings.Contains(body, clusterA) || strings.Contains(body, "9301") || strings.Contains(body, "team-a") {
 			t.Errorf("the refusal names the other cluster: %s", body)
 		}
@@ -217,38 +217,38 @@ func TestClusterSyncRefusals(t *testing.T) {
 			"workloads": []map[string]any{{"id": "aaaaaaaa-0000-4000-8000-0000000000b0", "name": "w", "projectId": "proj-b"}}}
 		b["pods"].([]any)[0].(map[string]any)["workloadId"] = "aaaaaaaa-0000-4000-8000-0000000000b0"
 		b["pods"].([]any)[0].(map[string]any)["projectId"] = "proj-b"
-		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, b)
-		expect(t, "B writes A's pod", status, body, 403, `pods[0].id`)
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, b)
+		servertest.Expect(t, "B writes A's pod", status, body, 403, `pods[0].id`)
 
 		// Strict parsing names the field; bounds name the limit.
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"nmae": "x"}]}`))
-		expect(t, "unknown member", status, body, 400, "nmae")
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"id": "`+syncPodID(9)+`"}]}`))
-		expect(t, "missing name", status, body, 400, "pods[0].name is required")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"nmae": "x"}]}`))
+		servertest.Expect(t, "unknown member", status, body, 400, "nmae")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, []byte(`{"sequence": 2, "kind": "delta", "pods": [{"id": "`+syncPodID(9)+`"}]}`))
+		servertest.Expect(t, "missing name", status, body, 400, "pods[0].name is required")
 		many := make([]string, 5001)
 		for i := range many {
 			many[i] = fmt.Sprintf("x-%d", i)
 		}
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, map[string]any{"sequence": 2, "kind": "delta", "deletedPodIds": many})
-		expect(t, "too many", status, body, 400, "(5000)")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, map[string]any{"sequence": 2, "kind": "delta", "deletedPodIds": many})
+		servertest.Expect(t, "too many", status, body, 400, "(5000)")
 		huge := []byte(`{"sequence": 2, "kind": "delta", "deletedPodIds": ["` + strings.Repeat("x", 17<<20) + `"]}`)
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, huge)
-		expect(t, "too large", status, body, 413, "16777216 bytes")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, huge)
+		servertest.Expect(t, "too large", status, body, 413, "16777216 bytes")
 
 		// An API key writes no cluster; a revoked credential is refused.
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", "ops-admin", syncBatch(2, "delta"))
-		expect(t, "API key", status, body, 401, "an API key writes no cluster")
-		status, body = post(t, env, "/v1/admin/clusters/"+clusterA+"/revoke", "ops-admin", []byte(`{}`))
-		expect(t, "revoke", status, body, 200, `"revoked":true`)
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, syncBatch(2, "delta"))
-		expect(t, "revoked", status, body, 401, "unknown cluster credential")
-		status, body = post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": clusterA, "tenantId": 9302})
-		expect(t, "other tenant", status, body, 409, "enrolled for another tenant")
-		status, body = post(t, env, "/v1/admin/clusters/enroll", "acme-reader", map[string]any{"clusterId": "c-z", "tenantId": 9301})
-		expect(t, "not an operator", status, body, 403, "nodes.admin")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", "ops-admin", syncBatch(2, "delta"))
+		servertest.Expect(t, "API key", status, body, 401, "an API key writes no cluster")
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/"+clusterA+"/revoke", "ops-admin", []byte(`{}`))
+		servertest.Expect(t, "revoke", status, body, 200, `"revoked":true`)
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, syncBatch(2, "delta"))
+		servertest.Expect(t, "revoked", status, body, 401, "unknown cluster credential")
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": clusterA, "tenantId": 9302})
+		servertest.Expect(t, "other tenant", status, body, 409, "enrolled for another tenant")
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/enroll", "acme-reader", map[string]any{"clusterId": "c-z", "tenantId": 9301})
+		servertest.Expect(t, "not an operator", status, body, 403, "nodes.admin")
 		// Rotation: a new credential works, from sequence 1 again; the old one no longer.
 		credA2 := enrollCluster(t, env, clusterA, 9301)
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA2, syncBatch(1, "delta", syncPod(clusterA, 1, "Succeeded")))
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA2, syncBatch(1, "delta", syncPod(clusterA, 1, "Succeeded")))
 		syncAnswer(t, status, body)
 	})
 }
@@ -281,7 +281,7 @@ func TestClusterSnapshotGivesSQLiteStatistics(t *testing.T) {
 		{"the snapshot's last part", syncBatch(3, "snapshot", syncPod(clusterA, 2, "Running")), true},
 	}
 	for _, s := range steps {
-		status, body := post(t, env, path, cred, s.batch)
+		status, body := servertest.Post(t, env, path, cred, s.batch)
 		if status != 200 {
 			t.Fatalf("%s: %d %s", s.name, status, body)
 		}

@@ -1,4 +1,4 @@
-package httpapi_test
+package clustersync_test
 
 import (
 	"encoding/json"
@@ -51,22 +51,22 @@ func TestClusterSyncRefusesNonText(t *testing.T) {
 		} {
 			b := syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running"), syncPod(clusterA, 2, "Running"))
 			c.set(b)
-			status, body := post(t, env, path, cred, b)
-			if got := runaiError(t, c.name, status, body, 400); got != c.want {
+			status, body := servertest.Post(t, env, path, cred, b)
+			if got := servertest.RunaiError(t, c.name, status, body, 400); got != c.want {
 				t.Errorf("%s: %q, want %q", c.name, got, c.want)
 			}
 		}
 		// Bytes that are not UTF-8 (json.Marshal would replace them).
 		raw, _ := json.Marshal(syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running")))
 		raw = []byte(strings.Replace(string(raw), `"train-1-worker"`, "\"train-\xff\"", 1))
-		status, body := post(t, env, path, cred, raw)
-		if got, want := runaiError(t, "pod name not UTF-8", status, body, 400), "pods[0].name holds text that is not valid UTF-8"; !strings.HasPrefix(got, want) {
+		status, body := servertest.Post(t, env, path, cred, raw)
+		if got, want := servertest.RunaiError(t, "pod name not UTF-8", status, body, 400), "pods[0].name holds text that is not valid UTF-8"; !strings.HasPrefix(got, want) {
 			t.Errorf("pod name not UTF-8: %q, want %q…", got, want)
 		}
 		if after := stored(t, st); after["pods"] != before["pods"] || after["workloads"] != before["workloads"] || after["projects"] != before["projects"] {
 			t.Errorf("refused batches wrote rows: %v, before %v", after, before)
 		}
-		status, body = post(t, env, path, cred, syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running")))
+		status, body = servertest.Post(t, env, path, cred, syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running")))
 		if a := syncAnswer(t, status, body); a["podsCreated"] != 1.0 {
 			t.Errorf("sequence 1 after the refusals: %s", body)
 		}
@@ -106,20 +106,20 @@ func TestClusterSyncRefusesNonUUIDs(t *testing.T) {
 			b := syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running"), syncPod(clusterA, 2, "Running"))
 			pod(b, 0)["revisionId"] = "dddddddd-0000-4000-8000-000000000001"
 			c.set(b)
-			status, body := post(t, env, path, cred, b)
-			if got := runaiError(t, c.name, status, body, 400); got != c.want {
+			status, body := servertest.Post(t, env, path, cred, b)
+			if got := servertest.RunaiError(t, c.name, status, body, 400); got != c.want {
 				t.Errorf("%s: %q, want %q", c.name, got, c.want)
 			}
 		}
-		status, body := post(t, env, path, cred, map[string]any{"sequence": 1, "kind": "delta", "deletedPodIds": []string{"gone"}})
-		if got, want := runaiError(t, "tombstone", status, body, 400), `deletedPodIds[0] "gone" is not a UUID (8-4-4-4-12 hex digits), as Run:ai's schema has it`; got != want {
+		status, body := servertest.Post(t, env, path, cred, map[string]any{"sequence": 1, "kind": "delta", "deletedPodIds": []string{"gone"}})
+		if got, want := servertest.RunaiError(t, "tombstone", status, body, 400), `deletedPodIds[0] "gone" is not a UUID (8-4-4-4-12 hex digits), as Run:ai's schema has it`; got != want {
 			t.Errorf("tombstone: %q, want %q", got, want)
 		}
 		if after := stored(t, st); after["pods"] != before["pods"] || after["workloads"] != before["workloads"] ||
 			after["projects"] != before["projects"] || after["revisions"] != before["revisions"] {
 			t.Errorf("refused batches wrote rows: %v, before %v", after, before)
 		}
-		if status, body := rest(t, env, "acme-reader", "/api/v1/workloads/"+wl+"/pods"); status != 404 {
+		if status, body := servertest.PodsGET(t, env, "acme-reader", "/api/v1/workloads/"+wl+"/pods"); status != 404 {
 			t.Errorf("the refused workload: %d %s", status, body)
 		}
 
@@ -129,13 +129,13 @@ func TestClusterSyncRefusesNonUUIDs(t *testing.T) {
 		pod(b, 0)["workloadId"] = strings.ToUpper(syncWorkload)
 		b["workloads"].([]map[string]any)[0]["id"] = strings.ToUpper(syncWorkload)
 		pod(b, 0)["revisionId"] = "DDDDDDDD-0000-4000-8000-000000000001"
-		status, body = post(t, env, path, cred, b)
+		status, body = servertest.Post(t, env, path, cred, b)
 		syncAnswer(t, status, body)
 		p := podsByID(t, env, "acme-reader", "")[syncPodID(1)]
 		if p == nil || p["workloadId"] != syncWorkload || p["revisionId"] != "dddddddd-0000-4000-8000-000000000001" {
 			t.Errorf("upper-case ids stored as %v", p)
 		}
-		if status, body := rest(t, env, "acme-reader", "/api/v1/workloads/"+syncWorkload+"/pods"); status != 200 || strings.Count(string(body), `"id"`) != 1 {
+		if status, body := servertest.PodsGET(t, env, "acme-reader", "/api/v1/workloads/"+syncWorkload+"/pods"); status != 200 || strings.Count(string(body), `"id"`) != 1 {
 			t.Errorf("the workload's pods: %d %s", status, body)
 		}
 	})
@@ -151,16 +151,16 @@ func TestClusterIDCase(t *testing.T) {
 		env := servertest.New(t, st, clusterFixture)
 		upper := strings.ToUpper(clusterA)
 		first := enrollCluster(t, env, clusterA, 9301)
-		status, body := post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": upper, "tenantId": 9302})
-		expect(t, "upper case for another tenant", status, body, 409, `"code":"CLUSTER_OF_OTHER_TENANT"`)
-		expect(t, "upper case for another tenant", status, body, 409, `cluster \"`+clusterA+`\" is enrolled for another tenant`)
-		status, body = post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": "not-a-uuid", "tenantId": 9301})
-		if got, want := openRelayError(t, "not a UUID", status, body, 400),
+		status, body := servertest.Post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": upper, "tenantId": 9302})
+		servertest.Expect(t, "upper case for another tenant", status, body, 409, `"code":"CLUSTER_OF_OTHER_TENANT"`)
+		servertest.Expect(t, "upper case for another tenant", status, body, 409, `cluster \"`+clusterA+`\" is enrolled for another tenant`)
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": "not-a-uuid", "tenantId": 9301})
+		if got, want := servertest.OpenRelayError(t, "not a UUID", status, body, 400),
 			`clusterId "not-a-uuid" must be a UUID (8-4-4-4-12 hex digits), as Run:ai's cluster ids are: the Pods API answers it as one`; got != want {
 			t.Errorf("not a UUID: %q, want %q", got, want)
 		}
 
-		status, body = post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": upper, "tenantId": 9301})
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/enroll", "ops-admin", map[string]any{"clusterId": upper, "tenantId": 9301})
 		var e struct{ ClusterID, Credential string }
 		if err := json.Unmarshal([]byte(body), &e); status != 201 || err != nil || e.ClusterID != clusterA {
 			t.Fatalf("upper case for the same tenant: %d %s", status, body)
@@ -169,12 +169,12 @@ func TestClusterIDCase(t *testing.T) {
 		if err := st.DB.Table("cluster_syncs").Count(&rows).Error; err != nil || rows != 1 {
 			t.Errorf("%d cluster rows (%v), want 1", rows, err)
 		}
-		status, body = post(t, env, "/api/v1/clusters/"+clusterA+"/sync", first, syncBatch(1, "delta"))
-		expect(t, "the rotated credential", status, body, 401, "unknown cluster credential")
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", first, syncBatch(1, "delta"))
+		servertest.Expect(t, "the rotated credential", status, body, 401, "unknown cluster credential")
 
 		// The connector spells its id in upper case, in the path and its pods.
 		b := syncBatch(1, "snapshot", syncPod(upper, 1, "Running"), syncPod(upper, 2, "Running"))
-		status, body = post(t, env, "/api/v1/clusters/"+upper+"/sync", e.Credential, b)
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+upper+"/sync", e.Credential, b)
 		if a := syncAnswer(t, status, body); a["clusterId"] != clusterA || a["podsCreated"] != 2.0 {
 			t.Errorf("sync: %s", body)
 		}
@@ -184,9 +184,9 @@ func TestClusterIDCase(t *testing.T) {
 				t.Errorf("filterBy=clusterId==%s: %v", id, pods)
 			}
 		}
-		status, body = post(t, env, "/v1/admin/clusters/"+upper+"/revoke", "ops-admin", []byte(`{}`))
-		expect(t, "revoke in upper case", status, body, 200, `{"clusterId":"`+clusterA+`","revoked":true}`)
-		status, body = post(t, env, "/v1/admin/clusters/not-a-uuid/revoke", "ops-admin", nil)
-		expect(t, "revoke not a UUID", status, body, 400, `clusterId \"not-a-uuid\" must be a UUID`)
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/"+upper+"/revoke", "ops-admin", []byte(`{}`))
+		servertest.Expect(t, "revoke in upper case", status, body, 200, `{"clusterId":"`+clusterA+`","revoked":true}`)
+		status, body = servertest.Post(t, env, "/v1/admin/clusters/not-a-uuid/revoke", "ops-admin", nil)
+		servertest.Expect(t, "revoke not a UUID", status, body, 400, `clusterId \"not-a-uuid\" must be a UUID`)
 	})
 }

@@ -1,4 +1,4 @@
-package httpapi_test
+package clustersync_test
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func TestClusterSyncReaderSeesWholeBatches(t *testing.T) {
 			}
 			return syncBatch(seq, kind, pods...)
 		}
-		status, body := post(t, env, path, cred, batch(1, "snapshot", "Pending"))
+		status, body := servertest.Post(t, env, path, cred, batch(1, "snapshot", "Pending"))
 		syncAnswer(t, status, body)
 		done := make(chan struct{})
 		var wg sync.WaitGroup
@@ -52,7 +52,7 @@ func TestClusterSyncReaderSeesWholeBatches(t *testing.T) {
 				}
 			}()
 		}
-		status, body = post(t, env, path, cred, batch(2, "delta", "Running"))
+		status, body = servertest.Post(t, env, path, cred, batch(2, "delta", "Running"))
 		a := syncAnswer(t, status, body)
 		close(done)
 		wg.Wait()

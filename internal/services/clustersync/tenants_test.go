@@ -1,4 +1,4 @@
-package httpapi_test
+package clustersync_test
 
 import (
 	"fmt"
@@ -46,12 +46,12 @@ func TestClusterSyncProjectIDsAreEachTenants(t *testing.T) {
 		env := servertest.New(t, st, clusterFixture)
 		credA := enrollCluster(t, env, clusterA, 9301)
 		credB := enrollCluster(t, env, clusterB, 9302)
-		status, body := post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, tenantBatch(1, "acme-research", workloadA,
+		status, body := servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", credA, tenantBatch(1, "acme-research", workloadA,
 			tenantPod(clusterA, workloadA, syncPodID(1), "a-1"), tenantPod(clusterA, workloadA, syncPodID(2), "a-2")))
 		if a := syncAnswer(t, status, body); a["podsCreated"] != 2.0 || a["projects"] != 1.0 {
 			t.Errorf("A's batch: %s", body)
 		}
-		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, tenantBatch(1, "globex-infra", workloadB,
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, tenantBatch(1, "globex-infra", workloadB,
 			tenantPod(clusterB, workloadB, syncPodID(3), "b-3")))
 		if a := syncAnswer(t, status, body); a["podsCreated"] != 1.0 || a["projects"] != 1.0 {
 			t.Errorf("B's batch with its own project 42: %s", body)
@@ -65,11 +65,11 @@ func TestClusterSyncProjectIDsAreEachTenants(t *testing.T) {
 			{"globex-reader", "globex-infra", workloadB, []string{syncPodID(3)}},
 		} {
 			tenant := map[string]int{"acme-reader": 9301, "globex-reader": 9302}[c.token]
-			if got, want := data(t, env.GraphQL(c.token, `{ projects { id name tenantId } }`, nil)),
+			if got, want := servertest.Data(t, env.GraphQL(c.token, `{ projects { id name tenantId } }`, nil)),
 				fmt.Sprintf(`{"projects":[{"id":"42","name":%q,"tenantId":%d}]}`, c.project, tenant); got != want {
 				t.Errorf("%s projects: %s, want %s", c.token, got, want)
 			}
-			if got, want := data(t, env.GraphQL(c.token, `{ workloads(projectId: "42") { id project { name } } }`, nil)),
+			if got, want := servertest.Data(t, env.GraphQL(c.token, `{ workloads(projectId: "42") { id project { name } } }`, nil)),
 				fmt.Sprintf(`{"workloads":[{"id":%q,"project":{"name":%q}}]}`, c.workload, c.project); got != want {
 				t.Errorf("%s workloads of project 42: %s, want %s", c.token, got, want)
 			}
@@ -137,11 +137,11 @@ func TestClusterSyncProjectQuota(t *testing.T) {
 		seq := int64(0)
 		for from := 0; from < clustersync.MaxTenantProjects; from += clusterbatch.MaxProjects {
 			seq++
-			status, body := post(t, env, pathA, credA, map[string]any{"sequence": seq, "kind": "delta", "projects": projects(from, clusterbatch.MaxProjects)})
+			status, body := servertest.Post(t, env, pathA, credA, map[string]any{"sequence": seq, "kind": "delta", "projects": projects(from, clusterbatch.MaxProjects)})
 			syncAnswer(t, status, body)
 		}
 		// The last 999 again and one more: refused, nothing written.
-		status, body := post(t, env, pathA, credA, map[string]any{"sequence": seq + 1, "kind": "delta",
+		status, body := servertest.Post(t, env, pathA, credA, map[string]any{"sequence": seq + 1, "kind": "delta",
 			"projects": projects(clustersync.MaxTenantProjects-999, 1000)})
 		const want = `{"code":403,"message":"exceeded quota: the batch's new projects (1) would give the tenant 10001 projects, above the bound of 10000 a tenant may have","requestId":"servertest"}`
 		if status != 403 || body != want {
@@ -151,10 +151,10 @@ func TestClusterSyncProjectQuota(t *testing.T) {
 			t.Errorf("tenant 9301 has %d projects, want %d", n, clustersync.MaxTenantProjects)
 		}
 		// Known projects, renamed: no new one, taken.
-		status, body = post(t, env, pathA, credA, map[string]any{"sequence": seq + 1, "kind": "delta", "projects": []map[string]any{{"id": "7", "name": "renamed"}}})
+		status, body = servertest.Post(t, env, pathA, credA, map[string]any{"sequence": seq + 1, "kind": "delta", "projects": []map[string]any{{"id": "7", "name": "renamed"}}})
 		syncAnswer(t, status, body)
 		// Another tenant's project "10000": its first.
-		status, body = post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, map[string]any{"sequence": 1, "kind": "delta", "projects": projects(clustersync.MaxTenantProjects, 1)})
+		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterB+"/sync", credB, map[string]any{"sequence": 1, "kind": "delta", "projects": projects(clustersync.MaxTenantProjects, 1)})
 		syncAnswer(t, status, body)
 	})
 }
@@ -181,7 +181,7 @@ func TestClusterSyncOneNewPodTwoTenantsAtOnce(t *testing.T) {
 		{envB, clusterB, credB, workloadB, 9302, "globex-infra", "b-", "B"},
 	}
 	for _, s := range sides {
-		status, body := post(t, s.env, "/api/v1/clusters/"+s.cluster+"/sync", s.cred, tenantBatch(1, s.project, s.workload))
+		status, body := servertest.Post(t, s.env, "/api/v1/clusters/"+s.cluster+"/sync", s.cred, tenantBatch(1, s.project, s.workload))
 		syncAnswer(t, status, body)
 	}
 	wins := map[string]int{}
@@ -201,7 +201,7 @@ func TestClusterSyncOneNewPodTwoTenantsAtOnce(t *testing.T) {
 				b := map[string]any{"sequence": round + 2, "kind": "delta",
 					"pods": []any{tenantPod(s.cluster, s.workload, id, fmt.Sprintf("%s%d", s.namePrefix, round))}}
 				<-start
-				answers[i].status, answers[i].body = post(t, s.env, "/api/v1/clusters/"+s.cluster+"/sync", s.cred, b)
+				answers[i].status, answers[i].body = servertest.Post(t, s.env, "/api/v1/clusters/"+s.cluster+"/sync", s.cred, b)
 			}()
 		}
 		close(start)

@@ -1,94 +1,24 @@
-package httpapi_test
+package credentials_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"gpugraph/internal/auth"
-	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
 
-// adminKeys are administrators added to the base fixture: acme-admin
-// administers org-acme; platform-admin (admin with nodes.admin) every
-// organization.
-const adminKeys = `{"apiKeys": [
-  {"token": "acme-admin", "organizationId": "org-acme", "permissions": ["admin", "workloads.read", "compute.read"]},
-  {"token": "platform-admin", "organizationId": "org-acme", "permissions": ["admin", "nodes.admin", "workloads.read"]}
-]}`
-
-func credentialsEnv(t *testing.T, st *store.Store) *servertest.Env {
-	t.Helper()
-	env := servertest.New(t, st, servertest.Base)
-	if _, err := dataset.LoadFile(context.Background(), st, []byte(adminKeys)); err != nil {
-		t.Fatal(err)
-	}
-	return env
-}
-
-// call sends a JSON request and decodes a JSON answer into out (may be nil).
-func call(t *testing.T, env *servertest.Env, method, path, token, body string, want int, out any) []byte {
-	t.Helper()
-	var b []byte
-	if body != "" {
-		b = []byte(body)
-	}
-	status, got := env.Do(method, path, token, b, nil)
-	if status != want {
-		t.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, got)
-	}
-	if out != nil {
-		if err := json.Unmarshal(got, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, got)
-		}
-	}
-	return got
-}
-
-type credJSON struct {
-	ID             string   `json:"id"`
-	OrganizationID string   `json:"organizationId"`
-	Name           string   `json:"name"`
-	Permissions    []string `json:"permissions"`
-	CreatedAt      string   `json:"createdAt"`
-	LastUsedAt     *string  `json:"lastUsedAt"`
-	ExpiresAt      *string  `json:"expiresAt"`
-	RevokedAt      *string  `json:"revokedAt"`
-	Key            string   `json:"key"`
-	ClientID       string   `json:"clientId"`
-	ClientSecret   string   `json:"clientSecret"`
-}
-
-func errorMessage(t *testing.T, body []byte) string {
-	t.Helper()
-	var e struct {
-		Message string `json:"message"`
-		Error   struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Fatalf("error body is not JSON: %s", body)
-	}
-	if e.Message != "" {
-		return e.Message
-	}
-	return e.Error.Code + ": " + e.Error.Message
-}
-
 // Keys over REST: create (the secret once), use, list (no secret),
 // revoke (401 saying so at once), refusals.
 func TestAdminKeysREST(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
-		var k credJSON
-		call(t, env, "POST", "/v1/admin/keys", "acme-admin",
+		env := servertest.NewWithAdminKeys(t, st)
+		var k servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/keys", "acme-admin",
 			`{"name": "ci", "permissions": ["workloads.read"], "expires": "90d"}`, 201, &k)
 		if !strings.HasPrefix(k.Key, "gpgkey_") || len(k.ID) != 12 || k.OrganizationID != "org-acme" || k.Name != "ci" ||
 			strings.Join(k.Permissions, ",") != "workloads.read" || k.ExpiresAt == nil || k.RevokedAt != nil || k.LastUsedAt != nil {
@@ -99,14 +29,14 @@ func TestAdminKeysREST(t *testing.T) {
 		if d := expires.Sub(created); d < 90*24*time.Hour-time.Second || d > 90*24*time.Hour {
 			t.Fatalf("expires %s after creation, want 90 days", d)
 		}
-		call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
+		servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
 
-		var list struct{ Keys []credJSON }
-		raw := call(t, env, "GET", "/v1/admin/keys", "acme-admin", "", 200, &list)
+		var list struct{ Keys []servertest.Credential }
+		raw := servertest.Call(t, env, "GET", "/v1/admin/keys", "acme-admin", "", 200, &list)
 		if strings.Contains(string(raw), k.Key) || strings.Contains(string(raw), "token") {
 			t.Fatalf("a listing shows a secret: %s", raw)
 		}
-		var mine *credJSON
+		var mine *servertest.Credential
 		for i, c := range list.Keys {
 			if c.OrganizationID != "org-acme" {
 				t.Fatalf("acme-admin lists another organization's key %+v", c)
@@ -119,13 +49,13 @@ func TestAdminKeysREST(t *testing.T) {
 			t.Fatalf("list has %d keys, mine %v", len(list.Keys), mine)
 		}
 
-		var revoked credJSON
-		call(t, env, "POST", "/v1/admin/keys/"+k.ID+"/revoke", "acme-admin", "", 200, &revoked)
+		var revoked servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/keys/"+k.ID+"/revoke", "acme-admin", "", 200, &revoked)
 		if revoked.RevokedAt == nil {
 			t.Fatalf("revoked %+v", revoked)
 		}
-		body := call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 401, nil)
-		if got, want := errorMessage(t, body), "API key revoked at "+*revoked.RevokedAt; got != want {
+		body := servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 401, nil)
+		if got, want := servertest.ErrorMessage(t, body), "API key revoked at "+*revoked.RevokedAt; got != want {
 			t.Fatalf("message %q, want %q", got, want)
 		}
 		gql := env.GraphQL(k.Key, `{ podsCount }`, nil)
@@ -133,8 +63,8 @@ func TestAdminKeysREST(t *testing.T) {
 			t.Fatalf("graphql %d %+v", gql.Status, gql.Errors)
 		}
 		// Revoking again changes nothing.
-		var again credJSON
-		call(t, env, "POST", "/v1/admin/keys/"+k.ID+"/revoke", "acme-admin", "", 200, &again)
+		var again servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/keys/"+k.ID+"/revoke", "acme-admin", "", 200, &again)
 		if *again.RevokedAt != *revoked.RevokedAt {
 			t.Fatalf("second revoke moved revokedAt: %s → %s", *revoked.RevokedAt, *again.RevokedAt)
 		}
@@ -164,8 +94,8 @@ func TestAdminKeysREST(t *testing.T) {
 			{"acme-admin", "POST", "/v1/admin/organizations", `{"id": "org-x", "name": "X", "tenantId": 7}`, 403,
 				"FORBIDDEN: this API key lacks the nodes.admin permission"},
 		} {
-			body := call(t, env, c.method, c.path, c.token, c.body, c.status, nil)
-			if got := errorMessage(t, body); got != c.message {
+			body := servertest.Call(t, env, c.method, c.path, c.token, c.body, c.status, nil)
+			if got := servertest.ErrorMessage(t, body); got != c.message {
 				t.Errorf("%s %s %s: %q, want %q", c.token, c.method, c.path, got, c.message)
 			}
 		}
@@ -185,34 +115,34 @@ func keyIDOf(t *testing.T, st *store.Store, token string) string {
 // that admin administers it.
 func TestAdminOrganizationsREST(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		var org map[string]any
-		call(t, env, "POST", "/v1/admin/organizations", "platform-admin",
+		servertest.Call(t, env, "POST", "/v1/admin/organizations", "platform-admin",
 			`{"id": "org-initech", "name": "Initech", "tenantId": 1003}`, 201, &org)
 		if org["id"] != "org-initech" || org["state"] != "active" || org["tenantId"] != float64(1003) || org["infinibandEnabled"] != false {
 			t.Fatalf("org %v", org)
 		}
-		body := call(t, env, "POST", "/v1/admin/organizations", "platform-admin",
+		body := servertest.Call(t, env, "POST", "/v1/admin/organizations", "platform-admin",
 			`{"id": "org-initech", "name": "Initech", "tenantId": 1003}`, 409, nil)
-		if got := errorMessage(t, body); got != "ORGANIZATION_EXISTS: organization org-initech exists already" {
+		if got := servertest.ErrorMessage(t, body); got != "ORGANIZATION_EXISTS: organization org-initech exists already" {
 			t.Fatal(got)
 		}
-		var k credJSON
-		call(t, env, "POST", "/v1/admin/keys", "platform-admin",
+		var k servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/keys", "platform-admin",
 			`{"organizationId": "org-initech", "permissions": ["admin"]}`, 201, &k)
-		var list struct{ Keys []credJSON }
-		call(t, env, "GET", "/v1/admin/keys", k.Key, "", 200, &list)
+		var list struct{ Keys []servertest.Credential }
+		servertest.Call(t, env, "GET", "/v1/admin/keys", k.Key, "", 200, &list)
 		if len(list.Keys) != 1 || list.Keys[0].ID != k.ID {
 			t.Fatalf("the new admin lists %+v", list.Keys)
 		}
-		call(t, env, "GET", "/v1/admin/keys?organizationId=org-acme", k.Key, "", 404, nil)
+		servertest.Call(t, env, "GET", "/v1/admin/keys?organizationId=org-acme", k.Key, "", 404, nil)
 	})
 }
 
 // The same operations through GraphQL.
 func TestAdminGraphQL(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		var created struct {
 			CreateApiKey struct {
 				Credential struct {
@@ -282,14 +212,14 @@ func TestAdminGraphQL(t *testing.T) {
 // An expired key answers 401 saying when it expired.
 func TestExpiredKey(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
-		var k credJSON
-		call(t, env, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"], "expires": "2s"}`, 201, &k)
-		call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
+		env := servertest.NewWithAdminKeys(t, st)
+		var k servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"], "expires": "2s"}`, 201, &k)
+		servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
 		exp, _ := time.Parse(time.RFC3339, *k.ExpiresAt)
 		time.Sleep(time.Until(exp) + 50*time.Millisecond)
-		body := call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 401, nil)
-		if got := errorMessage(t, body); got != "API key expired at "+*k.ExpiresAt {
+		body := servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 401, nil)
+		if got := servertest.ErrorMessage(t, body); got != "API key expired at "+*k.ExpiresAt {
 			t.Fatalf("message %q", got)
 		}
 	})
@@ -298,12 +228,12 @@ func TestExpiredKey(t *testing.T) {
 // lastUsedAt is written off the request's path, at most once a minute.
 func TestLastUsedAt(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
-		var k credJSON
-		call(t, env, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"]}`, 201, &k)
+		env := servertest.NewWithAdminKeys(t, st)
+		var k servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"]}`, 201, &k)
 		lastUsed := func() *string {
-			var list struct{ Keys []credJSON }
-			call(t, env, "GET", "/v1/admin/keys", "acme-admin", "", 200, &list)
+			var list struct{ Keys []servertest.Credential }
+			servertest.Call(t, env, "GET", "/v1/admin/keys", "acme-admin", "", 200, &list)
 			for _, c := range list.Keys {
 				if c.ID == k.ID {
 					return c.LastUsedAt
@@ -315,7 +245,7 @@ func TestLastUsedAt(t *testing.T) {
 		if lastUsed() != nil {
 			t.Fatal("an unused key has a lastUsedAt")
 		}
-		call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
+		servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
 		var first *string
 		for i := 0; i < 100 && first == nil; i++ {
 			time.Sleep(20 * time.Millisecond)
@@ -324,7 +254,7 @@ func TestLastUsedAt(t *testing.T) {
 		if first == nil {
 			t.Fatal("lastUsedAt never written")
 		}
-		call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
+		servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
 		time.Sleep(200 * time.Millisecond)
 		if second := lastUsed(); *second != *first {
 			t.Fatalf("lastUsedAt rewritten within a minute: %s → %s", *first, *second)

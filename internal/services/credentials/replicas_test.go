@@ -1,4 +1,4 @@
-package httpapi_test
+package credentials_test
 
 import (
 	"testing"
@@ -16,29 +16,29 @@ import (
 // signing key) and stops on B when A revokes its application.
 func TestCredentialsAcrossReplicas(t *testing.T) {
 	st := storetest.Replicas(t, store.Postgres, 2)
-	a := credentialsEnv(t, st[0])
+	a := servertest.NewWithAdminKeys(t, st[0])
 	b := servertest.New(t, st[1], "")
 
-	var k credJSON
-	call(t, a, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"], "expires": "3s"}`, 201, &k)
-	call(t, b, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
-	var other credJSON
-	call(t, b, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"]}`, 201, &other)
-	call(t, a, "GET", "/api/v1/workloads/pods/count", other.Key, "", 200, nil)
-	var revoked credJSON
-	call(t, a, "POST", "/v1/admin/keys/"+other.ID+"/revoke", "acme-admin", "", 200, &revoked)
-	if got := errorMessage(t, call(t, b, "GET", "/api/v1/workloads/pods/count", other.Key, "", 401, nil)); got != "API key revoked at "+*revoked.RevokedAt {
+	var k servertest.Credential
+	servertest.Call(t, a, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"], "expires": "3s"}`, 201, &k)
+	servertest.Call(t, b, "GET", "/api/v1/workloads/pods/count", k.Key, "", 200, nil)
+	var other servertest.Credential
+	servertest.Call(t, b, "POST", "/v1/admin/keys", "acme-admin", `{"permissions": ["workloads.read"]}`, 201, &other)
+	servertest.Call(t, a, "GET", "/api/v1/workloads/pods/count", other.Key, "", 200, nil)
+	var revoked servertest.Credential
+	servertest.Call(t, a, "POST", "/v1/admin/keys/"+other.ID+"/revoke", "acme-admin", "", 200, &revoked)
+	if got := servertest.ErrorMessage(t, servertest.Call(t, b, "GET", "/api/v1/workloads/pods/count", other.Key, "", 401, nil)); got != "API key revoked at "+*revoked.RevokedAt {
 		t.Fatalf("B after A revoked: %q", got)
 	}
 
-	app := newApplication(t, a, `{"permissions": ["workloads.read"]}`)
-	var tok tokenAnswer
-	call(t, a, "POST", "/api/v1/token", "",
+	app := servertest.NewApplication(t, a, `{"permissions": ["workloads.read"]}`)
+	var tok servertest.TokenAnswer
+	servertest.Call(t, a, "POST", "/api/v1/token", "",
 		`{"grantType":"client_credentials","clientId":"`+app.ClientID+`","clientSecret":"`+app.ClientSecret+`"}`, 200, &tok)
-	call(t, b, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 200, nil)
-	var appRevoked credJSON
-	call(t, b, "POST", "/v1/admin/applications/"+app.ID+"/revoke", "acme-admin", "", 200, &appRevoked)
-	if got := errorMessage(t, call(t, a, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 401, nil)); got !=
+	servertest.Call(t, b, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 200, nil)
+	var appRevoked servertest.Credential
+	servertest.Call(t, b, "POST", "/v1/admin/applications/"+app.ID+"/revoke", "acme-admin", "", 200, &appRevoked)
+	if got := servertest.ErrorMessage(t, servertest.Call(t, a, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 401, nil)); got !=
 		"application "+app.ID+" revoked at "+*appRevoked.RevokedAt {
 		t.Fatalf("A after B revoked the application: %q", got)
 	}
@@ -46,7 +46,7 @@ func TestCredentialsAcrossReplicas(t *testing.T) {
 	exp, _ := time.Parse(time.RFC3339, *k.ExpiresAt)
 	time.Sleep(time.Until(exp) + 50*time.Millisecond)
 	for _, env := range []*servertest.Env{a, b} {
-		if got := errorMessage(t, call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 401, nil)); got != "API key expired at "+*k.ExpiresAt {
+		if got := servertest.ErrorMessage(t, servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", k.Key, "", 401, nil)); got != "API key expired at "+*k.ExpiresAt {
 			t.Fatalf("expired key: %q", got)
 		}
 	}

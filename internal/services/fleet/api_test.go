@@ -1,4 +1,4 @@
-package httpapi_test
+package fleet_test
 
 import (
 	"context"
@@ -104,17 +104,6 @@ func wantEnded(t *testing.T, st *store.Store, org, id string, status models.VMSt
 	}
 }
 
-func errorCode(t *testing.T, body []byte) string {
-	t.Helper()
-	var e struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Fatalf("not an OpenRelay error: %s", body)
-	}
-	return e.Error.Code
-}
-
 func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newFleetEnv(t, st)
@@ -122,14 +111,14 @@ func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 		leaving := "node leaving at " + at.Format(time.RFC3339)
 		body := fmt.Appendf(nil, `{"leavingAt": %q}`, at.Format(time.RFC3339))
 
-		if s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "acme-operator", body, nil); s != 403 || errorCode(t, b) != "FORBIDDEN" {
+		if s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "acme-operator", body, nil); s != 403 || servertest.ErrorCode(t, b) != "FORBIDDEN" {
 			t.Fatalf("without nodes.admin: %d %s", s, b)
 		}
 		past := []byte(`{"leavingAt": "2020-01-01T00:00:00Z"}`)
 		if s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "platform-admin", past, nil); s != 400 {
 			t.Fatalf("a past leavingAt: %d %s", s, b)
 		}
-		if s, b := env.Do("PUT", "/v1/admin/nodes/nope/leaving-at", "platform-admin", body, nil); s != 404 || errorCode(t, b) != "NODE_NOT_FOUND" {
+		if s, b := env.Do("PUT", "/v1/admin/nodes/nope/leaving-at", "platform-admin", body, nil); s != 404 || servertest.ErrorCode(t, b) != "NODE_NOT_FOUND" {
 			t.Fatalf("unknown node: %d %s", s, b)
 		}
 		s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "platform-admin", body, nil)
@@ -200,7 +189,7 @@ func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 		if again, _ := sweep.New(st).Sweep(context.Background(), at.Add(time.Second), time.Minute); again.Changed() {
 			t.Fatalf("a second sweep changed %+v", again)
 		}
-		if s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "platform-admin", body, nil); s != 409 || errorCode(t, b) != "NODE_REMOVED" {
+		if s, b := env.Do("PUT", "/v1/admin/nodes/n1/leaving-at", "platform-admin", body, nil); s != 409 || servertest.ErrorCode(t, b) != "NODE_REMOVED" {
 			t.Fatalf("leavingAt of a removed node: %d %s", s, b)
 		}
 
@@ -246,7 +235,7 @@ func TestReservedRestartPreemptsInterruptibleCapacity(t *testing.T) {
 		env := newFleetEnv(t, st)
 		// Three GPUs: even stopping both interruptible pods frees only two.
 		s, b := env.Do("POST", "/v1/vms/res-3/restart", "acme-operator", nil, nil)
-		if s != 503 || errorCode(t, b) != "POD_NODE_BUSY" {
+		if s != 503 || servertest.ErrorCode(t, b) != "POD_NODE_BUSY" {
 			t.Fatalf("reserved pod that preemption cannot fit: %d %s", s, b)
 		}
 		for _, id := range []string{"spot-dear", "spot-cheap"} {
@@ -311,7 +300,7 @@ func TestOrganizationStates(t *testing.T) {
 		if r := env.GraphQL("globex-operator", `{ vms { total } }`, nil); len(r.Errors) > 0 {
 			t.Fatalf("reads of a balance-exhausted organization: %+v", r.Errors)
 		}
-		if s, b := env.Do("POST", "/v1/vms/vm-globex-1/restart", "globex-operator", nil, nil); s != 402 || errorCode(t, b) != "ORGANIZATION_BALANCE_EXHAUSTED" {
+		if s, b := env.Do("POST", "/v1/vms/vm-globex-1/restart", "globex-operator", nil, nil); s != 402 || servertest.ErrorCode(t, b) != "ORGANIZATION_BALANCE_EXHAUSTED" {
 			t.Fatalf("restart with an exhausted balance: %d %s", s, b)
 		}
 
@@ -332,7 +321,7 @@ func TestOrganizationStates(t *testing.T) {
 		wantEnded(t, st, "org-globex", "vm-globex-1", models.VMStopped, models.ReasonAccountSuspended, models.ActorOperator)
 		wantRefused := func(code string) {
 			t.Helper()
-			if s, b := env.Do("POST", "/v1/vms/vm-globex-1/restart", "globex-operator", nil, nil); s != 403 || errorCode(t, b) != code {
+			if s, b := env.Do("POST", "/v1/vms/vm-globex-1/restart", "globex-operator", nil, nil); s != 403 || servertest.ErrorCode(t, b) != code {
 				t.Fatalf("REST with a %s key: %d %s", code, s, b)
 			}
 			if s, b := env.Do("GET", "/api/v1/workloads/pods", "globex-operator", nil, nil); s != 403 {
@@ -351,7 +340,7 @@ func TestOrganizationStates(t *testing.T) {
 			t.Fatalf("delete: %d %s", s, b)
 		}
 		wantRefused("ORGANIZATION_DELETED")
-		if s, b := put("org-globex", "active"); s != 409 || errorCode(t, b) != "ORGANIZATION_DELETED" {
+		if s, b := put("org-globex", "active"); s != 409 || servertest.ErrorCode(t, b) != "ORGANIZATION_DELETED" {
 			t.Fatalf("reinstate a deleted organization: %d %s", s, b)
 		}
 		if s, b := put("org-acme", "deleted"); s != 200 {
@@ -417,7 +406,7 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 				t.Fatalf("GPU %d names a deleted pod", g.Index)
 			}
 		}
-		if s, b := env.Do("POST", "/v1/vms/pod-acme-1/restart", "acme-operator", nil, nil); s != 404 || errorCode(t, b) != "VM_NOT_FOUND" {
+		if s, b := env.Do("POST", "/v1/vms/pod-acme-1/restart", "acme-operator", nil, nil); s != 404 || servertest.ErrorCode(t, b) != "VM_NOT_FOUND" {
 			t.Fatalf("restart of a deleted pod: %d %s", s, b)
 		}
 		if ev := lastEvent(t, st, "org-acme", "pod-acme-1"); ev.Transition != models.ExpirePod || ev.ActorKind != models.ActorSweep {

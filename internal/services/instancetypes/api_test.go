@@ -1,4 +1,4 @@
-package httpapi_test
+package instancetypes_test
 
 import (
 	"context"
@@ -23,8 +23,6 @@ func newTypesEnv(t *testing.T, st *store.Store) *servertest.Env {
 	}
 	return env
 }
-
-const east = "71f69d83-ba66-4822-adf5-55ce55efd210"
 
 // GET /v1/instance-types answers the catalog by name with the VM object's
 // keys and each type's capacity on the fixture fleet (n1: 2 free healthy
@@ -61,7 +59,7 @@ func TestInstanceTypesREST(t *testing.T) {
 		if want := `{"error":{"code":"INSTANCE_TYPE_NOT_FOUND","message":"there is no instance type \"gpu_1x_b200\"","requestId":"servertest"}}` + "\n"; s != 404 || string(b) != want {
 			t.Errorf("unknown: %d %s", s, b)
 		}
-		if s, b := env.Do("GET", "/v1/instance-types", "", nil, nil); s != 401 || errorCode(t, b) != "UNAUTHENTICATED" {
+		if s, b := env.Do("GET", "/v1/instance-types", "", nil, nil); s != 401 || servertest.ErrorCode(t, b) != "UNAUTHENTICATED" {
 			t.Errorf("no key: %d %s", s, b)
 		}
 	})
@@ -151,20 +149,20 @@ func TestInstanceTypeWritesREST(t *testing.T) {
 			{"/v1/instance-types/x", `{"cpuCores": "8"}`, ""},
 		} {
 			s, b := env.Do("PUT", c.path, "acme-ops", []byte(c.body), nil)
-			if s != 400 || errorCode(t, b) != "BAD_REQUEST" || (c.msg != "" && !strings.Contains(string(b), `"message":"`+c.msg+`"`)) {
+			if s != 400 || servertest.ErrorCode(t, b) != "BAD_REQUEST" || (c.msg != "" && !strings.Contains(string(b), `"message":"`+c.msg+`"`)) {
 				t.Errorf("PUT %s %s: %d %s", c.path, c.body, s, b)
 			}
 		}
-		if s, b := env.Do("PUT", "/v1/instance-types/x", "acme-operator", []byte(`{"cpuCores": -1}`), nil); s != 403 || errorCode(t, b) != "FORBIDDEN" {
+		if s, b := env.Do("PUT", "/v1/instance-types/x", "acme-operator", []byte(`{"cpuCores": -1}`), nil); s != 403 || servertest.ErrorCode(t, b) != "FORBIDDEN" {
 			t.Errorf("without nodes.admin: %d %s", s, b)
 		}
-		if s, b := env.Do("DELETE", "/v1/instance-types/gpu_1x_h100_sxm5", "acme-operator", nil, nil); s != 403 || errorCode(t, b) != "FORBIDDEN" {
+		if s, b := env.Do("DELETE", "/v1/instance-types/gpu_1x_h100_sxm5", "acme-operator", nil, nil); s != 403 || servertest.ErrorCode(t, b) != "FORBIDDEN" {
 			t.Errorf("delete without nodes.admin: %d %s", s, b)
 		}
 		if s, b := env.Do("DELETE", "/v1/instance-types/gpu_4x_h100_sxm5", "acme-ops", nil, nil); s != 204 || len(b) != 0 {
 			t.Errorf("delete: %d %s", s, b)
 		}
-		if s, b := env.Do("DELETE", "/v1/instance-types/gpu_4x_h100_sxm5", "acme-ops", nil, nil); s != 404 || errorCode(t, b) != "INSTANCE_TYPE_NOT_FOUND" {
+		if s, b := env.Do("DELETE", "/v1/instance-types/gpu_4x_h100_sxm5", "acme-ops", nil, nil); s != 404 || servertest.ErrorCode(t, b) != "INSTANCE_TYPE_NOT_FOUND" {
 			t.Errorf("delete again: %d %s", s, b)
 		}
 		if s, _ := env.Do("GET", "/v1/instance-types/x", "acme-ops", nil, nil); s != 404 {
@@ -233,10 +231,10 @@ func TestGPUQuotasREST(t *testing.T) {
 		if s, b := env.Do("GET", "/v1/organizations/org-globex/gpu-quotas", "globex-operator", nil, nil); s != 200 || string(b) != `{"gpuQuotas":[]}`+"\n" {
 			t.Errorf("globex reads its own: %d %s", s, b)
 		}
-		if s, b := put("globex-operator", "org-globex", "h100-80gb", `{"limit": 100}`); s != 403 || errorCode(t, b) != "FORBIDDEN" {
+		if s, b := put("globex-operator", "org-globex", "h100-80gb", `{"limit": 100}`); s != 403 || servertest.ErrorCode(t, b) != "FORBIDDEN" {
 			t.Errorf("globex sets its own: %d %s", s, b)
 		}
-		if s, b := env.Do("DELETE", "/v1/organizations/org-acme/gpu-quotas/h100-80gb", "globex-operator", nil, nil); s != 403 || errorCode(t, b) != "FORBIDDEN" {
+		if s, b := env.Do("DELETE", "/v1/organizations/org-acme/gpu-quotas/h100-80gb", "globex-operator", nil, nil); s != 403 || servertest.ErrorCode(t, b) != "FORBIDDEN" {
 			t.Errorf("globex lifts acme's: %d %s", s, b)
 		}
 		for _, c := range []struct {
@@ -250,14 +248,14 @@ func TestGPUQuotasREST(t *testing.T) {
 			{"org-nope", "h100-80gb", `{"limit": 1}`, 404, "ORGANIZATION_NOT_FOUND"},
 			{"org-acme", "b200", `{"limit": 1}`, 404, "GPU_MODEL_NOT_FOUND"},
 		} {
-			if s, b := put("acme-ops", c.org, c.model, c.body); s != c.status || errorCode(t, b) != c.code {
+			if s, b := put("acme-ops", c.org, c.model, c.body); s != c.status || servertest.ErrorCode(t, b) != c.code {
 				t.Errorf("PUT %s/%s %s: %d %s", c.org, c.model, c.body, s, b)
 			}
 		}
 		if s, b := env.Do("DELETE", "/v1/organizations/org-acme/gpu-quotas/h100-80gb", "acme-ops", nil, nil); s != 204 || len(b) != 0 {
 			t.Errorf("lift: %d %s", s, b)
 		}
-		if s, b := env.Do("DELETE", "/v1/organizations/org-acme/gpu-quotas/h100-80gb", "acme-ops", nil, nil); s != 404 || errorCode(t, b) != "QUOTA_NOT_FOUND" {
+		if s, b := env.Do("DELETE", "/v1/organizations/org-acme/gpu-quotas/h100-80gb", "acme-ops", nil, nil); s != 404 || servertest.ErrorCode(t, b) != "QUOTA_NOT_FOUND" {
 			t.Errorf("lift again: %d %s", s, b)
 		}
 		if s, b := env.Do("POST", "/v1/vms/vm-acme-2/restart", "acme-operator", nil, nil); s != 200 {

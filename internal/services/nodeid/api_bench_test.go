@@ -1,4 +1,4 @@
-package httpapi_test
+package nodeid_test
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ import (
 func BenchmarkReportIdentity(b *testing.B) {
 	for _, d := range storetest.Engines() {
 		b.Run(string(d), func(b *testing.B) {
-			env := servertest.NewWithOptions(b, storetest.Open(b, d), identityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
+			env := servertest.NewWithOptions(b, storetest.Open(b, d), servertest.IdentityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
 			s, body := env.Do(http.MethodPost, "/v1/admin/nodes/enroll", "ops-admin", []byte(`{"nodeName":"dgx-b","clusterId":"c1"}`), nil)
 			if s != 201 {
 				b.Fatalf("%d %s", s, body)
@@ -36,7 +36,7 @@ func BenchmarkReportIdentity(b *testing.B) {
 				b.Run(c.name, func(b *testing.B) {
 					for range b.N {
 						seq++
-						raw, _ := json.Marshal(heartbeatOf(c.node, seq))
+						raw, _ := json.Marshal(servertest.HeartbeatOf(c.node, seq))
 						s, body := env.Do(http.MethodPost, agentapi.HeartbeatPath, c.token, raw, nil)
 						if s != 200 {
 							b.Fatalf("%d %s", s, body)

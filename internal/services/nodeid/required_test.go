@@ -1,4 +1,4 @@
-package httpapi_test
+package nodeid_test
 
 import (
 	"fmt"
@@ -43,12 +43,6 @@ const sharedFixture = `{
    "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["s1"], "volumeGb": 10}]
 }`
 
-// credentialRequired is what a server requiring node credentials answers
-// an agent report made with an API key.
-const credentialRequired = `{"error":{"code":"NODE_CREDENTIAL_REQUIRED","message":"this server accepts agent reports only with a node credential, never with an API key or an access token: ` +
-	`an operator enrolls the node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) for a one-time bootstrap token, ` +
-	`and its agent exchanges it at start (--bootstrap-token)","requestId":"servertest"}}`
-
 // sharedInventory is dgx-shared's whole inventory as a key would send it.
 func sharedInventory() agentapi.InventoryRequest {
 	inv := agentapi.InventoryRequest{NodeName: "dgx-shared", ClusterID: "c1", AgentVersion: "2.6.1", CPUCores: 64, RAMGb: 512, DiskGb: 4000}
@@ -66,7 +60,7 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, sharedFixture) // httpapi.Config{}: what New serves unless told otherwise
 		restart := func(id string) (int, string) {
-			return post(t, env, "/v1/vms/"+id+"/restart", "a-operator", []byte(`{}`))
+			return servertest.Post(t, env, "/v1/vms/"+id+"/restart", "a-operator", []byte(`{}`))
 		}
 		failGPU := agentapi.HeartbeatRequest{NodeName: "dgx-shared", AgentVersion: "2.6.1",
 			GPUs: []agentapi.HeartbeatGPU{{UUID: "GPU-s0", Health: "failed", FailedReason: "XID 79"}}}
@@ -98,7 +92,7 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 				}
 			}},
 			{"stop another organization's running workload", agentapi.HeartbeatPath, stopWorkload, func(t *testing.T) {
-				if vm := readVM(t, st, "vm-a-run"); vm.Status != models.VMRunning {
+				if vm := servertest.ReadVM(t, st, "vm-a-run"); vm.Status != models.VMRunning {
 					t.Errorf("vm-a-run is %s (%s)", vm.Status, vm.StatusReason)
 				}
 			}},
@@ -109,23 +103,23 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 					t.Errorf("the rogue node was registered")
 				}
 				s, b := restart("vm-a-moved")
-				expect(t, "restarting vm-a-moved after the attack", s, b, 503, "VM_NO_CAPACITY")
+				servertest.Expect(t, "restarting vm-a-moved after the attack", s, b, 503, "VM_NO_CAPACITY")
 			}},
 			{"inflate a node's RAM", agentapi.InventoryPath, inflated, func(t *testing.T) {
 				if n := nodeRow(t, st, "n-shared"); n.RAMGb != 512 {
 					t.Errorf("dgx-shared has %d GB of RAM", n.RAMGb)
 				}
 				s, b := restart("vm-a-stopped")
-				expect(t, "restarting vm-a-stopped after the attack", s, b, 503, "too little free RAM")
+				servertest.Expect(t, "restarting vm-a-stopped after the attack", s, b, 503, "too little free RAM")
 			}},
 			{"read the node's VMs and GPU holdings from a heartbeat answer", agentapi.HeartbeatPath,
 				agentapi.HeartbeatRequest{NodeName: "dgx-shared", AgentVersion: "2.6.1"}, nil},
 			{"read GPU holders from a refused inventory", agentapi.InventoryPath, shrunk, nil},
 		} {
 			t.Run(a.name, func(t *testing.T) {
-				s, b := post(t, env, a.path, "b-agent", a.body)
-				if s != 403 || b != credentialRequired {
-					t.Errorf("got %d %s\nwant 403 %s", s, b, credentialRequired)
+				s, b := servertest.Post(t, env, a.path, "b-agent", a.body)
+				if s != 403 || b != servertest.CredentialRequired {
+					t.Errorf("got %d %s\nwant 403 %s", s, b, servertest.CredentialRequired)
 				}
 				if strings.Contains(b, "vm-") || strings.Contains(b, "GPU-s") {
 					t.Errorf("the refusal names a VM or GPU: %s", b)
@@ -167,7 +161,7 @@ func TestReportAnswersNameOnlyTheNodesOwn(t *testing.T) {
 						v.Sequence = seq
 						body = v
 					}
-					return post(t, env, path, token, body)
+					return servertest.Post(t, env, path, token, body)
 				}
 				// Beta's pod, interrupted, still holds GPU s1: it is not an
 				// assignment, and nothing names it.

@@ -1,9 +1,7 @@
-package httpapi_test
+package nodes_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -35,34 +33,6 @@ const handFixture = `{
           "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["h1"], "volumeGb": 10}]
 }`
 
-// heartbeatBody is node's heartbeat, with the next sequence.
-func heartbeatBody(node string, gpus []agentapi.HeartbeatGPU, ws ...agentapi.WorkloadReport) string {
-	b, _ := json.Marshal(agentapi.HeartbeatRequest{NodeName: node, AgentVersion: "2.6.1", GPUs: gpus, Workloads: ws, Sequence: servertest.Sequence()})
-	return string(b)
-}
-
-// heartbeatAs sends node's heartbeat with its credential cred.
-func heartbeatAs(t *testing.T, url, cred, node string, gpus []agentapi.HeartbeatGPU, ws ...agentapi.WorkloadReport) agentapi.HeartbeatResponse {
-	t.Helper()
-	code, body := postAs(t, url+agentapi.HeartbeatPath, cred, heartbeatBody(node, gpus, ws...))
-	if code != 200 {
-		t.Fatalf("heartbeat of %s: %d %s", node, code, body)
-	}
-	var resp agentapi.HeartbeatResponse
-	if err := json.Unmarshal([]byte(body), &resp); err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
-func assigned(resp agentapi.HeartbeatResponse) string {
-	var out []string
-	for _, a := range resp.Workloads {
-		out = append(out, fmt.Sprintf("%s@%d%v", a.ID, a.Generation, a.GPUs))
-	}
-	return strings.Join(out, " ")
-}
-
 // Workload reports sent by hand: only the reporting node's rows, of the
 // generation they name, move; a pod whose GPU failed is not re-submitted;
 // bad reports answer 400 naming the field.
@@ -80,46 +50,46 @@ func TestWorkloadReports(t *testing.T) {
 		}
 
 		// What should run on each node.
-		resp := heartbeatAs(t, url, hand, "dgx-hand", nil)
-		if got := assigned(resp); got != "pod-nofit@0[GPU-h1] vm-dep@0[GPU-h0]" {
+		resp := servertest.HeartbeatAs(t, url, hand, "dgx-hand", nil)
+		if got := servertest.Assigned(resp); got != "pod-nofit@0[GPU-h1] vm-dep@0[GPU-h0]" {
 			t.Errorf("dgx-hand is told to run %q", got)
 		}
-		if got := assigned(heartbeatAs(t, url, other, "dgx-other", nil)); got != "" {
+		if got := servertest.Assigned(servertest.HeartbeatAs(t, url, other, "dgx-other", nil)); got != "" {
 			t.Errorf("dgx-other is told to run %q, want nothing", got)
 		}
 
 		// Another node's agent cannot move dgx-hand's row.
-		heartbeatAs(t, url, other, "dgx-other", nil, running("vm-dep", 0))
-		checkVM(t, st, readVM(t, st, "vm-dep"), models.ReasonUserRestarted, 1)
-		if vm := readVM(t, st, "vm-dep"); vm.Status != models.VMDeploying {
+		servertest.HeartbeatAs(t, url, other, "dgx-other", nil, running("vm-dep", 0))
+		servertest.CheckVM(t, st, servertest.ReadVM(t, st, "vm-dep"), models.ReasonUserRestarted, 1)
+		if vm := servertest.ReadVM(t, st, "vm-dep"); vm.Status != models.VMDeploying {
 			t.Fatalf("vm-dep moved by another node's report: %s", vm.Status)
 		}
 		// A report of another generation is ignored.
-		heartbeatAs(t, url, hand, "dgx-hand", nil, running("vm-dep", 7))
-		if vm := readVM(t, st, "vm-dep"); vm.Status != models.VMDeploying {
+		servertest.HeartbeatAs(t, url, hand, "dgx-hand", nil, running("vm-dep", 7))
+		if vm := servertest.ReadVM(t, st, "vm-dep"); vm.Status != models.VMDeploying {
 			t.Fatalf("vm-dep moved by a stale report: %s", vm.Status)
 		}
 		// Its own report of its generation moves it.
-		heartbeatAs(t, url, hand, "dgx-hand", nil, running("vm-dep", 0))
-		vm := readVM(t, st, "vm-dep")
+		servertest.HeartbeatAs(t, url, hand, "dgx-hand", nil, running("vm-dep", 0))
+		vm := servertest.ReadVM(t, st, "vm-dep")
 		if vm.Status != models.VMRunning {
 			t.Fatalf("vm-dep after its agent's report: %s", vm.Status)
 		}
-		checkVM(t, st, vm, models.ReasonUserRestarted, 1)
-		checkEvents(t, st, "vm-dep", "agent-running:deploying>running:agent:dgx-hand")
+		servertest.CheckVM(t, st, vm, models.ReasonUserRestarted, 1)
+		servertest.CheckEvents(t, st, "vm-dep", "agent-running:deploying>running:agent:dgx-hand")
 
 		// The pod's GPU fails as it loses its job: it keeps its GPU,
 		// interrupted, and is not re-submitted onto a failed GPU.
 		failed := []agentapi.HeartbeatGPU{{UUID: "GPU-h1", Health: "failed", FailedReason: "XID 79"}}
-		resp = heartbeatAs(t, url, hand, "dgx-hand", failed,
+		resp = servertest.HeartbeatAs(t, url, hand, "dgx-hand", failed,
 			agentapi.WorkloadReport{ID: "pod-nofit", State: agentapi.StateFailed, Message: "the pod's supervisor went away."})
-		p := readVM(t, st, "pod-nofit")
+		p := servertest.ReadVM(t, st, "pod-nofit")
 		if p.Status != models.VMInterrupted || p.InterruptedAt == nil {
 			t.Fatalf("pod-nofit: %s, interruptedAt %v", p.Status, p.InterruptedAt)
 		}
-		checkVM(t, st, p, models.ReasonJobLost, 1)
-		checkEvents(t, st, "pod-nofit", "pod-job-lost:running>interrupted:agent:dgx-hand")
-		if got := assigned(resp); got != "vm-dep@0[GPU-h0]" {
+		servertest.CheckVM(t, st, p, models.ReasonJobLost, 1)
+		servertest.CheckEvents(t, st, "pod-nofit", "pod-job-lost:running>interrupted:agent:dgx-hand")
+		if got := servertest.Assigned(resp); got != "vm-dep@0[GPU-h0]" {
 			t.Errorf("after the job loss dgx-hand is told to run %q", got)
 		}
 
@@ -135,12 +105,12 @@ func TestWorkloadReports(t *testing.T) {
 			{agentapi.WorkloadReport{ID: "vm-dep", State: "failed", Message: strings.Repeat("x", 301)}, "at most 300 bytes"},
 			{agentapi.WorkloadReport{ID: "", State: "running"}, "workloads[0].id is missing"},
 		} {
-			code, body := postAs(t, url+agentapi.HeartbeatPath, hand, heartbeatBody("dgx-hand", nil, tc.w))
+			code, body := servertest.PostAs(t, url+agentapi.HeartbeatPath, hand, servertest.HeartbeatBody("dgx-hand", nil, tc.w))
 			if code != 400 || !strings.Contains(body, tc.want) {
 				t.Errorf("report %+v: %d %s, want a 400 saying %q", tc.w, code, body, tc.want)
 			}
 		}
-		if vm := readVM(t, st, "vm-dep"); vm.Status != models.VMRunning {
+		if vm := servertest.ReadVM(t, st, "vm-dep"); vm.Status != models.VMRunning {
 			t.Errorf("a refused report moved vm-dep: %s", vm.Status)
 		}
 	})
@@ -161,10 +131,10 @@ func TestProvisionTimeoutSweep(t *testing.T) {
 				ProvisionTimeout: 200 * time.Millisecond}).Run(ctx)
 		}()
 		t.Cleanup(func() { cancel(); <-done })
-		vm := waitVM(t, st, nil, "vm-dep", models.VMFailed)
-		checkVM(t, st, vm, models.ReasonFailedToStartPrefix+"it was still deploying after 200ms; no node agent reported it running.", 0)
-		checkEvents(t, st, "vm-dep", "provision-timeout:deploying>failed:sweep:")
-		if p := readVM(t, st, "pod-nofit"); p.Status != models.VMRunning {
+		vm := servertest.WaitVM(t, st, nil, "vm-dep", models.VMFailed)
+		servertest.CheckVM(t, st, vm, models.ReasonFailedToStartPrefix+"it was still deploying after 200ms; no node agent reported it running.", 0)
+		servertest.CheckEvents(t, st, "vm-dep", "provision-timeout:deploying>failed:sweep:")
+		if p := servertest.ReadVM(t, st, "pod-nofit"); p.Status != models.VMRunning {
 			t.Errorf("the provision timeout touched a running pod: %s", p.Status)
 		}
 	})

@@ -1,4 +1,4 @@
-package httpapi_test
+package promsource_test
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func BenchmarkPodMetricsRangeRead(b *testing.B) {
 	local := servertest.New(b, st, servertest.Base)
 	remote := servertest.NewWithOptions(b, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
 	body, _ := json.Marshal(map[string]any{"podMetrics": w.batch, "podHistograms": w.hist})
-	if status, out := local.Do(http.MethodPost, samplesPath, "acme-metrics", body, nil); status != http.StatusOK {
+	if status, out := local.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", body, nil); status != http.StatusOK {
 		b.Fatalf("ingest: %d %s", status, out)
 	}
 	var types []string
@@ -41,7 +41,7 @@ func BenchmarkPodMetricsRangeRead(b *testing.B) {
 		}
 	}
 	last := w.t0.Add(time.Duration(w.samples-1) * w.every)
-	path := metricsPath(trainWL, train1, "metricType", strings.Join(types, ","), "start", ts(w.t0.Add(time.Second)), "end", ts(last), "numberOfSamples", "1000")
+	path := servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", strings.Join(types, ","), "start", ts(w.t0.Add(time.Second)), "end", ts(last), "numberOfSamples", "1000")
 	for name, env := range map[string]*servertest.Env{"store": local, "prometheus": remote} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {

@@ -1,4 +1,4 @@
-package httpapi_test
+package promsource_test
 
 import (
 	"bytes"
@@ -130,13 +130,13 @@ func newTwins() *twinSamples {
 			nvrx = append(nvrx, [2]string{ts(t), fmt.Sprint(rx)})
 			nvtot = append(nvtot, [2]string{ts(t), fmt.Sprint(tx + rx)})
 		}
-		w.store(train1, "GPU_UTILIZATION_PER_GPU", gpuLabel(g), util)
-		w.store(train1, "GPU_MEMORY_USAGE_BYTES_PER_GPU", gpuLabel(g), mem)
-		w.store(train1, "GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU", gpuLabel(g), nvtx)
-		w.store(train1, "GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU", gpuLabel(g), nvrx)
-		w.store(train1, "NVLINK_BANDWIDTH_TOTAL_PER_GPU", gpuLabel(g), nvtot)
+		w.store(servertest.TrainPod1, "GPU_UTILIZATION_PER_GPU", gpuLabel(g), util)
+		w.store(servertest.TrainPod1, "GPU_MEMORY_USAGE_BYTES_PER_GPU", gpuLabel(g), mem)
+		w.store(servertest.TrainPod1, "GPU_NVLINK_TRANSMITTED_BANDWIDTH_PER_GPU", gpuLabel(g), nvtx)
+		w.store(servertest.TrainPod1, "GPU_NVLINK_RECEIVED_BANDWIDTH_PER_GPU", gpuLabel(g), nvrx)
+		w.store(servertest.TrainPod1, "NVLINK_BANDWIDTH_TOTAL_PER_GPU", gpuLabel(g), nvtot)
 		for typ, s := range acts {
-			w.store(train1, typ, gpuLabel(g), s)
+			w.store(servertest.TrainPod1, typ, gpuLabel(g), s)
 		}
 	}
 
@@ -162,8 +162,8 @@ func newTwins() *twinSamples {
 		}
 		mem = append(mem, [2]string{ts(t), fmt.Sprint(m1 + m2)})
 	}
-	w.store(train1, "CPU_USAGE_CORES", map[string]string{}, cores)
-	w.store(train1, "CPU_MEMORY_USAGE_BYTES", map[string]string{}, mem)
+	w.store(servertest.TrainPod1, "CPU_USAGE_CORES", map[string]string{}, cores)
+	w.store(servertest.TrainPod1, "CPU_MEMORY_USAGE_BYTES", map[string]string{}, mem)
 
 	// NIM on llm-serve-0.
 	nimLabels := fmt.Sprintf(`model_name="meta/llama-3.1-8b-instruct",%s,%s`, ns, serve)
@@ -188,7 +188,7 @@ func newTwins() *twinSamples {
 			w.add(name, nimLabels, t, v)
 			s = append(s, [2]string{ts(t), v})
 		}
-		w.store(serve0, typ, map[string]string{}, s)
+		w.store(servertest.ServePod0, typ, map[string]string{}, s)
 	}
 	bounds := []string{"0.01", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "+Inf"}
 	for name, typ := range map[string]string{"time_to_first_token_seconds": "NIM_TIME_TO_FIRST_TOKEN_SECONDS", "e2e_request_latency_seconds": "NIM_E2E_REQUEST_LATENCY_SECONDS"} {
@@ -211,7 +211,7 @@ func newTwins() *twinSamples {
 				w.add(name+"_bucket", fmt.Sprintf(`%s,le="%s"`, nimLabels, le), at(i), s["buckets"].(map[string]string)[le])
 			}
 		}
-		w.hist = append(w.hist, map[string]any{"podId": serve0, "type": typ, "samples": samples})
+		w.hist = append(w.hist, map[string]any{"podId": servertest.ServePod0, "type": typ, "samples": samples})
 	}
 	return w
 }
@@ -264,15 +264,15 @@ func TestPrometheusMatchesStore(t *testing.T) {
 		local := servertest.New(t, st, servertest.Base)
 		remote := servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
 		body, _ := json.Marshal(map[string]any{"podMetrics": w.batch, "podHistograms": w.hist})
-		if status, b := local.Do(http.MethodPost, samplesPath, "acme-metrics", body, nil); status != http.StatusOK {
+		if status, b := local.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", body, nil); status != http.StatusOK {
 			t.Fatalf("ingest: %d %s", status, b)
 		}
 		compared := 0
 		for _, rg := range ranges {
 			checkNoLookbackEdge(t, w, rg.start, rg.end, rg.n)
-			for _, pod := range []struct{ wl, id string }{{trainWL, train1}, {serveWL, serve0}} {
+			for _, pod := range []struct{ wl, id string }{{servertest.TrainWorkload, servertest.TrainPod1}, {servertest.ServeWorkload, servertest.ServePod0}} {
 				for _, typ := range types {
-					path := metricsPath(pod.wl, pod.id, "metricType", typ, "start", ts(rg.start), "end", ts(rg.end),
+					path := servertest.MetricsPath(pod.wl, pod.id, "metricType", typ, "start", ts(rg.start), "end", ts(rg.end),
 						"numberOfSamples", fmt.Sprint(rg.n))
 					for _, accept := range []string{"application/json", "text/csv"} {
 						h := http.Header{"Accept": {accept}}
@@ -292,7 +292,7 @@ func TestPrometheusMatchesStore(t *testing.T) {
 				// it the store refuses before reading, while a Prometheus
 				// answers within its own limits (docs/decisions/0011-limits.md).
 				n := min(rg.n, podmetrics.MaxSeriesSteps/64)
-				path := metricsPath(pod.wl, pod.id, "metricType", strings.Join(types, ","), "start", ts(rg.start), "end", ts(rg.end),
+				path := servertest.MetricsPath(pod.wl, pod.id, "metricType", strings.Join(types, ","), "start", ts(rg.start), "end", ts(rg.end),
 					"numberOfSamples", fmt.Sprint(n))
 				ls, lb := local.Do(http.MethodGet, path, "acme-workloads", nil, nil)
 				rs, rb := remote.Do(http.MethodGet, path, "acme-workloads", nil, nil)
@@ -308,7 +308,7 @@ func TestPrometheusMatchesStore(t *testing.T) {
 		// GraphQL: the same field, the same answer.
 		q := `query($w: ID!, $p: ID!, $t: [PodMetricType!]!, $s: Time!, $e: Time!) { podMetrics(workloadId: $w, podId: $p, metricTypes: $t, start: $s, end: $e, numberOfSamples: 20) {
 			measurements { type labels values { value timestamp } } histogram { type values { timestamp data } } omittedTypes } }`
-		for _, pod := range []struct{ wl, id string }{{trainWL, train1}, {serveWL, serve0}} {
+		for _, pod := range []struct{ wl, id string }{{servertest.TrainWorkload, servertest.TrainPod1}, {servertest.ServeWorkload, servertest.ServePod0}} {
 			v := map[string]any{"w": pod.wl, "p": pod.id, "t": types, "s": ts(w.t0), "e": ts(last)}
 			l, r := local.GraphQL("acme-workloads", q, v), remote.GraphQL("acme-workloads", q, v)
 			if len(l.Errors) > 0 || !bytes.Equal(l.Data, r.Data) || len(r.Errors) > 0 {

@@ -1,4 +1,4 @@
-package httpapi_test
+package promsource_test
 
 import (
 	"encoding/json"
@@ -96,7 +96,7 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	began := time.Now().Add(-time.Second)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.NewWithOptions(t, st, servertest.Base, servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
-		q := `query($s: Time!, $e: Time!) { podMetrics(workloadId: "` + trainWL + `", podId: "` + train1 + `",
+		q := `query($s: Time!, $e: Time!) { podMetrics(workloadId: "` + servertest.TrainWorkload + `", podId: "` + servertest.TrainPod1 + `",
 			metricTypes: [GPU_UTILIZATION_PER_GPU, GPU_MEMORY_USAGE_BYTES], start: $s, end: $e, numberOfSamples: 5) {
 			measurements { type labels values { value timestamp } } } }`
 		var got struct {
@@ -134,7 +134,7 @@ func TestPrometheusEndToEnd(t *testing.T) {
 			t.Errorf("GPU_MEMORY_USAGE_BYTES %q: the mock's used framebuffer (idle: 0), summed and in bytes", v)
 		}
 		// REST answers the same field.
-		status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION_PER_GPU",
+		status, body := env.Do(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "GPU_UTILIZATION_PER_GPU",
 			"start", ts(began), "end", ts(time.Now()), "numberOfSamples", "5"), "acme-workloads", nil, nil)
 		if status != http.StatusOK || !strings.Contains(string(body), `"labels":{"gpu":"7"}`) {
 			t.Fatalf("REST %d %s", status, body)

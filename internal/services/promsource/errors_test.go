@@ -1,4 +1,4 @@
-package httpapi_test
+package promsource_test
 
 import (
 	"io"
@@ -44,7 +44,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 	}
 	// The fixture once; every env below shares the store.
 	servertest.New(t, st, servertest.Base)
-	path := metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION_PER_GPU", "start", ts(w.t0), "end", ts(w.t0.Add(15*time.Minute)),
+	path := servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "GPU_UTILIZATION_PER_GPU", "start", ts(w.t0), "end", ts(w.t0.Add(15*time.Minute)),
 		"numberOfSamples", "1000")
 	q := `query($w: ID!, $p: ID!) { podMetrics(workloadId: $w, podId: $p, metricTypes: [GPU_UTILIZATION_PER_GPU], start: "` + ts(w.t0) +
 		`", end: "` + ts(w.t0.Add(15*time.Minute)) + `", numberOfSamples: 1000) { measurements { type } } }`
@@ -69,7 +69,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 					t.Fatalf("a 503 names the backend and carries Retry-After: %v %s", resp.Header, b)
 				}
 			}
-			r := env.GraphQL("acme-workloads", q, map[string]any{"w": trainWL, "p": train1})
+			r := env.GraphQL("acme-workloads", q, map[string]any{"w": servertest.TrainWorkload, "p": servertest.TrainPod1})
 			if r.Code() != tc.code || !strings.Contains(r.Errors[0].Message, tc.want) || strings.Contains(r.Errors[0].Message, "s3cret") {
 				t.Fatalf("GraphQL: %+v", r.Errors)
 			}
@@ -77,7 +77,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 	}
 	t.Run("ingest", func(t *testing.T) {
 		env := mk(prom.URL)
-		status, b := env.Do(http.MethodPost, samplesPath, "acme-metrics", []byte(`{"podMetrics": []}`), nil)
+		status, b := env.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", []byte(`{"podMetrics": []}`), nil)
 		if status != http.StatusConflict || !strings.Contains(string(b), "Prometheus at "+prom.URL) {
 			t.Fatalf("%d %s", status, b)
 		}
