@@ -33,9 +33,7 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cancel(); wait() })
-		db := st.WithContext(context.Background())
-		var gpusBefore int64
-		db.Model(&models.GPU{}).Count(&gpusBefore)
+		gpusBefore := storetest.Count(t, st, "gpus", "")
 
 		if code, body := env.Do("POST", "/v1/vms/vm-restart-ok-stopped/restart", "acme-operator", nil, nil); code != 200 {
 			t.Fatalf("restart: %d %s", code, body)
@@ -46,9 +44,7 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 			"agent-running:deploying>running:agent:dgx-h200-01")
 
 		var nodes []models.Node
-		if err := db.Order("id").Find(&nodes).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &nodes, "SELECT * FROM nodes ORDER BY id")
 		for _, n := range nodes {
 			want := models.NodeOnline
 			switch n.Name {
@@ -68,12 +64,11 @@ func TestDemoAgentsRunRestartedVM(t *testing.T) {
 			}
 		}
 		var failed []models.GPU
-		db.Where("health = ?", models.GPUFailed).Order("id").Find(&failed)
+		storetest.Scan(t, st, &failed, "SELECT * FROM gpus WHERE health = ? ORDER BY id", models.GPUFailed)
 		if len(failed) != 2 || failed[0].ID != "dgx-a100-02-gpu-5" || failed[1].ID != "dgx-h100-02-gpu-3" {
 			t.Errorf("failed GPUs after the agents reported: %+v", failed)
 		}
-		var gpusAfter int64
-		db.Model(&models.GPU{}).Count(&gpusAfter)
+		gpusAfter := storetest.Count(t, st, "gpus", "")
 		if gpusAfter != gpusBefore {
 			t.Errorf("GPU rows: %d before the agents, %d after", gpusBefore, gpusAfter)
 		}

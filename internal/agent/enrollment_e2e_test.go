@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -107,15 +106,10 @@ func waitReported(t *testing.T, st *store.Store, a *agentProc, after int64) repo
 			Status         models.NodeStatus
 			ReportSequence int64
 		}
-		err := st.DB.WithContext(context.Background()).Table("nodes").Select("cluster_id, status, report_sequence").
-			Where("name = ?", "dgx-enr").Scan(&rows).Error
-		if err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &rows, "SELECT cluster_id, status, report_sequence FROM nodes WHERE name = ?", "dgx-enr")
 		if len(rows) == 1 {
 			n = reportedNode{ClusterID: rows[0].ClusterID, Status: rows[0].Status, sequence: rows[0].ReportSequence}
-			var g int64
-			st.DB.Table("gpus").Where("node_id = (SELECT id FROM nodes WHERE name = ?)", "dgx-enr").Count(&g)
+			g := storetest.Count(t, st, "gpus", "node_id = (SELECT id FROM nodes WHERE name = ?)", "dgx-enr")
 			n.gpus = int(g)
 			// Two sequences past after: the inventory and a heartbeat.
 			if n.sequence > after+1 && strings.Count(a.output(), "inventory accepted") >= 1 && n.Status == models.NodeOnline {
@@ -167,8 +161,7 @@ func TestAgentTokenOnlyInLegacyMode(t *testing.T) {
 		if code := a.cmd.ProcessState.ExitCode(); code != 1 || !strings.HasSuffix(a.output(), want) {
 			t.Errorf("exit %d, output\n%s\nwant exit 1 ending with\n%s", code, a.output(), want)
 		}
-		var n int64
-		st.DB.Table("nodes").Where("name = ?", "dgx-enr").Count(&n)
+		n := storetest.Count(t, st, "nodes", "name = ?", "dgx-enr")
 		if n != 0 {
 			t.Errorf("the refused agent registered its node")
 		}

@@ -71,8 +71,8 @@ func TestAgentTearsDownPreemptedVictimFirst(t *testing.T) {
 		servertest.CheckEvents(t, st, "spot-pre", "spot-preempted:running>stopped:platform:preemption", "agent-gone:stopped>stopped:agent:dgx-pre")
 		servertest.CheckEvents(t, st, "res-pre", "restart-deploy:stopped>deploying:user:*", "agent-running:deploying>running:agent:dgx-pre")
 		var gone, ran int64
-		st.DB.Model(&models.VMEvent{}).Select("id").Where("vm_id = ? AND transition = ?", "spot-pre", models.AgentGone).Scan(&gone)
-		st.DB.Model(&models.VMEvent{}).Select("id").Where("vm_id = ? AND transition = ?", "res-pre", models.AgentRunning).Scan(&ran)
+		storetest.Scan(t, st, &gone, "SELECT id FROM vm_events WHERE vm_id = ? AND transition = ?", "spot-pre", models.AgentGone)
+		storetest.Scan(t, st, &ran, "SELECT id FROM vm_events WHERE vm_id = ? AND transition = ?", "res-pre", models.AgentRunning)
 		if gone == 0 || ran <= gone {
 			t.Errorf("the preemptor ran (event %d) before the victim was gone (event %d)\n%s", ran, gone, a.output())
 		}

@@ -116,9 +116,7 @@ func waitAgentReported(t *testing.T, st *store.Store, a *agentProc, id string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var n models.Node
-		if err := st.DB.Where("id = ?", id).Take(&n).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Take(t, st, &n, "nodes", "id = ?", id)
 		if n.AgentReportedAt != nil && n.AgentVersion != "2.6.1" {
 			return
 		}

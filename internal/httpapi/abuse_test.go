@@ -343,11 +343,7 @@ func TestAbuseTimeouts(t *testing.T) {
 // graphQLTimeout holds vms locked while 15 aliases ask them: every alias
 // sees the 300 ms deadline; the answer is one TIMEOUT error, a 504.
 func graphQLTimeout(t *testing.T, env *servertest.Env, st *store.Store) {
-	tx := st.DB.Begin()
-	defer tx.Rollback()
-	if err := tx.Exec("LOCK TABLE vms IN ACCESS EXCLUSIVE MODE").Error; err != nil {
-		t.Fatal(err)
-	}
+	defer storetest.Lock(t, st, "LOCK TABLE vms IN ACCESS EXCLUSIVE MODE")()
 	{
 		var b strings.Builder
 		b.WriteString("{")
@@ -377,11 +373,7 @@ func restDeadline(t *testing.T, env *servertest.Env, st *store.Store) {
 			t.Fatalf("warming the pool: %d %s", status, body)
 		}
 	}
-	tx := st.DB.Begin()
-	defer tx.Rollback()
-	if err := tx.Exec("LOCK TABLE pods, vms IN ACCESS EXCLUSIVE MODE").Error; err != nil {
-		t.Fatal(err)
-	}
+	defer storetest.Lock(t, st, "LOCK TABLE pods, vms IN ACCESS EXCLUSIVE MODE")()
 	status, body := env.Do("GET", "/api/v1/workloads/pods", "acme-workloads", nil, nil)
 	if status != 504 || !strings.Contains(string(body), `"code":504`) {
 		t.Errorf("runai past its deadline: %d %s", status, body)
@@ -433,8 +425,8 @@ func TestAbuseBigBatch(t *testing.T) {
 			t.Fatalf("a %d-sample batch of %d bytes: %d %s", podmetrics.MaxBatchSamples, len(body), status, trim(resp))
 		}
 		var v float64
-		st.DB.Raw(`SELECT value FROM metric_samples WHERE pod_id = ? AND labels = ? AND ts = ?`,
-			servertest.TrainPod1, `{"s":"9"}`, bigBatchStart.Add(999*time.Second)).Row().Scan(&v)
+		storetest.Scan(t, st, &v, `SELECT value FROM metric_samples WHERE pod_id = ? AND labels = ? AND ts = ?`,
+			servertest.TrainPod1, `{"s":"9"}`, bigBatchStart.Add(999*time.Second))
 		if v != 999 {
 			t.Errorf("the last sample of the last series: %v, want 999", v)
 		}

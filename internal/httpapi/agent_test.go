@@ -208,8 +208,7 @@ func TestAgentReportValidation(t *testing.T) {
 			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the request body is larger than 1048576 bytes","requestId":"servertest"}}` {
 			t.Errorf("large body: %d %s", status, body)
 		}
-		var nodes int64
-		st.DB.Table("nodes").Count(&nodes)
+		nodes := storetest.Count(t, st, "nodes", "")
 		if nodes != 2 {
 			t.Errorf("refused reports wrote nodes: %d", nodes)
 		}

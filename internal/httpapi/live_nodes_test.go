@@ -181,9 +181,7 @@ func TestLiveNodeEvents(t *testing.T) {
 
 		// The sweep takes silent n3 offline; its next heartbeat brings it back.
 		old := store.Now().Add(-time.Hour)
-		if err := st.DB.Exec("UPDATE nodes SET last_heartbeat_at = ? WHERE id = 'n3'", old).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE nodes SET last_heartbeat_at = ? WHERE id = 'n3'", old)
 		if _, err := sweep.New(st).Sweep(context.Background(), store.Now(), 30*time.Second); err != nil {
 			t.Fatal(err)
 		}

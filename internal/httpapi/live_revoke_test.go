@@ -125,9 +125,7 @@ func TestLiveSuspendClosesStreams(t *testing.T) {
 func TestLiveRevokedKeyCloses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		revoke := func(token string) {
-			if err := st.DB.Exec("DELETE FROM api_keys WHERE token_hash = ?", auth.HashToken(token)).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Exec(t, st, "DELETE FROM api_keys WHERE token_hash = ?", auth.HashToken(token))
 		}
 		wantRevoked := func(s *sub) {
 			t.Helper()

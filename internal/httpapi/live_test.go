@@ -342,9 +342,7 @@ func TestLiveReplayDuringWrites(t *testing.T) {
 
 func eventsOfOrg(t *testing.T, st *store.Store, org string) []int64 {
 	var out []int64
-	if err := st.DB.Table("vm_events").Where("organization_id = ?", org).Order("seq").Pluck("seq", &out).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &out, "SELECT seq FROM vm_events WHERE organization_id = ? ORDER BY seq", org)
 	return out
 }
 
@@ -471,9 +469,7 @@ func TestLiveRetention(t *testing.T) {
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
 		log := eventsOfOrg(t, st, "org-acme")
 		old := store.Now().Add(-8 * 24 * time.Hour)
-		if err := st.DB.Exec("UPDATE vm_events SET at = ? WHERE organization_id = 'org-acme' AND seq IN ?", old, log[:2]).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE vm_events SET at = ? WHERE organization_id = 'org-acme' AND seq IN ?", old, log[:2])
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel() // one round, then it waits for the next until ctx ends
 		livefeed.NewRetention(st, livefeed.DefaultEventRetention, time.Hour).Run(ctx)

@@ -8,6 +8,7 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
 
@@ -19,9 +20,7 @@ import (
 func resetOps(t testing.TB, st *store.Store, f *dataset.File) {
 	t.Helper()
 	for _, table := range []string{"vm_events", "node_events", "idempotency_keys"} {
-		if err := st.DB.Exec("DELETE FROM " + table).Error; err != nil {
-			t.Fatalf("empty %s: %v", table, err)
-		}
+		storetest.Exec(t, st, "DELETE FROM "+table)
 	}
 	resetWorld(t, st, f)
 }
@@ -30,9 +29,7 @@ func resetOps(t testing.TB, st *store.Store, f *dataset.File) {
 func eventsOf(t testing.TB, st *store.Store, vmID string) []models.VMEvent {
 	t.Helper()
 	var out []models.VMEvent
-	if err := st.DB.Where("vm_id = ?", vmID).Order("id").Find(&out).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &out, "SELECT * FROM vm_events WHERE vm_id = ? ORDER BY id", vmID)
 	return out
 }
 

@@ -225,11 +225,8 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 		vms  []models.VM
 		gpus []models.GPU
 	)
-	for _, q := range []any{&vms, &gpus} {
-		if err := st.DB.Find(q).Error; err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Scan(t, st, &vms, "SELECT * FROM vms")
+	storetest.Scan(t, st, &gpus, "SELECT * FROM gpus")
 	gpuByID := map[string]models.GPU{}
 	for _, g := range gpus {
 		gpuByID[g.ID] = g

@@ -11,6 +11,7 @@ import (
 
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
 
@@ -135,9 +136,7 @@ func addVM(f *dataset.File, s vmSpec) {
 func resetWorld(t testing.TB, st *store.Store, f *dataset.File) {
 	t.Helper()
 	for _, table := range []string{"api_keys", "gpus", "vms", "nodes", "fabrics", "organizations", "gpu_models"} {
-		if err := st.DB.Exec("DELETE FROM " + table).Error; err != nil {
-			t.Fatalf("empty %s: %v", table, err)
-		}
+		storetest.Exec(t, st, "DELETE FROM "+table)
 	}
 	if _, err := dataset.Load(context.Background(), st, f); err != nil {
 		t.Fatalf("load the world: %v", err)
@@ -157,9 +156,7 @@ func fixtureJSON(t testing.TB, f *dataset.File) string {
 func holders(t testing.TB, st *store.Store) map[string]string {
 	t.Helper()
 	var rows []models.GPU
-	if err := st.DB.Where("holder_vm_id IS NOT NULL").Find(&rows).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &rows, "SELECT * FROM gpus WHERE holder_vm_id IS NOT NULL")
 	out := make(map[string]string, len(rows))
 	for _, g := range rows {
 		out[g.ID] = *g.HolderVMID
@@ -182,9 +179,7 @@ func heldBy(h map[string]string, vmID string) []string {
 func vmRow(t testing.TB, st *store.Store, id string) models.VM {
 	t.Helper()
 	var v models.VM
-	if err := st.DB.Where("id = ?", id).Take(&v).Error; err != nil {
-		t.Fatalf("read VM %s: %v", id, err)
-	}
+	storetest.Take(t, st, &v, "vms", "id = ?", id)
 	return v
 }
 

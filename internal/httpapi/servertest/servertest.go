@@ -26,6 +26,7 @@ import (
 	"gpugraph/internal/services/nodeid"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/sqlcount"
+	"gpugraph/internal/store/storetest"
 )
 
 // Env is a running server over one database.
@@ -93,10 +94,7 @@ func newEnv(t testing.TB, st *store.Store, fixture string, o Options, cfg httpap
 	if fixture != "" {
 		datasettest.Load(t, st, fixture)
 	}
-	c, err := sqlcount.Register(st.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := storetest.CountStatements(t, st)
 	if o.LoaderWait == 0 {
 		o.LoaderWait = LoaderWait
 	}

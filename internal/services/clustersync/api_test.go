@@ -264,10 +264,11 @@ func TestClusterSnapshotGivesSQLiteStatistics(t *testing.T) {
 	cred := enrollCluster(t, env, clusterA, 9301)
 	path := "/api/v1/clusters/" + clusterA + "/sync"
 	analyzed := func() int64 {
-		var n int64
 		// No sqlite_stat1 at all (never analyzed) reads as none.
-		_ = st.DB.Raw("SELECT COUNT(*) FROM sqlite_stat1 WHERE tbl = 'pods'").Scan(&n).Error
-		return n
+		if storetest.Count(t, st, "sqlite_master", "name = 'sqlite_stat1'") == 0 {
+			return 0
+		}
+		return storetest.Count(t, st, "sqlite_stat1", "tbl = 'pods'")
 	}
 	first := syncBatch(1, "snapshot", syncPod(clusterA, 1, "Running"))
 	first["more"] = true

@@ -16,10 +16,7 @@ func stored(t *testing.T, st *store.Store) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	for _, table := range []string{"pods", "workloads", "projects", "revisions"} {
-		var n int64
-		if err := st.DB.Table(table).Count(&n).Error; err != nil {
-			t.Fatal(err)
-		}
+		n := storetest.Count(t, st, table, "")
 		out[table] = n
 	}
 	return out
@@ -165,9 +162,8 @@ func TestClusterIDCase(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &e); status != 201 || err != nil || e.ClusterID != clusterA {
 			t.Fatalf("upper case for the same tenant: %d %s", status, body)
 		}
-		var rows int64
-		if err := st.DB.Table("cluster_syncs").Count(&rows).Error; err != nil || rows != 1 {
-			t.Errorf("%d cluster rows (%v), want 1", rows, err)
+		if rows := storetest.Count(t, st, "cluster_syncs", ""); rows != 1 {
+			t.Errorf("%d cluster rows, want 1", rows)
 		}
 		status, body = servertest.Post(t, env, "/api/v1/clusters/"+clusterA+"/sync", first, syncBatch(1, "delta"))
 		servertest.Expect(t, "the rotated credential", status, body, 401, "unknown cluster credential")

@@ -229,7 +229,7 @@ func TestClusterSyncOneNewPodTwoTenantsAtOnce(t *testing.T) {
 		w := sides[winner]
 		wins[w.who]++
 		var row []string
-		st[0].DB.Raw("SELECT tenant_id || ' ' || cluster_id || ' ' || workload_id || ' ' || name || ' ' || project_name FROM pods WHERE id = ?", id).Scan(&row)
+		storetest.Scan(t, st[0], &row, "SELECT tenant_id || ' ' || cluster_id || ' ' || workload_id || ' ' || name || ' ' || project_name FROM pods WHERE id = ?", id)
 		if want := fmt.Sprintf("%d %s %s %s%d %s", w.tenant, w.cluster, w.workload, w.namePrefix, round, w.project); fmt.Sprint(row) != "["+want+"]" {
 			t.Errorf("round %d: stored %v, want %s's whole row %s", round, row, w.who, want)
 		}

@@ -67,11 +67,9 @@ type workload struct {
 func readWorkload(t *testing.T, st *store.Store, id string) workload {
 	t.Helper()
 	var vm models.VM
-	if err := st.DB.Take(&vm, "id = ?", id).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Take(t, st, &vm, "vms", "id = ?", id)
 	w := workload{Status: vm.Status, StatusReason: vm.StatusReason, NodeID: vm.NodeID, DeletedAt: vm.DeletedAt}
-	st.DB.Model(&models.GPU{}).Where("holder_vm_id = ?", id).Count(&w.GPUs)
+	w.GPUs = storetest.Count(t, st, "gpus", "holder_vm_id = ?", id)
 	// Host shares and InfiniBand addresses are derived from a holding
 	// status (store.Snapshot): a row that does not hold counts for none.
 	if vm.Status.Holds() && !vm.IsPod() {
@@ -179,7 +177,7 @@ func TestDecommissionMarksRemovesAndRestartsElsewhere(t *testing.T) {
 			t.Fatalf("sweep after leavingAt: %+v %v", res, err)
 		}
 		var n1 models.Node
-		st.DB.Take(&n1, "id = ?", "n1")
+		storetest.Take(t, st, &n1, "nodes", "id = ?", "n1")
 		if n1.Status != models.NodeRemoved {
 			t.Fatalf("n1 is %s", n1.Status)
 		}
@@ -253,12 +251,12 @@ func TestReservedRestartPreemptsInterruptibleCapacity(t *testing.T) {
 			t.Fatalf("the dearer pod was stopped too: %+v", w)
 		}
 		var held string
-		st.DB.Model(&models.GPU{}).Select("id").Where("holder_vm_id = ?", "res-1").Scan(&held)
+		storetest.Scan(t, st, &held, "SELECT id FROM gpus WHERE holder_vm_id = ?", "res-1")
 		if w := readWorkload(t, st, "res-1"); w.Status != models.VMDeploying || w.GPUs != 1 || held != "n1-g6" {
 			t.Fatalf("res-1: %+v on %s", w, held)
 		}
 		// An on-demand pod of another organization never preempts.
-		st.DB.Exec("UPDATE vms SET compute_class = 'on_demand' WHERE id = 'res-3'")
+		storetest.Exec(t, st, "UPDATE vms SET compute_class = 'on_demand' WHERE id = 'res-3'")
 		if s, b := env.Do("POST", "/v1/vms/res-3/restart", "acme-operator", nil, nil); s != 503 {
 			t.Fatalf("on-demand restart: %d %s", s, b)
 		}
@@ -366,10 +364,8 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 			return d.Vms.Total
 		}
 		before := total()
-		if err := st.DB.Exec("UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'pod-acme-1'",
-			now.Add(-8*24*time.Hour)).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'pod-acme-1'",
+			now.Add(-8*24*time.Hour))
 		if res, err := sweep.New(st).Sweep(context.Background(), now, time.Minute); err != nil || res.Deleted != 1 {
 			t.Fatalf("sweep: %+v %v", res, err)
 		}
@@ -420,8 +416,8 @@ func TestDeletedPodIsGoneFromTheAPI(t *testing.T) {
 func TestReservedPlacementPreemptsWhenNoNodeHasRoom(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newFleetEnv(t, st)
-		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n3'")
-		st.DB.Exec("UPDATE vms SET status_reason = 'node_removed' WHERE id = 'res-1'")
+		storetest.Exec(t, st, "UPDATE nodes SET status = 'offline' WHERE id = 'n3'")
+		storetest.Exec(t, st, "UPDATE vms SET status_reason = 'node_removed' WHERE id = 'res-1'")
 		s, b := env.Do("POST", "/v1/vms/res-1/restart", "acme-operator", nil, nil)
 		if s != 200 {
 			t.Fatalf("reserved placement: %d %s", s, b)

@@ -58,15 +58,12 @@ func TestNodeIdentity(t *testing.T) {
 		s, b = servertest.Post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-new", "clusterId": "c1"})
 		servertest.Expect(t, "enroll dgx-new", s, b, 201, "bootstrapToken")
 		_ = json.Unmarshal([]byte(b), &e)
-		if err := st.DB.Exec("UPDATE node_enrollments SET expires_at = ? WHERE node_name = ?", time.Now().Add(-time.Minute).UTC(), "dgx-new").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE node_enrollments SET expires_at = ? WHERE node_name = ?", time.Now().Add(-time.Minute).UTC(), "dgx-new")
 		s, b = servertest.Post(t, env, agentapi.RegisterPath, e.BootstrapToken, []byte(`{}`))
 		servertest.Expect(t, "an expired bootstrap token", s, b, 401, "expired")
 		// …and deleted at the next enrollment.
 		servertest.EnrollNode(t, env, "dgx-c")
-		var left int64
-		st.DB.Table("node_enrollments").Where("node_name = ?", "dgx-new").Count(&left)
+		left := storetest.Count(t, st, "node_enrollments", "node_name = ?", "dgx-new")
 		if left != 0 {
 			t.Errorf("an expired enrollment was kept after the next one")
 		}
@@ -101,9 +98,7 @@ func TestNodeIdentity(t *testing.T) {
 
 		// A replay (same or lower sequence) is refused and cannot revive an
 		// offline node.
-		if err := st.DB.Exec("UPDATE nodes SET status = ? WHERE id = ?", models.NodeOffline, "na").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE nodes SET status = ? WHERE id = ?", models.NodeOffline, "na")
 		for _, seq := range []int64{101, 100, 7} {
 			s, b = servertest.Post(t, env, agentapi.HeartbeatPath, credA, servertest.HeartbeatOf("dgx-a", seq))
 			servertest.Expect(t, fmt.Sprintf("a replayed heartbeat %d", seq), s, b, 409,
@@ -112,7 +107,7 @@ func TestNodeIdentity(t *testing.T) {
 		s, b = servertest.Post(t, env, agentapi.InventoryPath, credA, identityInventory(101))
 		servertest.Expect(t, "a replayed inventory", s, b, 409, "STALE_REPORT")
 		var status []string
-		st.DB.Table("nodes").Where("id = ?", "na").Pluck("status", &status)
+		storetest.Scan(t, st, &status, "SELECT status FROM nodes WHERE id = ?", "na")
 		if len(status) != 1 || status[0] != string(models.NodeOffline) {
 			t.Errorf("a replay revived the node: %v", status)
 		}
@@ -138,7 +133,7 @@ func TestNodeIdentity(t *testing.T) {
 
 		// Nothing of either secret is stored in the clear.
 		var stored int64
-		st.DB.Raw("SELECT count(*) FROM node_credentials WHERE secret_hash = ? OR secret_hash = ?", credA2, credB).Scan(&stored)
+		storetest.Scan(t, st, &stored, "SELECT count(*) FROM node_credentials WHERE secret_hash = ? OR secret_hash = ?", credA2, credB)
 		if stored != 0 {
 			t.Errorf("a credential is stored in the clear")
 		}
@@ -167,7 +162,7 @@ func TestInventoryMayNotShrinkHeld(t *testing.T) {
 				`GPU GPU-a0 (index 0), which a workload holds, is missing from it; nothing of this inventory was applied`)
 		n := nodeRow(t, st, "na")
 		var health []string
-		st.DB.Table("gpus").Where("id = ?", "a0").Pluck("health", &health)
+		storetest.Scan(t, st, &health, "SELECT health FROM gpus WHERE id = ?", "a0")
 		if n.CPUCores != 224 || n.RAMGb != 2048 || n.DiskGb != 27939 || health[0] != string(models.GPUHealthy) {
 			t.Errorf("a refused inventory was applied: %+v, GPU a0 %v", n, health)
 		}
@@ -184,9 +179,7 @@ func TestInventoryMayNotShrinkHeld(t *testing.T) {
 		if code, body := servertest.Post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-a", "clusterId": "c1"}); code != 201 {
 			t.Fatalf("%d %s", code, body)
 		}
-		if err := st.DB.Exec("UPDATE vms SET status = ? WHERE id = ?", models.VMStopped, "vm-a").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE vms SET status = ? WHERE id = ?", models.VMStopped, "vm-a")
 		inv.GPUs, inv.CPUCores = nil, 8
 		s, b = send(inv)
 		servertest.Expect(t, "an inventory of a node that holds nothing", s, b, 200, `"nodeId":"na"`)
@@ -196,9 +189,7 @@ func TestInventoryMayNotShrinkHeld(t *testing.T) {
 func nodeRow(t *testing.T, st *store.Store, id string) models.Node {
 	t.Helper()
 	var n models.Node
-	if err := st.DB.Where("id = ?", id).Take(&n).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Take(t, st, &n, "nodes", "id = ?", id)
 	return n
 }
 
@@ -240,8 +231,7 @@ func TestNodeCredentialsRequired(t *testing.T) {
 			`"code":"NODE_CREDENTIAL_REQUIRED","message":"this server accepts agent reports only with a node credential`)
 		s, b = servertest.Post(t, env, agentapi.HeartbeatPath, "acme-report", servertest.HeartbeatOf("dgx-b", 0))
 		servertest.Expect(t, "an API key reporting a node without a credential", s, b, 403, "NODE_CREDENTIAL_REQUIRED")
-		var n int64
-		st.DB.Table("nodes").Where("name = ?", "dgx-new").Count(&n)
+		n := storetest.Count(t, st, "nodes", "name = ?", "dgx-new")
 		if n != 0 {
 			t.Errorf("a refused key report registered its node")
 		}

@@ -83,7 +83,7 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 		}{
 			{"fail a GPU another organization's VM holds", agentapi.HeartbeatPath, failGPU, func(t *testing.T) {
 				var health []string
-				st.DB.Table("gpus").Where("id = ?", "s0").Pluck("health", &health)
+				storetest.Scan(t, st, &health, "SELECT health FROM gpus WHERE id = ?", "s0")
 				if len(health) != 1 || health[0] != string(models.GPUHealthy) {
 					t.Errorf("GPU s0 is %v", health)
 				}
@@ -97,8 +97,7 @@ func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 				}
 			}},
 			{"register a rogue node with fake GPUs", agentapi.InventoryPath, rogue, func(t *testing.T) {
-				var n int64
-				st.DB.Table("nodes").Where("name = ?", "rogue-1").Count(&n)
+				n := storetest.Count(t, st, "nodes", "name = ?", "rogue-1")
 				if n != 0 {
 					t.Errorf("the rogue node was registered")
 				}
@@ -165,9 +164,7 @@ func TestReportAnswersNameOnlyTheNodesOwn(t *testing.T) {
 				}
 				// Beta's pod, interrupted, still holds GPU s1: it is not an
 				// assignment, and nothing names it.
-				if err := db.DB.Exec("UPDATE vms SET status = ? WHERE id = ?", models.VMInterrupted, "pod-b-run").Error; err != nil {
-					t.Fatal(err)
-				}
+				storetest.Exec(t, db, "UPDATE vms SET status = ? WHERE id = ?", models.VMInterrupted, "pod-b-run")
 				const want = `{"nodeId":"n-shared","status":"online","workloads":[{"id":"vm-a-run","generation":0,"gpus":["GPU-s0"],` +
 					`"kind":"vm","gpuIndexes":[0],"cpuCores":16,"ramGb":256,"diskSizeGb":1000,"volume":{"id":"vol-vm-a-run-0","sizeGb":1000},"action":"run"}]}`
 				s, b := send(agentapi.HeartbeatPath, agentapi.HeartbeatRequest{NodeName: "dgx-shared", AgentVersion: "2.6.1"})

@@ -60,8 +60,8 @@ func TestIngestSamples(t *testing.T) {
 			t.Errorf("resend: %d rows, then %d", before, after)
 		}
 		var v float64
-		st.DB.Raw("SELECT value FROM metric_samples WHERE pod_id = ? AND type = ? AND ts = ?", servertest.TrainPod1, "GPU_UTILIZATION_PER_GPU",
-			time.Date(2025, 2, 1, 10, 0, 30, 250e6, time.UTC)).Scan(&v)
+		storetest.Scan(t, st, &v, "SELECT value FROM metric_samples WHERE pod_id = ? AND type = ? AND ts = ?", servertest.TrainPod1, "GPU_UTILIZATION_PER_GPU",
+			time.Date(2025, 2, 1, 10, 0, 30, 250e6, time.UTC))
 		if v != 93 {
 			t.Errorf("resent value = %v", v)
 		}
