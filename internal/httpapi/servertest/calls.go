@@ -1,6 +1,7 @@
 package servertest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -195,4 +196,37 @@ func OpenRelayError(t testing.TB, what string, status int, body string, want int
 		t.Errorf("%s: got %d %s, want a %d in OpenRelay's shape", what, status, body, want)
 	}
 	return e.Error.Message
+}
+
+// PostJSON posts v as JSON to path of the server at url as token, and
+// answers the status and the body.
+func PostJSON(t testing.TB, url, path, token string, v any) (int, []byte) {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	req, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	_, _ = out.ReadFrom(resp.Body)
+	return resp.StatusCode, out.Bytes()
+}
+
+// GQLDo runs one GraphQL operation on the server at url as token, fails
+// on any error, and answers its data.
+func GQLDo(t testing.TB, url, token, query string, vars map[string]any) json.RawMessage {
+	t.Helper()
+	status, body := PostJSON(t, url, "/graphql", token, map[string]any{"query": query, "variables": vars})
+	var r struct {
+		Data   json.RawMessage
+		Errors []any
+	}
+	if err := json.Unmarshal(body, &r); err != nil || status != 200 || len(r.Errors) > 0 {
+		t.Fatalf("%s: %d %s", query, status, body)
+	}
+	return r.Data
 }

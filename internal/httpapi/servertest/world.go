@@ -1,4 +1,4 @@
-package httpapi_test
+package servertest
 
 import (
 	"context"
@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
 
-// The restart tests' world: two GPU models, one InfiniBand fabric with room
+// The world the compute tests build their cases on (the restart contract's,
+// the operations', the live feed's): two GPU models, one InfiniBand fabric with room
 // for two addresses, and nodes that each stand for one row of the restart contract (docs/contract.md).
 //
 //	n1 gpu-node-1  online   2.6.1  ib-1  8 H100 (GPU 7 0000:DB:00.0 failed, XID 79)  128 cores 2048 GB RAM 30000 GB disk
@@ -27,16 +30,16 @@ import (
 //
 // org-acme is InfiniBand-enabled, org-globex is not.
 const (
-	h100 = "h100-80gb"
-	mi3  = "mi300x"
+	H100   = "h100-80gb" // the world's NVIDIA GPU model
+	MI300X = "mi300x"    // the world's AMD GPU model
 )
 
-// newWorld returns a fresh copy of the world; tests add VMs and change it.
-func newWorld() *dataset.File {
+// World returns a fresh copy of the world; tests add VMs and change it.
+func World() *dataset.File {
 	f := &dataset.File{
 		GPUModels: []models.GPUModel{
-			{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80},
-			{ID: mi3, Name: "AMD Instinct MI300X", Manufacturer: models.AMD, MemoryGb: 192},
+			{ID: H100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80},
+			{ID: MI300X, Name: "AMD Instinct MI300X", Manufacturer: models.AMD, MemoryGb: 192},
 		},
 		Fabrics: []models.Fabric{{ID: "ib-1", IPCapacity: 2}},
 		Organizations: []models.Organization{
@@ -49,13 +52,13 @@ func newWorld() *dataset.File {
 			{Token: "globex-operator", OrganizationID: "org-globex", Permissions: []string{"compute.operate"}},
 		},
 	}
-	addNode(f, "n1", "online", "2.6.1", "ib-1", 128, 2048, 30000, h100, 8)
-	addNode(f, "n2", "offline", "2.6.1", "", 64, 1024, 10000, h100, 4)
-	addNode(f, "n3", "online", "2.3.9", "ib-1", 64, 1024, 10000, h100, 4)
-	addNode(f, "n4", "online", "2.5.3", "", 64, 1024, 10000, mi3, 4)
-	addNode(f, "n5", "removed", "2.6.1", "", 64, 1024, 10000, h100, 4)
-	addNode(f, "n6", "online", "2.6.1", "", 32, 256, 1000, h100, 4)
-	failGPU(f, "n1-g7", "XID 79")
+	AddNode(f, "n1", "online", "2.6.1", "ib-1", 128, 2048, 30000, H100, 8)
+	AddNode(f, "n2", "offline", "2.6.1", "", 64, 1024, 10000, H100, 4)
+	AddNode(f, "n3", "online", "2.3.9", "ib-1", 64, 1024, 10000, H100, 4)
+	AddNode(f, "n4", "online", "2.5.3", "", 64, 1024, 10000, MI300X, 4)
+	AddNode(f, "n5", "removed", "2.6.1", "", 64, 1024, 10000, H100, 4)
+	AddNode(f, "n6", "online", "2.6.1", "", 32, 256, 1000, H100, 4)
+	FailGPU(f, "n1-g7", "XID 79")
 	return f
 }
 
@@ -63,7 +66,9 @@ func newWorld() *dataset.File {
 var pciAddress = []string{"0000:18:00.0", "0000:2A:00.0", "0000:3A:00.0", "0000:5D:00.0",
 	"0000:9A:00.0", "0000:AB:00.0", "0000:BA:00.0", "0000:DB:00.0"}
 
-func addNode(f *dataset.File, id, status, agent, fabric string, cpu, ram, disk int, model string, gpus int) {
+// AddNode adds node id (gpu-node-<n>) of cluster c1 with its host figures
+// and gpus healthy GPUs of model, on fabric when it is not "".
+func AddNode(f *dataset.File, id, status, agent, fabric string, cpu, ram, disk int, model string, gpus int) {
 	n := dataset.Node{Node: models.Node{ID: id, Name: "gpu-node-" + id[1:], ClusterID: "c1", NodePool: "default",
 		Status: models.NodeStatus(status), AgentVersion: agent, CPUCores: cpu, RAMGb: ram, DiskGb: disk}}
 	if fabric != "" {
@@ -76,7 +81,8 @@ func addNode(f *dataset.File, id, status, agent, fabric string, cpu, ram, disk i
 	f.Nodes = append(f.Nodes, n)
 }
 
-func failGPU(f *dataset.File, id, reason string) {
+// FailGPU marks GPU id failed for reason.
+func FailGPU(f *dataset.File, id, reason string) {
 	for i := range f.Nodes {
 		for j := range f.Nodes[i].GPUs {
 			if g := &f.Nodes[i].GPUs[j]; g.ID == id {
@@ -88,52 +94,54 @@ func failGPU(f *dataset.File, id, reason string) {
 	panic("no GPU " + id)
 }
 
-var created = time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+// Created is when the world's VMs were created.
+var Created = time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 
-// vmSpec is a VM or pod to add to the world.
-type vmSpec struct {
-	id, org, node, status, reason string
-	pod                           bool
-	model                         string // "" for CPU-only
-	gpus                          int
-	held                          []string
-	cpu, ram, disk                int
-	tearingDown                   bool
-	managedBy                     string
+// VMSpec is a VM or pod to add to the world (AddVM).
+type VMSpec struct {
+	ID, Org, Node, Status, Reason string // Org "" for org-acme
+	Pod                           bool
+	Model                         string // "" for CPU-only
+	GPUs                          int
+	Held                          []string // the GPUs it holds
+	CPU, RAM, Disk                int
+	TearingDown                   bool
+	ManagedBy                     string
 }
 
-func addVM(f *dataset.File, s vmSpec) {
-	if s.org == "" {
-		s.org = "org-acme"
+// AddVM adds the VM or pod s to f.
+func AddVM(f *dataset.File, s VMSpec) {
+	if s.Org == "" {
+		s.Org = "org-acme"
 	}
 	v := dataset.VM{VM: models.VM{
-		ID: s.id, Name: s.id + "-name", OrganizationID: s.org, Status: models.VMStatus(s.status), StatusReason: s.reason,
-		CreatedAt: new(created), GPUCount: s.gpus, CPUCores: s.cpu, RAMGb: s.ram, DiskSizeGb: s.disk,
-		TearingDown: s.tearingDown, ManagedBy: s.managedBy, Tier: "standard", ResourceSize: fmt.Sprintf("%dxGPU", s.gpus),
-		PricePerHourCents: 225 * s.gpus, ProvisioningStage: "ready", EndpointURL: "https://" + s.id + ".example.net",
-	}, GPUIDs: s.held}
-	if s.held == nil {
+		ID: s.ID, Name: s.ID + "-name", OrganizationID: s.Org, Status: models.VMStatus(s.Status), StatusReason: s.Reason,
+		CreatedAt: new(Created), GPUCount: s.GPUs, CPUCores: s.CPU, RAMGb: s.RAM, DiskSizeGb: s.Disk,
+		TearingDown: s.TearingDown, ManagedBy: s.ManagedBy, Tier: "standard", ResourceSize: fmt.Sprintf("%dxGPU", s.GPUs),
+		PricePerHourCents: 225 * s.GPUs, ProvisioningStage: "ready", EndpointURL: "https://" + s.ID + ".example.net",
+	}, GPUIDs: s.Held}
+	if s.Held == nil {
 		v.GPUIDs = []string{}
 	}
-	if s.pod {
+	if s.Pod {
 		v.CapabilityTier, v.ComputeClass, v.VolumeGb, v.ImageURL = "pod", "on_demand", 100, "nvcr.io/nvidia/pytorch:24.05-py3"
 		v.CPUCores, v.RAMGb, v.DiskSizeGb = 0, 0, 0
 	}
-	if s.node != "" {
-		v.NodeID = new(s.node)
+	if s.Node != "" {
+		v.NodeID = new(s.Node)
 	}
-	if s.model != "" {
-		v.GPUModelID = new(s.model)
+	if s.Model != "" {
+		v.GPUModelID = new(s.Model)
 	}
-	if s.status == "interrupted" {
-		v.InterruptedAt = new(created.Add(time.Hour))
+	if s.Status == "interrupted" {
+		v.InterruptedAt = new(Created.Add(time.Hour))
 	}
 	f.VMs = append(f.VMs, v)
 }
 
-// resetWorld empties the compute tables and loads f, so cases can share
+// ResetWorld empties the compute tables and loads f, so cases can share
 // one database per engine.
-func resetWorld(t testing.TB, st *store.Store, f *dataset.File) {
+func ResetWorld(t testing.TB, st *store.Store, f *dataset.File) {
 	t.Helper()
 	for _, table := range []string{"api_keys", "gpus", "vms", "nodes", "fabrics", "organizations", "gpu_models"} {
 		storetest.Exec(t, st, "DELETE FROM "+table)
@@ -143,7 +151,8 @@ func resetWorld(t testing.TB, st *store.Store, f *dataset.File) {
 	}
 }
 
-func fixtureJSON(t testing.TB, f *dataset.File) string {
+// FixtureJSON is f as a fixture (New's).
+func FixtureJSON(t testing.TB, f *dataset.File) string {
 	t.Helper()
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -152,8 +161,8 @@ func fixtureJSON(t testing.TB, f *dataset.File) string {
 	return string(b)
 }
 
-// holders reads who holds each GPU: GPU id → VM id, held GPUs only.
-func holders(t testing.TB, st *store.Store) map[string]string {
+// Holders reads who holds each GPU: GPU id → VM id, held GPUs only.
+func Holders(t testing.TB, st *store.Store) map[string]string {
 	t.Helper()
 	var rows []models.GPU
 	storetest.Scan(t, st, &rows, "SELECT * FROM gpus WHERE holder_vm_id IS NOT NULL")
@@ -164,8 +173,8 @@ func holders(t testing.TB, st *store.Store) map[string]string {
 	return out
 }
 
-// heldBy lists the GPUs vmID holds, sorted.
-func heldBy(h map[string]string, vmID string) []string {
+// HeldBy lists the GPUs vmID holds, sorted.
+func HeldBy(h map[string]string, vmID string) []string {
 	var out []string
 	for g, v := range h {
 		if v == vmID {
@@ -176,16 +185,61 @@ func heldBy(h map[string]string, vmID string) []string {
 	return out
 }
 
-func vmRow(t testing.TB, st *store.Store, id string) models.VM {
+// VMRow reads VM id's row, failing when there is none.
+func VMRow(t testing.TB, st *store.Store, id string) models.VM {
 	t.Helper()
 	var v models.VM
 	storetest.Take(t, st, &v, "vms", "id = ?", id)
 	return v
 }
 
-func sameStrings(a, b []string) bool {
+// SameStrings reports whether a and b hold the same strings, in any order.
+func SameStrings(a, b []string) bool {
 	a, b = slices.Clone(a), slices.Clone(b)
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// ResetOps is ResetWorld after emptying what the lifecycle writes besides
+// the world's tables: both event logs and the idempotency keys.
+func ResetOps(t testing.TB, st *store.Store, f *dataset.File) {
+	t.Helper()
+	for _, table := range []string{"vm_events", "node_events", "idempotency_keys"} {
+		storetest.Exec(t, st, "DELETE FROM "+table)
+	}
+	ResetWorld(t, st, f)
+}
+
+// EventsOf reads the event log of vmID, oldest first.
+func EventsOf(t testing.TB, st *store.Store, vmID string) []models.VMEvent {
+	t.Helper()
+	var out []models.VMEvent
+	storetest.Scan(t, st, &out, "SELECT * FROM vm_events WHERE vm_id = ? ORDER BY id", vmID)
+	return out
+}
+
+// KeyActor is the actor the event log names for the API key token.
+func KeyActor(token string) models.Actor {
+	c := auth.Caller{KeyID: auth.HashToken(token)[:12]}
+	return c.Actor()
+}
+
+// WorldHeartbeat reports the world's node id (gpu-node-<n>, GPUs
+// GPU-<id>-0000 …) through the server at url with its credential cred:
+// gpus healthy GPUs but index failed, failed for reason when reason is
+// not "".
+func WorldHeartbeat(t testing.TB, url, cred, node string, gpus, failed int, reason string) {
+	t.Helper()
+	hb := agentapi.HeartbeatRequest{NodeName: "gpu-node-" + node[1:], AgentVersion: "2.6.1", Sequence: Sequence()}
+	for i := range gpus {
+		g := agentapi.HeartbeatGPU{UUID: fmt.Sprintf("GPU-%s-%04d", node, i), Health: "healthy"}
+		if i == failed && reason != "" {
+			g.Health, g.FailedReason = "failed", reason
+		}
+		hb.GPUs = append(hb.GPUs, g)
+	}
+	if status, body := PostJSON(t, url, agentapi.HeartbeatPath, cred, hb); status != 200 {
+		t.Fatalf("heartbeat of %s: %d %s", node, status, body)
+	}
 }
