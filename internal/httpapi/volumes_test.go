@@ -145,7 +145,7 @@ func TestVolumesFollowTheNode(t *testing.T) {
 		}; strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("REST events of pod-move:\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
-		data := gqlDo(t, env.Srv, "vol-op", `{ vm(id: "pod-keep") { provisioningStage events { transition provisioningStage volumeId freshVolume } } }`, nil)
+		data := servertest.GQLDo(t, env.Srv.URL, "vol-op", `{ vm(id: "pod-keep") { provisioningStage events { transition provisioningStage volumeId freshVolume } } }`, nil)
 		if want := `{"vm":{"provisioningStage":"scheduled","events":[` +
 			`{"transition":"restart-deploy","provisioningStage":"scheduled","volumeId":"vol-pod-keep-0","freshVolume":false},` +
 			`{"transition":"agent-running","provisioningStage":"ready","volumeId":"","freshVolume":false},` +

@@ -3,6 +3,7 @@ package servertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,28 @@ func (s *WS) Quiet() {
 	s.T.Helper()
 	if m, err := s.Read(300 * time.Millisecond); err == nil {
 		s.T.Fatalf("unexpected message %s %s", m.Type, m.Payload)
+	}
+}
+
+// ClosedWith reads s until its connection closes and answers the close
+// code and reason. Events before the close are skipped (a suspension's own
+// transitions may come first), and so is the operation's complete, which
+// gqlgen may write while the close handshake it runs in the background
+// has not yet sent the close frame.
+func (s *WS) ClosedWith() (websocket.StatusCode, string) {
+	s.T.Helper()
+	for {
+		m, err := s.Read(10 * time.Second)
+		if err != nil {
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return ce.Code, ce.Reason
+			}
+			s.T.Fatalf("read: %v, want a close", err)
+		}
+		if m.Type != "next" && m.Type != "complete" {
+			s.T.Fatalf("unexpected %s %s before the close", m.Type, m.Payload)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package httpapi_test
+package compute_test
 
 import (
 	"encoding/json"
@@ -28,22 +28,22 @@ import (
 // GPUs ran out, and so do the pods.
 func raceWorld() *dataset.File {
 	f := &dataset.File{
-		GPUModels:     []models.GPUModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
+		GPUModels:     []models.GPUModel{{ID: servertest.H100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
 		Fabrics:       []models.Fabric{{ID: "ib-r", IPCapacity: 4}},
 		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
 		APIKeys:       []dataset.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
 	}
-	addNode(f, "n1", "online", "2.6.1", "ib-r", 64, 1024, 10000, h100, 8)
-	addNode(f, "n9", "removed", "2.6.1", "", 64, 1024, 10000, h100, 4)
+	servertest.AddNode(f, "n1", "online", "2.6.1", "ib-r", 64, 1024, 10000, servertest.H100, 8)
+	servertest.AddNode(f, "n9", "removed", "2.6.1", "", 64, 1024, 10000, servertest.H100, 4)
 	for i := range 16 {
 		node, reason := "n1", "user_stopped"
 		if i >= 12 {
 			node, reason = "n9", "node_removed"
 		}
-		addVM(f, vmSpec{id: fmt.Sprintf("vm-%02d", i), node: node, status: "stopped", reason: reason,
-			model: h100, gpus: 1, cpu: 16, ram: 128, disk: 500})
-		addVM(f, vmSpec{id: fmt.Sprintf("pod-%02d", i), pod: true, node: node, status: "failed", reason: reason,
-			model: h100, gpus: 1})
+		servertest.AddVM(f, servertest.VMSpec{ID: fmt.Sprintf("vm-%02d", i), Node: node, Status: "stopped", Reason: reason,
+			Model: servertest.H100, GPUs: 1, CPU: 16, RAM: 128, Disk: 500})
+		servertest.AddVM(f, servertest.VMSpec{ID: fmt.Sprintf("pod-%02d", i), Pod: true, Node: node, Status: "failed", Reason: reason,
+			Model: servertest.H100, GPUs: 1})
 	}
 	return f
 }
@@ -53,16 +53,16 @@ func raceWorld() *dataset.File {
 // the two nodes' locks do not cover, limits them: exactly 3 fit.
 func fabricRaceWorld() *dataset.File {
 	f := &dataset.File{
-		GPUModels:     []models.GPUModel{{ID: h100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
+		GPUModels:     []models.GPUModel{{ID: servertest.H100, Name: "NVIDIA H100 80GB HBM3", Manufacturer: models.NVIDIA, MemoryGb: 80}},
 		Fabrics:       []models.Fabric{{ID: "ib-f", IPCapacity: 3}},
 		Organizations: []models.Organization{{ID: "org-acme", Name: "Acme", TenantID: 1001, InfinibandEnabled: true}},
 		APIKeys:       []dataset.APIKey{{Token: "acme-operator", OrganizationID: "org-acme", Permissions: []string{"compute.operate"}}},
 	}
-	addNode(f, "n1", "online", "2.6.1", "ib-f", 64, 1024, 10000, h100, 8)
-	addNode(f, "n2", "online", "2.6.1", "ib-f", 64, 1024, 10000, h100, 8)
+	servertest.AddNode(f, "n1", "online", "2.6.1", "ib-f", 64, 1024, 10000, servertest.H100, 8)
+	servertest.AddNode(f, "n2", "online", "2.6.1", "ib-f", 64, 1024, 10000, servertest.H100, 8)
 	for i := range 16 {
-		addVM(f, vmSpec{id: fmt.Sprintf("pod-%02d", i), pod: true, node: fmt.Sprintf("n%d", 1+i%2), status: "failed",
-			model: h100, gpus: 1})
+		servertest.AddVM(f, servertest.VMSpec{ID: fmt.Sprintf("pod-%02d", i), Pod: true, Node: fmt.Sprintf("n%d", 1+i%2), Status: "failed",
+			Model: servertest.H100, GPUs: 1})
 	}
 	return f
 }
@@ -111,7 +111,7 @@ func TestRestartVMRace(t *testing.T) {
 				for round := range rounds {
 					// Reset: every workload stopped or failed where it
 					// was, no GPU held.
-					resetWorld(t, st, sc.world)
+					servertest.ResetWorld(t, st, sc.world)
 					answers := make([]raceAnswer, 2*len(ids))
 					var wg sync.WaitGroup
 					start := make(chan struct{})
@@ -231,10 +231,10 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 	for _, g := range gpus {
 		gpuByID[g.ID] = g
 	}
-	h := holders(t, st)
+	h := servertest.Holders(t, st)
 	held := 0
 	for _, v := range vms {
-		mine := heldBy(h, v.ID)
+		mine := servertest.HeldBy(h, v.ID)
 		a, winner := won[v.ID]
 		if !v.Status.Holds() {
 			if winner || len(mine) > 0 {
@@ -244,7 +244,7 @@ func checkHoldings(t *testing.T, st *store.Store, round int, won map[string]race
 		}
 		held += len(mine)
 		if !winner || v.Status != models.VMDeploying || v.NodeID == nil || *v.NodeID != a.node ||
-			len(mine) != v.GPUCount || !sameStrings(mine, a.gpus) {
+			len(mine) != v.GPUCount || !servertest.SameStrings(mine, a.gpus) {
 			t.Errorf("round %d: %s %s on %v holding %v; answered %+v", round, v.ID, v.Status, v.NodeID, mine, a)
 			continue
 		}

@@ -1,4 +1,4 @@
-package httpapi_test
+package live_test
 
 import (
 	"context"
@@ -42,15 +42,15 @@ func TestVMEventIDsPerOrganization(t *testing.T) {
 			return strings.Join(out, " ")
 		}
 		acme := subscribe(t, srv, "acme-reader", map[string]any{"after": "0"})
-		if got, want := seen(acme.events(3)), "1=vm-0:stopped 2=vm-1:stopped 3=vm-0:terminated"; got != want {
+		if got, want := seen(events(acme, 3)), "1=vm-0:stopped 2=vm-1:stopped 3=vm-0:terminated"; got != want {
 			t.Errorf("acme's vmEvents: %s, want %s", got, want)
 		}
 		globex := subscribe(t, srv, "globex-operator", map[string]any{"after": "0"})
-		if got, want := seen(globex.events(2)), "1=vm-g:stopped 2=vm-g:terminated"; got != want {
+		if got, want := seen(events(globex, 2)), "1=vm-g:stopped 2=vm-g:terminated"; got != want {
 			t.Errorf("globex's vmEvents: %s, want %s", got, want)
 		}
 		resumed := subscribe(t, srv, "acme-reader", map[string]any{"after": "2"})
-		if got, want := seen(resumed.events(1)), "3=vm-0:terminated"; got != want {
+		if got, want := seen(events(resumed, 1)), "3=vm-0:terminated"; got != want {
 			t.Errorf("after 2: %s, want %s", got, want)
 		}
 
@@ -84,9 +84,9 @@ func TestVMEventIDsAcrossReplicas(t *testing.T) {
 			const n = 8
 			f := liveFixture(n)
 			for i := range n {
-				addVM(f, vmSpec{id: fmt.Sprintf("vm-g%d", i), org: "org-globex", node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
+				servertest.AddVM(f, servertest.VMSpec{ID: fmt.Sprintf("vm-g%d", i), Org: "org-globex", Node: "n1", Status: "running", CPU: 1, RAM: 1, Disk: 1})
 			}
-			resetOps(t, st[0], f)
+			servertest.ResetOps(t, st[0], f)
 			srvs := []*httptest.Server{liveServer(t, st[0], nil), liveServer(t, st[1], nil)}
 			var wg sync.WaitGroup
 			for i := range n {
@@ -106,7 +106,7 @@ func TestVMEventIDsAcrossReplicas(t *testing.T) {
 			}
 			s := subscribe(t, srvs[1], "acme-reader", map[string]any{"after": "0"})
 			var ids []string
-			for _, e := range s.events(n) {
+			for _, e := range events(s, n) {
 				ids = append(ids, e.ID)
 			}
 			if got := strings.Join(ids, " "); got != "1 2 3 4 5 6 7 8" {
@@ -134,7 +134,7 @@ func TestVMEventIDsSurviveRetention(t *testing.T) {
 		}
 		s := subscribe(t, srv, "acme-reader", map[string]any{"after": "2"})
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
-		if got := s.events(1); len(got) != 1 || got[0].ID != "3" {
+		if got := events(s, 1); len(got) != 1 || got[0].ID != "3" {
 			t.Fatalf("after retention emptied the log, the next event is %+v, want id 3", got)
 		}
 	})

@@ -1,4 +1,4 @@
-package httpapi_test
+package live_test
 
 import (
 	"bytes"
@@ -32,16 +32,16 @@ import (
 // Acme (vm-0 …) and one of Globex (vm-g), and an empty event log.
 func liveWorld(t *testing.T, st *store.Store, n int) {
 	t.Helper()
-	resetOps(t, st, liveFixture(n))
+	servertest.ResetOps(t, st, liveFixture(n))
 }
 
 // liveFixture is liveWorld's data set, for worlds built on it.
 func liveFixture(n int) *dataset.File {
-	f := newWorld()
+	f := servertest.World()
 	for i := range n {
-		addVM(f, vmSpec{id: fmt.Sprintf("vm-%d", i), node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
+		servertest.AddVM(f, servertest.VMSpec{ID: fmt.Sprintf("vm-%d", i), Node: "n1", Status: "running", CPU: 1, RAM: 1, Disk: 1})
 	}
-	addVM(f, vmSpec{id: "vm-g", org: "org-globex", node: "n1", status: "running", cpu: 1, ram: 1, disk: 1})
+	servertest.AddVM(f, servertest.VMSpec{ID: "vm-g", Org: "org-globex", Node: "n1", Status: "running", CPU: 1, RAM: 1, Disk: 1})
 	return f
 }
 
@@ -83,115 +83,16 @@ type gotEvent struct {
 	VM                                    *struct{ ID, Status string }
 }
 
-// sub is one graphql-transport-ws connection with one subscription.
-type sub struct {
-	t    *testing.T
-	conn *websocket.Conn
-}
-
-type wsMsg struct {
-	ID      string          `json:"id,omitempty"`
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-}
-
-func subscribe(t *testing.T, srv *httptest.Server, token string, vars map[string]any) *sub {
+func subscribe(t *testing.T, srv *httptest.Server, token string, vars map[string]any) *servertest.WS {
 	t.Helper()
-	return subscribeQuery(t, srv, token, `subscription($ids: [ID!], $after: ID) {
+	return servertest.Subscribe(t, srv.URL, token, `subscription($ids: [ID!], $after: ID) {
 		vmEvents(ids: $ids, after: $after) { id vmId from to transition actor vm { id status } } }`, vars)
 }
 
-// subscribeQuery opens one graphql-transport-ws connection as token and
-// starts the subscription query on it.
-func subscribeQuery(t *testing.T, srv *httptest.Server, token, query string, vars map[string]any) *sub {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/graphql",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.CloseNow() })
-	s := &sub{t: t, conn: conn}
-	init, _ := json.Marshal(map[string]any{"Authorization": "Bearer " + token})
-	s.send(wsMsg{Type: "connection_init", Payload: init})
-	if m := s.next(); m.Type != "connection_ack" {
-		t.Fatalf("after connection_init: %s %s", m.Type, m.Payload)
-	}
-	q, _ := json.Marshal(map[string]any{"variables": vars, "query": query})
-	s.send(wsMsg{ID: "1", Type: "subscribe", Payload: q})
-	return s
-}
-
-func (s *sub) send(m wsMsg) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := wsjson.Write(ctx, s.conn, m); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
-// next reads the next message that is not a ping (which it answers).
-func (s *sub) next() wsMsg {
-	s.t.Helper()
-	m, err := s.read(10 * time.Second)
-	if err != nil {
-		s.t.Fatalf("read: %v", err)
-	}
-	return m
-}
-
-func (s *sub) read(d time.Duration) (wsMsg, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	for {
-		var m wsMsg
-		if err := wsjson.Read(ctx, s.conn, &m); err != nil {
-			return m, err
-		}
-		if m.Type == "ping" {
-			s.send(wsMsg{Type: "pong"})
-			continue
-		}
-		return m, nil
-	}
-}
-
 // events reads n events, failing on anything else.
-func (s *sub) events(n int) []gotEvent {
-	s.t.Helper()
-	return nextData(s, n, func(d struct{ VMEvents gotEvent }) gotEvent { return d.VMEvents })
-}
-
-// nextData reads n "next" messages of s, each one's data decoded as a D
-// and taken by pick, failing on any other message or on errors in one.
-func nextData[D, E any](s *sub, n int, pick func(D) E) []E {
-	s.t.Helper()
-	var out []E
-	for len(out) < n {
-		m := s.next()
-		if m.Type != "next" {
-			s.t.Fatalf("message %s %s, want next (%d of %d read)", m.Type, m.Payload, len(out), n)
-		}
-		var p struct {
-			Data   D
-			Errors []any
-		}
-		if err := json.Unmarshal(m.Payload, &p); err != nil || len(p.Errors) > 0 {
-			s.t.Fatalf("payload %s: %v", m.Payload, err)
-		}
-		out = append(out, pick(p.Data))
-	}
-	return out
-}
-
-// quiet checks nothing more arrives for a moment.
-func (s *sub) quiet() {
-	s.t.Helper()
-	if m, err := s.read(300 * time.Millisecond); err == nil {
-		s.t.Fatalf("unexpected message %s %s", m.Type, m.Payload)
-	}
+func events(s *servertest.WS, n int) []gotEvent {
+	s.T.Helper()
+	return servertest.NextData(s, n, func(d struct{ VMEvents gotEvent }) gotEvent { return d.VMEvents })
 }
 
 func ids(evs []gotEvent) string {
@@ -216,7 +117,7 @@ func TestLiveVMEvents(t *testing.T) {
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
 		act(t, srv, "acme-operator", "stopVm", "vm-1")
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
-		got := acme.events(3)
+		got := events(acme, 3)
 		if want := "vm-0:stopped vm-1:stopped vm-0:terminated"; ids(got) != want {
 			t.Fatalf("events %s, want %s", ids(got), want)
 		}
@@ -224,7 +125,7 @@ func TestLiveVMEvents(t *testing.T) {
 		if got[0].VM == nil || got[0].VM.ID != "vm-0" || got[2].VM == nil || got[2].VM.Status != "TERMINATED" {
 			t.Errorf("vm objects %+v %+v", got[0].VM, got[2].VM)
 		}
-		if got[0].Actor != "user "+keyActor("acme-operator").ID || got[0].From != "RUNNING" || got[0].Transition != "user-stop" {
+		if got[0].Actor != "user "+servertest.KeyActor("acme-operator").ID || got[0].From != "RUNNING" || got[0].Transition != "user-stop" {
 			t.Errorf("event %+v", got[0])
 		}
 		for i := 1; i < len(got); i++ {
@@ -232,16 +133,16 @@ func TestLiveVMEvents(t *testing.T) {
 				t.Errorf("ids out of order: %s after %s", got[i].ID, got[i-1].ID)
 			}
 		}
-		acme.quiet()
-		if g := only1.events(1); ids(g) != "vm-1:stopped" {
+		acme.Quiet()
+		if g := events(only1, 1); ids(g) != "vm-1:stopped" {
 			t.Errorf("ids filter: %s", ids(g))
 		}
 		// Globex's first event is its own: it saw none of Acme's.
 		act(t, srv, "globex-operator", "stopVm", "vm-g")
-		if g := globex.events(1); ids(g) != "vm-g:stopped" {
+		if g := events(globex, 1); ids(g) != "vm-g:stopped" {
 			t.Errorf("globex saw %s", ids(g))
 		}
-		acme.quiet()
+		acme.Quiet()
 	})
 }
 
@@ -259,9 +160,9 @@ func TestLiveRefusesWithoutKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.CloseNow()
-		_ = wsjson.Write(ctx, conn, wsMsg{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":"Bearer nope"}`)})
+		_ = wsjson.Write(ctx, conn, servertest.WSMessage{Type: "connection_init", Payload: json.RawMessage(`{"Authorization":"Bearer nope"}`)})
 		for {
-			var m wsMsg
+			var m servertest.WSMessage
 			err := wsjson.Read(ctx, conn, &m)
 			if err != nil {
 				if c := websocket.CloseStatus(err); c != 4401 {
@@ -282,22 +183,22 @@ func TestLiveResumeAfter(t *testing.T) {
 		s := subscribe(t, srv, "acme-reader", nil)
 		time.Sleep(100 * time.Millisecond)
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
-		first := s.events(1)
-		s.conn.CloseNow()
+		first := events(s, 1)
+		s.Conn.CloseNow()
 
 		act(t, srv, "acme-operator", "stopVm", "vm-1")
 		act(t, srv, "globex-operator", "stopVm", "vm-g")
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
 
 		r := subscribe(t, srv, "acme-reader", map[string]any{"after": first[0].ID})
-		if got := r.events(2); ids(got) != "vm-1:stopped vm-0:terminated" {
+		if got := events(r, 2); ids(got) != "vm-1:stopped vm-0:terminated" {
 			t.Fatalf("replay %s", ids(got))
 		}
 		act(t, srv, "acme-operator", "stopVm", "vm-2")
-		if got := r.events(1); ids(got) != "vm-2:stopped" {
+		if got := events(r, 1); ids(got) != "vm-2:stopped" {
 			t.Fatalf("live after replay %s", ids(got))
 		}
-		r.quiet()
+		r.Quiet()
 	})
 }
 
@@ -323,9 +224,9 @@ func TestLiveReplayDuringWrites(t *testing.T) {
 			}
 		}()
 		s := subscribe(t, srv, "acme-reader", map[string]any{"after": "0"})
-		got := s.events(n + n)
+		got := events(s, n+n)
 		wg.Wait()
-		s.quiet()
+		s.Quiet()
 		var want []string
 		for _, e := range eventsOfOrg(t, st, "org-acme") {
 			want = append(want, fmt.Sprint(e))
@@ -365,10 +266,10 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	act(t, srvB, "acme-operator", "stopVm", "vm-0")
 	act(t, srvB, "acme-operator", "terminateVm", "vm-1")
-	if got := s.events(2); ids(got) != "vm-0:stopped vm-1:terminated" {
+	if got := events(s, 2); ids(got) != "vm-0:stopped vm-1:terminated" {
 		t.Fatalf("replica A saw %s", ids(got))
 	}
-	s.quiet()
+	s.Quiet()
 }
 
 // Shutdown ends every stream with 1001 "going away".
@@ -381,7 +282,7 @@ func TestLiveShutdownGoingAway(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		feed.Shutdown()
 		for {
-			m, err := s.read(5 * time.Second)
+			m, err := s.Read(5 * time.Second)
 			if err != nil {
 				if c := websocket.CloseStatus(err); c != livefeed.CloseGoingAway || !strings.Contains(err.Error(), "GOING_AWAY") ||
 					!strings.Contains(err.Error(), "resume with after: ") {
@@ -421,7 +322,7 @@ func TestLiveSlowConsumerDropped(t *testing.T) {
 		for i := range n {
 			act(t, srv, "acme-operator", "stopVm", fmt.Sprintf("vm-%d", i))
 		}
-		if got := fast.events(n); len(got) != n {
+		if got := events(fast, n); len(got) != n {
 			t.Fatalf("fast got %d", len(got))
 		}
 		select {
@@ -478,13 +379,13 @@ func TestLiveRetention(t *testing.T) {
 		}
 
 		s := subscribe(t, srv, "acme-reader", map[string]any{"after": fmt.Sprint(log[0])})
-		m := s.next()
+		m := s.Next()
 		if want := fmt.Sprintf("the oldest event kept is %d", log[2]); !strings.Contains(string(m.Payload), "EVENTS_EXPIRED") ||
 			!strings.Contains(string(m.Payload), want) {
 			t.Fatalf("%s %s: want EVENTS_EXPIRED naming %d", m.Type, m.Payload, log[2])
 		}
 		r := subscribe(t, srv, "acme-reader", map[string]any{"after": fmt.Sprint(log[2] - 1)})
-		if got := r.events(1); ids(got) != "vm-0:terminated" {
+		if got := events(r, 1); ids(got) != "vm-0:terminated" {
 			t.Fatalf("replay %s", ids(got))
 		}
 	})
@@ -535,19 +436,19 @@ func TestLivePerKeyCap(t *testing.T) {
 		first := subscribe(t, srv, "acme-reader", nil)
 		time.Sleep(100 * time.Millisecond)
 		second := subscribe(t, srv, "acme-reader", nil)
-		if m := second.next(); !strings.Contains(string(m.Payload), livefeed.CodeTooManySubscriptions) {
+		if m := second.Next(); !strings.Contains(string(m.Payload), livefeed.CodeTooManySubscriptions) {
 			t.Fatalf("second subscription: %s %s", m.Type, m.Payload)
 		}
 		other := subscribe(t, srv, "acme-operator", nil) // another key has its own
-		first.conn.CloseNow()
+		first.Conn.CloseNow()
 		time.Sleep(200 * time.Millisecond)
 		third := subscribe(t, srv, "acme-reader", nil)
 		time.Sleep(100 * time.Millisecond)
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
-		if got := third.events(1); ids(got) != "vm-0:stopped" {
+		if got := events(third, 1); ids(got) != "vm-0:stopped" {
 			t.Fatalf("third %s", ids(got))
 		}
-		if got := other.events(1); ids(got) != "vm-0:stopped" {
+		if got := events(other, 1); ids(got) != "vm-0:stopped" {
 			t.Fatalf("other key %s", ids(got))
 		}
 	})

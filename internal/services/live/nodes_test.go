@@ -1,17 +1,12 @@
-package httpapi_test
+package live_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services/sweep"
@@ -29,54 +24,7 @@ func nodeWorld(t *testing.T, st *store.Store, n int) {
 	f.Organizations = append(f.Organizations, models.Organization{ID: "org-platform", Name: "Platform", TenantID: 9000})
 	f.APIKeys = append(f.APIKeys,
 		dataset.APIKey{Token: "platform-admin", OrganizationID: "org-platform", Permissions: []string{"nodes.admin", "compute.read"}})
-	resetOps(t, st, f)
-}
-
-// gqlDo runs one GraphQL operation through srv and fails on any error.
-func gqlDo(t *testing.T, srv *httptest.Server, token, query string, vars map[string]any) json.RawMessage {
-	t.Helper()
-	status, body := postJSON(t, srv, "/graphql", token, map[string]any{"query": query, "variables": vars})
-	var r struct {
-		Data   json.RawMessage
-		Errors []any
-	}
-	if err := json.Unmarshal(body, &r); err != nil || status != 200 || len(r.Errors) > 0 {
-		t.Fatalf("%s: %d %s", query, status, body)
-	}
-	return r.Data
-}
-
-func postJSON(t *testing.T, srv *httptest.Server, path, token string, v any) (int, []byte) {
-	t.Helper()
-	b, _ := json.Marshal(v)
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(resp.Body)
-	return resp.StatusCode, out.Bytes()
-}
-
-// heartbeat reports node gpu-node-<id> through srv with its credential
-// cred, with GPU index failed for reason when reason is not empty.
-func heartbeat(t *testing.T, srv *httptest.Server, cred, node string, gpus, failed int, reason string) {
-	t.Helper()
-	hb := agentapi.HeartbeatRequest{NodeName: "gpu-node-" + node[1:], AgentVersion: "2.6.1", Sequence: servertest.Sequence()}
-	for i := range gpus {
-		g := agentapi.HeartbeatGPU{UUID: fmt.Sprintf("GPU-%s-%04d", node, i), Health: "healthy"}
-		if i == failed && reason != "" {
-			g.Health, g.FailedReason = "failed", reason
-		}
-		hb.GPUs = append(hb.GPUs, g)
-	}
-	if status, body := postJSON(t, srv, agentapi.HeartbeatPath, cred, hb); status != 200 {
-		t.Fatalf("heartbeat of %s: %d %s", node, status, body)
-	}
+	servertest.ResetOps(t, st, f)
 }
 
 const nodeEventsQuery = `subscription($ids: [ID!], $after: ID) { nodeEvents(ids: $ids, after: $after) {
@@ -99,15 +47,15 @@ type gotNodeEvent struct {
 	}
 }
 
-func subscribeNodes(t *testing.T, srv *httptest.Server, token string, vars map[string]any) *sub {
+func subscribeNodes(t *testing.T, srv *httptest.Server, token string, vars map[string]any) *servertest.WS {
 	t.Helper()
-	return subscribeQuery(t, srv, token, nodeEventsQuery, vars)
+	return servertest.Subscribe(t, srv.URL, token, nodeEventsQuery, vars)
 }
 
 // nodeEvents reads n node events, failing on anything else.
-func (s *sub) nodeEvents(n int) []gotNodeEvent {
-	s.t.Helper()
-	return nextData(s, n, func(d struct{ NodeEvents gotNodeEvent }) gotNodeEvent { return d.NodeEvents })
+func nodeEvents(s *servertest.WS, n int) []gotNodeEvent {
+	s.T.Helper()
+	return servertest.NextData(s, n, func(d struct{ NodeEvents gotNodeEvent }) gotNodeEvent { return d.NodeEvents })
 }
 
 func str(p *string) string {
@@ -150,8 +98,8 @@ func TestLiveNodeEvents(t *testing.T) {
 		only3 := subscribeNodes(t, srv, "acme-reader", map[string]any{"ids": []string{"n3"}})
 		time.Sleep(100 * time.Millisecond)
 
-		heartbeat(t, srv, n1, "n1", 8, 3, "XID 79")
-		got := acme.nodeEvents(1)
+		servertest.WorldHeartbeat(t, srv.URL, n1, "n1", 8, 3, "XID 79")
+		got := nodeEvents(acme, 1)
 		if want := "n1:gpu:n1-g3:HEALTHY>FAILED:XID 79"; summaries(got) != want {
 			t.Fatalf("acme got %s, want %s", summaries(got), want)
 		}
@@ -163,7 +111,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		if vms := vmIDs(got[0]); vms != "vm-0 vm-1" {
 			t.Errorf("acme sees vms %s on n1", vms)
 		}
-		g := globex.nodeEvents(1)
+		g := nodeEvents(globex, 1)
 		if g[0].summary() != got[0].summary() || g[0].ID != got[0].ID {
 			t.Errorf("globex got %s", summaries(g))
 		}
@@ -177,7 +125,7 @@ func TestLiveNodeEvents(t *testing.T) {
 		}
 		// The same failure reported again changes nothing: the next
 		// events below are the sweep's.
-		heartbeat(t, srv, n1, "n1", 8, 3, "XID 79")
+		servertest.WorldHeartbeat(t, srv.URL, n1, "n1", 8, 3, "XID 79")
 
 		// The sweep takes silent n3 offline; its next heartbeat brings it back.
 		old := store.Now().Add(-time.Hour)
@@ -185,15 +133,15 @@ func TestLiveNodeEvents(t *testing.T) {
 		if _, err := sweep.New(st).Sweep(context.Background(), store.Now(), 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		heartbeat(t, srv, n3, "n3", 4, -1, "")
+		servertest.WorldHeartbeat(t, srv.URL, n3, "n3", 4, -1, "")
 		// The operator decommissions n6, then changes its mind.
 		leavingAt := store.Now().Add(48 * time.Hour).Truncate(time.Second)
 		at := models.FormatTime(leavingAt)
 		leave := `mutation($at: Time) { setNodeLeavingAt(id: "n6", leavingAt: $at) { workloadsChanged } }`
-		gqlDo(t, srv, "platform-admin", leave, map[string]any{"at": leavingAt.Format(time.RFC3339)})
-		gqlDo(t, srv, "platform-admin", leave, map[string]any{"at": nil})
+		servertest.GQLDo(t, srv.URL, "platform-admin", leave, map[string]any{"at": leavingAt.Format(time.RFC3339)})
+		servertest.GQLDo(t, srv.URL, "platform-admin", leave, map[string]any{"at": nil})
 
-		got = acme.nodeEvents(4)
+		got = nodeEvents(acme, 4)
 		wantAll := "n3:status:ONLINE>OFFLINE n3:status:OFFLINE>ONLINE n6:leavingAt:null>" + at + " n6:leavingAt:" + at + ">null"
 		if summaries(got) != wantAll {
 			t.Fatalf("acme got\n%s\nwant\n%s", summaries(got), wantAll)
@@ -206,24 +154,24 @@ func TestLiveNodeEvents(t *testing.T) {
 				t.Errorf("ids out of order: %s after %s", got[i].ID, got[i-1].ID)
 			}
 		}
-		acme.quiet()
-		if g := only3.nodeEvents(2); summaries(g) != "n3:status:ONLINE>OFFLINE n3:status:OFFLINE>ONLINE" {
+		acme.Quiet()
+		if g := nodeEvents(only3, 2); summaries(g) != "n3:status:ONLINE>OFFLINE n3:status:OFFLINE>ONLINE" {
 			t.Errorf("ids filter: %s", summaries(g))
 		}
-		only3.quiet()
+		only3.Quiet()
 		// The node's VM transitions are vmEvents', not here: n3's sweep
 		// moved none, and acme saw exactly the events above.
 
 		// Resume after the first event: the log from there, then live.
 		r := subscribeNodes(t, srv, "acme-reader", map[string]any{"after": got[0].ID})
-		if g := r.nodeEvents(3); summaries(g) != strings.Join(strings.Split(wantAll, " ")[1:], " ") {
+		if g := nodeEvents(r, 3); summaries(g) != strings.Join(strings.Split(wantAll, " ")[1:], " ") {
 			t.Fatalf("replay %s", summaries(g))
 		}
-		heartbeat(t, srv, n3, "n3", 4, 0, "XID 48")
-		if g := r.nodeEvents(1); summaries(g) != "n3:gpu:n3-g0:HEALTHY>FAILED:XID 48" {
+		servertest.WorldHeartbeat(t, srv.URL, n3, "n3", 4, 0, "XID 48")
+		if g := nodeEvents(r, 1); summaries(g) != "n3:gpu:n3-g0:HEALTHY>FAILED:XID 48" {
 			t.Fatalf("live after replay %s", summaries(g))
 		}
-		r.quiet()
+		r.Quiet()
 	})
 }
 

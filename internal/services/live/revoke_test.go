@@ -1,48 +1,24 @@
-package httpapi_test
+package live_test
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services/credentials"
 	livefeed "gpugraph/internal/services/live"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
-
-// closedWith reads s until its connection closes and answers the close
-// code and reason. Events before the close are skipped (a suspension's own
-// transitions may come first), and so is the operation's complete, which
-// gqlgen may write while the close handshake it runs in the background
-// has not yet sent the close frame.
-func (s *sub) closedWith() (websocket.StatusCode, string) {
-	s.t.Helper()
-	for {
-		m, err := s.read(10 * time.Second)
-		if err != nil {
-			var ce websocket.CloseError
-			if errors.As(err, &ce) {
-				return ce.Code, ce.Reason
-			}
-			s.t.Fatalf("read: %v, want a close", err)
-		}
-		if m.Type != "next" && m.Type != "complete" {
-			s.t.Fatalf("unexpected %s %s before the close", m.Type, m.Payload)
-		}
-	}
-}
 
 // sseStream opens vmEvents over SSE as token; lines yields its lines.
 func sseStream(t *testing.T, srv *httptest.Server, token string) *bufio.Scanner {
@@ -101,9 +77,9 @@ func TestLiveSuspendClosesStreams(t *testing.T) {
 		globex := subscribe(t, srv, "globex-operator", nil)
 		time.Sleep(100 * time.Millisecond)
 
-		gqlDo(t, srv, "platform-admin", suspendAcme, nil)
-		for _, s := range []*sub{ws, nodes} {
-			code, reason := s.closedWith()
+		servertest.GQLDo(t, srv.URL, "platform-admin", suspendAcme, nil)
+		for _, s := range []*servertest.WS{ws, nodes} {
+			code, reason := s.ClosedWith()
 			if code != livefeed.CloseRevoked || !strings.HasPrefix(reason, auth.CodeOrganizationSuspended+": organization org-acme is suspended") {
 				t.Errorf("close %d %q, want 4403 ORGANIZATION_SUSPENDED", code, reason)
 			}
@@ -113,7 +89,7 @@ func TestLiveSuspendClosesStreams(t *testing.T) {
 			t.Errorf("SSE ended with %s (complete: %v)", last, completed)
 		}
 		act(t, srv, "globex-operator", "stopVm", "vm-g")
-		if got := globex.events(1); ids(got) != "vm-g:stopped" {
+		if got := events(globex, 1); ids(got) != "vm-g:stopped" {
 			t.Fatalf("globex %s", ids(got))
 		}
 	})
@@ -127,9 +103,9 @@ func TestLiveRevokedKeyCloses(t *testing.T) {
 		revoke := func(token string) {
 			storetest.Exec(t, st, "DELETE FROM api_keys WHERE token_hash = ?", auth.HashToken(token))
 		}
-		wantRevoked := func(s *sub) {
+		wantRevoked := func(s *servertest.WS) {
 			t.Helper()
-			code, reason := s.closedWith()
+			code, reason := s.ClosedWith()
 			if code != livefeed.CloseRevoked || !strings.HasPrefix(reason, livefeed.CodeCredentialRevoked+": ") {
 				t.Errorf("close %d %q, want 4403 CREDENTIAL_REVOKED", code, reason)
 			}
@@ -155,7 +131,7 @@ func TestLiveRevokedKeyCloses(t *testing.T) {
 
 		// The other key's stream lives on.
 		act(t, notified, "acme-operator", "stopVm", "vm-0")
-		if got := kept.events(1); ids(got) != "vm-0:stopped" {
+		if got := events(kept, 1); ids(got) != "vm-0:stopped" {
 			t.Fatalf("kept %s", ids(got))
 		}
 	})
@@ -171,8 +147,8 @@ func TestLiveSuspendAcrossReplicas(t *testing.T) {
 	srvB := liveServer(t, b, nil)
 	s := subscribe(t, srvA, "acme-reader", nil)
 	time.Sleep(100 * time.Millisecond)
-	gqlDo(t, srvB, "platform-admin", suspendAcme, nil)
-	if code, reason := s.closedWith(); code != livefeed.CloseRevoked || !strings.HasPrefix(reason, auth.CodeOrganizationSuspended) {
+	servertest.GQLDo(t, srvB.URL, "platform-admin", suspendAcme, nil)
+	if code, reason := s.ClosedWith(); code != livefeed.CloseRevoked || !strings.HasPrefix(reason, auth.CodeOrganizationSuspended) {
 		t.Fatalf("close %d %q on A, want 4403 ORGANIZATION_SUSPENDED", code, reason)
 	}
 }
@@ -202,7 +178,7 @@ func TestLiveAccessTokenStreamOutlivesRechecks(t *testing.T) {
 		s := subscribe(t, srv, tok.AccessToken, nil)
 		time.Sleep(500 * time.Millisecond) // several rechecks
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
-		if got := s.events(1); ids(got) != "vm-0:stopped" {
+		if got := events(s, 1); ids(got) != "vm-0:stopped" {
 			t.Fatalf("events %s", ids(got))
 		}
 	})
