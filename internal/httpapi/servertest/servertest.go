@@ -1,6 +1,14 @@
 // Package servertest runs the whole HTTP surface over a real database for
 // tests: load a fixture, send GraphQL and REST requests with an API key,
 // and count the SQL statements a request ran.
+//
+// It also holds what the suites that pin one service's behaviour through
+// the API (beside that service, as external test packages) share with
+// httpapi's own contract suite: the compute world (world.go), requests and
+// error shapes (calls.go), administrators and applications
+// (credentials.go), node enrollment and heartbeats (nodes.go,
+// heartbeats.go), VM rows and events (vms.go), the pod metrics' paths and
+// pods (metrics.go) and a graphql-transport-ws client (ws.go).
 package servertest
 
 import (
