@@ -28,8 +28,9 @@ import (
 	"gpugraph/internal/store/storetest"
 )
 
-// liveWorld is the restart tests' world with n CPU-only running VMs of
-// Acme (vm-0 …) and one of Globex (vm-g), and an empty event log.
+// liveWorld is the compute tests' world (servertest.World) with n
+// CPU-only running VMs of Acme (vm-0 …) and one of Globex (vm-g), and an
+// empty event log.
 func liveWorld(t *testing.T, st *store.Store, n int) {
 	t.Helper()
 	servertest.ResetOps(t, st, liveFixture(n))
