@@ -62,14 +62,14 @@ fuzz:
 	@for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' internal/lib/filterby/*_test.go | sed 's/func //'); do \
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/filterby/ || exit 1; done
 	$(GO) test -run '^$$' -fuzz '^FuzzParseExpires$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/services/credentials/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/edge/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/bounds/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCursor$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/paging/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTimeDefaultUTC$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 	$(GO) test -run '^$$' -fuzz '^FuzzInstanceTypeProblem$$' -fuzztime $(FUZZTIME) -parallel 2 ./models/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/cluster/clusterbatch/
 	$(GO) test -run '^$$' -fuzz '^FuzzQuantities$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/cluster/clusterconnector/
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterSQL$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/store/
-	$(GO) test -run '^$$' -fuzz '^FuzzHistogramQuantile$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/promql/
+	$(GO) test -run '^$$' -fuzz '^FuzzHistogramQuantile$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/lib/timeseries/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeBusID$$' -fuzztime $(FUZZTIME) -parallel 2 ./internal/agent/
 
 ## generate: regenerate graph/ from schema.graphqls (cmd/gqlgen: gqlgen with the field model's plugin, which writes graph/fieldmodel_gen.go)

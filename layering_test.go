@@ -77,7 +77,7 @@ func TestLayering(t *testing.T) {
 		"gpugraph/resolvers":             {"gpugraph/internal/httpapi/rest"},
 	}
 	// Pure packages speak no HTTP, know no face and no store.
-	for _, p := range []string{"gpugraph/placement", "gpugraph/internal/lib/promql", "gpugraph/internal/lib/filterby", "gpugraph/internal/lib/podfield", "gpugraph/internal/lib/contentcoding", "gpugraph/internal/lib/rowfield"} {
+	for _, p := range []string{"gpugraph/placement", "gpugraph/internal/lib/timeseries", "gpugraph/internal/lib/filterby", "gpugraph/internal/lib/podfield", "gpugraph/internal/lib/contentcoding", "gpugraph/internal/lib/rowfield"} {
 		forbidden[p] = []string{"net/http", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/graph", "gpugraph/internal/store"}
 	}
 	// The field model is what make generate reads (cmd/gqlgen): it must
@@ -142,7 +142,7 @@ func TestLayering(t *testing.T) {
 	// …not even through another package.
 	// (rowfield imports models, whose errors are apierr's, which know
 	// their HTTP status: it is held to its direct imports only.)
-	for _, pkg := range []string{"gpugraph/placement", "gpugraph/internal/lib/promql", "gpugraph/internal/lib/filterby", "gpugraph/internal/lib/podfield", "gpugraph/internal/lib/contentcoding"} {
+	for _, pkg := range []string{"gpugraph/placement", "gpugraph/internal/lib/timeseries", "gpugraph/internal/lib/filterby", "gpugraph/internal/lib/podfield", "gpugraph/internal/lib/contentcoding"} {
 		if slices.Contains(pkgs[pkg].Deps, "net/http") {
 			t.Errorf("%s depends on net/http through its imports (go list -deps %s)", pkg, pkg)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/store"
 )
 
@@ -53,14 +53,14 @@ var BulkClusters = [2]string{"6f1c2a10-0000-4000-8000-000000000001", "6f1c2a10-0
 // BulkPodsPerWorkload is the size of every bulk workload.
 const BulkPodsPerWorkload = 10
 
-// InsertBulkPods writes n pods of tenant fleet.TenantID(0) in workloads of
+// InsertBulkPods writes n pods of tenant fleetgen.TenantID(0) in workloads of
 // ten, over four projects, on nodes gpu-node-00000 … 00999 (names only:
 // the nodes themselves are not written). Phases: 55% Running, 10% Pending
 // (no node), 25% Succeeded, 10% Failed, half of those deleted. Pod i is
-// created i·30 s after the first, the last one at fleet.Epoch.
+// created i·30 s after the first, the last one at fleetgen.Epoch.
 func InsertBulkPods(ctx context.Context, db *DB, n int) error {
 	d := dialectOf(db.Dialect)
-	tenant := fleet.TenantID(0)
+	tenant := fleetgen.TenantID(0)
 	workloads := (n + BulkPodsPerWorkload - 1) / BulkPodsPerWorkload
 	tx := db.WithContext(ctx)
 	for p := 0; p < 4; p++ {
@@ -76,7 +76,7 @@ func InsertBulkPods(ctx context.Context, db *DB, n int) error {
 		FROM g`, workloads, BulkClusters[0], BulkClusters[1], tenant).Error; err != nil {
 		return fmt.Errorf("bulk workloads: %w", err)
 	}
-	epoch := fleet.Epoch.Unix()
+	epoch := fleetgen.Epoch.Unix()
 	created := fmt.Sprintf("(%d - (%d - i) * 30)", epoch, n-1)
 	cols := []string{"id", "tenant_id", "name", "priority_class_name", "workload_id", "cluster_id", "project_id",
 		"node_name", "created_at", "completed_at", "containers", "current_node_pool", "k8s_phase",
@@ -112,10 +112,10 @@ func InsertBulkPods(ctx context.Context, db *DB, n int) error {
 }
 
 // InsertBulkSamples writes perPod CPU_USAGE_CORES samples of each pod, one
-// every fleet.SampleStep, the last at fleet.Epoch.
+// every fleetgen.SampleStep, the last at fleetgen.Epoch.
 func InsertBulkSamples(ctx context.Context, db *DB, podIDs []string, perPod int) error {
 	d := dialectOf(db.Dialect)
-	ts := d.at(fmt.Sprintf("(%d - (%d - i) * %d)", fleet.Epoch.Unix(), perPod-1, int(fleet.SampleStep.Seconds())))
+	ts := d.at(fmt.Sprintf("(%d - (%d - i) * %d)", fleetgen.Epoch.Unix(), perPod-1, int(fleetgen.SampleStep.Seconds())))
 	q := d.series + `
 		INSERT INTO metric_samples (pod_id, type, labels, ts, value)
 		SELECT ?, 'CPU_USAGE_CORES', '{}', ` + ts + `, ((i * 7919) % 6400) / 100.0 FROM g`

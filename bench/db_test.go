@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -19,7 +19,7 @@ func TestBulkPods(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		db := wrap(st)
-		if _, err := dataset.Load(ctx, st, fleet.Generate(fleet.Options{Tenants: 1})); err != nil {
+		if _, err := dataset.Load(ctx, st, fleetgen.Generate(fleetgen.Options{Tenants: 1})); err != nil {
 			t.Fatal(err)
 		}
 		if err := InsertBulkPods(ctx, db, 1000); err != nil {
@@ -41,14 +41,14 @@ func TestBulkPods(t *testing.T) {
 		var last, first models.Pod
 		storetest.Take(t, st, &last, "pods", "id = ?", "bulk-p-0000999")
 		storetest.Take(t, st, &first, "pods", "id = ?", "bulk-p-0000000")
-		if !last.CreatedAt.Equal(fleet.Epoch) || !first.CreatedAt.Equal(fleet.Epoch.Add(-999*30*time.Second)) ||
+		if !last.CreatedAt.Equal(fleetgen.Epoch) || !first.CreatedAt.Equal(fleetgen.Epoch.Add(-999*30*time.Second)) ||
 			last.Name != "job-000099-9" || last.WorkloadID != "bulk-w-000099" || len(last.Containers) != 1 ||
-			last.TenantID != fleet.TenantID(0) || *last.ProjectName != "bulk-project-3" {
+			last.TenantID != fleetgen.TenantID(0) || *last.ProjectName != "bulk-project-3" {
 			t.Fatalf("first %v, last %+v", first.CreatedAt, last)
 		}
 		// Times compare as instants: the newest pod is the last one.
 		var newest string
-		storetest.Scan(t, st, &newest, "SELECT id FROM pods WHERE created_at > ? ORDER BY created_at LIMIT 1", fleet.Epoch.Add(-time.Second))
+		storetest.Scan(t, st, &newest, "SELECT id FROM pods WHERE created_at > ? ORDER BY created_at LIMIT 1", fleetgen.Epoch.Add(-time.Second))
 		if newest != "bulk-p-0000999" {
 			t.Fatalf("newest = %q", newest)
 		}
@@ -74,7 +74,7 @@ func deref(s *string) string {
 func TestBulkSamples(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		f := fleet.Generate(fleet.Options{Nodes: 2, Pods: 20, Tenants: 1, Seed: 1})
+		f := fleetgen.Generate(fleetgen.Options{Nodes: 2, Pods: 20, Tenants: 1, Seed: 1})
 		if _, err := dataset.Load(ctx, st, f); err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +83,8 @@ func TestBulkSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []models.MetricSample
-		storetest.Scan(t, st, &got, "SELECT * FROM metric_samples WHERE pod_id = ? AND ts >= ? ORDER BY ts", ids[1], fleet.Epoch.Add(-fleet.SampleStep))
-		if len(got) != 2 || !got[1].TS.Equal(fleet.Epoch) || got[1].Labels != "{}" || got[1].Type != "CPU_USAGE_CORES" ||
+		storetest.Scan(t, st, &got, "SELECT * FROM metric_samples WHERE pod_id = ? AND ts >= ? ORDER BY ts", ids[1], fleetgen.Epoch.Add(-fleetgen.SampleStep))
+		if len(got) != 2 || !got[1].TS.Equal(fleetgen.Epoch) || got[1].Labels != "{}" || got[1].Type != "CPU_USAGE_CORES" ||
 			got[1].Value != float64((499*7919)%6400)/100 {
 			t.Fatalf("samples = %+v", got)
 		}
@@ -98,7 +98,7 @@ func TestBulkSamples(t *testing.T) {
 func TestDoubleAllocations(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		f := fleet.Generate(fleet.Options{Nodes: 3, Tenants: 1, Seed: 1, VMsPerNode: 2, VMGPUs: 2})
+		f := fleetgen.Generate(fleetgen.Options{Nodes: 3, Tenants: 1, Seed: 1, VMsPerNode: 2, VMGPUs: 2})
 		f.VMs[0].Status, f.VMs[0].GPUIDs = models.VMRunning, []string{"node-00000-g0", "node-00000-g1"}
 		f.VMs[1].Status, f.VMs[1].GPUIDs = models.VMRunning, []string{"node-00000-g2", "node-00000-g3"}
 		if _, err := dataset.Load(ctx, st, f); err != nil {

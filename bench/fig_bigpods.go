@@ -9,7 +9,7 @@ import (
 
 	"gpugraph/internal/store/sqlcount"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
 )
@@ -47,7 +47,7 @@ func (r *runner) bigPods(ctx context.Context) error {
 		return err
 	}
 	// Organization and key through the loader; the pods by bulk SQL.
-	keys := fleet.Generate(fleet.Options{Tenants: 1, Seed: r.cfg.Seed})
+	keys := fleetgen.Generate(fleetgen.Options{Tenants: 1, Seed: r.cfg.Seed})
 	if _, err := dataset.Load(ctx, db.Store, keys); err != nil {
 		db.Drop()
 		return err
@@ -62,7 +62,7 @@ func (r *runner) bigPods(ctx context.Context) error {
 		return err
 	}
 	r.logf("inserted %d pods by SQL in %s", n, time.Since(start).Round(time.Millisecond))
-	srv, err := Serve(db, r.cfg, fleet.Token(0))
+	srv, err := Serve(db, r.cfg, fleetgen.Token(0))
 	if err != nil {
 		db.Drop()
 		return err

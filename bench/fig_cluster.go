@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/bench/proc"
 	"gpugraph/internal/cluster/kubetest"
 	"gpugraph/internal/dataset"
@@ -292,11 +292,11 @@ func (cr *clusterRun) start(ctx context.Context, serverBin, agentBin string) err
 		return err
 	}
 	cr.db = db
-	if _, err := dataset.Load(ctx, db.Store, fleet.Generate(fleet.Options{Tenants: 1, Seed: cr.cfg.Seed})); err != nil {
+	if _, err := dataset.Load(ctx, db.Store, fleetgen.Generate(fleetgen.Options{Tenants: 1, Seed: cr.cfg.Seed})); err != nil {
 		return err
 	}
 	out, err := exec.CommandContext(ctx, serverBin, "clusters", "enroll", "--cluster-id", cr.cluster,
-		"--tenant-id", strconv.Itoa(fleet.TenantID(0)), "--database-url", db.URL).Output()
+		"--tenant-id", strconv.Itoa(fleetgen.TenantID(0)), "--database-url", db.URL).Output()
 	if err != nil {
 		return fmt.Errorf("gpugraph clusters enroll: %w", err)
 	}
@@ -318,7 +318,7 @@ func (cr *clusterRun) start(ctx context.Context, serverBin, agentBin string) err
 		return err
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cr.api = &Client{Base: base, Token: fleet.Token(0), HTTP: NewHTTPClient(8)}
+	cr.api = &Client{Base: base, Token: fleetgen.Token(0), HTTP: NewHTTPClient(8)}
 	if err := cr.server.WaitReady(ctx, proc.HTTPOK(cr.api.HTTP, base+"/healthz", "")); err != nil {
 		return err
 	}

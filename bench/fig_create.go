@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/services/compute"
 	"gpugraph/internal/services/scheduler"
@@ -40,7 +40,7 @@ func (r *runner) creates(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f := fleet.Generate(fleet.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed})
+	f := fleetgen.Generate(fleetgen.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed})
 	if _, err := dataset.Load(ctx, db.Store, f); err != nil {
 		db.Drop()
 		return err
@@ -49,7 +49,7 @@ func (r *runner) creates(ctx context.Context) error {
 		db.Drop()
 		return err
 	}
-	srv, err := Serve(db, c, fleet.Token(0))
+	srv, err := Serve(db, c, fleetgen.Token(0))
 	if err != nil {
 		db.Drop()
 		return err
@@ -57,13 +57,13 @@ func (r *runner) creates(ctx context.Context) error {
 	defer srv.Close()
 	clients := make([]*Client, c.Tenants)
 	for t := range clients {
-		clients[t] = srv.Client.As(fleet.Token(t))
+		clients[t] = srv.Client.As(fleetgen.Token(t))
 	}
 
 	// As many 2-GPU VMs as the fleet has GPUs for, in its models' mix
 	// (7 H100, 2 A100, 1 MI300X in 10): a few beyond a model's healthy
 	// GPUs queue.
-	n := c.RestartNodes * fleet.GPUsPerNode / 2
+	n := c.RestartNodes * fleetgen.GPUsPerNode / 2
 	type made struct {
 		id, status string
 		tenant     int
@@ -72,7 +72,7 @@ func (r *runner) creates(ctx context.Context) error {
 	out := make([]made, n)
 	var resent atomic.Int64
 	l := Drive(ctx, c.Clients, n, func(ctx context.Context, i int) error {
-		t, model := i%c.Tenants, fleet.Catalog[[]int{0, 0, 0, 0, 0, 0, 0, 1, 1, 2}[i%10]].ID
+		t, model := i%c.Tenants, fleetgen.Catalog[[]int{0, 0, 0, 0, 0, 0, 0, 1, 1, 2}[i%10]].ID
 		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("create-%05d", i), "gpuModelId": model, "gpuCount": 2,
 			"cpuCores": 16, "ramGb": 128, "diskSizeGb": 500})
 		// A create that lost the race for every node it tried answers 503
@@ -130,12 +130,12 @@ func (r *runner) creates(ctx context.Context) error {
 	}
 
 	// The queue: QueuePending rows in all, H100 VMs of every tenant.
-	h100 := fleet.Catalog[0].ID
+	h100 := fleetgen.Catalog[0].ID
 	var pending []dataset.VM
 	for i := queued; i < c.QueuePending; i++ {
-		created := fleet.Epoch.Add(time.Duration(i) * time.Millisecond)
+		created := fleetgen.Epoch.Add(time.Duration(i) * time.Millisecond)
 		id := fmt.Sprintf("queued-%05d", i)
-		pending = append(pending, dataset.VM{VM: models.VM{ID: id, Name: id, OrganizationID: fleet.OrgID(i % c.Tenants),
+		pending = append(pending, dataset.VM{VM: models.VM{ID: id, Name: id, OrganizationID: fleetgen.OrgID(i % c.Tenants),
 			Status: models.VMPending, StatusReason: "0/1000 nodes can take it", CreatedAt: &created, GPUModelID: &h100, GPUCount: 2,
 			CPUCores: 16, RAMGb: 128, DiskSizeGb: 500, PricePerHourCents: 450, ResourceSize: "2x-" + h100, Tier: "standard",
 			ComputeClass: "on_demand", ProvisioningStage: "queued"}, GPUIDs: []string{}})

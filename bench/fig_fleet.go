@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/models"
 )
@@ -52,7 +52,7 @@ func (f *fleetRun) close() {
 // loadFleet is figure 7: the fixture loader's time for the fleet, parse included.
 func (f *fleetRun) loadFleet(ctx context.Context) error {
 	c := f.cfg
-	file := fleet.Generate(fleet.Options{Nodes: c.FleetNodes, Pods: c.FleetPods, Tenants: c.Tenants, Seed: c.Seed})
+	file := fleetgen.Generate(fleetgen.Options{Nodes: c.FleetNodes, Pods: c.FleetPods, Tenants: c.Tenants, Seed: c.Seed})
 	b, err := json.Marshal(file)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func (f *fleetRun) loadFleet(ctx context.Context) error {
 		db.Drop()
 		return err
 	}
-	f.srv, err = Serve(db, c, fleet.Token(0))
+	f.srv, err = Serve(db, c, fleetgen.Token(0))
 	if err != nil {
 		db.Drop()
 	}
@@ -200,7 +200,7 @@ func (f *fleetRun) throughput(ctx context.Context) error {
 	c := f.cfg
 	clients := make([]*Client, c.Tenants)
 	for t := range clients {
-		clients[t] = f.srv.Client.As(fleet.Token(t))
+		clients[t] = f.srv.Client.As(fleetgen.Token(t))
 	}
 	nested := func(ctx context.Context, i int) error {
 		return clients[i%len(clients)].GraphQL(ctx, typicalQuery, nil, nil)
@@ -230,7 +230,7 @@ func (f *fleetRun) throughput(ctx context.Context) error {
 func (f *fleetRun) firstRunningPods(ctx context.Context, n int) ([]models.Pod, error) {
 	var pods []models.Pod
 	err := f.srv.DB.WithContext(ctx).Select("id", "workload_id").
-		Where("tenant_id = ? AND k8s_phase = ? AND deleted_at IS NULL", fleet.TenantID(0), "Running").
+		Where("tenant_id = ? AND k8s_phase = ? AND deleted_at IS NULL", fleetgen.TenantID(0), "Running").
 		Order("id").Limit(n).Find(&pods).Error
 	return pods, err
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/bench/proc"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi"
@@ -53,7 +53,7 @@ func (r *runner) liveFigure(ctx context.Context) error {
 		return err
 	}
 	defer db.Drop()
-	f := fleet.Generate(fleet.Options{Nodes: liveNodes, Tenants: 1, Seed: c.Seed, VMsPerNode: 1, VMGPUs: 2})
+	f := fleetgen.Generate(fleetgen.Options{Nodes: liveNodes, Tenants: 1, Seed: c.Seed, VMsPerNode: 1, VMGPUs: 2})
 	if _, err := dataset.Load(ctx, db.Store, f); err != nil {
 		return err
 	}
@@ -66,13 +66,13 @@ func (r *runner) liveFigure(ctx context.Context) error {
 		Loaders: loaders.NewFactory(db.Store, c.LoaderWait), Database: db.Store,
 		WebSocketsPerAddress: -1, WebSocketsPerCredential: n, CredentialConcurrency: 64}))
 	defer srv.Close()
-	client := &Client{Base: srv.URL, Token: fleet.Token(0), HTTP: NewHTTPClient(4)}
+	client := &Client{Base: srv.URL, Token: fleetgen.Token(0), HTTP: NewHTTPClient(4)}
 
 	runtime.GC()
 	before := residentBytes()
 	subs := make([]*liveSub, n)
 	for i := range subs {
-		s, err := dialLive(ctx, srv.URL, fleet.Token(0))
+		s, err := dialLive(ctx, srv.URL, fleetgen.Token(0))
 		if err != nil {
 			for _, s := range subs[:i] {
 				s.close()

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/models"
 )
 
@@ -39,11 +39,11 @@ func (f *fleetRun) metricsRead(ctx context.Context) error {
 	f.logf("inserted %d samples by SQL in %s", perPod*pods, time.Since(start).Round(time.Millisecond))
 
 	pod := targets[pods/2]
-	from := fleet.Epoch.Add(-time.Duration(perPod-1) * fleet.SampleStep)
+	from := fleetgen.Epoch.Add(-time.Duration(perPod-1) * fleetgen.SampleStep)
 	q := url.Values{}
 	q.Set("metricType", "CPU_USAGE_CORES")
 	q.Set("start", models.FormatTime(from))
-	q.Set("end", models.FormatTime(fleet.Epoch))
+	q.Set("end", models.FormatTime(fleetgen.Epoch))
 	q.Set("numberOfSamples", strconv.Itoa(c.SeriesPoints))
 	path := "/api/v1/workloads/" + url.PathEscape(pod.WorkloadID) + "/pods/" + url.PathEscape(pod.ID) + "/metrics?" + q.Encode()
 	read := func(ctx context.Context) error {

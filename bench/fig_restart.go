@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/models"
 )
@@ -27,7 +27,7 @@ func (r *runner) restarts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f := fleet.Generate(fleet.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed, VMsPerNode: c.VMsPerNode, VMGPUs: c.VMGPUs})
+	f := fleetgen.Generate(fleetgen.Options{Nodes: c.RestartNodes, Tenants: c.Tenants, Seed: c.Seed, VMsPerNode: c.VMsPerNode, VMGPUs: c.VMGPUs})
 	if _, err := dataset.Load(ctx, db.Store, f); err != nil {
 		db.Drop()
 		return err
@@ -36,7 +36,7 @@ func (r *runner) restarts(ctx context.Context) error {
 		db.Drop()
 		return err
 	}
-	srv, err := Serve(db, c, fleet.Token(0))
+	srv, err := Serve(db, c, fleetgen.Token(0))
 	if err != nil {
 		db.Drop()
 		return err
@@ -58,7 +58,7 @@ func (r *runner) restarts(ctx context.Context) error {
 	var targets []target
 	org := map[string]string{}
 	for t := 0; t < c.Tenants; t++ {
-		org[fleet.OrgID(t)] = fleet.Token(t)
+		org[fleetgen.OrgID(t)] = fleetgen.Token(t)
 	}
 	for _, v := range f.VMs {
 		targets = append(targets, target{v.ID, org[v.OrganizationID]})

@@ -9,7 +9,7 @@ import (
 	"gpugraph/internal/fieldmodel"
 	"gpugraph/internal/httpapi/loaders"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services/compute"
 	"gpugraph/models"
 )
@@ -60,7 +60,7 @@ var vmEvents = fieldmodel.Declared.Field("VM", "events")
 func (r *vmResolver) Events(ctx context.Context, v *models.VM, after *string, limit *int) ([]*models.VMEvent, error) {
 	var from *int64
 	if after != nil {
-		n, ok := edge.ParseInt(*after)
+		n, ok := bounds.ParseInt(*after)
 		if !ok {
 			return nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
 		}

@@ -8,7 +8,7 @@ import (
 	"gpugraph/graph"
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services/live"
 	"gpugraph/models"
 )
@@ -54,7 +54,7 @@ func (r *subscriptionResolver) subscriber(ctx context.Context, after *string) (*
 	if after == nil {
 		return c, nil, nil
 	}
-	n, ok := edge.ParseInt(*after)
+	n, ok := bounds.ParseInt(*after)
 	if !ok {
 		return nil, nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
 	}

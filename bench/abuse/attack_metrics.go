@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/models"
 )
 
@@ -170,7 +170,7 @@ func (e *env) sampleBatch(size int) []byte {
 	perSeries := max(size/perSample/(2*len(pods)), 1)
 	stamps := make([]string, perSeries)
 	for j := range stamps {
-		stamps[j] = `["` + models.FormatTime(fleet.Epoch.Add(time.Duration(j+1)*fleet.SampleStep)) + `","` + strconv.Itoa(j%64) + `.25"]`
+		stamps[j] = `["` + models.FormatTime(fleetgen.Epoch.Add(time.Duration(j+1)*fleetgen.SampleStep)) + `","` + strconv.Itoa(j%64) + `.25"]`
 	}
 	var b strings.Builder
 	b.Grow(size + 1<<20)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/models"
@@ -57,13 +57,13 @@ type fixture struct {
 // attacker's extra keys, the platform operator, and 18 metric series on
 // one of the attacker's pods.
 func newFixture() *fixture {
-	f := fleet.Generate(fleet.Options{Nodes: 8, Pods: 200, Tenants: 2, Seed: 1, VMsPerNode: 1, VMGPUs: 2})
+	f := fleetgen.Generate(fleetgen.Options{Nodes: 8, Pods: 200, Tenants: 2, Seed: 1, VMsPerNode: 1, VMGPUs: 2})
 	fx := &fixture{file: f,
-		attackerOrg: fleet.OrgID(0), victimOrg: fleet.OrgID(1),
-		attackerTenant: fleet.TenantID(0), victimTenant: fleet.TenantID(1),
-		attackerOperator: fleet.Token(0), victimKey: fleet.Token(1),
+		attackerOrg: fleetgen.OrgID(0), victimOrg: fleetgen.OrgID(1),
+		attackerTenant: fleetgen.TenantID(0), victimTenant: fleetgen.TenantID(1),
+		attackerOperator: fleetgen.Token(0), victimKey: fleetgen.Token(1),
 		// VM i of the fleet is organization i % 2's.
-		attackerVM: fleet.VMID(0, 0), victimVM: fleet.VMID(1, 0), sharedVM: fleet.VMID(3, 0),
+		attackerVM: fleetgen.VMID(0, 0), victimVM: fleetgen.VMID(1, 0), sharedVM: fleetgen.VMID(3, 0),
 	}
 	// Every GPU healthy, so a failed one is the attack's doing.
 	for i := range f.Nodes {
@@ -100,15 +100,15 @@ func newFixture() *fixture {
 	}
 	// An hour of readings every 15 s on 8 GPUs: utilization and memory
 	// per GPU, CPU cores and memory.
-	fx.metricsGPUs, fx.metricsEnd = 8, fleet.Epoch
-	fx.metricsStart = fleet.Epoch.Add(-time.Duration(fleet.SeriesLength-1) * fleet.SampleStep)
+	fx.metricsGPUs, fx.metricsEnd = 8, fleetgen.Epoch
+	fx.metricsStart = fleetgen.Epoch.Add(-time.Duration(fleetgen.SeriesLength-1) * fleetgen.SampleStep)
 	series := func(typ string, gpu int, value func(i int) string) {
 		s := podmetrics.MetricSeries{PodID: fx.metricsPod.ID, Type: typ}
 		if gpu >= 0 {
 			s.Labels = map[string]string{"gpu": strconv.Itoa(gpu)}
 		}
-		for i := 0; i < fleet.SeriesLength; i++ {
-			s.Samples = append(s.Samples, [2]string{models.FormatTime(fx.metricsStart.Add(time.Duration(i) * fleet.SampleStep)), value(i)})
+		for i := 0; i < fleetgen.SeriesLength; i++ {
+			s.Samples = append(s.Samples, [2]string{models.FormatTime(fx.metricsStart.Add(time.Duration(i) * fleetgen.SampleStep)), value(i)})
 		}
 		f.PodMetrics = append(f.PodMetrics, s)
 	}

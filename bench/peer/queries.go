@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 )
 
 // A Query is one of the four, as each server spells it. Both read tenant
@@ -24,7 +24,7 @@ type Query struct {
 
 // Queries are Q1–Q4 of the issue.
 func Queries() []Query {
-	tenant := fleet.TenantID(0)
+	tenant := fleetgen.TenantID(0)
 	pods := fmt.Sprintf(`allPods(condition: {tenantId: %d, isDeleted: false}, orderBy: [CREATED_AT_ASC, ID_ASC], first: 500)`, tenant)
 	return []Query{
 		{
@@ -42,7 +42,7 @@ func Queries() []Query {
 		{
 			Name: "Q3", What: "console: 50 VMs → node{name status gpus{index address health model{name}}}", Heavy: true,
 			Ours: `{ vms(limit: 50) { vms { name status node { name status gpus { index address health model { name } } } } } }`,
-			Peer: fmt.Sprintf(`{ allVms(condition: {organizationId: %q}, orderBy: [CREATED_AT_DESC, ID_DESC], first: 50) { nodes { name status fleetNodeByNodeId { name status gpusesByNodeId(orderBy: [IDX_ASC]) { nodes { idx address health gpuModelByModelId { name } } } } } } }`, fleet.OrgID(0)),
+			Peer: fmt.Sprintf(`{ allVms(condition: {organizationId: %q}, orderBy: [CREATED_AT_DESC, ID_DESC], first: 50) { nodes { name status fleetNodeByNodeId { name status gpusesByNodeId(orderBy: [IDX_ASC]) { nodes { idx address health gpuModelByModelId { name } } } } } } }`, fleetgen.OrgID(0)),
 			ours: []string{"vms", "vms"}, peer: []string{"vms"},
 		},
 		{

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"gpugraph/bench"
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/bench/proc"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func newSide() *Side { return &Side{RPS: map[int]float64{}, rounds: map[int][]float64{}} }
 
 func loadFleet(ctx context.Context, cfg Config, db *bench.DB, logf func(string, ...any)) error {
-	file := fleet.Generate(fleet.Options{Nodes: cfg.Nodes, Pods: cfg.Pods, Tenants: cfg.Tenants, VMsPerNode: cfg.VMsPerNode, VMGPUs: 2, Seed: 1})
+	file := fleetgen.Generate(fleetgen.Options{Nodes: cfg.Nodes, Pods: cfg.Pods, Tenants: cfg.Tenants, VMsPerNode: cfg.VMsPerNode, VMGPUs: 2, Seed: 1})
 	b, e := json.Marshal(file)
 	if e != nil {
 		return e
@@ -242,7 +242,7 @@ func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours
 	if e != nil {
 		return nil, nil, e
 	}
-	ours = &server{name: "gpugraph", proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pOurs), token: fleet.Token(0), app: "peer-gpugraph", client: client}
+	ours = &server{name: "gpugraph", proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pOurs), token: fleetgen.Token(0), app: "peer-gpugraph", client: client}
 	if e := p.WaitReady(ctx, proc.HTTPOK(client, fmt.Sprintf("http://127.0.0.1:%d/healthz", pOurs), "")); e != nil {
 		return ours, nil, e
 	}

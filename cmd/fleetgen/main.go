@@ -17,11 +17,11 @@ import (
 	"io"
 	"os"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 )
 
 func main() {
-	var o fleet.Options
+	var o fleetgen.Options
 	flag.IntVar(&o.Nodes, "nodes", 100, "GPU nodes (8 GPUs each)")
 	flag.IntVar(&o.Pods, "pods", 1000, "Run:ai pods, spread over the tenants")
 	flag.IntVar(&o.Samples, "samples", 0, "pod metric samples, in series of up to 240 (one hour at 15 s)")
@@ -31,7 +31,7 @@ func main() {
 	flag.IntVar(&o.VMGPUs, "vm-gpus", 2, "GPUs each VM wants")
 	out := flag.String("o", "", "write to this file instead of standard output")
 	flag.Parse()
-	if o.Nodes < 0 || o.Pods < 0 || o.Samples < 0 || o.Tenants < 1 || o.VMsPerNode < 0 || o.VMGPUs < 1 || o.VMGPUs > fleet.GPUsPerNode {
+	if o.Nodes < 0 || o.Pods < 0 || o.Samples < 0 || o.Tenants < 1 || o.VMsPerNode < 0 || o.VMGPUs < 1 || o.VMGPUs > fleetgen.GPUsPerNode {
 		fmt.Fprintln(os.Stderr, "fleetgen: sizes must not be negative, --tenants at least 1, --vm-gpus 1–8")
 		os.Exit(2)
 	}
@@ -41,7 +41,7 @@ func main() {
 	}
 }
 
-func write(path string, o fleet.Options) error {
+func write(path string, o fleetgen.Options) error {
 	var w io.Writer = os.Stdout
 	if path != "" {
 		f, err := os.Create(path)
@@ -52,7 +52,7 @@ func write(path string, o fleet.Options) error {
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := json.NewEncoder(bw).Encode(fleet.Generate(o)); err != nil {
+	if err := json.NewEncoder(bw).Encode(fleetgen.Generate(o)); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -5,13 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 )
 
 func TestWritesTheFixture(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.json")
-	o := fleet.Options{Nodes: 12, Pods: 90, Samples: 300, Tenants: 2, Seed: 4, VMGPUs: 2}
+	o := fleetgen.Options{Nodes: 12, Pods: 90, Samples: 300, Tenants: 2, Seed: 4, VMGPUs: 2}
 	if err := write(path, o); err != nil {
 		t.Fatal(err)
 	}

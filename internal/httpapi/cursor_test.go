@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	fleetgen "gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/lib/podfield"
 	"gpugraph/internal/store"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 
-	fleetgen "gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/graph"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"

@@ -220,7 +220,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /assets/", web.Handler())
 	gql := newGraphQL(cfg, res, g, newLoaders, reg)
 	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
-	graphQLRoute := middleware.Route{Policy: route.Policy{MaxBody: MaxGraphQLBody}, Face: "graphql", WriteError: transport.WriteError, Streams: true}
+	graphQLRoute := middleware.Route{Policy: route.Policy{MaxBody: MaxGraphQLBody}, API: "graphql", WriteError: transport.WriteError, Streams: true}
 	// Only /graphql builds dataloaders, once its caller is known: its
 	// resolvers read through them (loaders.For); REST handlers and the
 	// agents' reports call the services, which read the store directly.
@@ -232,7 +232,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	rest.Register(mux, &rest.API{Services: svc}, func(p route.Policy, h http.Handler) http.Handler {
-		return g.Route(middleware.Route{Policy: p, Face: string(p.Face), WriteError: p.Face.WriteError}, h)
+		return g.Route(middleware.Route{Policy: p, API: string(p.API), WriteError: p.API.WriteError}, h)
 	})
 
 	return reqid.Middleware(middleware.Compress(transport.IsStream, metrics.Instrument(middleware.JSONMisses(mux)))), mux

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	fleetgen "gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"

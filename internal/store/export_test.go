@@ -4,18 +4,18 @@ import (
 	"context"
 	"time"
 
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 )
 
 // MetricProbe and MetricScan are the two ways MetricAtSteps reads, forced,
 // so the benchmark can compare them.
-func (s *Store) MetricProbe(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
+func (s *Store) MetricProbe(ctx context.Context, ser Series, steps []time.Time) ([]timeseries.Point, error) {
 	return s.metricProbe(ctx, ser, steps, nil)
 }
 
-func (s *Store) MetricScan(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
-	rows, err := s.MetricRange(ctx, ser, steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1], 1<<31-1)
-	return promql.AtSteps(rows, steps), err
+func (s *Store) MetricScan(ctx context.Context, ser Series, steps []time.Time) ([]timeseries.Point, error) {
+	rows, err := s.MetricRange(ctx, ser, steps[0].Add(-timeseries.LookbackDelta), steps[len(steps)-1], 1<<31-1)
+	return timeseries.AtSteps(rows, steps), err
 }
 
 func (s *Store) HistogramProbe(ctx context.Context, ser Series, steps []time.Time) ([]HistogramPoint, error) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/models"
 )
 
@@ -67,7 +67,7 @@ type Series struct {
 
 // MetricRange reads the samples of a series with from <= ts <= to, oldest
 // first, at most limit of them: one index range scan.
-func (s *Store) MetricRange(ctx context.Context, ser Series, from, to time.Time, limit int) ([]promql.Sample, error) {
+func (s *Store) MetricRange(ctx context.Context, ser Series, from, to time.Time, limit int) ([]timeseries.Sample, error) {
 	rows, err := s.WithContext(ctx).Raw(`SELECT ts, value FROM metric_samples
 		WHERE pod_id = ? AND type = ? AND labels = ? AND ts >= ? AND ts <= ? ORDER BY ts LIMIT ?`,
 		ser.PodID, ser.Type, ser.Labels, from.UTC(), to.UTC(), limit).Rows()
@@ -75,9 +75,9 @@ func (s *Store) MetricRange(ctx context.Context, ser Series, from, to time.Time,
 		return nil, err
 	}
 	defer rows.Close()
-	var out []promql.Sample
+	var out []timeseries.Sample
 	for rows.Next() {
-		var smp promql.Sample
+		var smp timeseries.Sample
 		if err := rows.Scan(&smp.T, &smp.V); err != nil {
 			return nil, err
 		}
@@ -87,14 +87,14 @@ func (s *Store) MetricRange(ctx context.Context, ser Series, from, to time.Time,
 	return out, rows.Err()
 }
 
-// MetricAtSteps evaluates a series at each step as promql.AtSteps does:
+// MetricAtSteps evaluates a series at each step as timeseries.AtSteps does:
 // the newest sample in (step − LookbackDelta, step], steps without one left
-// out, T being the step. steps must be ascending (promql.Steps).
-func (s *Store) MetricAtSteps(ctx context.Context, ser Series, steps []time.Time) ([]promql.Point, error) {
+// out, T being the step. steps must be ascending (timeseries.Steps).
+func (s *Store) MetricAtSteps(ctx context.Context, ser Series, steps []time.Time) ([]timeseries.Point, error) {
 	if len(steps) == 0 {
 		return nil, nil
 	}
-	from, to := steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1]
+	from, to := steps[0].Add(-timeseries.LookbackDelta), steps[len(steps)-1]
 	few, err := s.fewInWindow(ctx, metricTable, ser, from, to, len(steps))
 	if err != nil || !few {
 		return s.metricProbe(ctx, ser, steps, err)
@@ -104,14 +104,14 @@ func (s *Store) MetricAtSteps(ctx context.Context, ser Series, steps []time.Time
 		// Samples arrived since the count: probe after all.
 		return s.metricProbe(ctx, ser, steps, err)
 	}
-	return promql.AtSteps(rows, steps), nil
+	return timeseries.AtSteps(rows, steps), nil
 }
 
-func (s *Store) metricProbe(ctx context.Context, ser Series, steps []time.Time, err error) ([]promql.Point, error) {
+func (s *Store) metricProbe(ctx context.Context, ser Series, steps []time.Time, err error) ([]timeseries.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]promql.Point, 0, len(steps))
+	out := make([]timeseries.Point, 0, len(steps))
 	err = s.probeSteps(ctx, metricTable, ser, steps, func(rows *sql.Rows) error {
 		var i int
 		var v sql.NullFloat64
@@ -119,7 +119,7 @@ func (s *Store) metricProbe(ctx context.Context, ser Series, steps []time.Time, 
 			return err
 		}
 		if v.Valid {
-			out = append(out, promql.Point{T: steps[i], V: v.Float64})
+			out = append(out, timeseries.Point{T: steps[i], V: v.Float64})
 		}
 		return nil
 	})
@@ -159,7 +159,7 @@ func (s *Store) HistogramAtSteps(ctx context.Context, ser Series, steps []time.T
 	if len(steps) == 0 {
 		return nil, nil
 	}
-	from, to := steps[0].Add(-promql.LookbackDelta), steps[len(steps)-1]
+	from, to := steps[0].Add(-timeseries.LookbackDelta), steps[len(steps)-1]
 	few, err := s.fewInWindow(ctx, histogramTable, ser, from, to, len(steps))
 	if err != nil || !few {
 		return s.histogramProbe(ctx, ser, steps, err)
@@ -172,7 +172,7 @@ func (s *Store) HistogramAtSteps(ctx context.Context, ser Series, steps []time.T
 	for i, r := range rows {
 		times[i] = r.T
 	}
-	picks := promql.PickAtSteps(times, steps)
+	picks := timeseries.PickAtSteps(times, steps)
 	out := make([]HistogramPoint, len(picks))
 	for i, p := range picks {
 		out[i] = HistogramPoint{T: p.Step, Buckets: rows[p.Index].Buckets}
@@ -200,7 +200,7 @@ func (s *Store) histogramProbe(ctx context.Context, ser Series, steps []time.Tim
 }
 
 // A sampled read is done one of two ways, whichever is cheaper for the
-// window: scan its samples and sample them in Go (promql.AtSteps), or
+// window: scan its samples and sample them in Go (timeseries.AtSteps), or
 // probe each step with one index seek in SQL. Measured on a series of one
 // sample every 10 s (store's BenchmarkMetricRead), a probe costs about as
 // much as scanning 6 rows on SQLite and 27 rows on PostgreSQL: 1,000 steps
@@ -278,7 +278,7 @@ func (s *Store) probeSteps(ctx context.Context, tb seriesTable, ser Series, step
 			q.WriteString(", ")
 		}
 		fmt.Fprintf(&q, "(%d, %s, %s)", i, param, param)
-		args = append(args, t.UTC(), t.Add(-promql.LookbackDelta).UTC())
+		args = append(args, t.UTC(), t.Add(-timeseries.LookbackDelta).UTC())
 	}
 	cond, keyArgs := tb.where("m", ser)
 	fmt.Fprintf(&q, ") SELECT steps.i, (SELECT m.%s FROM %s m WHERE %s AND m.ts <= steps.t AND m.ts > steps.lo ORDER BY m.ts DESC LIMIT 1)"+

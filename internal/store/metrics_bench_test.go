@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
@@ -43,7 +43,7 @@ func BenchmarkMetricRead(b *testing.B) {
 			ctx := context.Background()
 			ways := []struct {
 				name string
-				read func(context.Context, store.Series, []time.Time) ([]promql.Point, error)
+				read func(context.Context, store.Series, []time.Time) ([]timeseries.Point, error)
 			}{{"read", st.MetricAtSteps}, {"probe", st.MetricProbe}, {"scan", st.MetricScan}}
 			windows := []struct {
 				name string
@@ -53,7 +53,7 @@ func BenchmarkMetricRead(b *testing.B) {
 				{"sparse", benchStart.Add(99 * 10 * time.Second)},
 			}
 			for _, w := range windows {
-				steps := promql.Steps(benchStart, w.end, 1000)
+				steps := timeseries.Steps(benchStart, w.end, 1000)
 				for _, way := range ways {
 					b.Run(w.name+"-"+way.name, func(b *testing.B) {
 						for b.Loop() {

@@ -10,14 +10,14 @@ import (
 	"gorm.io/gorm"
 
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
 
 // insertSamples stores samples of one series as they are (times in UTC).
-func insertSamples(t *testing.T, st *store.Store, ser store.Series, samples []promql.Sample) {
+func insertSamples(t *testing.T, st *store.Store, ser store.Series, samples []timeseries.Sample) {
 	t.Helper()
 	rows := make([]models.MetricSample, len(samples))
 	for i, s := range samples {
@@ -29,7 +29,7 @@ func insertSamples(t *testing.T, st *store.Store, ser store.Series, samples []pr
 }
 
 // The store's two ways of sampling a series, and the choice between them,
-// answer exactly what promql.RangeQuery answers over the same samples,
+// answer exactly what timeseries.RangeQuery answers over the same samples,
 // including samples that sit exactly on a step or exactly one lookback
 // before it.
 func TestMetricAtStepsMatchesPromQL(t *testing.T) {
@@ -47,22 +47,22 @@ func TestMetricAtStepsMatchesPromQL(t *testing.T) {
 			return t0.Add(p)
 		}
 		sparse := store.Series{PodID: benchPod, Type: "CPU_USAGE_CORES", Labels: "{}"}
-		var sparseSamples []promql.Sample
+		var sparseSamples []timeseries.Sample
 		for i, d := range []string{"0s", "1m", "2m", "7m", "7m0.001s", "15m", "20m", "20m0.5s", "21m"} {
-			sparseSamples = append(sparseSamples, promql.Sample{T: at(d), V: float64(i) + 0.25})
+			sparseSamples = append(sparseSamples, timeseries.Sample{T: at(d), V: float64(i) + 0.25})
 		}
 		insertSamples(t, st, sparse, sparseSamples)
 		// A dense series: one sample a second for an hour.
 		dense := store.Series{PodID: benchPod, Type: "GPU_UTILIZATION_PER_GPU", Labels: `{"gpu":"3"}`}
-		var denseSamples []promql.Sample
+		var denseSamples []timeseries.Sample
 		for i := range 3600 {
-			denseSamples = append(denseSamples, promql.Sample{T: t0.Add(time.Duration(i) * time.Second), V: float64(i % 97)})
+			denseSamples = append(denseSamples, timeseries.Sample{T: t0.Add(time.Duration(i) * time.Second), V: float64(i % 97)})
 		}
 		insertSamples(t, st, dense, denseSamples)
 
 		for _, c := range []struct {
 			ser        store.Series
-			samples    []promql.Sample
+			samples    []timeseries.Sample
 			start, end string
 			n          int
 		}{
@@ -77,10 +77,10 @@ func TestMetricAtStepsMatchesPromQL(t *testing.T) {
 			{dense, denseSamples, "10m", "10m5s", 3},
 		} {
 			start, end := at(c.start), at(c.end)
-			steps := promql.Steps(start, end, c.n)
-			want := promql.RangeQuery(c.samples, start, end, c.n)
+			steps := timeseries.Steps(start, end, c.n)
+			want := timeseries.RangeQuery(c.samples, start, end, c.n)
 			name := fmt.Sprintf("%s %s..%s n=%d", c.ser.Type, c.start, c.end, c.n)
-			for way, read := range map[string]func(context.Context, store.Series, []time.Time) ([]promql.Point, error){
+			for way, read := range map[string]func(context.Context, store.Series, []time.Time) ([]timeseries.Point, error){
 				"probe": st.MetricProbe, "scan": st.MetricScan, "chosen": st.MetricAtSteps,
 			} {
 				got, err := read(ctx, c.ser, steps)
@@ -107,7 +107,7 @@ func TestMetricAtStepsMatchesPromQL(t *testing.T) {
 	})
 }
 
-func equalPoints(a, b []promql.Point) bool {
+func equalPoints(a, b []timeseries.Point) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -134,13 +134,13 @@ func TestHistogramAtSteps(t *testing.T) {
 		if err := st.DB.Create(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
-		steps := promql.Steps(benchStart.Add(-time.Minute), benchStart.Add(40*time.Minute), 9)
+		steps := timeseries.Steps(benchStart.Add(-time.Minute), benchStart.Add(40*time.Minute), 9)
 		// Steps every 5m10s from −1m: the newest histogram at or before each
 		// (every 30 s, the last at 19m30s), none before 0, none after 24m30s.
 		want := []store.HistogramPoint{}
 		for _, s := range steps {
 			i := int(s.Sub(benchStart) / (30 * time.Second))
-			if s.Before(benchStart) || s.Sub(benchStart.Add(time.Duration(min(i, 39))*30*time.Second)) >= promql.LookbackDelta {
+			if s.Before(benchStart) || s.Sub(benchStart.Add(time.Duration(min(i, 39))*30*time.Second)) >= timeseries.LookbackDelta {
 				continue
 			}
 			want = append(want, store.HistogramPoint{T: s, Buckets: fmt.Sprintf(`{"+Inf":"%d"}`, min(i, 39))})
@@ -173,7 +173,7 @@ func TestMetricLabelsAndNIM(t *testing.T) {
 		}
 		for _, l := range []string{`{"gpu":"2"}`, `{"gpu":"10"}`, `{"gpu":"0"}`} {
 			insertSamples(t, st, store.Series{PodID: benchPod, Type: "GPU_UTILIZATION_PER_GPU", Labels: l},
-				[]promql.Sample{{T: benchStart, V: 1}, {T: benchStart.Add(time.Second), V: 2}})
+				[]timeseries.Sample{{T: benchStart, V: 1}, {T: benchStart.Add(time.Second), V: 2}})
 		}
 		got, err := st.MetricLabels(ctx, benchPod, "GPU_UTILIZATION_PER_GPU")
 		if err != nil {
@@ -206,7 +206,7 @@ func TestMetricLabelsAndNIM(t *testing.T) {
 			t.Error("a NIM histogram does not count as NIM data")
 		}
 		st.DB.Exec("DELETE FROM histogram_samples")
-		insertSamples(t, st, store.Series{PodID: benchPod, Type: "NIM_NUM_REQUESTS_RUNNING", Labels: "{}"}, []promql.Sample{{T: benchStart, V: 3}})
+		insertSamples(t, st, store.Series{PodID: benchPod, Type: "NIM_NUM_REQUESTS_RUNNING", Labels: "{}"}, []timeseries.Sample{{T: benchStart, V: 3}})
 		if !has() {
 			t.Error("a NIM sample does not count as NIM data")
 		}

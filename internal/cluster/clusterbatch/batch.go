@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/models"
 )
 
@@ -97,7 +97,7 @@ type Pod struct {
 // ("pods[3].workloadId").
 func Parse(body []byte) (*Batch, error) {
 	var b Batch
-	if err := edge.DecodeJSON("the batch", body, &b, edge.KnownMembers); err != nil {
+	if err := bounds.DecodeJSON("the batch", body, &b, bounds.KnownMembers); err != nil {
 		return nil, err
 	}
 	return &b, b.check()
@@ -176,7 +176,7 @@ func (p *Pod) check(at string, seen map[string]bool) error {
 	}
 	err = all(once(seen, at+".id", "pod", p.ID), optName(at+".projectId", p.ProjectID),
 		optText(at+".task", p.Task), optText(at+".nodeName", p.NodeName), optText(at+".currentNodePool", p.CurrentNodePool),
-		optText(at+".ip", p.IP), text(at+".k8sPhase", p.K8sPhase), edge.Text(at+".priorityClassName", p.PriorityClassName, edge.MaxName))
+		optText(at+".ip", p.IP), text(at+".k8sPhase", p.K8sPhase), bounds.Text(at+".priorityClassName", p.PriorityClassName, bounds.MaxName))
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (p *Pod) check(at string, seen map[string]bool) error {
 	}
 	for j, c := range p.Containers {
 		f := fmt.Sprintf("%s.containers[%d]", at, j)
-		if err := all(text(f+".name", c.Name), edge.Text(f+".image", c.Image, math.MaxInt)); err != nil {
+		if err := all(text(f+".name", c.Name), bounds.Text(f+".image", c.Image, math.MaxInt)); err != nil {
 			return err
 		}
 	}
@@ -339,13 +339,13 @@ func all(errs ...error) error {
 	return nil
 }
 
-func name(field, s string) error { return edge.Name(field, s) }
+func name(field, s string) error { return bounds.Name(field, s) }
 
 func text(field, s string) error {
 	if s == "" {
 		return apierr.BadRequest("%s is required", field)
 	}
-	return edge.Text(field, s, 1024)
+	return bounds.Text(field, s, 1024)
 }
 
 // uuid holds *s to a UUID and leaves it in lower case.
@@ -353,7 +353,7 @@ func uuid(field string, s *string) error {
 	if *s == "" {
 		return apierr.BadRequest("%s is required", field)
 	}
-	c, err := edge.UUID(field, *s)
+	c, err := bounds.UUID(field, *s)
 	if err == nil {
 		*s = c
 	}
@@ -364,7 +364,7 @@ func optName(field string, s *string) error {
 	if s == nil {
 		return nil
 	}
-	return edge.Name(field, *s)
+	return bounds.Name(field, *s)
 }
 
 func optText(field string, s *string) error {

@@ -9,7 +9,7 @@ import (
 	_ "embed"
 	"testing"
 
-	fleetgen "gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/lib/apierr"
@@ -39,7 +39,7 @@ func Load(t testing.TB, st *store.Store, fixture string) {
 
 // BusyFleet is the fleet the services' benchmarks measure at scale:
 // 1,000 nodes of 8 GPUs (8,000 GPUs) with two VMs of 2 GPUs on each
-// (bench/fleet's), the first of them running and holding its GPUs and
+// (bench/fleetgen's), the first of them running and holding its GPUs and
 // host share, the second stopped.
 func BusyFleet() *dataset.File {
 	f := fleetgen.Generate(fleetgen.Options{Nodes: 1000, VMsPerNode: 2, VMGPUs: 2})

@@ -15,7 +15,7 @@ import (
 
 	"gpugraph/internal/fieldmodel"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/paging"
 )
 
@@ -136,7 +136,7 @@ type costWalker struct {
 	fold   *fieldmodel.Fold[cost]
 }
 
-// checkArgs holds every argument of the operation to the edge's bounds,
+// checkArgs holds every argument of the operation to the input bounds (package bounds),
 // as the REST face holds its parameters: strings in length, lists in how
 // many values they hold (listCaps).
 func (w *costWalker) checkArgs(set ast.SelectionSet) *gqlerror.Error {
@@ -150,14 +150,14 @@ func (w *costWalker) checkArgs(set ast.SelectionSet) *gqlerror.Error {
 			if err != nil {
 				continue // validation answers it
 			}
-			max := edge.MaxParam
+			max := bounds.MaxParam
 			switch {
 			case a.Name == "search":
-				max = edge.MaxSearch
+				max = bounds.MaxSearch
 			case strings.HasSuffix(a.Name, "id") || strings.HasSuffix(a.Name, "Id"):
-				max = edge.MaxID
+				max = bounds.MaxID
 			}
-			if err := checkStrings(v, func(s string) error { return edge.Text(fmt.Sprintf("argument %s of %s", a.Name, f.Name), s, max) }); err != nil {
+			if err := checkStrings(v, func(s string) error { return bounds.Text(fmt.Sprintf("argument %s of %s", a.Name, f.Name), s, max) }); err != nil {
 				e, _ := apierr.As(err)
 				bad = limitError("%s", e.Message)
 				return

@@ -8,7 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services/live"
 )
 
@@ -20,17 +20,17 @@ import (
 // 32,766, PostgreSQL at 65,535): 70,000 statuses answered INTERNAL.
 // Within the cap, repeated values are dropped before the resolver sees
 // them (DistinctLists).
-const maxListValues = edge.MaxParamValues
+const maxListValues = bounds.MaxParamValues
 
 // listCaps are the caps that differ from maxListValues, by argument
 // coordinate (Type.field.argument).
 var listCaps = map[string]int{
 	// filterBy's own bound, which filterby holds again after comma
 	// splitting; the REST face's too.
-	"Query.pods.filterBy":           edge.MaxFilters,
-	"Query.podsCount.filterBy":      edge.MaxFilters,
-	"Query.workloadPods.filterBy":   edge.MaxFilters,
-	"Query.podsConnection.filterBy": edge.MaxFilters,
+	"Query.pods.filterBy":           bounds.MaxFilters,
+	"Query.podsCount.filterBy":      bounds.MaxFilters,
+	"Query.workloadPods.filterBy":   bounds.MaxFilters,
+	"Query.podsConnection.filterBy": bounds.MaxFilters,
 	"Subscription.vmEvents.ids":     live.MaxIDs,
 	"Subscription.nodeEvents.ids":   live.MaxIDs,
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/models"
 )
@@ -52,8 +52,8 @@ func (w *costWalker) weight(f *ast.Field) float64 {
 	case float64:
 		n = int(v)
 	}
-	if n < 0 || n > promql.MaxSamples {
-		n = promql.MaxSamples
+	if n < 0 || n > timeseries.MaxSamples {
+		n = timeseries.MaxSamples
 	}
 	start, end := instant(arg("start")), instant(arg("end"))
 	if n == 0 && (start.IsZero() || end.IsZero()) {

@@ -16,12 +16,12 @@ import (
 
 // Route is what the gate needs to know of one route, declared where the
 // route is registered: its policy (body bound, rate class, public or
-// infrastructure), the API it belongs to (Face, a label of /metrics, and
+// infrastructure), the API it belongs to (API, the face label of /metrics, and
 // WriteError, which answers the gate's refusals in that API's shape), and
 // whether it serves the subscriptions' streams (/graphql only).
 type Route struct {
 	route.Policy
-	Face       string
+	API        string
 	WriteError func(http.ResponseWriter, *http.Request, *apierr.Error)
 	Streams    bool
 }
@@ -275,7 +275,7 @@ func (g *Gate) Charge(c *auth.Caller, class ratelimit.Class, n int) *apierr.Erro
 	return nil
 }
 
-// graphQLFace is the Face label of the refusals the extensions ask for.
+// graphQLFace is the API (face label) of the refusals the extensions ask for.
 const graphQLFace = "graphql"
 
 // Slot takes a slot of the public budget for c, waiting as an HTTP

@@ -98,7 +98,7 @@ func (rl *RateLimits) limit(p Route, next http.Handler) http.Handler {
 		}
 		for _, class := range classes {
 			if ok, after := rl.lim.Allow(limitKey(c), class, 1); !ok {
-				rl.refused.WithLabelValues(string(class), p.Face).Inc()
+				rl.refused.WithLabelValues(string(class), p.API).Inc()
 				p.WriteError(w, r, rateLimitedError(class, after))
 				return
 			}

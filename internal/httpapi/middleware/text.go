@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 )
 
 // notText refuses a request whose path or query holds what PostgreSQL's
@@ -21,12 +21,12 @@ import (
 // no wildcard covers (a prefix pattern's), can be anything else.
 func notText(r *http.Request) *apierr.Error {
 	for _, name := range wildcards(r.Pattern) {
-		if err := edge.Text(name, r.PathValue(name), math.MaxInt); err != nil {
+		if err := bounds.Text(name, r.PathValue(name), math.MaxInt); err != nil {
 			e, _ := apierr.As(err)
 			return e
 		}
 	}
-	if err := edge.Text("the path", r.URL.Path, math.MaxInt); err != nil {
+	if err := bounds.Text("the path", r.URL.Path, math.MaxInt); err != nil {
 		e, _ := apierr.As(err)
 		return e
 	}
@@ -35,12 +35,12 @@ func notText(r *http.Request) *apierr.Error {
 	}
 	q := r.URL.Query()
 	for _, name := range slices.Sorted(maps.Keys(q)) { // the first bad one, the same at every run
-		if err := edge.Text("a parameter name", name, math.MaxInt); err != nil {
+		if err := bounds.Text("a parameter name", name, math.MaxInt); err != nil {
 			e, _ := apierr.As(err)
 			return e
 		}
 		for _, v := range q[name] {
-			if err := edge.Text(name, v, math.MaxInt); err != nil {
+			if err := bounds.Text(name, v, math.MaxInt); err != nil {
 				e, _ := apierr.As(err)
 				return e
 			}

@@ -7,7 +7,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services/fleet"
 	"gpugraph/models"
 )
@@ -31,7 +31,7 @@ const maxAdminBody = 4 << 10
 // refused, naming it (a misspelt permissions would otherwise create a key
 // holding none).
 func decodeAdminBody(w http.ResponseWriter, r *http.Request, into any) error {
-	return decodeBody(w, r, into, maxAdminBody, edge.KnownMembers)
+	return decodeBody(w, r, into, maxAdminBody, bounds.KnownMembers)
 }
 
 // adminNodeJSON answers a node change: the node's decommission state and

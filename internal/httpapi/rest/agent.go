@@ -19,7 +19,7 @@ const maxReportBytes = 1 << 20
 
 // infrastructure is the agents' paths' policy: reports keep their own
 // path around the public budget and the tenants' rate limits.
-var infrastructure = route.Policy{MaxBody: maxReportBytes, Infrastructure: true, Face: route.OpenRelay}
+var infrastructure = route.Policy{MaxBody: maxReportBytes, Infrastructure: true, API: route.OpenRelay}
 
 func (api *API) agentRoutes() []endpoint {
 	return []endpoint{

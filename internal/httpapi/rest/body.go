@@ -6,14 +6,14 @@ import (
 	"net/http"
 
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 )
 
 // decodeBody reads a JSON request body of at most max bytes under rules
-// (edge.DecodeJSON): a larger one is a 413, a malformed one a 400 naming
+// (bounds.DecodeJSON): a larger one is a 413, a malformed one a 400 naming
 // where. Each kind of body has its wrapper: decodeAgentReport for an
 // agent's reports, decodeAdminBody for an operator's requests.
-func decodeBody(w http.ResponseWriter, r *http.Request, into any, max int64, rules edge.JSONRules) error {
+func decodeBody(w http.ResponseWriter, r *http.Request, into any, max int64, rules bounds.JSONRules) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -22,5 +22,5 @@ func decodeBody(w http.ResponseWriter, r *http.Request, into any, max int64, rul
 	case err != nil:
 		return err
 	}
-	return edge.DecodeJSON("the request body", body, into, rules)
+	return bounds.DecodeJSON("the request body", body, into, rules)
 }

@@ -20,7 +20,7 @@ import (
 // clusterSync is the sync path's policy: a connector's batches keep
 // their own path around the public budget and the tenants' rate limits,
 // as the node agents' reports do.
-var clusterSync = route.Policy{MaxBody: clusterbatch.MaxBody, Infrastructure: true, Face: route.Runai}
+var clusterSync = route.Policy{MaxBody: clusterbatch.MaxBody, Infrastructure: true, API: route.Runai}
 
 func (api *API) clusterRoutes() []endpoint {
 	may := api.Services.Clusters.MayEnroll

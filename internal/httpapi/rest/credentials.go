@@ -7,7 +7,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/route"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services/credentials"
 	"gpugraph/models"
 )
@@ -17,7 +17,7 @@ import (
 func (api *API) credentialRoutes() []endpoint {
 	admin := api.Services.Credentials.MayAdminister
 	return []endpoint{
-		{"POST /api/v1/token", Costs(route.Policy{Face: route.Runai}, http.HandlerFunc(api.token))},
+		{"POST /api/v1/token", Costs(route.Policy{API: route.Runai}, http.HandlerFunc(api.token))},
 		{"GET /v1/admin/keys", openRelay(admin, api.listKeys)},
 		{"POST /v1/admin/keys", openRelay(admin, api.createKey)},
 		{"POST /v1/admin/keys/{id}/revoke", openRelay(admin, api.revokeKey)},
@@ -41,7 +41,7 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 		AppID        string `json:"appId"`
 		AppSecret    string `json:"appSecret"`
 	}
-	if err := decodeBody(w, r, &body, maxAdminBody, edge.AnyCaseNames); err != nil {
+	if err := decodeBody(w, r, &body, maxAdminBody, bounds.AnyCaseNames); err != nil {
 		if credentialNotText(err) {
 			err = credentials.InvalidClient() // names no client, as an unknown one
 		}
@@ -65,7 +65,7 @@ func (api *API) token(w http.ResponseWriter, r *http.Request) {
 // credentialNotText reports whether a token request's body was refused
 // for a client id or secret (any spelling) that is no text.
 func credentialNotText(err error) bool {
-	var bad *edge.BadText
+	var bad *bounds.BadText
 	if !errors.As(err, &bad) {
 		return false
 	}

@@ -15,9 +15,9 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/ratelimit"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/models"
 )
@@ -91,9 +91,9 @@ func parseMetricsParams(q url.Values) (metricsParams, error) {
 		return p, err
 	}
 	if s := q.Get("numberOfSamples"); s != "" {
-		n, ok := edge.ParseInt(s)
+		n, ok := bounds.ParseInt(s)
 		if !ok || n != int64(int(n)) {
-			return p, apierr.BadRequest("numberOfSamples must be an integer between 0 and %d, got %q", promql.MaxSamples, s)
+			return p, apierr.BadRequest("numberOfSamples must be an integer between 0 and %d, got %q", timeseries.MaxSamples, s)
 		}
 		p.numberOfSamples = int(n)
 	}
@@ -289,11 +289,11 @@ const batchShape = `a batch of samples ({"podMetrics": [...], "podHistograms": [
 // as a stream: each entry is decoded, checked and turned into rows
 // (podmetrics.Batch) before the next is read, so neither the body nor a
 // tree of it is held, and a malformed entry is named. As every REST body
-// (edge.DecodeJSON), it refuses a name given twice in one object, data
+// (bounds.DecodeJSON), it refuses a name given twice in one object, data
 // after the batch, and members the batch and its entries do not have.
 func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
 	b := podmetrics.NewBatch()
-	dec := edge.NewJSONDecoder(body)
+	dec := bounds.NewJSONDecoder(body)
 	bad := func(err error) error {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -303,7 +303,7 @@ func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
 		if e, ok := apierr.As(err); ok {
 			return e
 		}
-		return edge.JSONError("the body", err)
+		return bounds.JSONError("the body", err)
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		if err == nil {
@@ -321,7 +321,7 @@ func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
 		case "podMetrics":
 			add = func() error {
 				var e podmetrics.MetricSeries
-				if err := edge.DecodeValue(dec, &e, edge.KnownMembers); err != nil {
+				if err := bounds.DecodeValue(dec, &e, bounds.KnownMembers); err != nil {
 					return err // its place in the body names the entry: podMetrics[3].samples[2][1]
 				}
 				return b.AddMetric(e)
@@ -329,7 +329,7 @@ func decodeSampleBatch(body io.Reader) (*podmetrics.Batch, error) {
 		case "podHistograms":
 			add = func() error {
 				var e podmetrics.HistogramSeries
-				if err := edge.DecodeValue(dec, &e, edge.KnownMembers); err != nil {
+				if err := bounds.DecodeValue(dec, &e, bounds.KnownMembers); err != nil {
 					return err
 				}
 				return b.AddHistogram(e)

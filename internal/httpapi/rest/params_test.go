@@ -233,10 +233,10 @@ func TestFaceOrder(t *testing.T) {
 			t.Errorf("%s: %d %s (handler ran: %v)", tc.name, status, body, ran)
 		}
 	}
-	if got := PolicyOf(runai(allow, h)).Face; got != route.Runai {
+	if got := PolicyOf(runai(allow, h)).API; got != route.Runai {
 		t.Errorf("runai's face: %q", got)
 	}
-	if got := PolicyOf(Costs(route.Policy{MaxBody: 10}, openRelay(allow, h))); got.Face != route.OpenRelay || got.MaxBody != 10 {
+	if got := PolicyOf(Costs(route.Policy{MaxBody: 10}, openRelay(allow, h))); got.API != route.OpenRelay || got.MaxBody != 10 {
 		t.Errorf("openRelay's costed policy: %+v", got)
 	}
 	if got := PolicyOf(http.NotFoundHandler()); got != (route.Policy{}) {

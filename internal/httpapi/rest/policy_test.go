@@ -24,7 +24,7 @@ func TestEveryRouteDeclaresItsFace(t *testing.T) {
 		if strings.HasPrefix(path, "/api/") {
 			want = route.Runai
 		}
-		if got := PolicyOf(r.handler).Face; got != want {
+		if got := PolicyOf(r.handler).API; got != want {
 			t.Errorf("%s declares face %q, want %q", r.pattern, got, want)
 		}
 	}

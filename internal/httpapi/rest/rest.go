@@ -17,7 +17,7 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services"
 )
 
@@ -49,22 +49,22 @@ func Register(mux Mux, api *API, wrap func(route.Policy, http.Handler) http.Hand
 func Costs(p route.Policy, h http.Handler) http.Handler { return costed{Handler: h, policy: p} }
 
 // PolicyOf answers the policy h was declared with (the zero one if none),
-// its Face the one runai or openRelay gave h when Costs named none.
+// its API the one runai or openRelay gave h when Costs named none.
 func PolicyOf(h http.Handler) route.Policy {
 	var p route.Policy
 	if c, ok := h.(costed); ok {
 		p, h = c.policy, c.Handler
 	}
-	if f, ok := h.(faced); ok && p.Face == "" {
-		p.Face = f.face
+	if f, ok := h.(ofAPI); ok && p.API == "" {
+		p.API = f.api
 	}
 	return p
 }
 
-// faced is a handler that answers its errors in face's shape.
-type faced struct {
+// ofAPI is a handler that answers its errors in its API's shape.
+type ofAPI struct {
 	http.Handler
-	face route.Face
+	api route.API
 }
 
 type costed struct {
@@ -114,38 +114,38 @@ var pathParams = []string{"id", "workloadId", "podId", "revisionId"}
 // them; every other one takes one.
 var listParams = map[string]bool{"filterBy": true, "metricType": true, "status": true}
 
-// CheckParams holds every path and query parameter to the edge's bounds
+// CheckParams holds every path and query parameter to the input bounds (package bounds)
 // (valid UTF-8, no NUL, bounded length and count) before a handler reads
 // them; the handlers' own parsers check their syntax. A parameter that
 // takes one value given twice (limit=5&limit=500) is refused rather than
 // read as its first, naming it: a proxy or a cache may read the other.
 func CheckParams(r *http.Request) error {
 	for _, name := range pathParams {
-		if err := edge.Text(name, r.PathValue(name), edge.MaxID); err != nil {
+		if err := bounds.Text(name, r.PathValue(name), bounds.MaxID); err != nil {
 			return err
 		}
 	}
 	q := r.URL.Query()
-	if len(q) > edge.MaxParamValues {
-		return apierr.BadRequest("the query string has %d parameters, more than %d", len(q), edge.MaxParamValues)
+	if len(q) > bounds.MaxParamValues {
+		return apierr.BadRequest("the query string has %d parameters, more than %d", len(q), bounds.MaxParamValues)
 	}
 	for _, name := range slices.Sorted(maps.Keys(q)) { // the first bad one, the same at every run
 		values := q[name]
-		if err := edge.Text("a parameter name", name, 64); err != nil {
+		if err := bounds.Text("a parameter name", name, 64); err != nil {
 			return err
 		}
-		if len(values) > edge.MaxParamValues {
-			return apierr.BadRequest("%s is repeated %d times, more than %d", name, len(values), edge.MaxParamValues)
+		if len(values) > bounds.MaxParamValues {
+			return apierr.BadRequest("%s is repeated %d times, more than %d", name, len(values), bounds.MaxParamValues)
 		}
 		if len(values) > 1 && !listParams[name] {
 			return apierr.BadRequest("%s is given %d times; it takes one value", name, len(values))
 		}
-		max := edge.MaxParam
+		max := bounds.MaxParam
 		if name == "search" {
-			max = edge.MaxSearch
+			max = bounds.MaxSearch
 		}
 		for _, v := range values {
-			if err := edge.Text(name, v, max); err != nil {
+			if err := bounds.Text(name, v, max); err != nil {
 				return err
 			}
 		}
@@ -166,13 +166,13 @@ type gate func(*auth.Caller) error
 // the service h calls, checked before any parameter (401/403 come before
 // 400), and errors are written as {"code", "message", "details"}.
 func runai(may gate, h handlerFunc) http.Handler {
-	return faced{face(may, h, route.WriteRunaiError), route.Runai}
+	return ofAPI{face(may, h, route.WriteRunaiError), route.Runai}
 }
 
 // openRelay serves h as an OpenRelay path: errors are written as
 // {"error": {"code", "message"}}.
 func openRelay(may gate, h handlerFunc) http.Handler {
-	return faced{face(may, h, route.WriteOpenRelayError), route.OpenRelay}
+	return ofAPI{face(may, h, route.WriteOpenRelayError), route.OpenRelay}
 }
 
 func face(may gate, h handlerFunc, writeErr func(http.ResponseWriter, *http.Request, error)) http.Handler {

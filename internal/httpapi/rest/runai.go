@@ -6,7 +6,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/filterby"
 	"gpugraph/internal/services/pods"
 )
@@ -163,14 +163,14 @@ func completedParam(v url.Values) (*bool, error) {
 	}
 }
 
-// intParam reads an integer, written as JSON writes one (edge.ParseInt:
+// intParam reads an integer, written as JSON writes one (bounds.ParseInt:
 // "+5" and "05" are refused); absent or empty is nil.
 func intParam(v url.Values, name string) (*int, error) {
 	s := v.Get(name)
 	if s == "" {
 		return nil, nil
 	}
-	n, ok := edge.ParseInt(s)
+	n, ok := bounds.ParseInt(s)
 	if !ok || n != int64(int(n)) {
 		return nil, apierr.BadRequest("%s must be an integer, got %q", name, s)
 	}

@@ -7,7 +7,7 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/route"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/paging"
 	"gpugraph/internal/services/compute"
 	"gpugraph/models"
@@ -32,7 +32,7 @@ func (api *API) vmRoutes() []endpoint {
 // deploying on its node or pending in the queue.
 func (api *API) createVM(w http.ResponseWriter, r *http.Request) error {
 	var req compute.CreateRequest
-	if err := decodeBody(w, r, &req, route.MaxBody, edge.KnownMembers); err != nil {
+	if err := decodeBody(w, r, &req, route.MaxBody, bounds.KnownMembers); err != nil {
 		return err
 	}
 	res, err := api.Services.Compute.Create(r.Context(), auth.FromContext(r.Context()), req)
@@ -125,7 +125,7 @@ func (api *API) vmEvents(w http.ResponseWriter, r *http.Request) error {
 	v := r.URL.Query()
 	var after *int64
 	if s := v.Get("after"); s != "" {
-		n, ok := edge.ParseInt(s)
+		n, ok := bounds.ParseInt(s)
 		if !ok {
 			return apierr.BadRequest("after must be an event id (a whole number), got %q", s)
 		}

@@ -20,27 +20,27 @@ type Policy struct {
 	// budget and the per-credential rate limits, so abuse of the public API
 	// cannot starve heartbeats.
 	Infrastructure bool
-	// Face is the API the route belongs to: the server's gate answers its
+	// API is the API the route belongs to: the server's gate answers its
 	// refusals (429, 503, 408) in that API's error shape, and labels them
 	// with it in /metrics. A REST route served through the face's own
-	// wrapper (rest's runai or openRelay) has its face already.
-	Face Face
+	// wrapper (rest's runai or openRelay) has its API already.
+	API API
 }
 
 // MaxBody bounds the body of a route that declares no other bound.
 const MaxBody = 1 << 20
 
-// Face is one of the REST APIs gpugraph serves.
-type Face string
+// API is one of the REST APIs gpugraph serves.
+type API string
 
-// The REST faces.
+// The REST APIs.
 const (
-	Runai     Face = "runai"
-	OpenRelay Face = "openrelay"
+	Runai     API = "runai"
+	OpenRelay API = "openrelay"
 )
 
 // WriteError answers e in f's error shape.
-func (f Face) WriteError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
+func (f API) WriteError(w http.ResponseWriter, r *http.Request, e *apierr.Error) {
 	if f == Runai {
 		WriteRunaiError(w, r, e)
 		return

@@ -74,7 +74,7 @@ func TestErrorShapes(t *testing.T) {
 // the shape of the API its policy names.
 func TestFaceWritesItsShape(t *testing.T) {
 	e := apierr.New(http.StatusTooManyRequests, "RATE_LIMITED", "slow down")
-	for f, want := range map[Face]string{
+	for f, want := range map[API]string{
 		Runai:     `{"code":429,"message":"slow down"}` + "\n",
 		OpenRelay: `{"error":{"code":"RATE_LIMITED","message":"slow down"}}` + "\n",
 	} {

@@ -8,7 +8,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/store"
 )
 
@@ -143,7 +143,7 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (*Identity, e
 // Run:ai's cluster ids are UUIDs ("format: uuid"), which compare in any
 // case, kept in lower case. Anything else is a 400.
 func CanonicalClusterID(clusterID string) (string, error) {
-	c, err := edge.UUID("clusterId", clusterID)
+	c, err := bounds.UUID("clusterId", clusterID)
 	if err != nil {
 		return "", apierr.BadRequest("clusterId %.40q must be a UUID (8-4-4-4-12 hex digits), as Run:ai's cluster ids are: the Pods API answers it as one", clusterID)
 	}

@@ -14,7 +14,7 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/services/quotas"
 	"gpugraph/internal/store"
 	"gpugraph/models"
@@ -124,7 +124,7 @@ func (r *CreateRequest) check() (*spec, error) {
 	if r.GPUModelID == nil || *r.GPUModelID == "" {
 		return nil, apierr.BadRequest("gpuModelId is required (or instanceType): a model of the catalog (gpuModels)")
 	}
-	if err := edge.Text("gpuModelId", *r.GPUModelID, edge.MaxID); err != nil {
+	if err := bounds.Text("gpuModelId", *r.GPUModelID, bounds.MaxID); err != nil {
 		return nil, err
 	}
 	s.modelID = *r.GPUModelID
@@ -156,7 +156,7 @@ func (r *CreateRequest) check() (*spec, error) {
 // instance type gives its default), and refuses a volume for a VM.
 func (r *CreateRequest) checkPod(s *spec, volumeRequired bool) error {
 	if r.ImageURL != nil {
-		if err := edge.Text("imageUrl", *r.ImageURL, maxImageURL); err != nil {
+		if err := bounds.Text("imageUrl", *r.ImageURL, maxImageURL); err != nil {
 			return err
 		}
 		s.image = *r.ImageURL
@@ -178,7 +178,7 @@ func (r *CreateRequest) checkPod(s *spec, volumeRequired bool) error {
 // checkTyped checks a request naming an instance type: the parts it gives
 // are refused, naming the first.
 func (r *CreateRequest) checkTyped(s *spec) error {
-	if err := edge.Text("instanceType", *r.InstanceType, edge.MaxID); err != nil {
+	if err := bounds.Text("instanceType", *r.InstanceType, bounds.MaxID); err != nil {
 		return err
 	}
 	if *r.InstanceType == "" {
@@ -214,7 +214,7 @@ func (r *CreateRequest) checkPlacement(s *spec) error {
 		if *f.v == "" {
 			return apierr.BadRequest("%s is empty: leave it out to place anywhere", f.name)
 		}
-		if err := edge.Text(f.name, *f.v, edge.MaxID); err != nil {
+		if err := bounds.Text(f.name, *f.v, bounds.MaxID); err != nil {
 			return err
 		}
 		v := *f.v
@@ -570,7 +570,7 @@ func (c *create) choose(req *placement.Request, tried []string) (*choice, error)
 	if err != nil {
 		return nil, err
 	}
-	nodes, where, err := newFleet(snap).scoped(sp.cluster, sp.pool)
+	nodes, where, err := newNodeView(snap).scoped(sp.cluster, sp.pool)
 	if err != nil {
 		return nil, err
 	}

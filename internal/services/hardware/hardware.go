@@ -16,7 +16,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/paging"
 	"gpugraph/internal/store"
 	"gpugraph/models"
@@ -96,10 +96,10 @@ func (s *Service) GPUs(ctx context.Context, c *auth.Caller, q GPUQuery) (*paging
 	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
-	if err := edge.Text("modelId", q.ModelID, edge.MaxID); err != nil {
+	if err := bounds.Text("modelId", q.ModelID, bounds.MaxID); err != nil {
 		return nil, err
 	}
-	if err := edge.Text("nodeId", q.NodeID, edge.MaxID); err != nil {
+	if err := bounds.Text("nodeId", q.NodeID, bounds.MaxID); err != nil {
 		return nil, err
 	}
 	page, err := paging.ParseCursor(gpuCursors, 2, q.First, q.After)

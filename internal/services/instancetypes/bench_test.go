@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	fleetgen "gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/dataset/datasettest"

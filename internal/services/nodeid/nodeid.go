@@ -10,7 +10,7 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/store"
 )
 
@@ -57,10 +57,10 @@ func (s *Service) Enroll(ctx context.Context, caller *auth.Caller, nodeName, clu
 	if err := s.MayEnroll(caller); err != nil {
 		return nil, err
 	}
-	if err := edge.Name("nodeName", nodeName); err != nil {
+	if err := bounds.Name("nodeName", nodeName); err != nil {
 		return nil, err
 	}
-	if err := edge.Name("clusterId", clusterID); err != nil {
+	if err := bounds.Name("clusterId", clusterID); err != nil {
 		return nil, err
 	}
 	cluster, known, err := s.store.NodeClusterByName(ctx, nodeName)

@@ -9,7 +9,7 @@ import (
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/lib/podfield"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -45,7 +45,7 @@ type Request struct {
 }
 
 // Result is the answer. Values are already written for the wire
-// (promql.FormatValue), as both faces send them as strings.
+// (timeseries.FormatValue), as both faces send them as strings.
 type Result struct {
 	// Measurements holds the sampled types: one per stored label set that
 	// has points, or one without labels or values when none has.
@@ -197,10 +197,10 @@ func checkRequest(req Request) (query, error) {
 	if req.NumberOfSamples != nil {
 		q.n = *req.NumberOfSamples
 	}
-	if q.n < 0 || q.n > promql.MaxSamples {
-		return q, apierr.BadRequest("numberOfSamples must be between 0 and %d, got %d", promql.MaxSamples, q.n)
+	if q.n < 0 || q.n > timeseries.MaxSamples {
+		return q, apierr.BadRequest("numberOfSamples must be between 0 and %d, got %d", timeseries.MaxSamples, q.n)
 	}
-	q.steps = promql.Steps(q.start, q.end, q.n)
+	q.steps = timeseries.Steps(q.start, q.end, q.n)
 	return q, nil
 }
 

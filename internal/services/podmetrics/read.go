@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -71,11 +71,11 @@ func (m *reader) read(ctx context.Context) (Result, error) {
 // from their _PER_GPU series.
 var aggregates = map[string]struct {
 	perGPU string
-	mode   promql.AggMode
+	mode   timeseries.AggMode
 }{
-	"GPU_UTILIZATION":        {"GPU_UTILIZATION_PER_GPU", promql.Mean},
-	"GPU_MEMORY_USAGE_BYTES": {"GPU_MEMORY_USAGE_BYTES_PER_GPU", promql.Sum},
-	"NVLINK_BANDWIDTH_TOTAL": {"NVLINK_BANDWIDTH_TOTAL_PER_GPU", promql.Sum},
+	"GPU_UTILIZATION":        {"GPU_UTILIZATION_PER_GPU", timeseries.Mean},
+	"GPU_MEMORY_USAGE_BYTES": {"GPU_MEMORY_USAGE_BYTES_PER_GPU", timeseries.Sum},
+	"NVLINK_BANDWIDTH_TOTAL": {"NVLINK_BANDWIDTH_TOTAL_PER_GPU", timeseries.Sum},
 }
 
 // labelsOf answers the label sets stored for one type of the pod (read
@@ -185,12 +185,12 @@ func (m *reader) gauge(ctx context.Context, metricType string) ([]Measurement, e
 
 // aggregate computes a per-pod type from its per-GPU series, at each step
 // from the GPUs that have a value there.
-func (m *reader) aggregate(ctx context.Context, metricType, perGPU string, mode promql.AggMode) ([]Measurement, error) {
+func (m *reader) aggregate(ctx context.Context, metricType, perGPU string, mode timeseries.AggMode) ([]Measurement, error) {
 	labels, err := m.labelsOf(ctx, perGPU)
 	if err != nil {
 		return nil, err
 	}
-	series := make([][]promql.Point, 0, len(labels))
+	series := make([][]timeseries.Point, 0, len(labels))
 	for _, l := range labels {
 		pts, err := m.points(ctx, store.Series{PodID: m.pod, Type: perGPU, Labels: l})
 		if err != nil {
@@ -198,11 +198,11 @@ func (m *reader) aggregate(ctx context.Context, metricType, perGPU string, mode 
 		}
 		series = append(series, pts)
 	}
-	return []Measurement{measurement(metricType, map[string]string{}, promql.Aggregate(series, mode))}, nil
+	return []Measurement{measurement(metricType, map[string]string{}, timeseries.Aggregate(series, mode))}, nil
 }
 
 // points reads one series: the steps, or every sample in range.
-func (m *reader) points(ctx context.Context, ser store.Series) ([]promql.Point, error) {
+func (m *reader) points(ctx context.Context, ser store.Series) ([]timeseries.Point, error) {
 	if m.q.n > 0 {
 		return m.store.MetricAtSteps(ctx, ser, m.q.steps)
 	}
@@ -219,7 +219,7 @@ func (m *reader) points(ctx context.Context, ser store.Series) ([]promql.Point, 
 func (m *reader) spend(n int) error {
 	if n > m.rawLeft {
 		return apierr.BadRequest("numberOfSamples=0 would answer more than %d samples: narrow start and end, or ask for 1 to %d samples",
-			MaxRawPoints, promql.MaxSamples)
+			MaxRawPoints, timeseries.MaxSamples)
 	}
 	m.rawLeft -= n
 	return nil
@@ -241,12 +241,12 @@ func (m *reader) histogram(ctx context.Context, metricType string) (Histogram, e
 		}
 		data := buckets
 		if metricType != base {
-			parsed, err := promql.ParseBuckets(buckets)
+			parsed, err := timeseries.ParseBuckets(buckets)
 			if err != nil {
 				return Histogram{}, fmt.Errorf("pod %s %s at %s: stored buckets: %w", m.pod, base, p.T, err)
 			}
-			p50, p90, p99 := promql.Percentiles(parsed)
-			data = map[string]string{"p50": promql.FormatValue(p50), "p90": promql.FormatValue(p90), "p99": promql.FormatValue(p99)}
+			p50, p90, p99 := timeseries.Percentiles(parsed)
+			data = map[string]string{"p50": timeseries.FormatValue(p50), "p90": timeseries.FormatValue(p90), "p99": timeseries.FormatValue(p99)}
 		}
 		out.Values = append(out.Values, HistogramValue{T: p.T, Data: data})
 	}
@@ -275,10 +275,10 @@ func (m *reader) histogramPoints(ctx context.Context, histogramType string) ([]s
 	return pts, nil
 }
 
-func measurement(metricType string, labels map[string]string, pts []promql.Point) Measurement {
+func measurement(metricType string, labels map[string]string, pts []timeseries.Point) Measurement {
 	values := make([]Value, len(pts))
 	for i, p := range pts {
-		values[i] = Value{T: p.T, Value: promql.FormatValue(p.V)}
+		values[i] = Value{T: p.T, Value: timeseries.FormatValue(p.V)}
 	}
 	return Measurement{Type: metricType, Labels: labels, Values: values}
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/podfield"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/models"
 )
 
@@ -235,7 +235,7 @@ func checkPodID(row, id string) error {
 	if id == "" {
 		return refuse(row, "podId is missing")
 	}
-	if err := edge.Text("podId", id, edge.MaxID); err != nil {
+	if err := bounds.Text("podId", id, bounds.MaxID); err != nil {
 		return refuse(row, "%v", err)
 	}
 	return nil
@@ -255,14 +255,14 @@ func sampleTime(s string) (time.Time, error) {
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 func checkLabels(metricType string, labels map[string]string) error {
-	if len(labels) > edge.MaxLabels {
-		return fmt.Errorf("%d labels, more than %d", len(labels), edge.MaxLabels)
+	if len(labels) > bounds.MaxLabels {
+		return fmt.Errorf("%d labels, more than %d", len(labels), bounds.MaxLabels)
 	}
 	for k, v := range labels {
-		if len(k) > edge.MaxLabelName {
-			return fmt.Errorf("label name %.32q… is longer than %d bytes", k, edge.MaxLabelName)
+		if len(k) > bounds.MaxLabelName {
+			return fmt.Errorf("label name %.32q… is longer than %d bytes", k, bounds.MaxLabelName)
 		}
-		if err := edge.Text(fmt.Sprintf("label %q", k), v, edge.MaxLabelValue); err != nil {
+		if err := bounds.Text(fmt.Sprintf("label %q", k), v, bounds.MaxLabelValue); err != nil {
 			return err
 		}
 		if !labelName.MatchString(k) {
@@ -343,19 +343,19 @@ func canonicalBuckets(b map[string]string) (string, error) {
 			return "", fmt.Errorf(`bucket bound %q is not a finite number (the top bucket is spelt "+Inf")`, bound)
 		}
 	}
-	buckets, err := promql.ParseBuckets(b)
+	buckets, err := timeseries.ParseBuckets(b)
 	if err != nil {
 		return "", err
 	}
 	for i := 1; i < len(buckets); i++ {
 		prev, cur := buckets[i-1], buckets[i]
 		if cur.UpperBound == prev.UpperBound {
-			return "", fmt.Errorf("bucket bound %s is given twice", promql.FormatValue(cur.UpperBound))
+			return "", fmt.Errorf("bucket bound %s is given twice", timeseries.FormatValue(cur.UpperBound))
 		}
 		if cur.Count < prev.Count {
 			return "", fmt.Errorf("bucket %s counts %s, fewer than bucket %s below it (%s): counts are cumulative",
-				promql.FormatValue(cur.UpperBound), promql.FormatValue(cur.Count),
-				promql.FormatValue(prev.UpperBound), promql.FormatValue(prev.Count))
+				timeseries.FormatValue(cur.UpperBound), timeseries.FormatValue(cur.Count),
+				timeseries.FormatValue(prev.UpperBound), timeseries.FormatValue(prev.Count))
 		}
 	}
 	out, _ := json.Marshal(b)

@@ -7,7 +7,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/filterby"
 	"gpugraph/internal/lib/paging"
 	"gpugraph/internal/lib/podfield"
@@ -142,7 +142,7 @@ func (s *Service) Workloads(ctx context.Context, c *auth.Caller, projectID strin
 	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
-	if err := edge.Text("projectId", projectID, edge.MaxID); err != nil {
+	if err := bounds.Text("projectId", projectID, bounds.MaxID); err != nil {
 		return nil, err
 	}
 	page, err := paging.Parse(offset, limit)

@@ -13,7 +13,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/lib/filterby"
 	"gpugraph/internal/lib/paging"
 	"gpugraph/internal/lib/podfield"
@@ -112,7 +112,7 @@ func (s *Service) Prepare(c *auth.Caller, q Query) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := edge.Text("workloadId", q.WorkloadID, edge.MaxID); err != nil {
+	if err := bounds.Text("workloadId", q.WorkloadID, bounds.MaxID); err != nil {
 		return nil, err
 	}
 	sq.Sort = q.Sort
@@ -174,7 +174,7 @@ func (s *Service) OfRevision(ctx context.Context, c *auth.Caller, revisionID str
 	if err := s.MayRead(c); err != nil {
 		return nil, err
 	}
-	if err := edge.Text("revisionId", revisionID, edge.MaxID); err != nil {
+	if err := bounds.Text("revisionId", revisionID, bounds.MaxID); err != nil {
 		return nil, err
 	}
 	revisionID = podfield.CanonicalUUID(revisionID)
@@ -195,15 +195,15 @@ func (q Query) count() CountQuery {
 
 // storeQuery checks the filtering shared by lists and counts.
 func storeQuery(c *auth.Caller, q CountQuery) (store.PodQuery, error) {
-	if len(q.FilterBy) > edge.MaxFilters {
-		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(q.FilterBy), edge.MaxFilters)
+	if len(q.FilterBy) > bounds.MaxFilters {
+		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(q.FilterBy), bounds.MaxFilters)
 	}
 	for i, f := range q.FilterBy {
-		if err := edge.Text(fmt.Sprintf("filterBy[%d]", i), f, edge.MaxParam); err != nil {
+		if err := bounds.Text(fmt.Sprintf("filterBy[%d]", i), f, bounds.MaxParam); err != nil {
 			return store.PodQuery{}, err
 		}
 	}
-	if err := edge.Text("search", q.Search, edge.MaxSearch); err != nil {
+	if err := bounds.Text("search", q.Search, bounds.MaxSearch); err != nil {
 		return store.PodQuery{}, err
 	}
 	filters, err := filterby.Parse(q.FilterBy)
@@ -215,11 +215,11 @@ func storeQuery(c *auth.Caller, q CountQuery) (store.PodQuery, error) {
 		return store.PodQuery{}, err
 	}
 	filters = append(filters, typed...)
-	if len(filters) > edge.MaxFilters {
-		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(filters), edge.MaxFilters)
+	if len(filters) > bounds.MaxFilters {
+		return store.PodQuery{}, apierr.BadRequest("filterBy: %d filters, more than %d", len(filters), bounds.MaxFilters)
 	}
 	for _, f := range filters {
-		if err := edge.Text(fmt.Sprintf("filterBy %q value", f.Field+string(f.Op)), f.Value, edge.MaxFilterValue); err != nil {
+		if err := bounds.Text(fmt.Sprintf("filterBy %q value", f.Field+string(f.Op)), f.Value, bounds.MaxFilterValue); err != nil {
 			return store.PodQuery{}, err
 		}
 	}

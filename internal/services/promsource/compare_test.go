@@ -13,7 +13,7 @@ import (
 
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/services"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/internal/services/promsource"
@@ -151,10 +151,10 @@ func newTwins() *twinSamples {
 		if i > 0 {
 			cMain += a * w.every.Seconds()
 			cSide += b * w.every.Seconds()
-			cores = append(cores, [2]string{ts(t), promql.FormatValue(a + b)})
+			cores = append(cores, [2]string{ts(t), timeseries.FormatValue(a + b)})
 		}
 		for c, v := range map[string]float64{"main": cMain, "sidecar": cSide, "": cMain + cSide, "POD": 0.5 * float64(i)} {
-			w.add("container_cpu_usage_seconds_total", fmt.Sprintf(`container="%s",%s,%s`, c, ns, train), t, promql.FormatValue(v))
+			w.add("container_cpu_usage_seconds_total", fmt.Sprintf(`container="%s",%s,%s`, c, ns, train), t, timeseries.FormatValue(v))
 		}
 		m1, m2 := r.Int63n(64<<30), r.Int63n(1<<30)
 		for c, v := range map[string]int64{"main": m1, "sidecar": m2, "": m1 + m2 + 4096, "POD": 1 << 20} {
@@ -236,7 +236,7 @@ func mappedTypes(t *testing.T) []string {
 // built-in store give byte-identical REST answers (JSON and CSV) and
 // GraphQL answers for every type the default mapping reads, aggregates
 // and percentiles included. No tolerance is applied: both sides print
-// values through promql.FormatValue (14 significant digits), which is
+// values through timeseries.FormatValue (14 significant digits), which is
 // where the float noise of Prometheus's arithmetic (the ×100 of DCGM's
 // ratios, avg without compensation, irate's division) is absorbed; the
 // readings are chosen so that no value sits on a rounding edge (ratios of
@@ -322,8 +322,8 @@ func TestPrometheusMatchesStore(t *testing.T) {
 // step: Prometheus 2.x includes it, the store (as Prometheus 3) does not.
 func checkNoLookbackEdge(t *testing.T, w *twinSamples, start, end time.Time, n int) {
 	t.Helper()
-	for _, s := range promql.Steps(start, end, n) {
-		off := s.Add(-promql.LookbackDelta).Sub(w.t0)
+	for _, s := range timeseries.Steps(start, end, n) {
+		off := s.Add(-timeseries.LookbackDelta).Sub(w.t0)
 		if off >= 0 && off%w.every == 0 {
 			t.Fatalf("step %s is exactly 5m after a sample: pick another range", ts(s))
 		}

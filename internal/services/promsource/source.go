@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/promql"
+	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/models"
 )
@@ -27,7 +27,7 @@ func (s *Source) Read(ctx context.Context, pod podmetrics.Pod, r podmetrics.Rang
 	if r.N == 0 {
 		return podmetrics.Result{}, apierr.BadRequest(
 			"numberOfSamples=0 (every stored sample) is answered only by the built-in store; this server reads metrics from %s: ask for 1 to %d samples",
-			s.name, promql.MaxSamples)
+			s.name, timeseries.MaxSamples)
 	}
 	p, err := s.params(pod)
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *Source) servesNIM(ctx context.Context, p Params, r podmetrics.Range) (b
 	if s.mapping.NIMPresence == "" {
 		return true, nil
 	}
-	window := r.End.Sub(r.Start) + promql.LookbackDelta
+	window := r.End.Sub(r.Start) + timeseries.LookbackDelta
 	p.Window = strconv.FormatInt(int64(window/time.Second)+1, 10) + "s"
 	q, err := render("nimPresence", s.mapping.NIMPresence, p)
 	if err != nil {
@@ -208,7 +208,7 @@ func (s *Source) values(t string, raw [][2]json.RawMessage) ([]podmetrics.Value,
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: value %q: %w", s.name, t, text, err)
 		}
-		out = append(out, podmetrics.Value{T: ts, Value: promql.FormatValue(v)})
+		out = append(out, podmetrics.Value{T: ts, Value: timeseries.FormatValue(v)})
 	}
 	return out, nil
 }

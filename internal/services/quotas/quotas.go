@@ -8,7 +8,7 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
-	"gpugraph/internal/lib/edge"
+	"gpugraph/internal/lib/bounds"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -83,13 +83,13 @@ func (s *Service) Set(ctx context.Context, caller *auth.Caller, orgID, modelID s
 	if err := s.MayAdminister(caller); err != nil {
 		return Quota{}, false, err
 	}
-	if err := edge.Text("organization id", orgID, edge.MaxID); err != nil {
+	if err := bounds.Text("organization id", orgID, bounds.MaxID); err != nil {
 		return Quota{}, false, err
 	}
-	if err := edge.Text("gpuModelId", modelID, edge.MaxID); err != nil {
+	if err := bounds.Text("gpuModelId", modelID, bounds.MaxID); err != nil {
 		return Quota{}, false, err
 	}
-	if err := edge.Int32("limit", int64(limit)); err != nil {
+	if err := bounds.Int32("limit", int64(limit)); err != nil {
 		return Quota{}, false, err
 	}
 	q := models.GPUQuota{OrganizationID: orgID, GPUModelID: modelID, Limit: limit, UpdatedAt: store.Now()}
@@ -132,7 +132,7 @@ func (s *Service) Delete(ctx context.Context, caller *auth.Caller, orgID, modelI
 	if err := s.organization(ctx, caller, orgID); err != nil {
 		return err
 	}
-	if err := edge.Text("gpuModelId", modelID, edge.MaxID); err != nil {
+	if err := bounds.Text("gpuModelId", modelID, bounds.MaxID); err != nil {
 		return err
 	}
 	err := s.store.DeleteGPUQuota(ctx, orgID, modelID)
@@ -145,7 +145,7 @@ func (s *Service) Delete(ctx context.Context, caller *auth.Caller, orgID, modelI
 // organization refuses an organization that does not exist or, for a
 // caller that is not an operator, is not its own: the same 404 for both.
 func (s *Service) organization(ctx context.Context, caller *auth.Caller, orgID string) error {
-	if err := edge.Text("organization id", orgID, edge.MaxID); err != nil {
+	if err := bounds.Text("organization id", orgID, bounds.MaxID); err != nil {
 		return err
 	}
 	if !caller.Can(auth.NodesAdmin) && orgID != caller.OrganizationID {

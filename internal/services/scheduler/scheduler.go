@@ -95,7 +95,7 @@ func (s *Service) Pass(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.Read = len(rows)
-	fleet, err := s.compute.ReadFleet(ctx)
+	fleet, err := s.compute.ReadNodeView(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -103,7 +103,7 @@ func (s *Service) Pass(ctx context.Context) (Result, error) {
 	for _, vm := range Fair(rows, turns) {
 		if fleet.Stale() && rereads < maxRereads {
 			rereads++
-			if fleet, err = s.compute.ReadFleet(ctx); err != nil {
+			if fleet, err = s.compute.ReadNodeView(ctx); err != nil {
 				return res, err
 			}
 		}

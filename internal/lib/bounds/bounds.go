@@ -1,9 +1,9 @@
-// Package edge holds the bounds every input is checked against where it
+// Package bounds holds the bounds every input is checked against where it
 // enters the server, the same on both faces and both engines, so that
 // nothing reaches the database that it would refuse (PostgreSQL refuses NUL
 // and invalid UTF-8 in text, SQLite's LIKE and expression tree have their
 // own ceilings). Each refusal is a 400 naming the field.
-package edge
+package bounds
 
 import (
 	"math"

@@ -1,9 +1,9 @@
-// Package fleet generates fixtures (docs/contract.md#fixture) of any size for benchmarks:
+// Package fleetgen generates fixtures (docs/contract.md#fixture) of any size for benchmarks:
 // N nodes of 8 GPUs, M Run:ai pods across workloads and tenants, K metric
 // samples, and optionally stopped VMs to restart. The output is a pure
 // function of Options: one PCG seeded from Options.Seed drives every choice,
 // and every instant is relative to the fixed Epoch.
-package fleet
+package fleetgen
 
 import (
 	"fmt"

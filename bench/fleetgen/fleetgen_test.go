@@ -1,19 +1,19 @@
-package fleet_test
+package fleetgen_test
 
 import (
 	"context"
 	"encoding/json"
 	"testing"
 
-	"gpugraph/bench/fleet"
+	"gpugraph/bench/fleetgen"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
 
-func encode(t *testing.T, o fleet.Options) []byte {
+func encode(t *testing.T, o fleetgen.Options) []byte {
 	t.Helper()
-	b, err := json.Marshal(fleet.Generate(o))
+	b, err := json.Marshal(fleetgen.Generate(o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func encode(t *testing.T, o fleet.Options) []byte {
 }
 
 func TestSameSeedSameFixture(t *testing.T) {
-	o := fleet.Options{Nodes: 30, Pods: 250, Samples: 1000, Tenants: 3, Seed: 7, VMsPerNode: 2, VMGPUs: 2}
+	o := fleetgen.Options{Nodes: 30, Pods: 250, Samples: 1000, Tenants: 3, Seed: 7, VMsPerNode: 2, VMGPUs: 2}
 	a, b := encode(t, o), encode(t, o)
 	if string(a) != string(b) {
 		t.Fatal("two runs with one seed differ")
@@ -33,7 +33,7 @@ func TestSameSeedSameFixture(t *testing.T) {
 }
 
 func TestSizes(t *testing.T) {
-	f := fleet.Generate(fleet.Options{Nodes: 1001, Pods: 1234, Samples: 5000, Tenants: 4, Seed: 1, VMsPerNode: 3, VMGPUs: 2})
+	f := fleetgen.Generate(fleetgen.Options{Nodes: 1001, Pods: 1234, Samples: 5000, Tenants: 4, Seed: 1, VMsPerNode: 3, VMGPUs: 2})
 	gpus := 0
 	clusters := map[string]bool{}
 	for _, n := range f.Nodes {
@@ -43,7 +43,7 @@ func TestSizes(t *testing.T) {
 	samples := 0
 	for _, s := range f.PodMetrics {
 		samples += len(s.Samples)
-		if len(s.Samples) > fleet.SeriesLength {
+		if len(s.Samples) > fleetgen.SeriesLength {
 			t.Fatalf("series of %d samples", len(s.Samples))
 		}
 	}
@@ -71,7 +71,7 @@ func TestSizes(t *testing.T) {
 // A generated fleet is a valid fixture: the loader takes it whole.
 func TestLoads(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		b := encode(t, fleet.Options{Nodes: 40, Pods: 300, Samples: 2000, Tenants: 2, Seed: 3, VMsPerNode: 1, VMGPUs: 4})
+		b := encode(t, fleetgen.Options{Nodes: 40, Pods: 300, Samples: 2000, Tenants: 2, Seed: 3, VMsPerNode: 1, VMGPUs: 4})
 		stats, err := dataset.LoadFile(context.Background(), st, b)
 		if err != nil {
 			t.Fatal(err)

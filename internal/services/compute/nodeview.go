@@ -12,10 +12,10 @@ import (
 	"gpugraph/placement"
 )
 
-// Fleet is placement's view of every node, read at once without locks: a
+// NodeView is placement's view of every node, read at once without locks: a
 // create chooses from it, and the scheduler places a pass of pending rows
 // from one (PlaceQueued), each choice checked again under its node's lock.
-type Fleet struct {
+type NodeView struct {
 	nodes []*placement.NodeInfo
 	byID  map[string]*placement.NodeInfo
 	rows  map[string]*models.Node // cluster and node pool, by node id
@@ -28,8 +28,8 @@ type Fleet struct {
 	stale  bool
 }
 
-func newFleet(snap *store.Snapshot) *Fleet {
-	f := &Fleet{nodes: NodeInfos(snap), byID: map[string]*placement.NodeInfo{}, rows: map[string]*models.Node{},
+func newNodeView(snap *store.Snapshot) *NodeView {
+	f := &NodeView{nodes: NodeInfos(snap), byID: map[string]*placement.NodeInfo{}, rows: map[string]*models.Node{},
 		noFit: map[shape]bool{}}
 	for i := range snap.Nodes {
 		f.rows[snap.Nodes[i].ID] = &snap.Nodes[i]
@@ -42,7 +42,7 @@ func newFleet(snap *store.Snapshot) *Fleet {
 
 // scoped is the nodes of cluster and node pool (nil: any), and how a
 // message names them. A cluster or node pool no node is in is a 404.
-func (f *Fleet) scoped(cluster, pool *string) ([]*placement.NodeInfo, string, error) {
+func (f *NodeView) scoped(cluster, pool *string) ([]*placement.NodeInfo, string, error) {
 	if cluster == nil && pool == nil {
 		return f.nodes, "of the fleet", nil
 	}
@@ -74,16 +74,16 @@ func (f *Fleet) scoped(cluster, pool *string) ([]*placement.NodeInfo, string, er
 	return out, "of node pool " + *pool, nil
 }
 
-// ReadFleet reads the scheduler's view of the fleet: every node with what
+// ReadNodeView reads the scheduler's view of the fleet: every node with what
 // is held there, the GPU catalog and the organizations.
-func (s *Service) ReadFleet(ctx context.Context) (*Fleet, error) {
-	var f *Fleet
+func (s *Service) ReadNodeView(ctx context.Context) (*NodeView, error) {
+	var f *NodeView
 	err := s.store.InTx(ctx, func(tx *store.Txn) error {
 		snap, err := s.store.Snapshot(tx, store.SnapshotScope{AddressHolders: true})
 		if err != nil {
 			return err
 		}
-		f = newFleet(snap)
+		f = newNodeView(snap)
 		return nil
 	})
 	if err != nil {
@@ -111,7 +111,7 @@ func (s *Service) ReadFleet(ctx context.Context) (*Fleet, error) {
 // Stale reports that a placement found a node changed since the fleet was
 // read (another replica or a restart claimed it): the scheduler reads it
 // again before placing more.
-func (f *Fleet) Stale() bool { return f.stale }
+func (f *NodeView) Stale() bool { return f.stale }
 
 // shape is what placement reads of a pending row: rows of one shape fit
 // or not alike, so once one found no room in a pass, the others of its
@@ -153,7 +153,7 @@ var schedulerActor = models.Actor{Kind: models.ActorScheduler}
 // does not fit, is no longer pending, is locked elsewhere, or its
 // organization may not start workloads; f is updated with what the
 // placement took.
-func (s *Service) PlaceQueued(ctx context.Context, f *Fleet, vm *models.VM) (bool, error) {
+func (s *Service) PlaceQueued(ctx context.Context, f *NodeView, vm *models.VM) (bool, error) {
 	org := f.orgs[vm.OrganizationID]
 	if org == nil || auth.OrganizationCannotStart(org.ID, org.State) != nil {
 		return false, nil
@@ -223,7 +223,7 @@ func (s *Service) PlaceQueued(ctx context.Context, f *Fleet, vm *models.VM) (boo
 
 // took records in f what a placement claimed, so the rest of the pass
 // sees it held.
-func (f *Fleet) took(req *placement.Request, p placement.Placement) {
+func (f *NodeView) took(req *placement.Request, p placement.Placement) {
 	n := f.byID[p.Node.ID]
 	for _, id := range p.GPUIDs {
 		for i := range n.GPUs {
