@@ -17,7 +17,6 @@ import (
 	"gpugraph/internal/agent"
 	"gpugraph/internal/agent/sim"
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services/sweep"
 	"gpugraph/internal/store"
@@ -42,7 +41,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(e2eFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
+		srv := httptest.NewServer(servertest.Checked(t, servertest.Handler(st, servertest.Options{}, servertest.Config{})))
 		t.Cleanup(srv.Close)
 		ctx, cancel := context.WithCancel(context.Background())
 		swept := make(chan struct{})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"gpugraph/internal/agent/agentapi"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/store"
@@ -166,7 +165,7 @@ func TestAgentTokenOnlyInLegacyMode(t *testing.T) {
 			t.Errorf("the refused agent registered its node")
 		}
 
-		legacy := servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
+		legacy := servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{NodeReportKeys: true}}, servertest.Config{})
 		a = runAgent(t, bin, append(withoutTokens(os.Environ()), "GPUGRAPH_TOKEN=acme-report"), append([]string{"--server", legacy.Srv.URL}, args...)...)
 		if n := waitReported(t, st, a, 0); n.Status != models.NodeOnline || n.gpus != 8 {
 			t.Errorf("the agent with --token in legacy mode: %+v", n)

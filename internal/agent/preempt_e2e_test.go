@@ -11,7 +11,6 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/agent/sim"
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -36,7 +35,7 @@ func TestAgentTearsDownPreemptedVictimFirst(t *testing.T) {
 		if _, err := dataset.LoadFile(ctx, st, []byte(preemptE2EFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
+		srv := httptest.NewServer(servertest.Checked(t, servertest.Handler(st, servertest.Options{}, servertest.Config{})))
 		t.Cleanup(srv.Close)
 		a := startAgentArgs(t, bin, srv.URL, "dgx-pre", servertest.Enroll(t, st, "dgx-pre", "c-pre"), "--interval", "200ms",
 			"--mock", "dgxh100", "--mock-start-delay", "0s", "--mock-stop-delay", "2s")

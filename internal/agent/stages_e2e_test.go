@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -34,7 +33,7 @@ func TestAgentReportsStages(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(workloadsFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{})))
+		srv := httptest.NewServer(servertest.Handler(st, servertest.Options{}, servertest.Config{}))
 		t.Cleanup(srv.Close)
 		a := startAgentArgs(t, bin, srv.URL, "dgx-wl", servertest.Enroll(t, st, "dgx-wl", "c-wl"), "--interval", "200ms", "--mock", "dgxh100",
 			"--mock-start-delay", "0s")

@@ -11,7 +11,6 @@ import (
 
 	"gpugraph/internal/agent/sim"
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services/compute"
 	"gpugraph/internal/services/scheduler"
@@ -39,7 +38,7 @@ func TestAgentRestartsAndTearsDown(t *testing.T) {
 		if _, err := dataset.LoadFile(ctx, st, []byte(teardownFixture(t))); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
+		srv := httptest.NewServer(servertest.Checked(t, servertest.Handler(st, servertest.Options{}, servertest.Config{})))
 		t.Cleanup(srv.Close)
 		// Only the event notifications wake this scheduler in time: its
 		// timer is longer than the test.

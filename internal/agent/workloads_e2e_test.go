@@ -15,7 +15,6 @@ import (
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/agent/sim"
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -39,7 +38,7 @@ func TestAgentRunsWorkloads(t *testing.T) {
 			t.Fatal(err)
 		}
 		hb := &heartbeatWatch{st: st, vm: "vm-up"}
-		srv := httptest.NewServer(hb.wrap(httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
+		srv := httptest.NewServer(hb.wrap(servertest.Handler(st, servertest.Options{}, servertest.Config{})))
 		t.Cleanup(srv.Close)
 
 		a := startAgentArgs(t, bin, srv.URL, "dgx-wl", servertest.Enroll(t, st, "dgx-wl", "c-wl"), "--interval", "300ms", "--mock", "dgxh100",

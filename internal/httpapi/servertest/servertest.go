@@ -329,3 +329,14 @@ func Sequence() int64 { return sequence.Add(1) }
 // Base is the fixture every package's tests share (datasettest.Base): the
 // faces' tests name it here beside the server they run it on.
 var Base = datasettest.Base
+
+// Config is the server's configuration (httpapi.Config), for the suites
+// beside the services that build a server of their own (Handler).
+type Config = httpapi.Config
+
+// Handler is the server the command serves over st, built by Wire,
+// without Env's checks of every answer (a server that must upgrade a
+// WebSocket, or that a test wraps itself).
+func Handler(st *store.Store, o Options, cfg Config) http.Handler {
+	return httpapi.New(Wire(st, o, cfg))
+}

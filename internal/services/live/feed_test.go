@@ -19,7 +19,6 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/services"
@@ -53,7 +52,7 @@ func liveServer(t *testing.T, st *store.Store, feed *livefeed.Feed) *httptest.Se
 	if feed == nil {
 		feed = livefeed.New(st, livefeed.Limits{})
 	}
-	srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, httpapi.Config{})))
+	srv := httptest.NewServer(servertest.Handler(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, servertest.Config{}))
 	t.Cleanup(func() { feed.Shutdown(); srv.Close() })
 	return srv
 }

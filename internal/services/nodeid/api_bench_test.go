@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"gpugraph/internal/agent/agentapi"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/store/storetest"
@@ -19,7 +18,7 @@ import (
 func BenchmarkReportIdentity(b *testing.B) {
 	for _, d := range storetest.Engines() {
 		b.Run(string(d), func(b *testing.B) {
-			env := servertest.NewWithOptions(b, storetest.Open(b, d), servertest.IdentityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
+			env := servertest.NewWithOptions(b, storetest.Open(b, d), servertest.IdentityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, servertest.Config{})
 			s, body := env.Do(http.MethodPost, "/v1/admin/nodes/enroll", "ops-admin", []byte(`{"nodeName":"dgx-b","clusterId":"c1"}`), nil)
 			if s != 201 {
 				b.Fatalf("%d %s", s, body)

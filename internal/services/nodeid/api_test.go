@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gpugraph/internal/agent/agentapi"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/store"
@@ -248,7 +247,7 @@ func TestNodeCredentialsRequired(t *testing.T) {
 // and is refused for one that has; a credential reports as by default.
 func TestLegacyModeKeys(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.NewWithOptions(t, st, servertest.IdentityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, httpapi.Config{})
+		env := servertest.NewWithOptions(t, st, servertest.IdentityFixture, servertest.Options{Services: services.Config{NodeReportKeys: true}}, servertest.Config{})
 		credA := servertest.EnrollNode(t, env, "dgx-a")
 
 		s, b := servertest.Post(t, env, agentapi.HeartbeatPath, "acme-report", servertest.HeartbeatOf("dgx-a", 0))

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"gpugraph/internal/agent/agentapi"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/store"
@@ -58,7 +57,7 @@ func sharedInventory() agentapi.InventoryRequest {
 // it happens.
 func TestNodeReportKeysRefusedByDefault(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.New(t, st, sharedFixture) // httpapi.Config{}: what New serves unless told otherwise
+		env := servertest.New(t, st, sharedFixture) // servertest.Config{}: what New serves unless told otherwise
 		restart := func(id string) (int, string) {
 			return servertest.Post(t, env, "/v1/vms/"+id+"/restart", "a-operator", []byte(`{}`))
 		}
@@ -144,7 +143,7 @@ func TestReportAnswersNameOnlyTheNodesOwn(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.Store) {
-				env := servertest.NewWithOptions(t, db, sharedFixture, servertest.Options{Services: services.Config{NodeReportKeys: legacy}}, httpapi.Config{})
+				env := servertest.NewWithOptions(t, db, sharedFixture, servertest.Options{Services: services.Config{NodeReportKeys: legacy}}, servertest.Config{})
 				token := "b-agent"
 				if !legacy {
 					token = servertest.NodeCredential(t, db, "dgx-shared", "c1")

@@ -257,7 +257,7 @@ func TestConcurrentRegistration(t *testing.T) {
 
 // An inventory may not move a node that holds workloads to another
 // cluster; refused, nothing written. (HTTP tests cover the figures and
-// GPUs: httpapi.TestInventoryMayNotShrinkHeld.)
+// GPUs: nodeid's TestInventoryMayNotShrinkHeld.)
 func TestInventoryMayNotMoveHeld(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()

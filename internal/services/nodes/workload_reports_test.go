@@ -9,7 +9,6 @@ import (
 
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services/sweep"
 	"gpugraph/internal/store"
@@ -41,7 +40,7 @@ func TestWorkloadReports(t *testing.T) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(handFixture)); err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(servertest.Checked(t, httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{}))))
+		srv := httptest.NewServer(servertest.Checked(t, servertest.Handler(st, servertest.Options{}, servertest.Config{})))
 		t.Cleanup(srv.Close)
 		url := srv.URL
 		hand, other := servertest.NodeCredential(t, st, "dgx-hand", "c-wl"), servertest.NodeCredential(t, st, "dgx-other", "c-wl")

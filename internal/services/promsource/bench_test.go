@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/services/promsource"
@@ -28,7 +27,7 @@ func BenchmarkPodMetricsRangeRead(b *testing.B) {
 	}
 	st := storetest.Open(b, storetest.Engines()[0])
 	local := servertest.New(b, st, servertest.Base)
-	remote := servertest.NewWithOptions(b, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
+	remote := servertest.NewWithOptions(b, st, "", servertest.Options{Services: services.Config{Metrics: src}}, servertest.Config{})
 	body, _ := json.Marshal(map[string]any{"podMetrics": w.batch, "podHistograms": w.hist})
 	if status, out := local.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", body, nil); status != http.StatusOK {
 		b.Fatalf("ingest: %d %s", status, out)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/lib/timeseries"
 	"gpugraph/internal/services"
@@ -262,7 +261,7 @@ func TestPrometheusMatchesStore(t *testing.T) {
 	types := mappedTypes(t)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		local := servertest.New(t, st, servertest.Base)
-		remote := servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
+		remote := servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, servertest.Config{})
 		body, _ := json.Marshal(map[string]any{"podMetrics": w.batch, "podHistograms": w.hist})
 		if status, b := local.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", body, nil); status != http.StatusOK {
 			t.Fatalf("ingest: %d %s", status, b)

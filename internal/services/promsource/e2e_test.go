@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/services/promsource"
@@ -95,7 +94,7 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	}
 	began := time.Now().Add(-time.Second)
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.NewWithOptions(t, st, servertest.Base, servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
+		env := servertest.NewWithOptions(t, st, servertest.Base, servertest.Options{Services: services.Config{Metrics: src}}, servertest.Config{})
 		q := `query($s: Time!, $e: Time!) { podMetrics(workloadId: "` + servertest.TrainWorkload + `", podId: "` + servertest.TrainPod1 + `",
 			metricTypes: [GPU_UTILIZATION_PER_GPU, GPU_MEMORY_USAGE_BYTES], start: $s, end: $e, numberOfSamples: 5) {
 			measurements { type labels values { value timestamp } } } }`

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/services/promsource"
@@ -40,7 +39,7 @@ func TestPrometheusSourceErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, httpapi.Config{})
+		return servertest.NewWithOptions(t, st, "", servertest.Options{Services: services.Config{Metrics: src}}, servertest.Config{})
 	}
 	// The fixture once; every env below shares the store.
 	servertest.New(t, st, servertest.Base)
