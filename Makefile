@@ -94,7 +94,7 @@ bench:
 	$(GO) build -o bin/cluster-agent ./cmd/cluster-agent
 	$(GO) run ./cmd/benchreport -o BENCHMARKS.md
 	@echo "pod metrics range read, built-in store vs Prometheus (same samples, same query; skips without prometheus):"
-	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./internal/httpapi
+	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./internal/services/promsource
 
 ## bench-peer: gpugraph beside PostGraphile (installed from npm into a cache outside the repo) on one PostgreSQL fleet (TEST_DATABASE_URL's server): Q1–Q4 latency, CPU per request and requests/s, into BENCHMARKS.md; skips without npm
 PEERFLAGS ?=

@@ -503,6 +503,18 @@ var serverPackages = []string{"gpugraph", "gpugraph/internal/httpapi", "gpugraph
 // test of a package that is not a face (a service, the store, the data
 // set, …) imports httpapi or its test server internal/httpapi/servertest. The
 // shared fixture is in internal/dataset/datasettest, which speaks no HTTP.
+// The one exception is a service's or the agent's external test package
+// (apiSuites): the suite that pins what the service does as the API
+// serves it sits beside the service, and runs the server through
+// servertest only (never httpapi itself), so that httpapi's own suite
+// keeps to the contract.
+// apiSuites reports whether package path's external tests may run the
+// server through servertest: a service's, or the agent's, whose
+// end-to-end tests run its binary against a server.
+func apiSuites(path string) bool {
+	return strings.HasPrefix(path, "gpugraph/internal/services/") || path == "gpugraph/internal/agent"
+}
+
 func TestTestsBesideTheirCode(t *testing.T) {
 	serves := func(path string) bool {
 		if path == "gpugraph" {
@@ -522,10 +534,16 @@ func TestTestsBesideTheirCode(t *testing.T) {
 			continue
 		}
 		checked++
-		for _, imp := range append(slices.Clone(p.TestImports), p.XTestImports...) {
+		for _, imp := range p.TestImports {
 			if under(imp, "gpugraph/internal/httpapi") {
 				t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/internal/dataset/datasettest); only %v run the server", path, imp, serverPackages)
 			}
+		}
+		for _, imp := range p.XTestImports {
+			if !under(imp, "gpugraph/internal/httpapi") || apiSuites(path) && imp == "gpugraph/internal/httpapi/servertest" {
+				continue
+			}
+			t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/internal/dataset/datasettest); only %v run the server, and the external tests of a service or the agent through gpugraph/internal/httpapi/servertest", path, imp, serverPackages)
 		}
 	}
 	// The rule reads real test imports: the contract suite imports the

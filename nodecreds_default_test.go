@@ -177,8 +177,8 @@ func TestDemoAgentsReportWithNodeCredentials(t *testing.T) {
 	const online = 10
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		var creds, reported int64
-		st.DB.Table("node_credentials").Count(&creds)
-		st.DB.Table("nodes").Where("last_heartbeat_at IS NOT NULL AND report_sequence > 0 AND status = ?", models.NodeOnline).Count(&reported)
+		creds = storetest.Count(t, st, "node_credentials", "")
+		reported = storetest.Count(t, st, "nodes", "last_heartbeat_at IS NOT NULL AND report_sequence > 0 AND status = ?", models.NodeOnline)
 		if creds == online && reported == online {
 			break
 		}

@@ -261,14 +261,8 @@ func raceQueue(t *testing.T, st *store.Store, servers []string) {
 	var pending []models.VM
 	for i := 0; ; i++ {
 		pending = nil
-		if err := st.DB.Where("status = ?", models.VMPending).Order("id").Find(&pending).Error; err != nil {
-			t.Fatal(err)
-		}
-		var addresses int64
-		if err := st.DB.Model(&models.VM{}).Where("capability_tier = ? AND status IN ?", models.TierPod, models.HoldingStatuses).
-			Count(&addresses).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &pending, "SELECT * FROM vms WHERE status = ? ORDER BY id", models.VMPending)
+		addresses := storetest.Count(t, st, "vms", "capability_tier = ? AND status IN ?", models.TierPod, models.HoldingStatuses)
 		settled := true
 		for _, v := range pending {
 			if !v.IsPod() || addresses < 12 {
@@ -294,9 +288,7 @@ func raceQueue(t *testing.T, st *store.Store, servers []string) {
 			t.Error(msg)
 		}
 		var evs []models.VMEvent
-		if err := st.DB.Where("vm_id = ?", id).Order("id").Find(&evs).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &evs, "SELECT * FROM vm_events WHERE vm_id = ? ORDER BY id", id)
 		if len(evs) == 0 {
 			t.Errorf("%s: no event", id)
 			continue

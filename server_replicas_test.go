@@ -61,7 +61,8 @@ func TestServersShareRateLimits(t *testing.T) {
 			}
 			defer st.Close()
 			var rows int
-			if err := st.DB.Raw("SELECT COUNT(*) FROM server_replicas").Scan(&rows).Error; err != nil || rows != 1 {
+			storetest.Scan(t, st, &rows, "SELECT COUNT(*) FROM server_replicas")
+			if rows != 1 {
 				t.Errorf("%d rows in server_replicas after B stopped (%v), want A's alone", rows, err)
 			}
 			// A alone holds the whole burst for a key it had not seen.

@@ -45,16 +45,12 @@ func TestSchedulerWakesOnStop(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			var placed models.VM
-			if err := st.DB.Where("id = ?", vm.ID).Take(&placed).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Take(t, st, &placed, "vms", "id = ?", vm.ID)
 			if placed.Status != models.VMDeploying || placed.NodeID == nil || *placed.NodeID != "q1" {
 				t.Errorf("placed %s on %v, want deploying on q1 (the node r-01 left)", placed.Status, placed.NodeID)
 			}
 			var evs []models.VMEvent
-			if err := st.DB.Where("vm_id = ?", vm.ID).Order("id").Find(&evs).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Scan(t, st, &evs, "SELECT * FROM vm_events WHERE vm_id = ? ORDER BY id", vm.ID)
 			if len(evs) != 2 || evs[1].Transition != models.QueuePlaced || evs[1].ActorKind != models.ActorScheduler {
 				t.Errorf("events %+v, want create-queued then queue-placed by the scheduler", evs)
 			}
@@ -66,9 +62,7 @@ func TestSchedulerWakesOnStop(t *testing.T) {
 func vmStatus(t *testing.T, st *store.Store, id string) models.VMStatus {
 	t.Helper()
 	var v models.VM
-	if err := st.DB.Where("id = ?", id).Take(&v).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Take(t, st, &v, "vms", "id = ?", id)
 	return v.Status
 }
 

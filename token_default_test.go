@@ -14,6 +14,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 )
 
 // tokenServer starts the command as main does, with flags, on a fresh
@@ -112,9 +113,7 @@ func TestDefaultTokenKeyIsStoredAndRandom(t *testing.T) {
 	}
 	defer st.Close()
 	var stored string
-	if err := st.DB.Raw(`SELECT secret FROM signing_keys WHERE id = 'access-token'`).Scan(&stored).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &stored, `SELECT secret FROM signing_keys WHERE id = 'access-token'`)
 	key, err := base64.RawURLEncoding.DecodeString(stored)
 	if err != nil || len(key) < 32 {
 		t.Fatalf("the stored signing key: %d bytes (%v)", len(key), err)
@@ -127,9 +126,7 @@ func TestDefaultTokenKeyIsStoredAndRandom(t *testing.T) {
 	// and dropped with --drop-previous.
 	keys := func() map[string]string {
 		var rows []struct{ ID, Secret string }
-		if err := st.DB.Raw(`SELECT id, secret FROM signing_keys`).Scan(&rows).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &rows, `SELECT id, secret FROM signing_keys`)
 		m := map[string]string{}
 		for _, r := range rows {
 			m[r.ID] = r.Secret

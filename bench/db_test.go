@@ -29,9 +29,7 @@ func TestBulkPods(t *testing.T) {
 			K8sPhase string
 			N        int
 		}
-		if err := st.DB.Raw("SELECT k8s_phase, count(*) AS n FROM pods GROUP BY k8s_phase ORDER BY k8s_phase").Scan(&phases).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &phases, "SELECT k8s_phase, count(*) AS n FROM pods GROUP BY k8s_phase ORDER BY k8s_phase")
 		total := 0
 		for _, p := range phases {
 			total += p.N
@@ -41,12 +39,8 @@ func TestBulkPods(t *testing.T) {
 		}
 		// Rows written by SQL read back through the model as the loader's do.
 		var last, first models.Pod
-		if err := st.DB.Where("id = ?", "bulk-p-0000999").Take(&last).Error; err != nil {
-			t.Fatal(err)
-		}
-		if err := st.DB.Where("id = ?", "bulk-p-0000000").Take(&first).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Take(t, st, &last, "pods", "id = ?", "bulk-p-0000999")
+		storetest.Take(t, st, &first, "pods", "id = ?", "bulk-p-0000000")
 		if !last.CreatedAt.Equal(fleetgen.Epoch) || !first.CreatedAt.Equal(fleetgen.Epoch.Add(-999*30*time.Second)) ||
 			last.Name != "job-000099-9" || last.WorkloadID != "bulk-w-000099" || len(last.Containers) != 1 ||
 			last.TenantID != fleetgen.TenantID(0) || *last.ProjectName != "bulk-project-3" {
@@ -54,12 +48,13 @@ func TestBulkPods(t *testing.T) {
 		}
 		// Times compare as instants: the newest pod is the last one.
 		var newest string
-		if err := st.DB.Raw("SELECT id FROM pods WHERE created_at > ? ORDER BY created_at LIMIT 1", fleetgen.Epoch.Add(-time.Second)).Scan(&newest).Error; err != nil || newest != "bulk-p-0000999" {
-			t.Fatalf("newest = %q, %v", newest, err)
+		storetest.Scan(t, st, &newest, "SELECT id FROM pods WHERE created_at > ? ORDER BY created_at LIMIT 1", fleetgen.Epoch.Add(-time.Second))
+		if newest != "bulk-p-0000999" {
+			t.Fatalf("newest = %q", newest)
 		}
-		if st.DB.Migrator().HasColumn("pods", "search_text") {
+		if storetest.HasColumn(st, "pods", "search_text") {
 			var s string
-			st.DB.Raw("SELECT search_text FROM pods WHERE id = ?", last.ID).Scan(&s)
+			storetest.Scan(t, st, &s, "SELECT search_text FROM pods WHERE id = ?", last.ID)
 			// models.PodSearchText of these ASCII fields.
 			want := strings.ToLower(strings.Join([]string{last.Name, deref(last.NodeName), *last.WorkloadName, *last.ProjectName}, "\x1f"))
 			if s != want {
@@ -88,15 +83,12 @@ func TestBulkSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []models.MetricSample
-		if err := st.DB.Where("pod_id = ? AND ts >= ?", ids[1], fleetgen.Epoch.Add(-fleetgen.SampleStep)).Order("ts").Find(&got).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &got, "SELECT * FROM metric_samples WHERE pod_id = ? AND ts >= ? ORDER BY ts", ids[1], fleetgen.Epoch.Add(-fleetgen.SampleStep))
 		if len(got) != 2 || !got[1].TS.Equal(fleetgen.Epoch) || got[1].Labels != "{}" || got[1].Type != "CPU_USAGE_CORES" ||
 			got[1].Value != float64((499*7919)%6400)/100 {
 			t.Fatalf("samples = %+v", got)
 		}
-		var n int64
-		st.DB.Model(&models.MetricSample{}).Count(&n)
+		n := storetest.Count(t, st, "metric_samples", "")
 		if n != 1000 {
 			t.Fatalf("%d samples", n)
 		}
@@ -117,12 +109,12 @@ func TestDoubleAllocations(t *testing.T) {
 			t.Fatalf("clean fleet: %d, %v", n, err)
 		}
 		// One GPU claimed by a second VM: the first now holds one too few.
-		st.DB.Exec("UPDATE gpus SET holder_vm_id = ? WHERE id = ?", f.VMs[1].ID, "node-00000-g1")
+		storetest.Exec(t, st, "UPDATE gpus SET holder_vm_id = ? WHERE id = ?", f.VMs[1].ID, "node-00000-g1")
 		if n, _ := doubleAllocations(ctx, db); n != 2 {
 			t.Fatalf("stolen GPU: %d violations, want 2 (one VM short, one over)", n)
 		}
-		st.DB.Exec("UPDATE gpus SET holder_vm_id = ? WHERE id = ?", f.VMs[0].ID, "node-00000-g1")
-		st.DB.Exec("UPDATE vms SET cpu_cores = 210 WHERE id = ?", f.VMs[0].ID)
+		storetest.Exec(t, st, "UPDATE gpus SET holder_vm_id = ? WHERE id = ?", f.VMs[0].ID, "node-00000-g1")
+		storetest.Exec(t, st, "UPDATE vms SET cpu_cores = 210 WHERE id = ?", f.VMs[0].ID)
 		if n, _ := doubleAllocations(ctx, db); n != 1 {
 			t.Fatalf("CPU over capacity: %d violations, want 1", n)
 		}

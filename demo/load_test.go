@@ -8,7 +8,6 @@ import (
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
-	"gpugraph/models"
 )
 
 // TestLoadsIntoStore loads the demo as the server does at start, on every
@@ -39,10 +38,7 @@ func TestLoadsIntoStore(t *testing.T) {
 		if stats.Nodes != len(f.Nodes) || stats.VMs != len(f.VMs) || stats.Pods != len(f.Pods) || stats.Samples != samples {
 			t.Errorf("loaded %+v", stats)
 		}
-		var n int64
-		if err := st.DB.Model(&models.GPU{}).Where("holder_vm_id IS NOT NULL").Count(&n).Error; err != nil {
-			t.Fatal(err)
-		}
+		n := storetest.Count(t, st, "gpus", "holder_vm_id IS NOT NULL")
 		if int(n) != held {
 			t.Errorf("%d GPUs held after the load, the file lists %d", n, held)
 		}

@@ -9,7 +9,6 @@ import (
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
-	"gpugraph/models"
 )
 
 func encode(t *testing.T, o fleetgen.Options) []byte {
@@ -80,14 +79,9 @@ func TestLoads(t *testing.T) {
 		if stats.Nodes != 40 || stats.GPUs != 320 || stats.Pods != 300 || stats.Samples != 2000 || stats.VMs != 40 {
 			t.Fatalf("stats = %+v", stats)
 		}
-		var running int64
-		if err := st.DB.Model(&models.Pod{}).Where("k8s_phase = ? AND node_name IS NOT NULL", "Running").Count(&running).Error; err != nil {
-			t.Fatal(err)
-		}
+		running := storetest.Count(t, st, "pods", "k8s_phase = ? AND node_name IS NOT NULL", "Running")
 		var series int64
-		if err := st.DB.Raw("SELECT count(DISTINCT pod_id) FROM metric_samples").Scan(&series).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &series, "SELECT count(DISTINCT pod_id) FROM metric_samples")
 		if running == 0 || series != min(running, 9) { // 2000 samples = 9 series of 240 and one of 80, over the running pods
 			t.Fatalf("%d running pods, samples on %d", running, series)
 		}

@@ -17,10 +17,7 @@ import (
 
 func count(t *testing.T, st *store.Store, table string) int64 {
 	t.Helper()
-	var n int64
-	if err := st.DB.Table(table).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
+	n := storetest.Count(t, st, table, "")
 	return n
 }
 
@@ -44,14 +41,12 @@ func TestLoadBase(t *testing.T) {
 			}
 		}
 		var held []string
-		st.DB.Table("gpus").Where("holder_vm_id = ?", "vm-acme-1").Order("idx").Pluck("id", &held)
+		storetest.Scan(t, st, &held, "SELECT id FROM gpus WHERE holder_vm_id = ? ORDER BY idx", "vm-acme-1")
 		if strings.Join(held, ",") != "n1-g0,n1-g1" {
 			t.Errorf("vm-acme-1 holds %v", held)
 		}
 		var p models.Pod
-		if err := st.DB.Take(&p, "id = ?", "aaaaaaaa-0000-4000-8000-000000000001").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Take(t, st, &p, "pods", "id = ?", "aaaaaaaa-0000-4000-8000-000000000001")
 		if p.WorkloadName == nil || *p.WorkloadName != "resnet-train" || p.ProjectName == nil || *p.ProjectName != "vision" {
 			t.Errorf("names not filled from the catalog: %v %v", p.WorkloadName, p.ProjectName)
 		}
@@ -165,7 +160,7 @@ func TestReferencesIntoDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		var name string
-		st.DB.Table("pods").Where("id = ?", "bbbbbbbb-0000-4000-8000-000000000001").Pluck("workload_name", &name)
+		storetest.Scan(t, st, &name, "SELECT workload_name FROM pods WHERE id = ?", "bbbbbbbb-0000-4000-8000-000000000001")
 		if name != "resnet-train" {
 			t.Fatalf("workload_name = %q", name)
 		}
@@ -253,9 +248,9 @@ func TestLoadProjectIDsPerTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rows []string
-		st.DB.Raw(`SELECT 'project ' || tenant_id || ' ' || id || ' ' || name FROM projects
+		storetest.Scan(t, st, &rows, `SELECT 'project ' || tenant_id || ' ' || id || ' ' || name FROM projects
 			UNION ALL SELECT 'workload ' || id || ' ' || tenant_id || ' ' || project_id FROM workloads
-			UNION ALL SELECT 'pod ' || id || ' ' || tenant_id || ' ' || project_id || ' ' || project_name FROM pods ORDER BY 1`).Scan(&rows)
+			UNION ALL SELECT 'pod ' || id || ' ' || tenant_id || ' ' || project_id || ' ' || project_name FROM pods ORDER BY 1`)
 		if want := "[pod p7 7 42 alpha pod p8 8 42 beta project 7 42 alpha project 8 42 beta workload w7 7 42 workload w8 8 42]"; fmt.Sprint(rows) != want {
 			t.Errorf("loaded %v\nwant %s", rows, want)
 		}
@@ -267,7 +262,7 @@ func TestLoadProjectIDsPerTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 		var tenant int
-		if st.DB.Raw("SELECT tenant_id FROM workloads WHERE id = 'w43'").Scan(&tenant); tenant != 7 {
+		if storetest.Scan(t, st, &tenant, "SELECT tenant_id FROM workloads WHERE id = 'w43'"); tenant != 7 {
 			t.Errorf("workload w43 of tenant %d, want 7", tenant)
 		}
 		for _, c := range []struct{ name, file, want string }{

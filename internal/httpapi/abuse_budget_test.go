@@ -27,21 +27,10 @@ import (
 // on vms (plain reads go on).
 func holdWrites(t *testing.T, st *store.Store) func() {
 	t.Helper()
-	tx := st.DB.Begin()
-	if tx.Error != nil {
-		t.Fatal(tx.Error)
-	}
 	if st.Dialect == store.Postgres {
-		if err := tx.Exec("LOCK TABLE vms IN EXCLUSIVE MODE").Error; err != nil {
-			t.Fatal(err)
-		}
-	} else if err := tx.Exec("UPDATE organizations SET name = name WHERE id = 'none'").Error; err != nil {
-		t.Fatal(err)
+		return storetest.Lock(t, st, "LOCK TABLE vms IN EXCLUSIVE MODE")
 	}
-	var once sync.Once
-	release := func() { once.Do(func() { tx.Rollback() }) }
-	t.Cleanup(release)
-	return release
+	return storetest.Lock(t, st, "UPDATE organizations SET name = name WHERE id = 'none'")
 }
 
 // restarts starts n restarts of vm-acme-2 as token; their statuses arrive

@@ -269,15 +269,15 @@ func TestAbuse(t *testing.T) {
 			{"cpuCores past int32", "POST", "/v1/agent/inventory", nodeCred, `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c","cpuCores":3000000000}`, "cpuCores"},
 			{"GPU index past int32", "POST", "/v1/agent/inventory", nodeCred, `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c","cpuCores":8,"gpus":[{"index":3000000000,"uuid":"GPU-x","health":"healthy"}]}`, "index"},
 			{"NUL in cluster id", "POST", "/v1/agent/inventory", nodeCred, `{"nodeName":"n-abuse","agentVersion":"2.6.1","clusterId":"c\u0000","cpuCores":8}`, "clusterId"},
-			{"label over 8 KB", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","labels":{"x":"` + strings.Repeat("x", 9000) + `"},"samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "label"},
-			{"NUL in label", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","labels":{"x":"a\u0000"},"samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "label"},
+			{"label over 8 KB", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","labels":{"x":"` + strings.Repeat("x", 9000) + `"},"samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "label"},
+			{"NUL in label", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","labels":{"x":"a\u0000"},"samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "label"},
 			{"NUL in podId", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"a\u0000","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1"]]}]}`, "podId"},
 			// Item 8, parsing: strict sample numbers and instants.
-			{"1_0", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1_0"]]}]}`, "samples[0]"},
-			{"0x1p4", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","0x1p4"]]}]}`, "samples[0]"},
-			{"1e-400", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1e-400"]]}]}`, "samples[0]"},
-			{"extra element", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1","2"]]}]}`, "samples[0]"},
-			{"year 0000", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + train1 + `","type":"CPU_USAGE_CORES","samples":[["0000-01-01T00:00:00Z","1"]]}]}`, "samples[0]"},
+			{"1_0", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1_0"]]}]}`, "samples[0]"},
+			{"0x1p4", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","0x1p4"]]}]}`, "samples[0]"},
+			{"1e-400", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1e-400"]]}]}`, "samples[0]"},
+			{"extra element", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","samples":[["2025-02-01T10:00:00Z","1","2"]]}]}`, "samples[0]"},
+			{"year 0000", "POST", "/api/v1/metrics/samples", "acme-metrics", `{"podMetrics":[{"podId":"` + servertest.TrainPod1 + `","type":"CPU_USAGE_CORES","samples":[["0000-01-01T00:00:00Z","1"]]}]}`, "samples[0]"},
 		} {
 			timed(tc.name, 2*time.Second, func() {
 				var body []byte
@@ -343,11 +343,7 @@ func TestAbuseTimeouts(t *testing.T) {
 // graphQLTimeout holds vms locked while 15 aliases ask them: every alias
 // sees the 300 ms deadline; the answer is one TIMEOUT error, a 504.
 func graphQLTimeout(t *testing.T, env *servertest.Env, st *store.Store) {
-	tx := st.DB.Begin()
-	defer tx.Rollback()
-	if err := tx.Exec("LOCK TABLE vms IN ACCESS EXCLUSIVE MODE").Error; err != nil {
-		t.Fatal(err)
-	}
+	defer storetest.Lock(t, st, "LOCK TABLE vms IN ACCESS EXCLUSIVE MODE")()
 	{
 		var b strings.Builder
 		b.WriteString("{")
@@ -377,11 +373,7 @@ func restDeadline(t *testing.T, env *servertest.Env, st *store.Store) {
 			t.Fatalf("warming the pool: %d %s", status, body)
 		}
 	}
-	tx := st.DB.Begin()
-	defer tx.Rollback()
-	if err := tx.Exec("LOCK TABLE pods, vms IN ACCESS EXCLUSIVE MODE").Error; err != nil {
-		t.Fatal(err)
-	}
+	defer storetest.Lock(t, st, "LOCK TABLE pods, vms IN ACCESS EXCLUSIVE MODE")()
 	status, body := env.Do("GET", "/api/v1/workloads/pods", "acme-workloads", nil, nil)
 	if status != 504 || !strings.Contains(string(body), `"code":504`) {
 		t.Errorf("runai past its deadline: %d %s", status, body)
@@ -433,12 +425,12 @@ func TestAbuseBigBatch(t *testing.T) {
 			t.Fatalf("a %d-sample batch of %d bytes: %d %s", podmetrics.MaxBatchSamples, len(body), status, trim(resp))
 		}
 		var v float64
-		st.DB.Raw(`SELECT value FROM metric_samples WHERE pod_id = ? AND labels = ? AND ts = ?`,
-			train1, `{"s":"9"}`, bigBatchStart.Add(999*time.Second)).Row().Scan(&v)
+		storetest.Scan(t, st, &v, `SELECT value FROM metric_samples WHERE pod_id = ? AND labels = ? AND ts = ?`,
+			servertest.TrainPod1, `{"s":"9"}`, bigBatchStart.Add(999*time.Second))
 		if v != 999 {
 			t.Errorf("the last sample of the last series: %v, want 999", v)
 		}
-		before := countRows(t, st, "metric_samples")
+		before := storetest.Count(t, st, "metric_samples", "")
 		for _, tc := range []struct {
 			name string
 			body []byte
@@ -456,7 +448,7 @@ func TestAbuseBigBatch(t *testing.T) {
 				t.Errorf("%s: %d %s", tc.name, status, trim(resp))
 			}
 		}
-		if after := countRows(t, st, "metric_samples"); after != before {
+		if after := storetest.Count(t, st, "metric_samples", ""); after != before {
 			t.Errorf("refused batches stored %d samples", after-before)
 		}
 	})
@@ -482,7 +474,7 @@ func BenchmarkIngestBigBatch(b *testing.B) {
 
 var bigBatchStart = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 
-// bigBatch is series CPU_USAGE_CORES series of train1 (label s = 0…) of
+// bigBatch is series CPU_USAGE_CORES series of servertest.TrainPod1 (label s = 0…) of
 // samples each, one a second from bigBatchStart, valued by their index.
 func bigBatch(series, samples int) []byte { return bigBatchAt(series, samples, bigBatchStart) }
 
@@ -494,7 +486,7 @@ func bigBatchAt(series, samples int, start time.Time) []byte {
 		if s > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, `{"podId":"%s","type":"CPU_USAGE_CORES","labels":{"s":"%d"},"samples":[`, train1, s)
+		fmt.Fprintf(&b, `{"podId":"%s","type":"CPU_USAGE_CORES","labels":{"s":"%d"},"samples":[`, servertest.TrainPod1, s)
 		for i := range samples {
 			if i > 0 {
 				b.WriteString(",")

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,19 +15,6 @@ import (
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
-
-func post(t *testing.T, env *servertest.Env, path, token string, body any) (int, string) {
-	t.Helper()
-	b, ok := body.([]byte)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	status, out := env.Do(http.MethodPost, path, token, b, nil)
-	return status, strings.TrimSpace(string(out))
-}
 
 func mockInventory(node string) agentapi.InventoryRequest {
 	inv := agentapi.InventoryRequest{NodeName: node, ClusterID: "c-9", AgentVersion: "2.6.1", CPUCores: 224, RAMGb: 2048, DiskGb: 27939}
@@ -71,10 +57,10 @@ func TestAgentReportAuth(t *testing.T) {
 				status int
 				body   string
 			}{
-				{"", 401, credentialRequired},
-				{"nope", 401, credentialRequired},
-				{"acme-operator", 403, credentialRequired},
-				{"acme-agent", 403, credentialRequired},
+				{"", 401, servertest.CredentialRequired},
+				{"nope", 401, servertest.CredentialRequired},
+				{"acme-operator", 403, servertest.CredentialRequired},
+				{"acme-agent", 403, servertest.CredentialRequired},
 				{agentapi.CredentialPrefix + "nope", 401, `{"error":{"code":"NODE_CREDENTIAL_REFUSED","message":"unknown node credential (it was replaced when the node was enrolled again?)","requestId":"servertest"}}`},
 			}},
 			// Legacy mode: an API key as on any key path.
@@ -92,7 +78,7 @@ func TestAgentReportAuth(t *testing.T) {
 			for _, path := range []string{agentapi.InventoryPath, agentapi.HeartbeatPath} {
 				// Who may report is answered before what was reported.
 				for _, tc := range mode.want {
-					status, body := post(t, env, path, tc.token, []byte(`not json`))
+					status, body := servertest.Post(t, env, path, tc.token, []byte(`not json`))
 					if status != tc.status || body != tc.body {
 						t.Errorf("%s: %s with %q: %d %s\nwant %d %s", mode.name, path, tc.token, status, body, tc.status, tc.body)
 					}
@@ -109,21 +95,21 @@ func TestAgentReports(t *testing.T) {
 		hb := agentapi.HeartbeatRequest{NodeName: "dgx-07", AgentVersion: "2.6.1", GPUs: []agentapi.HeartbeatGPU{
 			{UUID: "GPU-dgx-07-0", Health: "healthy", Utilization: 93, MemoryUsedBytes: 70 << 30},
 			{UUID: "GPU-dgx-07-1", Health: "failed", FailedReason: "XID 79"}}}
-		status, body := post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
+		status, body := servertest.Post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
 		if status != 404 || body != `{"error":{"code":"NODE_NOT_FOUND","message":"this node is not registered; send POST /v1/agent/inventory first","requestId":"servertest"}}` {
 			t.Fatalf("heartbeat before inventory: %d %s", status, body)
 		}
 
 		before := store.Now()
-		status, body = post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07")))
+		status, body = servertest.Post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07")))
 		if status != 201 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("first inventory: %d %s", status, body)
 		}
-		status, body = post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07")))
+		status, body = servertest.Post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07")))
 		if status != 200 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("second inventory: %d %s", status, body)
 		}
-		status, body = post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
+		status, body = servertest.Post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
 		if status != 200 || body != `{"nodeId":"dgx-07","status":"online","workloads":[]}` {
 			t.Fatalf("heartbeat: %d %s", status, body)
 		}
@@ -156,14 +142,14 @@ func TestAgentReports(t *testing.T) {
 
 		// A heartbeat naming a GPU the inventory did not: the agent re-sends it.
 		hb.GPUs[1].UUID = "GPU-other"
-		status, body = post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
+		status, body = servertest.Post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb))
 		if status != 404 || body != `{"error":{"code":"GPU_NOT_FOUND","message":"GPU GPU-other is not in this node's inventory; send POST /v1/agent/inventory again","requestId":"servertest"}}` {
 			t.Errorf("unknown GPU: %d %s", status, body)
 		}
 		// A GPU of another node.
 		inv := mockInventory("dgx-08")
 		inv.GPUs[1].UUID = "GPU-n1-0003"
-		status, body = post(t, env, agentapi.InventoryPath, servertest.NodeCredential(t, st, "dgx-08", "c-9"), sequenced(inv))
+		status, body = servertest.Post(t, env, agentapi.InventoryPath, servertest.NodeCredential(t, st, "dgx-08", "c-9"), sequenced(inv))
 		if status != 409 || body != `{"error":{"code":"GPU_ON_OTHER_NODE","message":"GPU GPU-n1-0003 is registered on node \"gpu-node-1\"; an operator must remove it there before this node can report it","requestId":"servertest"}}` {
 			t.Errorf("GPU of another node: %d %s", status, body)
 		}
@@ -211,19 +197,18 @@ func TestAgentReportValidation(t *testing.T) {
 			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "gpus": [{"uuid": "u", "health": "healthy", "memoryUsedBytes": 18446744073709551615}]}`), "gpus[0].memoryUsedBytes is out of range"},
 			{agentapi.HeartbeatPath, []byte(`{"nodeName": "dgx-09", "agentVersion": "next"}`), `agentVersion "next" is not a semantic version such as 2.6.1`},
 		} {
-			status, body := post(t, env, tc.path, cred, tc.body)
+			status, body := servertest.Post(t, env, tc.path, cred, tc.body)
 			want, _ := json.Marshal(map[string]any{"error": map[string]any{"code": "BAD_REQUEST", "message": tc.want, "requestId": servertest.RequestID}})
 			if status != 400 || body != string(want) {
 				t.Errorf("%s %s: %d %s, want 400 %s", tc.path, tc.body, status, body, want)
 			}
 		}
 		big := []byte(`{"nodeName": "` + strings.Repeat("x", 1<<20) + `"}`)
-		if status, body := post(t, env, agentapi.InventoryPath, cred, big); status != 413 ||
+		if status, body := servertest.Post(t, env, agentapi.InventoryPath, cred, big); status != 413 ||
 			body != `{"error":{"code":"PAYLOAD_TOO_LARGE","message":"the request body is larger than 1048576 bytes","requestId":"servertest"}}` {
 			t.Errorf("large body: %d %s", status, body)
 		}
-		var nodes int64
-		st.DB.Table("nodes").Count(&nodes)
+		nodes := storetest.Count(t, st, "nodes", "")
 		if nodes != 2 {
 			t.Errorf("refused reports wrote nodes: %d", nodes)
 		}

@@ -51,7 +51,7 @@ func TestRESTRefusesAmbiguity(t *testing.T) {
 				`"message":"the request body: unknown field \"tenantID\""`},
 		} {
 			if strings.HasPrefix(tc.path, "/v1/admin") {
-				credentialsEnv(t, st)
+				servertest.NewWithAdminKeys(t, st)
 			}
 			status, body := env.Do(tc.method, tc.path, tc.token, []byte(tc.body), nil)
 			if status != tc.status || !strings.Contains(string(body), tc.want) || !json.Valid(body) {

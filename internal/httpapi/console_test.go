@@ -1,27 +1,12 @@
 package httpapi_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
-
-// data answers r's data as compact JSON, failing on any error.
-func data(t *testing.T, r *servertest.Response) string {
-	t.Helper()
-	if len(r.Errors) > 0 {
-		t.Fatalf("errors: %+v", r.Errors)
-	}
-	var v any
-	if err := json.Unmarshal(r.Data, &v); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
 
 // The console's root queries answer the caller's organization's or tenant's
 // rows only; on the shared GPUs another organization's holder is null.
@@ -51,7 +36,7 @@ func TestConsoleRootQueriesTenancy(t *testing.T) {
 			{"globex-operator", `{ podsConnection(where: {nodeName: {eq: "gpu-node-1"}}) { totalCount nodes { tenantId } } }`, `{"podsConnection":{"nodes":[{"tenantId":1002}],"totalCount":1}}`},
 		}
 		for _, c := range cases {
-			if got := data(t, env.GraphQL(c.token, c.query, nil)); got != c.want {
+			if got := servertest.Data(t, env.GraphQL(c.token, c.query, nil)); got != c.want {
 				t.Errorf("%s %s\n got %s\nwant %s", c.token, c.query, got, c.want)
 			}
 		}
@@ -99,7 +84,7 @@ func TestREADMEConsoleExamples(t *testing.T) {
 		"acme-workloads": `{ podsConnection(where: {k8sPhase: {eq: "Running"}, createdAt: {gte: "2024-06-01T00:00:00Z"}}, first: 50) {
     nodes { name nodeName } pageInfo { hasNextPage endCursor } } }`,
 	} {
-		if got := data(t, env.GraphQL(token, q, nil)); len(got) < 60 {
+		if got := servertest.Data(t, env.GraphQL(token, q, nil)); len(got) < 60 {
 			t.Errorf("%s: %s", q, got)
 		}
 	}

@@ -17,12 +17,12 @@ import (
 // secrets sent where a user's credential goes are named as what they are.
 func TestRefusalsNameTheCredential(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		token := func(perms string) string {
 			t.Helper()
-			app := newApplication(t, env, `{"permissions": [`+perms+`]}`)
-			var tok tokenAnswer
-			call(t, env, "POST", "/api/v1/token", "",
+			app := servertest.NewApplication(t, env, `{"permissions": [`+perms+`]}`)
+			var tok servertest.TokenAnswer
+			servertest.Call(t, env, "POST", "/api/v1/token", "",
 				`{"grantType":"client_credentials","clientId":"`+app.ClientID+`","clientSecret":"`+app.ClientSecret+`"}`, 200, &tok)
 			return tok.AccessToken
 		}
@@ -43,7 +43,7 @@ func TestRefusalsNameTheCredential(t *testing.T) {
 				body = []byte(`{}`)
 			}
 			status, got := env.Do(c.method, c.path, c.credential, body, http.Header{"Content-Type": {"application/json"}})
-			if status != 403 || errorMessage(t, got) != c.want {
+			if status != 403 || servertest.ErrorMessage(t, got) != c.want {
 				t.Errorf("%s: %d %s, want 403 %s", c.what, status, got, c.want)
 			}
 		}
@@ -61,9 +61,9 @@ func TestRefusalsNameTheCredential(t *testing.T) {
 
 func TestAgentSecretsNamedOnUserPaths(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := servertest.New(t, st, identityFixture)
-		credential := enroll(t, env, "dgx-a")
-		status, body := post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-b", "clusterId": "c1"})
+		env := servertest.New(t, st, servertest.IdentityFixture)
+		credential := servertest.EnrollNode(t, env, "dgx-a")
+		status, body := servertest.Post(t, env, "/v1/admin/nodes/enroll", "ops-admin", map[string]string{"nodeName": "dgx-b", "clusterId": "c1"})
 		var e struct{ BootstrapToken string }
 		if status != 201 || json.Unmarshal([]byte(body), &e) != nil {
 			t.Fatalf("enroll: %d %s", status, body)
@@ -73,15 +73,15 @@ func TestAgentSecretsNamedOnUserPaths(t *testing.T) {
 			{"bootstrap token", e.BootstrapToken, "UNAUTHENTICATED: a bootstrap token is exchanged for a node credential at POST " + agentapi.RegisterPath + " only: send an API key or an access token here"},
 		} {
 			status, got := env.Do("GET", "/v1/vms", c.token, nil, nil)
-			if status != 401 || errorMessage(t, got) != c.want {
+			if status != 401 || servertest.ErrorMessage(t, got) != c.want {
 				t.Errorf("%s on /v1/vms: %d %s, want 401 %s", c.what, status, got, c.want)
 			}
 		}
 		// Where they belong they still work: the credential reports, the
 		// bootstrap token registers.
-		if s, b := post(t, env, "/v1/agent/heartbeat", credential, heartbeatOf("dgx-a", servertest.Sequence())); s != 200 {
+		if s, b := servertest.Post(t, env, "/v1/agent/heartbeat", credential, servertest.HeartbeatOf("dgx-a", servertest.Sequence())); s != 200 {
 			t.Errorf("heartbeat with the node credential: %d %s", s, b)
 		}
-		register(t, env, e.BootstrapToken, "dgx-b")
+		servertest.RegisterNode(t, env, e.BootstrapToken, "dgx-b")
 	})
 }

@@ -70,7 +70,6 @@ func walk(t *testing.T, env *servertest.Env, token, field, args, fields string, 
 func TestCursorPagesStableUnderInserts(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, fleet(7))
-		ctx := t.Context()
 		want := walk(t, env, "fleet-reader", "nodesConnection", "", "", 3, nil)
 		if len(want) != 7 {
 			t.Fatalf("nodes: %v", want)
@@ -78,27 +77,21 @@ func TestCursorPagesStableUnderInserts(t *testing.T) {
 		got := walk(t, env, "fleet-reader", "nodesConnection", "", "", 3, func(page int) {
 			// node-000 … sort after "a-…": every insert lands before the cursor.
 			n := &models.Node{ID: fmt.Sprintf("x%d", page), Name: fmt.Sprintf("a-%d", page), Status: models.NodeOnline}
-			if err := st.DB.WithContext(ctx).Create(n).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Insert(t, st, n)
 		})
 		if !slices.Equal(got, want) {
 			t.Fatalf("nodes with inserts before the cursor: %v, want %v", got, want)
 		}
 
 		// GPUs are by node id, then index: node "a" sorts before n0 … n6.
-		if err := st.DB.WithContext(ctx).Create(&models.Node{ID: "a", Name: "z", Status: models.NodeOnline}).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Insert(t, st, &models.Node{ID: "a", Name: "z", Status: models.NodeOnline})
 		wantGPUs := walk(t, env, "fleet-reader", "gpus", "", "", 5, nil)
 		if len(wantGPUs) != 56 {
 			t.Fatalf("gpus: %d", len(wantGPUs))
 		}
 		gotGPUs := walk(t, env, "fleet-reader", "gpus", "", "", 5, func(page int) {
 			g := &models.GPU{ID: fmt.Sprintf("x%d-g", page), NodeID: "a", Index: page, UUID: fmt.Sprintf("GPU-x-%d", page), ModelID: "h100", Health: models.GPUHealthy}
-			if err := st.DB.WithContext(ctx).Create(g).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Insert(t, st, g)
 		})
 		if !slices.Equal(gotGPUs, wantGPUs) {
 			t.Fatalf("gpus with inserts before the cursor: %v, want %v", gotGPUs, wantGPUs)
@@ -112,9 +105,7 @@ func TestCursorPagesStableUnderInserts(t *testing.T) {
 		gotVMs := walk(t, env, "fleet-reader", "vmsConnection", "", "", 2, func(page int) {
 			now := time.Now().UTC()
 			v := &models.VM{ID: fmt.Sprintf("new-%d", page), Name: "new", OrganizationID: "o", Status: models.VMStopped, CreatedAt: &now}
-			if err := st.DB.WithContext(ctx).Create(v).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Insert(t, st, v)
 		})
 		if !slices.Equal(gotVMs, wantVMs) {
 			t.Fatalf("vms with inserts before the cursor: %v, want %v", gotVMs, wantVMs)

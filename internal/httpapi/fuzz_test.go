@@ -17,7 +17,6 @@ import (
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
-	"gpugraph/models"
 )
 
 // fuzzServer serves the base fixture on SQLite (servertest's Env reports
@@ -138,10 +137,7 @@ func FuzzCreateBody(f *testing.F) {
 	}
 	env := fuzzEnv(f)
 	f.Fuzz(func(t *testing.T, body string) {
-		var before int64
-		if err := env.st.DB.Model(&models.VM{}).Count(&before).Error; err != nil {
-			t.Fatal(err)
-		}
+		before := storetest.Count(t, env.st, "vms", "")
 		req, err := http.NewRequest("POST", env.url+"/v1/vms", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -162,10 +158,7 @@ func FuzzCreateBody(f *testing.F) {
 		if err := json.Unmarshal(b, &answer); err != nil {
 			t.Fatalf("%q: %d, not JSON: %s", body, resp.StatusCode, b)
 		}
-		var after int64
-		if err := env.st.DB.Model(&models.VM{}).Count(&after).Error; err != nil {
-			t.Fatal(err)
-		}
+		after := storetest.Count(t, env.st, "vms", "")
 		switch s := resp.StatusCode; {
 		case s == http.StatusCreated:
 			if (answer.Status != "pending" && answer.Status != "deploying") || resp.Header.Get("Location") != "/v1/vms/"+answer.ID {

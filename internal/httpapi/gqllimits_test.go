@@ -297,7 +297,7 @@ func TestListArgumentsCapped(t *testing.T) {
 				"argument status of nodeList: 65 values, more than the limit of 64"},
 			{"65 filterBy", "acme-workloads", `query($f: [String!]) { podsCount(filterBy: $f) }`, map[string]any{"f": list("name==a", 65)},
 				"argument filterBy of podsCount: 65 values, more than the limit of 64"},
-			{"65 metric types", "acme-workloads", `query($m: [PodMetricType!]!) { podMetrics(workloadId: "` + trainWL + `", podId: "` + train1 + `", metricTypes: $m,
+			{"65 metric types", "acme-workloads", `query($m: [PodMetricType!]!) { podMetrics(workloadId: "` + servertest.TrainWorkload + `", podId: "` + servertest.TrainPod1 + `", metricTypes: $m,
 				start: "2025-01-01T00:00:00Z", end: "2025-01-02T00:00:00Z") { omittedTypes } }`, map[string]any{"m": list("CPU_USAGE_CORES", 65)},
 				"argument metricTypes of podMetrics: 65 values, more than the limit of 64"},
 		} {
@@ -318,9 +318,9 @@ func TestListArgumentsCapped(t *testing.T) {
 			{"acme-reader", `query($s: [VmStatus!]) { vms(status: $s) { total vms { id } } }`, `{ vms(status: [RUNNING, STOPPED]) { total vms { id } } }`,
 				map[string]any{"s": append(list("RUNNING", 40), list("STOPPED", 24)...)}},
 			{"acme-reader", `{ nodes(status: [` + words("ONLINE", 64) + `]) { id } }`, `{ nodes(status: [ONLINE]) { id } }`, nil},
-			{"acme-workloads", `query($m: [PodMetricType!]!) { podMetrics(workloadId: "` + trainWL + `", podId: "` + train1 + `", metricTypes: $m,
+			{"acme-workloads", `query($m: [PodMetricType!]!) { podMetrics(workloadId: "` + servertest.TrainWorkload + `", podId: "` + servertest.TrainPod1 + `", metricTypes: $m,
 				start: "2025-01-01T00:00:00Z", end: "2025-01-02T00:00:00Z", numberOfSamples: 0) { measurements { type values { value } } } }`,
-				`{ podMetrics(workloadId: "` + trainWL + `", podId: "` + train1 + `", metricTypes: [CPU_USAGE_CORES],
+				`{ podMetrics(workloadId: "` + servertest.TrainWorkload + `", podId: "` + servertest.TrainPod1 + `", metricTypes: [CPU_USAGE_CORES],
 				start: "2025-01-01T00:00:00Z", end: "2025-01-02T00:00:00Z", numberOfSamples: 0) { measurements { type values { value } } } }`,
 				map[string]any{"m": list("CPU_USAGE_CORES", 64)}},
 		} {
@@ -345,8 +345,8 @@ func TestRESTListParameters(t *testing.T) {
 			t.Errorf("1,000 statuses: %d %s, want %s", status, got, once)
 		}
 		types := strings.TrimSuffix(strings.Repeat("CPU_USAGE_CORES,", 500), ",")
-		one := getMetrics(t, env, 200, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00Z", "end", "2025-01-02T00:00:00Z"))
-		if got := getMetrics(t, env, 200, metricsPath(trainWL, train1, "metricType", types, "start", "2025-01-01T00:00:00Z", "end", "2025-01-02T00:00:00Z")); got != one {
+		one := servertest.GetMetrics(t, env, 200, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00Z", "end", "2025-01-02T00:00:00Z"))
+		if got := servertest.GetMetrics(t, env, 200, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", types, "start", "2025-01-01T00:00:00Z", "end", "2025-01-02T00:00:00Z")); got != one {
 			t.Errorf("500 metric types: %s, want %s", got, one)
 		}
 		q := "/v1/vms?" + strings.Repeat("status=running&", 65)

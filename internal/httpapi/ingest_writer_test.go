@@ -19,7 +19,7 @@ import (
 func ingestLoop(tb testing.TB, env *servertest.Env, n int, done *atomic.Bool) {
 	for i := range n {
 		body := bigBatchAt(10, podmetrics.MaxBatchSamples/10, bigBatchStart.Add(time.Duration(i)*time.Hour))
-		if status, resp := env.Do(http.MethodPost, samplesPath, "acme-metrics", body, nil); status != 200 {
+		if status, resp := env.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", body, nil); status != 200 {
 			tb.Errorf("batch %d: %d %s", i, status, trim(resp))
 		}
 	}
@@ -78,7 +78,7 @@ func BenchmarkRestartBesideIngestion(b *testing.B) {
 						for i := 0; !stop.Load(); i++ {
 							body := bigBatchAt(10, podmetrics.MaxBatchSamples/10, bigBatchStart.Add(time.Duration(i)*time.Hour))
 							t0 := time.Now()
-							if status, resp := env.Do(http.MethodPost, samplesPath, "acme-metrics", body, nil); status != 200 {
+							if status, resp := env.Do(http.MethodPost, servertest.SamplesPath, "acme-metrics", body, nil); status != 200 {
 								b.Errorf("batch: %d %s", status, trim(resp))
 								return
 							}

@@ -22,6 +22,31 @@ import (
 // Finding 7: the WebSocket transport is held to the rate limit, the
 // budget, the request timeout, an init deadline and connection caps.
 
+// sub is one graphql-transport-ws connection of the suite's
+// (servertest.WS, with the operations of the budget's tests below).
+type sub struct {
+	t    *testing.T
+	conn *websocket.Conn
+}
+
+type wsMsg = servertest.WSMessage
+
+func (s *sub) ws() *servertest.WS { return &servertest.WS{T: s.t, Conn: s.conn} }
+
+func (s *sub) send(m wsMsg) { s.ws().Send(m) }
+
+func (s *sub) next() wsMsg {
+	s.t.Helper()
+	return s.ws().Next()
+}
+
+func (s *sub) read(d time.Duration) (wsMsg, error) { return s.ws().Read(d) }
+
+func (s *sub) closedWith() (websocket.StatusCode, string) {
+	s.t.Helper()
+	return s.ws().ClosedWith()
+}
+
 // wsURL is env's /graphql as a WebSocket address.
 func wsURL(env *servertest.Env) string {
 	return "ws" + strings.TrimPrefix(env.Srv.URL, "http") + "/graphql"

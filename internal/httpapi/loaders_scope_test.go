@@ -30,11 +30,11 @@ func TestOnlyGraphQLBuildsLoaders(t *testing.T) {
 		if status, body := env.Do(http.MethodGet, "/api/v1/workloads/pods", "acme-workloads", nil, nil); status != 200 {
 			t.Fatalf("GET /api/v1/workloads/pods: %d %s", status, body)
 		}
-		if status, body := post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07"))); status != 201 {
+		if status, body := servertest.Post(t, env, agentapi.InventoryPath, cred, sequenced(mockInventory("dgx-07"))); status != 201 {
 			t.Fatalf("inventory: %d %s", status, body)
 		}
 		hb := agentapi.HeartbeatRequest{NodeName: "dgx-07", AgentVersion: "2.6.1"}
-		if status, body := post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb)); status != 200 {
+		if status, body := servertest.Post(t, env, agentapi.HeartbeatPath, cred, sequenced(hb)); status != 200 {
 			t.Fatalf("heartbeat: %d %s", status, body)
 		}
 		if n := built.Load(); n != 0 {

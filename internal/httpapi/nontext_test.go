@@ -5,35 +5,10 @@ import (
 	"net/url"
 	"testing"
 
+	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
-
-// runaiError reads a Run:ai error answer's message, failing unless it is
-// one with status.
-func runaiError(t *testing.T, what string, status int, body string, want int) string {
-	t.Helper()
-	var e struct {
-		Code    int
-		Message string
-	}
-	if status != want || json.Unmarshal([]byte(body), &e) != nil || e.Code != want {
-		t.Errorf("%s: got %d %s, want a %d in Run:ai's shape", what, status, body, want)
-	}
-	return e.Message
-}
-
-// openRelayError reads an OpenRelay error answer's message.
-func openRelayError(t *testing.T, what string, status int, body string, want int) string {
-	t.Helper()
-	var e struct {
-		Error struct{ Code, Message string }
-	}
-	if status != want || json.Unmarshal([]byte(body), &e) != nil || e.Error.Code == "" {
-		t.Errorf("%s: got %d %s, want a %d in OpenRelay's shape", what, status, body, want)
-	}
-	return e.Error.Message
-}
 
 // A path or query parameter that PostgreSQL's text cannot hold (%00,
 // bytes that are not UTF-8) is a 400 naming it on every route, in the
@@ -42,12 +17,12 @@ func openRelayError(t *testing.T, what string, status int, body string, want int
 // did not check it).
 func TestNonTextPathsAndParameters(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		openRelay := func(what string, status int, body []byte) string {
-			return openRelayError(t, what, status, string(body), 400)
+			return servertest.OpenRelayError(t, what, status, string(body), 400)
 		}
 		runai := func(what string, status int, body []byte) string {
-			return runaiError(t, what, status, string(body), 400)
+			return servertest.RunaiError(t, what, status, string(body), 400)
 		}
 		for _, c := range []struct {
 			name, method, path, token string

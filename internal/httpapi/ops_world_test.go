@@ -5,42 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"gpugraph/internal/auth"
-	"gpugraph/internal/dataset"
 	"gpugraph/internal/store"
-	"gpugraph/models"
 )
-
-// Helpers of the stop, terminate, read, event and idempotency tests, over
-// the restart tests' world.
-
-// resetOps loads f after emptying what the lifecycle writes besides the
-// world's tables: both event logs and the idempotency keys.
-func resetOps(t testing.TB, st *store.Store, f *dataset.File) {
-	t.Helper()
-	for _, table := range []string{"vm_events", "node_events", "idempotency_keys"} {
-		if err := st.DB.Exec("DELETE FROM " + table).Error; err != nil {
-			t.Fatalf("empty %s: %v", table, err)
-		}
-	}
-	resetWorld(t, st, f)
-}
-
-// eventsOf reads the event log of vmID, oldest first.
-func eventsOf(t testing.TB, st *store.Store, vmID string) []models.VMEvent {
-	t.Helper()
-	var out []models.VMEvent
-	if err := st.DB.Where("vm_id = ?", vmID).Order("id").Find(&out).Error; err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// keyActor is the actor the event log names for the world's API key token.
-func keyActor(token string) models.Actor {
-	c := auth.Caller{KeyID: auth.HashToken(token)[:12]}
-	return c.Actor()
-}
 
 // heldOn reads what the VMs on node hold there: host shares by VM, and the
 // pods holding an address of its fabric.

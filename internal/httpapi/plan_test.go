@@ -16,7 +16,6 @@ import (
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
-	"gpugraph/internal/store/sqlcount"
 	"gpugraph/internal/store/storetest"
 )
 
@@ -167,10 +166,7 @@ func clipped(b []byte) string {
 func TestLoadersReadSelectedColumns(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, fleet(3))
-		rec, err := sqlcount.Register(st.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := storetest.CountStatements(t, st)
 		var r *servertest.Response
 		stmts := rec.Record(func() {
 			r = env.GraphQL("fleet-reader", `{ vms { vms { node { status gpus { address ...G } } } } } fragment G on Gpu { model { name } }`, nil)

@@ -27,8 +27,8 @@ func BenchmarkPodMetrics(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			st := storetest.Open(b, d)
 			env := servertest.New(b, st, servertest.Base)
-			storetest.SeedSeries(b, st, train1, "GPU_UTILIZATION_PER_GPU", `{"gpu":"0"}`, start, 10*time.Second, stored)
-			path := metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION_PER_GPU",
+			storetest.SeedSeries(b, st, servertest.TrainPod1, "GPU_UTILIZATION_PER_GPU", `{"gpu":"0"}`, start, 10*time.Second, stored)
+			path := servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "GPU_UTILIZATION_PER_GPU",
 				"start", start.Format(time.RFC3339), "end", end.Format(time.RFC3339), "numberOfSamples", "1000")
 			for b.Loop() {
 				status, body := env.Do(http.MethodGet, path, "acme-workloads", nil, nil)
@@ -61,7 +61,7 @@ func BenchmarkPodMetricsPoints(b *testing.B) {
 			srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{}, httpapi.Config{})))
 			b.Cleanup(srv.Close)
 			for g := range 8 {
-				storetest.SeedSeries(b, st, train1, "GPU_UTILIZATION_PER_GPU", fmt.Sprintf(`{"gpu":"%d"}`, g), start, 10*time.Second, stored)
+				storetest.SeedSeries(b, st, servertest.TrainPod1, "GPU_UTILIZATION_PER_GPU", fmt.Sprintf(`{"gpu":"%d"}`, g), start, 10*time.Second, stored)
 			}
 			for _, tc := range []struct {
 				name   string
@@ -74,7 +74,7 @@ func BenchmarkPodMetricsPoints(b *testing.B) {
 					"end", start.Add(9999 * 10 * time.Second).Format(time.RFC3339), "numberOfSamples", "0"}, 80000},
 			} {
 				b.Run(tc.name, func(b *testing.B) {
-					path := metricsPath(trainWL, train1, tc.params...)
+					path := servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, tc.params...)
 					for b.Loop() {
 						req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
 						req.Header.Set("Authorization", "Bearer acme-workloads")

@@ -25,7 +25,7 @@ func TestPodMetricsComplexity(t *testing.T) {
 			var b strings.Builder
 			b.WriteString("{")
 			for i := range n {
-				fmt.Fprintf(&b, ` m%d: podMetrics(workloadId: "%s", podId: "%s", %s) { measurements { type values { value timestamp } } }`, i, trainWL, train1, args)
+				fmt.Fprintf(&b, ` m%d: podMetrics(workloadId: "%s", podId: "%s", %s) { measurements { type values { value timestamp } } }`, i, servertest.TrainWorkload, servertest.TrainPod1, args)
 			}
 			b.WriteString(" }")
 			return b.String()
@@ -62,8 +62,8 @@ func TestPodMetricsComplexity(t *testing.T) {
 			}
 		}
 		// Variables weigh as literals do.
-		r := env.GraphQL("acme-workloads", `query($n: Int, $t: [PodMetricType!]!) { a: podMetrics(workloadId: "`+trainWL+`", podId: "`+train1+`", metricTypes: $t, numberOfSamples: $n, `+year+`) { omittedTypes }
-			b: podMetrics(workloadId: "`+trainWL+`", podId: "`+train1+`", metricTypes: $t, numberOfSamples: $n, `+year+`) { omittedTypes } }`,
+		r := env.GraphQL("acme-workloads", `query($n: Int, $t: [PodMetricType!]!) { a: podMetrics(workloadId: "`+servertest.TrainWorkload+`", podId: "`+servertest.TrainPod1+`", metricTypes: $t, numberOfSamples: $n, `+year+`) { omittedTypes }
+			b: podMetrics(workloadId: "`+servertest.TrainWorkload+`", podId: "`+servertest.TrainPod1+`", metricTypes: $t, numberOfSamples: $n, `+year+`) { omittedTypes } }`,
 			map[string]any{"n": 1000, "t": []string{"GPU_UTILIZATION_PER_GPU", "GPU_MEMORY_USAGE_BYTES_PER_GPU", "GPU_SM_ACTIVITY_PER_GPU", "GPU_UTILIZATION"}})
 		if r.Status != http.StatusBadRequest || len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Message, "operation has complexity 256004,") {
 			t.Errorf("variables: %d %+v", r.Status, r.Errors)
@@ -81,14 +81,14 @@ func TestPodMetricsSeriesBound(t *testing.T) {
 		var entries []string
 		for _, typ := range types {
 			for g := range 8 {
-				entries = append(entries, fmt.Sprintf(`{"podId": "%s", "type": "%s", "labels": {"gpu": "%d"}, "samples": [["2025-01-01T00:00:00Z", "1"]]}`, train1, typ, g))
+				entries = append(entries, fmt.Sprintf(`{"podId": "%s", "type": "%s", "labels": {"gpu": "%d"}, "samples": [["2025-01-01T00:00:00Z", "1"]]}`, servertest.TrainPod1, typ, g))
 			}
 		}
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(`{"podMetrics": [`+strings.Join(entries, ",")+`]}`)); err != nil {
 			t.Fatal(err)
 		}
 		const want = "this request would read 32 series at 1000 samples each, more than the 25000 series × samples one request may read: ask for fewer metric types or fewer samples"
-		path := metricsPath(trainWL, train1, "metricType", strings.Join(types, ","), "start", "2025-01-01T00:00:00Z", "end", "2025-01-02T00:00:00Z", "numberOfSamples", "1000")
+		path := servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", strings.Join(types, ","), "start", "2025-01-01T00:00:00Z", "end", "2025-01-02T00:00:00Z", "numberOfSamples", "1000")
 		var status int
 		var body []byte
 		n := env.Statements(func() { status, body = env.Do(http.MethodGet, path, "acme-workloads", nil, nil) })
@@ -104,7 +104,7 @@ func TestPodMetricsSeriesBound(t *testing.T) {
 		if status, body := env.Do(http.MethodGet, path, "acme-workloads", nil, nil); status != 200 {
 			t.Errorf("781 samples: %d %.300s", status, body)
 		}
-		r := env.GraphQL("acme-workloads", `{ podMetrics(workloadId: "`+trainWL+`", podId: "`+train1+`", metricTypes: [`+strings.Join(types, ", ")+`, GPU_UTILIZATION],
+		r := env.GraphQL("acme-workloads", `{ podMetrics(workloadId: "`+servertest.TrainWorkload+`", podId: "`+servertest.TrainPod1+`", metricTypes: [`+strings.Join(types, ", ")+`, GPU_UTILIZATION],
 			numberOfSamples: 1000, start: "2025-01-01T00:00:00Z", end: "2025-01-02T00:00:00Z") { omittedTypes } }`, nil)
 		if len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Message, "this request would read 32 series at 1000 samples each") || r.Code() != "BAD_REQUEST" {
 			t.Errorf("GraphQL: %d %+v", r.Status, r.Errors)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
@@ -30,7 +31,7 @@ func TestPodMetricsGraphQL(t *testing.T) {
 			// The REST case "utilization is the mean of the GPUs", with the
 			// Time scalar's milliseconds.
 			name: "aggregate",
-			vars: vars(trainWL, train1, []string{"GPU_UTILIZATION", "CPU_MEMORY_USAGE_BYTES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:20:00.000Z", 5),
+			vars: vars(servertest.TrainWorkload, servertest.TrainPod1, []string{"GPU_UTILIZATION", "CPU_MEMORY_USAGE_BYTES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:20:00.000Z", 5),
 			want: `{'podMetrics': {'measurements': [
 				{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [
 					{'value': '10', 'timestamp': '2025-01-01T00:00:00.000Z'},
@@ -41,7 +42,7 @@ func TestPodMetricsGraphQL(t *testing.T) {
 				'histogram': null, 'omittedTypes': []}}`,
 		}, {
 			name: "histograms and percentiles",
-			vars: vars(serveWL, serve0, []string{"NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES", "NIM_E2E_REQUEST_LATENCY_SECONDS"},
+			vars: vars(servertest.ServeWorkload, servertest.ServePod0, []string{"NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES", "NIM_E2E_REQUEST_LATENCY_SECONDS"},
 				"2025-01-01T00:00:00.000Z", "2025-01-01T00:00:30.000Z", 1),
 			want: `{'podMetrics': {'measurements': [], 'histogram': [
 				{'type': 'NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES', 'values': [
@@ -52,7 +53,7 @@ func TestPodMetricsGraphQL(t *testing.T) {
 		}, {
 			// Partial: data for what can exist, the rest in omittedTypes, no error.
 			name: "omitted NIM types",
-			vars: vars(trainWL, train1, []string{"NIM_NUM_REQUESTS_RUNNING", "CPU_USAGE_CORES", "NIM_TIME_TO_FIRST_TOKEN_SECONDS"},
+			vars: vars(servertest.TrainWorkload, servertest.TrainPod1, []string{"NIM_NUM_REQUESTS_RUNNING", "CPU_USAGE_CORES", "NIM_TIME_TO_FIRST_TOKEN_SECONDS"},
 				"2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
 			want: `{'podMetrics': {'measurements': [
 				{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3.5', 'timestamp': '2025-01-01T00:01:00.000Z'}]}],
@@ -63,13 +64,13 @@ func TestPodMetricsGraphQL(t *testing.T) {
 				if len(r.Errors) > 0 {
 					t.Fatalf("errors: %+v", r.Errors)
 				}
-				if got, want := compact(t, r.Data), js(tc.want); got != want {
+				if got, want := servertest.Compact(t, r.Data), servertest.JS(tc.want); got != want {
 					t.Errorf("got  %s\nwant %s", got, want)
 				}
 			})
 		}
 		// Buckets keep their upper-bound order on this face too.
-		r := env.GraphQL("acme-workloads", podMetricsQuery, vars(serveWL, serve0, []string{"NIM_E2E_REQUEST_LATENCY_SECONDS"},
+		r := env.GraphQL("acme-workloads", podMetricsQuery, vars(servertest.ServeWorkload, servertest.ServePod0, []string{"NIM_E2E_REQUEST_LATENCY_SECONDS"},
 			"2025-01-01T00:00:00.000Z", "2025-01-01T00:00:30.000Z", 0))
 		if want := `"data":{"0.1":"50","0.2":"70","1.0":"110","+Inf":"120"}`; !strings.Contains(string(r.Data), want) {
 			t.Errorf("bucket order: %s", r.Data)
@@ -82,17 +83,17 @@ func TestPodMetricsGraphQL(t *testing.T) {
 			status      float64
 			msg         string
 		}{
-			{"missing pod", "acme-workloads", vars(trainWL, "nope", []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
-				"NOT_FOUND", 404, `pod "nope" of workload "` + trainWL + `" not found`},
-			{"another tenant's pod", "acme-workloads", vars(globexWL, globex0, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
-				"NOT_FOUND", 404, `pod "` + globex0 + `" of workload "` + globexWL + `" not found`},
-			{"numberOfSamples", "acme-workloads", vars(trainWL, train1, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1001),
+			{"missing pod", "acme-workloads", vars(servertest.TrainWorkload, "nope", []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
+				"NOT_FOUND", 404, `pod "nope" of workload "` + servertest.TrainWorkload + `" not found`},
+			{"another tenant's pod", "acme-workloads", vars(servertest.GlobexWorkload, servertest.GlobexPod0, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
+				"NOT_FOUND", 404, `pod "` + servertest.GlobexPod0 + `" of workload "` + servertest.GlobexWorkload + `" not found`},
+			{"numberOfSamples", "acme-workloads", vars(servertest.TrainWorkload, servertest.TrainPod1, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1001),
 				"BAD_REQUEST", 400, "numberOfSamples must be between 0 and 1000, got 1001"},
-			{"end before start", "acme-workloads", vars(trainWL, train1, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:01:00.000Z", "2025-01-01T00:00:00.000Z", 1),
+			{"end before start", "acme-workloads", vars(servertest.TrainWorkload, servertest.TrainPod1, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:01:00.000Z", "2025-01-01T00:00:00.000Z", 1),
 				"BAD_REQUEST", 400, "end (2025-01-01T00:00:00.000Z) must be after start (2025-01-01T00:01:00.000Z)"},
-			{"no type", "acme-workloads", vars(trainWL, train1, []string{}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
+			{"no type", "acme-workloads", vars(servertest.TrainWorkload, servertest.TrainPod1, []string{}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
 				"BAD_REQUEST", 400, "metricType is required: name at least one pod metric type"},
-			{"permission", "acme-metrics", vars(trainWL, train1, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
+			{"permission", "acme-metrics", vars(servertest.TrainWorkload, servertest.TrainPod1, []string{"CPU_USAGE_CORES"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1),
 				"FORBIDDEN", 403, "this API key lacks the workloads.read permission"},
 		} {
 			r := env.GraphQL(tc.token, podMetricsQuery, tc.vars)
@@ -101,7 +102,7 @@ func TestPodMetricsGraphQL(t *testing.T) {
 			}
 		}
 		// An unknown type is the schema's to refuse.
-		r = env.GraphQL("acme-workloads", podMetricsQuery, vars(trainWL, train1, []string{"GPU_TEMPERATURE"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1))
+		r = env.GraphQL("acme-workloads", podMetricsQuery, vars(servertest.TrainWorkload, servertest.TrainPod1, []string{"GPU_TEMPERATURE"}, "2025-01-01T00:00:00.000Z", "2025-01-01T00:01:00.000Z", 1))
 		if r.Code() != "BAD_REQUEST" {
 			t.Errorf("unknown type: %+v", r.Errors)
 		}

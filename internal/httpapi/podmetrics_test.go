@@ -2,50 +2,33 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"gpugraph/internal/dataset"
-	"gpugraph/internal/httpapi/rest/openapitest"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
 
-// Pods of servertest.Base used here: train1 (resnet-train-1, Acme's, no
-// samples in Base), train0 (resnet-train-0, Acme's, GPU 0 at 85 and 92 on
-// 2024-12-20 14:30:00 and :30), serve0 (llm-serve-0, Acme's, one NIM
-// histogram in Base) and globex0 (Globex's).
-const (
-	trainWL  = "11111111-1111-4111-8111-111111111111"
-	serveWL  = "22222222-2222-4222-8222-222222222222"
-	globexWL = "33333333-3333-4333-8333-333333333333"
-	train0   = "aaaaaaaa-0000-4000-8000-000000000001"
-	train1   = "aaaaaaaa-0000-4000-8000-000000000002"
-	serve0   = "aaaaaaaa-0000-4000-8000-000000000003"
-	globex0  = "aaaaaaaa-0000-4000-8000-000000000004"
-)
-
 // metricsFixture adds samples to Base's pods. T0 = 2025-01-01T00:00:00.000Z;
 // offsets below are seconds after T0.
 //
-// train1 GPU_UTILIZATION_PER_GPU  gpu 0: 0→10, 60→20, 120→30.5, (a gap of
+// servertest.TrainPod1 GPU_UTILIZATION_PER_GPU  gpu 0: 0→10, 60→20, 120→30.5, (a gap of
 // 13 min, longer than the 5 min lookback) 900→50, 930→55; gpu 1: 30→40,
 // 90→60. GPU_MEMORY_USAGE_BYTES_PER_GPU gpu 0: 0→42949672960,
 // 60→50000000000; gpu 1: 0→1073741824. NVLINK_BANDWIDTH_TOTAL_PER_GPU
 // gpu 0: 0→0.1, gpu 1: 0→0.2 (a sum with float noise). GPU_SM_ACTIVITY_PER_GPU
 // gpu 10: 0→1, gpu 2: 0→2 (order by index). CPU_USAGE_CORES: 0→0.1, 60→3.5.
 //
-// train0 GPU_UTILIZATION stored: 2024-12-20T14:30:00.000Z→70 (beside its
+// servertest.TrainPod0 GPU_UTILIZATION stored: 2024-12-20T14:30:00.000Z→70 (beside its
 // per-GPU series, which must then not be aggregated).
 //
-// serve0 NIM_E2E_REQUEST_LATENCY_SECONDS: 0→{0.1:50, 0.2:70, 1.0:110,
+// servertest.ServePod0 NIM_E2E_REQUEST_LATENCY_SECONDS: 0→{0.1:50, 0.2:70, 1.0:110,
 // +Inf:120} (Prometheus's testhistogram), 60→{0.1:0, 0.5:10, 1.0:20, +Inf:20}.
 const metricsFixture = `{
   "podMetrics": [
@@ -85,47 +68,6 @@ func newMetricsEnv(t *testing.T, st *store.Store) *servertest.Env {
 		t.Fatal(err)
 	}
 	return env
-}
-
-// metricsPath builds the REST path; params are query pairs.
-func metricsPath(workload, pod string, params ...string) string {
-	q := url.Values{}
-	for i := 0; i+1 < len(params); i += 2 {
-		q.Add(params[i], params[i+1])
-	}
-	return "/api/v1/workloads/" + workload + "/pods/" + pod + "/metrics?" + q.Encode()
-}
-
-// getMetrics fetches a JSON answer, checks its status and that it
-// validates against MetricsCompositeResponse, and returns it compacted.
-func getMetrics(t *testing.T, env *servertest.Env, status int, path string) string {
-	t.Helper()
-	got, body := env.Do(http.MethodGet, path, "acme-workloads", nil, nil)
-	if got != status {
-		t.Fatalf("GET %s: %d %s, want %d", path, got, body, status)
-	}
-	openapitest.Validate(t, "MetricsCompositeResponse", body)
-	return compact(t, body)
-}
-
-func compact(t *testing.T, b []byte) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("not JSON: %s", b)
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
-}
-
-// js writes expected JSON readably: single quotes for double ones.
-func js(s string) string {
-	var v any
-	if err := json.Unmarshal([]byte(strings.ReplaceAll(s, "'", `"`)), &v); err != nil {
-		panic(err.Error() + ": " + s)
-	}
-	out, _ := json.Marshal(v)
-	return string(out)
 }
 
 func TestPodMetricsSampling(t *testing.T) {
@@ -241,8 +183,8 @@ func TestPodMetricsSampling(t *testing.T) {
 				{'type': 'CPU_MEMORY_USAGE_BYTES', 'labels': {}, 'values': []}]}`,
 		}} {
 			t.Run(tc.name, func(t *testing.T) {
-				got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, tc.params...))
-				if want := js(tc.want); got != want {
+				got := servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, tc.params...))
+				if want := servertest.JS(tc.want); got != want {
 					t.Errorf("got  %s\nwant %s", got, want)
 				}
 			})
@@ -253,9 +195,9 @@ func TestPodMetricsSampling(t *testing.T) {
 func TestPodMetricsStoredAggregateWins(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train0, "metricType", "GPU_UTILIZATION",
+		got := servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod0, "metricType", "GPU_UTILIZATION",
 			"start", "2024-12-20T14:00:00.000Z", "end", "2024-12-20T14:31:00.000Z", "numberOfSamples", "1"))
-		want := js(`{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [{'value': '70', 'timestamp': '2024-12-20T14:31:00.000Z'}]}]}`)
+		want := servertest.JS(`{'measurements': [{'type': 'GPU_UTILIZATION', 'labels': {}, 'values': [{'value': '70', 'timestamp': '2024-12-20T14:31:00.000Z'}]}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -272,10 +214,10 @@ func TestPodMetricsHistograms(t *testing.T) {
 		// highest finite bound, 1. At 60, 20 observations: p50 rank 10 in
 		// (0.1, 0.5]: 0.5; p90 rank 18 in (0.5, 1]: 0.5 + 0.5·8/10 = 0.9;
 		// p99 rank 19.8: 0.5 + 0.5·9.8/10 = 0.99.
-		got := getMetrics(t, env, http.StatusOK, metricsPath(serveWL, serve0,
+		got := servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.ServeWorkload, servertest.ServePod0,
 			"metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS,NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES,NIM_NUM_REQUESTS_RUNNING",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:02:00.000Z", "numberOfSamples", "3"))
-		want := js(`{'measurements': [{'type': 'NIM_NUM_REQUESTS_RUNNING', 'labels': {}, 'values': []}],
+		want := servertest.JS(`{'measurements': [{'type': 'NIM_NUM_REQUESTS_RUNNING', 'labels': {}, 'values': []}],
 			'histogram': [
 				{'type': 'NIM_E2E_REQUEST_LATENCY_SECONDS', 'values': [
 					{'timestamp': '2025-01-01T00:00:00.000Z', 'data': {'0.1': '50', '0.2': '70', '1.0': '110', '+Inf': '120'}},
@@ -290,15 +232,15 @@ func TestPodMetricsHistograms(t *testing.T) {
 		}
 		// Buckets leave in upper-bound order, +Inf last, whatever JSON
 		// libraries do with map keys.
-		_, body := env.Do(http.MethodGet, metricsPath(serveWL, serve0, "metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS",
+		_, body := env.Do(http.MethodGet, servertest.MetricsPath(servertest.ServeWorkload, servertest.ServePod0, "metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:00:30.000Z", "numberOfSamples", "0"), "acme-workloads", nil, nil)
 		if !strings.Contains(string(body), `"data":{"0.1":"50","0.2":"70","1.0":"110","+Inf":"120"}`) {
 			t.Errorf("bucket order: %s", body)
 		}
 		// A histogram type the NIM pod has no data for: an empty series.
-		got = getMetrics(t, env, http.StatusOK, metricsPath(serveWL, serve0, "metricType", "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES",
+		got = servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.ServeWorkload, servertest.ServePod0, "metricType", "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:02:00.000Z"))
-		want = js(`{'measurements': [], 'histogram': [{'type': 'NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES', 'values': []}]}`)
+		want = servertest.JS(`{'measurements': [], 'histogram': [{'type': 'NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES', 'values': []}]}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -308,18 +250,18 @@ func TestPodMetricsHistograms(t *testing.T) {
 func TestPodMetricsPartial(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		// train1 has no NIM data: the NIM types cannot exist for it.
-		got := getMetrics(t, env, http.StatusMultiStatus, metricsPath(trainWL, train1,
+		// servertest.TrainPod1 has no NIM data: the NIM types cannot exist for it.
+		got := servertest.GetMetrics(t, env, http.StatusMultiStatus, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1,
 			"metricType", "CPU_USAGE_CORES,NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES", "metricType", "NIM_NUM_REQUESTS_RUNNING",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z", "numberOfSamples", "1"))
-		want := js(`{'measurements': [{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3.5', 'timestamp': '2025-01-01T00:01:00.000Z'}]}],
+		want := servertest.JS(`{'measurements': [{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [{'value': '3.5', 'timestamp': '2025-01-01T00:01:00.000Z'}]}],
 			'omittedTypes': ['NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES', 'NIM_NUM_REQUESTS_RUNNING'],
 			'details': 'left out NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES, NIM_NUM_REQUESTS_RUNNING: NIM metrics exist only for pods that serve NVIDIA NIM, and none is stored for this pod'}`)
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 		// Nothing left but omitted types: still 207, with no measurement.
-		got = getMetrics(t, env, http.StatusMultiStatus, metricsPath(trainWL, train1, "metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS",
+		got = servertest.GetMetrics(t, env, http.StatusMultiStatus, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z"))
 		if !strings.HasPrefix(got, `{"details":"left out NIM_E2E_REQUEST_LATENCY_SECONDS: `) || !strings.Contains(got, `"measurements":[]`) {
 			t.Errorf("got %s", got)
@@ -331,7 +273,7 @@ func TestPodMetricsCSV(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
 		csvAccept := http.Header{"Accept": {"text/csv"}}
-		resp := env.Request(http.MethodGet, metricsPath(trainWL, train1, "metricType", "GPU_UTILIZATION_PER_GPU,CPU_USAGE_CORES",
+		resp := env.Request(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "GPU_UTILIZATION_PER_GPU,CPU_USAGE_CORES",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:20:00.000Z", "numberOfSamples", "5"), "acme-workloads", nil, csvAccept)
 		body := readAll(t, resp)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" {
@@ -350,7 +292,7 @@ func TestPodMetricsCSV(t *testing.T) {
 		}
 
 		// Histograms: one row per bucket (label le) or percentile (label quantile).
-		resp = env.Request(http.MethodGet, metricsPath(serveWL, serve0,
+		resp = env.Request(http.MethodGet, servertest.MetricsPath(servertest.ServeWorkload, servertest.ServePod0,
 			"metricType", "NIM_E2E_REQUEST_LATENCY_SECONDS,NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:00:30.000Z", "numberOfSamples", "0"),
 			"acme-workloads", nil, http.Header{"Accept": {"application/json;q=0.5, text/csv"}})
@@ -368,7 +310,7 @@ func TestPodMetricsCSV(t *testing.T) {
 		}
 
 		// 207 in CSV: the omitted types in a header.
-		resp = env.Request(http.MethodGet, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES,NIM_NUM_REQUESTS_RUNNING",
+		resp = env.Request(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES,NIM_NUM_REQUESTS_RUNNING",
 			"start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z", "numberOfSamples", "1"), "acme-workloads", nil, csvAccept)
 		body = readAll(t, resp)
 		if resp.StatusCode != http.StatusMultiStatus || resp.Header.Get("X-Omitted-Metric-Types") != "NIM_NUM_REQUESTS_RUNNING" ||
@@ -381,7 +323,7 @@ func TestPodMetricsCSV(t *testing.T) {
 func TestPodMetricsAccept(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		path := metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z")
+		path := servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z")
 		for accept, want := range map[string]string{
 			"":                                   "application/json",
 			"*/*":                                "application/json",
@@ -434,9 +376,9 @@ func TestPodMetricsBadRequests(t *testing.T) {
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "1001"}, "numberOfSamples must be between 0 and 1000, got 1001"},
 			{[]string{"metricType", "GPU_UTILIZATION", "start", start, "end", end, "numberOfSamples", "ten"}, `numberOfSamples must be an integer between 0 and 1000, got "ten"`},
 		} {
-			status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, tc.params...), "acme-workloads", nil, nil)
-			want := js(`{'code': 400, 'message': '` + strings.ReplaceAll(tc.msg, `"`, `\'`) + `', 'requestId': 'servertest'}`)
-			if got := compact(t, body); status != http.StatusBadRequest || got != want {
+			status, body := env.Do(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, tc.params...), "acme-workloads", nil, nil)
+			want := servertest.JS(`{'code': 400, 'message': '` + strings.ReplaceAll(tc.msg, `"`, `\'`) + `', 'requestId': 'servertest'}`)
+			if got := servertest.Compact(t, body); status != http.StatusBadRequest || got != want {
 				t.Errorf("%v: %d %s\nwant 400 %s", tc.params, status, got, want)
 			}
 		}
@@ -448,27 +390,27 @@ func TestPodMetricsNotFound(t *testing.T) {
 		env := newMetricsEnv(t, st)
 		q := []string{"metricType", "CPU_USAGE_CORES", "start", "2025-01-01T00:00:00.000Z", "end", "2025-01-01T00:01:00.000Z"}
 		for _, tc := range []struct{ workload, pod, why string }{
-			{trainWL, "aaaaaaaa-0000-4000-8000-00000000ffff", "missing"},
-			{serveWL, train1, "of another workload"},
-			{globexWL, globex0, "another tenant's"},
-			{trainWL, globex0, "another tenant's, under a workload of ours"},
+			{servertest.TrainWorkload, "aaaaaaaa-0000-4000-8000-00000000ffff", "missing"},
+			{servertest.ServeWorkload, servertest.TrainPod1, "of another workload"},
+			{servertest.GlobexWorkload, servertest.GlobexPod0, "another tenant's"},
+			{servertest.TrainWorkload, servertest.GlobexPod0, "another tenant's, under a workload of ours"},
 		} {
-			status, body := env.Do(http.MethodGet, metricsPath(tc.workload, tc.pod, q...), "acme-workloads", nil, nil)
-			want := js(`{'code': 404, 'message': 'pod \'` + tc.pod + `\' of workload \'` + tc.workload + `\' not found', 'requestId': 'servertest'}`)
-			if got := compact(t, body); status != http.StatusNotFound || got != want {
+			status, body := env.Do(http.MethodGet, servertest.MetricsPath(tc.workload, tc.pod, q...), "acme-workloads", nil, nil)
+			want := servertest.JS(`{'code': 404, 'message': 'pod \'` + tc.pod + `\' of workload \'` + tc.workload + `\' not found', 'requestId': 'servertest'}`)
+			if got := servertest.Compact(t, body); status != http.StatusNotFound || got != want {
 				t.Errorf("%s: %d %s\nwant %s", tc.why, status, got, want)
 			}
 		}
 		// Globex sees its own pod.
-		if status, body := env.Do(http.MethodGet, metricsPath(globexWL, globex0, q...), "globex-operator", nil, nil); status != http.StatusOK {
+		if status, body := env.Do(http.MethodGet, servertest.MetricsPath(servertest.GlobexWorkload, servertest.GlobexPod0, q...), "globex-operator", nil, nil); status != http.StatusOK {
 			t.Errorf("globex's own pod: %d %s", status, body)
 		}
 		// 401 and 403 come before the parameters.
-		if status, _ := env.Do(http.MethodGet, metricsPath(trainWL, train1), "", nil, nil); status != http.StatusUnauthorized {
+		if status, _ := env.Do(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1), "", nil, nil); status != http.StatusUnauthorized {
 			t.Errorf("no key: %d", status)
 		}
-		if status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1), "acme-metrics", nil, nil); status != http.StatusForbidden ||
-			compact(t, body) != js(`{'code': 403, 'message': 'this API key lacks the workloads.read permission', 'requestId': 'servertest'}`) {
+		if status, body := env.Do(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1), "acme-metrics", nil, nil); status != http.StatusForbidden ||
+			servertest.Compact(t, body) != servertest.JS(`{'code': 403, 'message': 'this API key lacks the workloads.read permission', 'requestId': 'servertest'}`) {
 			t.Errorf("metrics.write key: %d %s", status, body)
 		}
 	})
@@ -490,18 +432,18 @@ func TestPodMetricsRawLimit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 		t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-		storetest.SeedSeries(t, st, train1, "CPU_USAGE_CORES", "{}", t0, time.Second, podmetrics.MaxRawPoints+1)
+		storetest.SeedSeries(t, st, servertest.TrainPod1, "CPU_USAGE_CORES", "{}", t0, time.Second, podmetrics.MaxRawPoints+1)
 		end := t0.Add(podmetrics.MaxRawPoints * time.Second).Format(time.RFC3339)
-		status, body := env.Do(http.MethodGet, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+		status, body := env.Do(http.MethodGet, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES",
 			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "0"), "acme-workloads", nil, nil)
-		want := js(`{'code': 400, 'message': 'numberOfSamples=0 would answer more than 100000 samples: narrow start and end, or ask for 1 to 1000 samples', 'requestId': 'servertest'}`)
-		if got := compact(t, body); status != http.StatusBadRequest || got != want {
+		want := servertest.JS(`{'code': 400, 'message': 'numberOfSamples=0 would answer more than 100000 samples: narrow start and end, or ask for 1 to 1000 samples', 'requestId': 'servertest'}`)
+		if got := servertest.Compact(t, body); status != http.StatusBadRequest || got != want {
 			t.Errorf("%d %s", status, got)
 		}
 		// The same window sampled, and one sample fewer raw, answer.
-		getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+		servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES",
 			"start", t0.Format(time.RFC3339), "end", end, "numberOfSamples", "1000"))
-		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+		got := servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES",
 			"start", t0.Add(time.Second).Format(time.RFC3339), "end", end, "numberOfSamples", "0"))
 		if n := strings.Count(got, `"value"`); n != podmetrics.MaxRawPoints {
 			t.Errorf("%d raw samples", n)

@@ -133,8 +133,6 @@ func generatePods(b *testing.B, st *store.Store, n int) {
 		`VACUUM ANALYZE pods`,
 	}
 	for _, s := range stmts {
-		if err := st.DB.Exec(s).Error; err != nil {
-			b.Fatalf("generate pods: %v", err)
-		}
+		storetest.Exec(b, st, s)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"gpugraph/internal/httpapi/rest/openapitest"
 	"gpugraph/internal/httpapi/servertest"
 )
 
@@ -217,36 +216,6 @@ func node(id, name string, gpus int) map[string]any {
 		"agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 1000, "gpus": gs}
 }
 
-// rest sends a GET as token and checks the answer against the official
-// schema: a 200 against its operation's response, an error against Error
-// with code equal to the status.
-func rest(t *testing.T, env *servertest.Env, token, pathAndQuery string) (int, []byte) {
-	t.Helper()
-	status, body := env.Do(http.MethodGet, pathAndQuery, token, nil, nil)
-	if status == http.StatusOK {
-		openapitest.Validate(t, "GET "+operation(pathAndQuery)+" 200", body)
-		return status, body
-	}
-	openapitest.Validate(t, "#/components/schemas/Error", body)
-	var e struct{ Code int }
-	if err := json.Unmarshal(body, &e); err != nil || e.Code != status {
-		t.Errorf("GET %s: error body code %d, status %d: %s", pathAndQuery, e.Code, status, body)
-	}
-	return status, body
-}
-
-// operation is the OpenAPI path of a request path.
-func operation(pathAndQuery string) string {
-	p, _, _ := strings.Cut(pathAndQuery, "?")
-	switch {
-	case p == "/api/v1/workloads/pods", p == "/api/v1/workloads/pods/count":
-		return p
-	case strings.HasPrefix(p, "/api/v1/workloads/inferences/revisions/"):
-		return "/api/v1/workloads/inferences/revisions/{revisionId}/pods"
-	}
-	return "/api/v1/workloads/{workloadId}/pods"
-}
-
 // listBody is a REST list answer.
 type listBody struct {
 	Next *int              `json:"next"`
@@ -257,7 +226,7 @@ type listBody struct {
 // ("p01 p02") and next (-1 when absent).
 func restList(t *testing.T, env *servertest.Env, token, pathAndQuery string) (string, int) {
 	t.Helper()
-	status, body := rest(t, env, token, pathAndQuery)
+	status, body := servertest.PodsGET(t, env, token, pathAndQuery)
 	if status != http.StatusOK {
 		t.Fatalf("GET %s = %d %s", pathAndQuery, status, body)
 	}
@@ -289,7 +258,7 @@ func keysOf(t *testing.T, pods []json.RawMessage) string {
 func restCount(t *testing.T, env *servertest.Env, token, query string) int {
 	t.Helper()
 	path := "/api/v1/workloads/pods/count" + query
-	status, body := rest(t, env, token, path)
+	status, body := servertest.PodsGET(t, env, token, path)
 	var c struct{ Count *int }
 	if status != http.StatusOK || json.Unmarshal(body, &c) != nil || c.Count == nil {
 		t.Fatalf("GET %s = %d %s", path, status, body)

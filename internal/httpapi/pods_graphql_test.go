@@ -76,7 +76,7 @@ func TestPodsGraphQLMatchesREST(t *testing.T) {
 				}
 			}
 			env.Decode(r, &got)
-			status, body := rest(t, env, "acme-workloads", "/api/v1/workloads/pods"+tc.rest+sep(tc.rest)+"verbosity=full")
+			status, body := servertest.PodsGET(t, env, "acme-workloads", "/api/v1/workloads/pods"+tc.rest+sep(tc.rest)+"verbosity=full")
 			var want struct {
 				Next *int
 				Pods []map[string]any
@@ -120,7 +120,7 @@ func TestPodsGraphQLMatchesREST(t *testing.T) {
 
 func compare(t *testing.T, env *servertest.Env, gql []map[string]any, path string) {
 	t.Helper()
-	status, body := rest(t, env, "acme-workloads", path)
+	status, body := servertest.PodsGET(t, env, "acme-workloads", path)
 	var want struct{ Pods []map[string]any }
 	if status != http.StatusOK || json.Unmarshal(body, &want) != nil || len(want.Pods) == 0 {
 		t.Fatalf("REST %s: %d %s", path, status, body)

@@ -46,7 +46,7 @@ func objectKeys(t *testing.T, raw []byte) []string {
 // restPods answers the pods of a REST list by key, as raw JSON.
 func restPods(t *testing.T, env *servertest.Env, token, path string) map[string]json.RawMessage {
 	t.Helper()
-	status, body := rest(t, env, token, path)
+	status, body := servertest.PodsGET(t, env, token, path)
 	var l listBody
 	if status != http.StatusOK || json.Unmarshal(body, &l) != nil {
 		t.Fatalf("GET %s = %d %s", path, status, body)
@@ -148,7 +148,7 @@ func TestBasePodsValidate(t *testing.T) {
 			"/api/v1/workloads/pods/count",
 		} {
 			for _, token := range []string{"acme-operator", "globex-operator"} {
-				if status, body := rest(t, env, token, path); status != http.StatusOK && status != http.StatusNotFound {
+				if status, body := servertest.PodsGET(t, env, token, path); status != http.StatusOK && status != http.StatusNotFound {
 					t.Errorf("%s as %s: %d %s", path, token, status, body)
 				}
 			}

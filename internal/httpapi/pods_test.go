@@ -86,7 +86,7 @@ func TestPodsPaging(t *testing.T) {
 			}
 		}
 		for _, bad := range []string{"limit=0", "limit=501", "limit=-1", "limit=x", "offset=-1", "offset=1.5", "limit=", "sortBy=size", "sortBy=projectId", "sortOrder=up", "sortOrder=DESC", "deleted=yes", "deleted=1", "completed=no", "verbosity=loud"} {
-			status, body := rest(t, env, "acme-workloads", "/api/v1/workloads/pods?"+bad)
+			status, body := servertest.PodsGET(t, env, "acme-workloads", "/api/v1/workloads/pods?"+bad)
 			name, _, _ := strings.Cut(bad, "=")
 			msg := messageOf(t, body)
 			if bad == "limit=" {
@@ -174,7 +174,7 @@ func TestPodsFilters(t *testing.T) {
 			{"", `invalid filterBy "": missing field`},
 		} {
 			for _, path := range []string{"/api/v1/workloads/pods", "/api/v1/workloads/pods/count", "/api/v1/workloads/" + w1 + "/pods"} {
-				status, body := rest(t, env, "acme-workloads", path+q("filterBy", tc.filter))
+				status, body := servertest.PodsGET(t, env, "acme-workloads", path+q("filterBy", tc.filter))
 				if status != http.StatusBadRequest || !strings.HasPrefix(messageOf(t, body), tc.msg) {
 					t.Errorf("%s filterBy=%q: %d %s, want 400 with %s", path, tc.filter, status, body, tc.msg)
 				}
@@ -250,7 +250,7 @@ func TestPodsDeletedAndCompleted(t *testing.T) {
 		}
 		for _, bad := range []string{"?deleted=TRUE", "?deleted=all", "?completed=yes", "?completed=1"} {
 			for _, path := range []string{"/api/v1/workloads/pods", "/api/v1/workloads/pods/count"} {
-				if status, body := rest(t, env, "acme-workloads", path+bad); status != http.StatusBadRequest {
+				if status, body := servertest.PodsGET(t, env, "acme-workloads", path+bad); status != http.StatusBadRequest {
 					t.Errorf("%s%s: %d %s, want 400", path, bad, status, body)
 				}
 			}
@@ -299,15 +299,15 @@ func TestWorkloadAndRevisionPods(t *testing.T) {
 			"/api/v1/workloads/inferences/revisions/" + w2 + "/pods", // a workload, not a revision
 			"/api/v1/workloads/inferences/revisions/99999999-9999-4999-8999-999999999999/pods",
 		} {
-			status, body := rest(t, env, "acme-workloads", path)
+			status, body := servertest.PodsGET(t, env, "acme-workloads", path)
 			if status != http.StatusNotFound || !strings.HasSuffix(messageOf(t, body), "not found") {
 				t.Errorf("%s: %d %s, want 404", path, status, body)
 			}
 		}
-		if status, body := rest(t, env, "acme-workloads", "/api/v1/workloads/"+w1+"/pods?limit=0"); status != http.StatusBadRequest {
+		if status, body := servertest.PodsGET(t, env, "acme-workloads", "/api/v1/workloads/"+w1+"/pods?limit=0"); status != http.StatusBadRequest {
 			t.Errorf("workload pods limit=0: %d %s", status, body)
 		}
-		if status, body := rest(t, env, "acme-workloads", "/api/v1/workloads/inferences/revisions/"+r1+"/pods?deleted=maybe"); status != http.StatusBadRequest {
+		if status, body := servertest.PodsGET(t, env, "acme-workloads", "/api/v1/workloads/inferences/revisions/"+r1+"/pods?deleted=maybe"); status != http.StatusBadRequest {
 			t.Errorf("revision pods deleted=maybe: %d %s", status, body)
 		}
 	})
@@ -335,7 +335,7 @@ func TestPodsTenantScoping(t *testing.T) {
 			t.Errorf("globex count = %d", n)
 		}
 		for _, path := range []string{"/api/v1/workloads/" + w1 + "/pods", "/api/v1/workloads/inferences/revisions/" + r1 + "/pods"} {
-			if status, body := rest(t, env, "globex-workloads", path); status != http.StatusNotFound {
+			if status, body := servertest.PodsGET(t, env, "globex-workloads", path); status != http.StatusNotFound {
 				t.Errorf("globex %s: %d %s, want 404", path, status, body)
 			}
 		}
@@ -371,7 +371,7 @@ func TestPodsAuth(t *testing.T) {
 				token  string
 				status int
 			}{{"", 401}, {"nope", 401}, {"acme-reader", 403}} {
-				status, body := rest(t, env, tc.token, path)
+				status, body := servertest.PodsGET(t, env, tc.token, path)
 				if status != tc.status {
 					t.Errorf("%s as %q: %d %s, want %d", path, tc.token, status, body, tc.status)
 				}

@@ -10,7 +10,6 @@ import (
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
-	"gpugraph/internal/store/sqlcount"
 	"gpugraph/internal/store/storetest"
 )
 
@@ -87,9 +86,7 @@ func TestPodPagesPrefetch(t *testing.T) {
 		}
 		// revisionPods is a list of pods too.
 		var rev string
-		if err := st.DB.Raw("SELECT id FROM revisions ORDER BY id LIMIT 1").Scan(&rev).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &rev, "SELECT id FROM revisions ORDER BY id LIMIT 1")
 		var r *servertest.Response
 		n := env.Statements(func() {
 			r = env.GraphQL(fleetgen.Token(0), `query($id: ID!) { revisionPods(revisionId: $id) { node { gpus { model { name } } } workload { name } } }`, map[string]any{"id": rev})
@@ -109,10 +106,7 @@ func TestPodPagesReadSelectedColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := servertest.New(t, st, string(b))
-		rec, err := sqlcount.Register(st.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := storetest.CountStatements(t, st)
 		var flat, full *servertest.Response
 		stmts := rec.Record(func() {
 			flat = env.GraphQL(fleetgen.Token(0), `{ pods(limit: 3) { pods { name ... on Pod { k8sPhase } node { name } } } }`, nil)

@@ -96,8 +96,9 @@ func TestRateLimitRestartsAndIngestion(t *testing.T) {
 			t.Fatalf("3 restarts: %d %s %+v", r.Status, r.Data, r.Errors)
 		}
 		var status string
-		if err := st.DB.Raw("SELECT status FROM vms WHERE id = 'vm-acme-2'").Scan(&status).Error; err != nil || status != "stopped" {
-			t.Fatalf("vm-acme-2 is %q (%v) after a refused mutation, want stopped", status, err)
+		storetest.Scan(t, st, &status, "SELECT status FROM vms WHERE id = 'vm-acme-2'")
+		if status != "stopped" {
+			t.Fatalf("vm-acme-2 is %q after a refused mutation, want stopped", status)
 		}
 		if r := env.GraphQL("acme-operator", restarts(2), nil); r.Status != 200 || r.Code() == "RATE_LIMITED" {
 			t.Fatalf("2 restarts: %d %+v", r.Status, r.Errors)

@@ -327,7 +327,7 @@ func runRestartCase(t *testing.T, env *servertest.Env, tc restartCase) {
 	}
 	before := holders(t, st)
 	var beforeVM *vmSnapshot
-	if tc.code != "" && vmExists(st, tc.vm) {
+	if tc.code != "" && vmExists(t, st, tc.vm) {
 		v := snap(vmRow(t, st, tc.vm))
 		beforeVM = &v
 	}
@@ -448,10 +448,8 @@ func snap(vm models.VM) vmSnapshot {
 	return s
 }
 
-func vmExists(st *store.Store, id string) bool {
-	var n int64
-	st.DB.Table("vms").Where("id = ?", id).Count(&n)
-	return n == 1
+func vmExists(t testing.TB, st *store.Store, id string) bool {
+	return storetest.Count(t, st, "vms", "id = ?", id) == 1
 }
 
 const restartMutation = `mutation($id: ID!) { restartVm(id: $id) {

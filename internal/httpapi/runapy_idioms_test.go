@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gpugraph/internal/dataset"
+	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
@@ -28,13 +29,13 @@ import (
 // send, with the token flow's access token and runapy's default headers.
 func TestRunapyIdioms(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(metricsFixture)); err != nil {
 			t.Fatal(err)
 		}
-		app := newApplication(t, env, `{"name": "runapy", "permissions": ["workloads.read"]}`)
+		app := servertest.NewApplication(t, env, `{"name": "runapy", "permissions": ["workloads.read"]}`)
 		status, body := runapyTokenRequest(t, env, app.ClientID, app.ClientSecret)
-		var tok tokenAnswer
+		var tok servertest.TokenAnswer
 		if status != 200 || json.Unmarshal(body, &tok) != nil {
 			t.Fatalf("token: %d %s", status, body)
 		}
@@ -46,7 +47,7 @@ func TestRunapyIdioms(t *testing.T) {
 			if status != 200 {
 				t.Fatalf("GET %s: %d %s", path, status, body)
 			}
-			return compact(t, body)
+			return servertest.Compact(t, body)
 		}
 
 		// verbosity=PodVerbosity.FULL answers as verbosity=full, .BRIEF as brief.
@@ -73,18 +74,18 @@ func TestRunapyIdioms(t *testing.T) {
 		// Other spellings stay a 400 naming what is taken.
 		for _, v := range []string{"FULL", "Full", "PodVerbosity.full", "PodVerbosity", "runai.PodVerbosity.FULL"} {
 			status, body := env.Do(http.MethodGet, "/api/v1/workloads/pods?verbosity="+v, "", nil, h)
-			if want := `verbosity must be brief or full (PodVerbosity.BRIEF and PodVerbosity.FULL are read as those), got "` + v + `"`; status != 400 || errorMessage(t, body) != want {
+			if want := `verbosity must be brief or full (PodVerbosity.BRIEF and PodVerbosity.FULL are read as those), got "` + v + `"`; status != 400 || servertest.ErrorMessage(t, body) != want {
 				t.Errorf("verbosity=%s: %d %s, want 400 %s", v, status, body, want)
 			}
 		}
 
 		// start and end without a zone are UTC: the same answer as with Z.
-		naive := get("/api/v1/workloads/" + trainWL + "/pods/" + train1 + "/metrics?metricType=GPU_UTILIZATION_PER_GPU%2CCPU_USAGE_CORES" +
+		naive := get("/api/v1/workloads/" + servertest.TrainWorkload + "/pods/" + servertest.TrainPod1 + "/metrics?metricType=GPU_UTILIZATION_PER_GPU%2CCPU_USAGE_CORES" +
 			"&start=2025-01-01T00%3A00%3A00&end=2025-01-01T00%3A02%3A00.500000&numberOfSamples=3")
-		zoned := get("/api/v1/workloads/" + trainWL + "/pods/" + train1 + "/metrics?metricType=GPU_UTILIZATION_PER_GPU%2CCPU_USAGE_CORES" +
+		zoned := get("/api/v1/workloads/" + servertest.TrainWorkload + "/pods/" + servertest.TrainPod1 + "/metrics?metricType=GPU_UTILIZATION_PER_GPU%2CCPU_USAGE_CORES" +
 			"&start=2025-01-01T00%3A00%3A00Z&end=2025-01-01T00%3A02%3A00.5Z&numberOfSamples=3")
 		// Samples at 0 s, 60.25 s and 120.5 s: the step is (end − start)/2.
-		want := js(`{'measurements': [
+		want := servertest.JS(`{'measurements': [
 			{'labels': {'gpu': '0'}, 'type': 'GPU_UTILIZATION_PER_GPU', 'values': [
 				{'timestamp': '2025-01-01T00:00:00.000Z', 'value': '10'}, {'timestamp': '2025-01-01T00:01:00.250Z', 'value': '20'},
 				{'timestamp': '2025-01-01T00:02:00.500Z', 'value': '30.5'}]},

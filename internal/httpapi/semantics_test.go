@@ -281,12 +281,8 @@ func TestReadyz(t *testing.T) {
 			t.Errorf("/readyz: %d %s, want 200 %s", status, body, want)
 		}
 		var first string
-		if err := st.DB.Raw("SELECT MIN(version) FROM schema_migrations").Scan(&first).Error; err != nil {
-			t.Fatal(err)
-		}
-		if err := st.DB.Exec("DELETE FROM schema_migrations WHERE version = ?", first).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Scan(t, st, &first, "SELECT MIN(version) FROM schema_migrations")
+		storetest.Exec(t, st, "DELETE FROM schema_migrations WHERE version = ?", first)
 		resp := env.Request("GET", "/readyz", "", nil, nil)
 		body2 := strings.TrimSpace(readAll(t, resp))
 		want := `{"checks":{"database":"ok","migrations":"pending: ` + first + `"},"status":"not ready"}`
@@ -296,15 +292,12 @@ func TestReadyz(t *testing.T) {
 		if status, body := env.Do("GET", "/healthz", "", nil, nil); status != 200 || string(body) != "ok\n" {
 			t.Errorf("/healthz: %d %s", status, body)
 		}
-		if err := st.DB.Exec("DROP TABLE schema_migrations").Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "DROP TABLE schema_migrations")
 		status, body = env.Do("GET", "/readyz", "", nil, nil)
 		if want := `{"checks":{"database":"ok","migrations":"unreadable: schema_migrations could not be read"},"status":"not ready"}`; status != 503 || strings.TrimSpace(string(body)) != want {
 			t.Errorf("/readyz without schema_migrations: %d %s", status, body)
 		}
-		sqlDB, _ := st.DB.DB()
-		_ = sqlDB.Close()
+		_ = st.Close()
 		status, body = env.Do("GET", "/readyz", "", nil, nil)
 		if want := `{"checks":{"database":"unreachable","migrations":"unknown: the database is unreachable"},"status":"not ready"}`; status != 503 || strings.TrimSpace(string(body)) != want {
 			t.Errorf("/readyz with the database closed: %d %s", status, body)

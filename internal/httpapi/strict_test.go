@@ -21,14 +21,14 @@ import (
 func TestPodMetricsLongRange(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMetricsEnv(t, st)
-		far := `{"podMetrics": [{"podId": "` + train1 + `", "type": "CPU_USAGE_CORES",
+		far := `{"podMetrics": [{"podId": "` + servertest.TrainPod1 + `", "type": "CPU_USAGE_CORES",
 		  "samples": [["0001-01-01T00:00:00Z", "1"], ["9999-12-31T23:58:00Z", "2"]]}]}`
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(far)); err != nil {
 			t.Fatal(err)
 		}
-		got := getMetrics(t, env, http.StatusOK, metricsPath(trainWL, train1, "metricType", "CPU_USAGE_CORES",
+		got := servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(servertest.TrainWorkload, servertest.TrainPod1, "metricType", "CPU_USAGE_CORES",
 			"start", "0001-01-01T00:00:00Z", "end", "9999-12-31T23:59:59.999Z", "numberOfSamples", "2"))
-		want := js(`{'measurements': [{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [
+		want := servertest.JS(`{'measurements': [{'type': 'CPU_USAGE_CORES', 'labels': {}, 'values': [
 			{'value': '1', 'timestamp': '0001-01-01T00:00:00.000Z'},
 			{'value': '2', 'timestamp': '9999-12-31T23:59:59.999Z'}]}]}`)
 		if got != want {
@@ -74,7 +74,7 @@ func TestCPUOnlyPodLeavesGPURequestTypeOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{"/api/v1/workloads/pods?filterBy=name==cpu-only-0&verbosity=full",
-			"/api/v1/workloads/" + trainWL + "/pods?filterBy=name==cpu-only-0"} {
+			"/api/v1/workloads/" + servertest.TrainWorkload + "/pods?filterBy=name==cpu-only-0"} {
 			status, body := env.Do(http.MethodGet, path, "acme-workloads", nil, nil)
 			if status != http.StatusOK {
 				t.Fatalf("GET %s: %d %s", path, status, body)
@@ -90,10 +90,10 @@ func TestCPUOnlyPodLeavesGPURequestTypeOut(t *testing.T) {
 			if v, ok := list.Pods[0].RequestedResources["gpuRequestType"]; ok {
 				t.Errorf("GET %s: gpuRequestType present (%s), want it left out", path, v)
 			}
-			openapitest.Validate(t, "GET "+operation(path)+" 200", body)
+			openapitest.Validate(t, "GET "+servertest.PodsOperation(path)+" 200", body)
 			// The strict reading refuses the old answer.
 			old := strings.Replace(string(body), `"requestedResources":{`, `"requestedResources":{"gpuRequestType":null,`, 1)
-			if openapitest.Check("GET "+operation(path)+" 200", []byte(old)) == nil {
+			if openapitest.Check("GET "+servertest.PodsOperation(path)+" 200", []byte(old)) == nil {
 				t.Errorf("strict validator takes gpuRequestType: null")
 			}
 		}
@@ -157,7 +157,7 @@ func TestUUIDsCompareCaseInsensitively(t *testing.T) {
 			}
 		}
 		for _, rev := range []string{upperRev, lower(upperRev)} {
-			status, body := rest(t, env, "acme-workloads", "/api/v1/workloads/inferences/revisions/"+rev+"/pods")
+			status, body := servertest.PodsGET(t, env, "acme-workloads", "/api/v1/workloads/inferences/revisions/"+rev+"/pods")
 			if status != http.StatusOK || !strings.Contains(string(body), `"id":"`+lower(upperPod)+`"`) ||
 				!strings.Contains(string(body), `"workloadId":"`+lower(upperWL)+`"`) ||
 				!strings.Contains(string(body), `"revisionId":"`+lower(upperRev)+`"`) {
@@ -175,7 +175,7 @@ func TestUUIDsCompareCaseInsensitively(t *testing.T) {
 				t.Errorf("count filterBy=%s: %d, want %d", filter, n, want)
 			}
 		}
-		got := getMetrics(t, env, http.StatusOK, metricsPath(upperWL, upperPod, "metricType", "CPU_USAGE_CORES",
+		got := servertest.GetMetrics(t, env, http.StatusOK, servertest.MetricsPath(upperWL, upperPod, "metricType", "CPU_USAGE_CORES",
 			"start", "2025-01-01T00:00:00Z", "end", "2025-01-01T00:01:00Z", "numberOfSamples", "1"))
 		if !strings.Contains(got, `"value":"1"`) {
 			t.Errorf("metrics of the upper-case pod: %s", got)
@@ -193,7 +193,7 @@ func TestUUIDsCompareCaseInsensitively(t *testing.T) {
 			"/api/v1/workloads/pods?offset=2147483648":                 http.StatusBadRequest,
 			"/api/v1/workloads/" + upperWL + "/pods?offset=9999999999": http.StatusBadRequest,
 		} {
-			status, body := rest(t, env, "acme-workloads", path)
+			status, body := servertest.PodsGET(t, env, "acme-workloads", path)
 			if status != wantStatus || (status == http.StatusBadRequest && !strings.Contains(messageOf(t, body), "offset")) {
 				t.Errorf("GET %s: %d %s, want %d", path, status, body, wantStatus)
 			}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
@@ -17,11 +18,11 @@ import (
 // holder, and nothing is stored.
 func TestOrganizationTenantIsUnique(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		const want = "TENANT_ID_TAKEN: Run:ai tenant 1001 is held by organization org-acme (Acme): a tenant's pods are read by one organization's keys; give org-evil a tenant of its own"
-		body := call(t, env, "POST", "/v1/admin/organizations", "platform-admin",
+		body := servertest.Call(t, env, "POST", "/v1/admin/organizations", "platform-admin",
 			`{"id": "org-evil", "name": "Evil", "tenantId": 1001}`, 409, nil)
-		if got := errorMessage(t, body); got != want {
+		if got := servertest.ErrorMessage(t, body); got != want {
 			t.Errorf("REST: %s", got)
 		}
 		r := env.GraphQL("platform-admin", `mutation { createOrganization(id: "org-evil", name: "Evil", tenantId: 1001) { id } }`, nil)
@@ -33,7 +34,7 @@ func TestOrganizationTenantIsUnique(t *testing.T) {
 			t.Errorf("a refused organization was stored (%v)", err)
 		}
 		// Its keys would have read org-acme's pods: there are none to make.
-		call(t, env, "POST", "/v1/admin/keys", "platform-admin", `{"organizationId": "org-evil", "permissions": ["workloads.read"]}`, 404, nil)
+		servertest.Call(t, env, "POST", "/v1/admin/keys", "platform-admin", `{"organizationId": "org-evil", "permissions": ["workloads.read"]}`, 404, nil)
 	})
 }
 
@@ -42,7 +43,7 @@ func TestOrganizationTenantIsUnique(t *testing.T) {
 // both engines).
 func TestOrganizationTenantRace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
+		env := servertest.NewWithAdminKeys(t, st)
 		const n = 6
 		var wg sync.WaitGroup
 		statuses := make([]int, n)

@@ -35,30 +35,14 @@ func runapyHeaders() http.Header {
 		"Content-Type": {"application/json"}}
 }
 
-type tokenAnswer struct {
-	AccessToken string `json:"accessToken"`
-	IDToken     string `json:"idToken"`
-	ExpiresIn   int    `json:"expiresIn"`
-}
-
-func newApplication(t *testing.T, env *servertest.Env, body string) credJSON {
-	t.Helper()
-	var a credJSON
-	call(t, env, "POST", "/v1/admin/applications", "acme-admin", body, 201, &a)
-	if !strings.HasPrefix(a.ClientSecret, "gpgapp_") || a.ClientID != a.ID || !strings.HasPrefix(a.ID, "app-") {
-		t.Fatalf("application %+v", a)
-	}
-	return a
-}
-
 // runapy's flow, as it sends it: the token, then pods with it.
 func TestTokenFlowAsRunapy(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
-		app := newApplication(t, env, `{"name": "runapy", "permissions": ["workloads.read"]}`)
+		env := servertest.NewWithAdminKeys(t, st)
+		app := servertest.NewApplication(t, env, `{"name": "runapy", "permissions": ["workloads.read"]}`)
 
 		status, body := runapyTokenRequest(t, env, app.ClientID, app.ClientSecret)
-		var tok tokenAnswer
+		var tok servertest.TokenAnswer
 		if status != 200 || json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" {
 			t.Fatalf("token: %d %s", status, body)
 		}
@@ -119,16 +103,16 @@ func TestTokenFlowAsRunapy(t *testing.T) {
 // error shape.
 func TestTokenRequestShapes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
-		app := newApplication(t, env, `{"permissions": ["workloads.read"]}`)
+		env := servertest.NewWithAdminKeys(t, st)
+		app := servertest.NewApplication(t, env, `{"permissions": ["workloads.read"]}`)
 		for _, body := range []string{
 			`{"grantType":"client_credentials","clientId":"` + app.ClientID + `","clientSecret":"` + app.ClientSecret + `"}`,
 			`{"grantType":"client_credentials","clientID":"` + app.ClientID + `","clientSecret":"` + app.ClientSecret + `"}`,
 			`{"grantType":"app_token","appID":"` + app.ClientID + `","appSecret":"` + app.ClientSecret + `"}`,
 		} {
-			var tok tokenAnswer
-			call(t, env, "POST", "/api/v1/token", "", body, 200, &tok)
-			call(t, env, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 200, nil)
+			var tok servertest.TokenAnswer
+			servertest.Call(t, env, "POST", "/api/v1/token", "", body, 200, &tok)
+			servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 200, nil)
 		}
 		for _, c := range []struct {
 			body   string
@@ -156,7 +140,7 @@ func TestTokenRequestShapes(t *testing.T) {
 			{`{"grantType":"client_credentials","clientId":"a","clientSecret":"c"} {}`, 400,
 				"the request body holds data after its JSON value, which ends at byte 68"},
 		} {
-			body := call(t, env, "POST", "/api/v1/token", "", c.body, c.status, nil)
+			body := servertest.Call(t, env, "POST", "/api/v1/token", "", c.body, c.status, nil)
 			var e struct {
 				Code    int
 				Message string
@@ -173,38 +157,38 @@ func TestTokenRequestShapes(t *testing.T) {
 // with another key is refused.
 func TestAccessTokenRefusals(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		env := credentialsEnv(t, st)
-		app := newApplication(t, env, `{"permissions": ["workloads.read"]}`)
-		var tok tokenAnswer
-		call(t, env, "POST", "/api/v1/token", "",
+		env := servertest.NewWithAdminKeys(t, st)
+		app := servertest.NewApplication(t, env, `{"permissions": ["workloads.read"]}`)
+		var tok servertest.TokenAnswer
+		servertest.Call(t, env, "POST", "/api/v1/token", "",
 			`{"grantType":"client_credentials","clientId":"`+app.ClientID+`","clientSecret":"`+app.ClientSecret+`"}`, 200, &tok)
-		var revoked credJSON
-		call(t, env, "POST", "/v1/admin/applications/"+app.ID+"/revoke", "acme-admin", "", 200, &revoked)
+		var revoked servertest.Credential
+		servertest.Call(t, env, "POST", "/v1/admin/applications/"+app.ID+"/revoke", "acme-admin", "", 200, &revoked)
 		want := "application " + app.ID + " revoked at " + *revoked.RevokedAt
-		if got := errorMessage(t, call(t, env, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 401, nil)); got != want {
+		if got := servertest.ErrorMessage(t, servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 401, nil)); got != want {
 			t.Fatalf("revoked app's token: %q, want %q", got, want)
 		}
-		if got := errorMessage(t, call(t, env, "POST", "/api/v1/token", "",
+		if got := servertest.ErrorMessage(t, servertest.Call(t, env, "POST", "/api/v1/token", "",
 			`{"grantType":"client_credentials","clientId":"`+app.ClientID+`","clientSecret":"`+app.ClientSecret+`"}`, 401, nil)); got != want {
 			t.Fatalf("revoked app's token request: %q, want %q", got, want)
 		}
 
-		short := newApplication(t, env, `{"permissions": ["workloads.read"], "expires": "2s"}`)
-		call(t, env, "POST", "/api/v1/token", "",
+		short := servertest.NewApplication(t, env, `{"permissions": ["workloads.read"], "expires": "2s"}`)
+		servertest.Call(t, env, "POST", "/api/v1/token", "",
 			`{"grantType":"client_credentials","clientId":"`+short.ClientID+`","clientSecret":"`+short.ClientSecret+`"}`, 200, &tok)
 		if tok.ExpiresIn > 2 {
 			t.Fatalf("expiresIn %d past the application's expiry", tok.ExpiresIn)
 		}
 		exp, _ := time.Parse(time.RFC3339, *short.ExpiresAt)
 		time.Sleep(time.Until(exp) + 50*time.Millisecond)
-		if got := errorMessage(t, call(t, env, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 401, nil)); got !=
+		if got := servertest.ErrorMessage(t, servertest.Call(t, env, "GET", "/api/v1/workloads/pods/count", tok.AccessToken, "", 401, nil)); got !=
 			"access token expired at "+*short.ExpiresAt+"; request a new one at POST /api/v1/token" {
 			t.Fatalf("expired token: %q", got)
 		}
 
 		forged, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "gpugraph", "sub": app.ID, "org": "org-acme",
 			"permissions": []string{"admin"}, "exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(strings.Repeat("k", 32)))
-		if got := errorMessage(t, call(t, env, "GET", "/v1/admin/keys", forged, "", 401, nil)); got != "UNAUTHENTICATED: invalid access token" {
+		if got := servertest.ErrorMessage(t, servertest.Call(t, env, "GET", "/v1/admin/keys", forged, "", 401, nil)); got != "UNAUTHENTICATED: invalid access token" {
 			t.Fatalf("forged token: %q", got)
 		}
 	})

@@ -64,7 +64,7 @@ func TestVMVolumeField(t *testing.T) {
 		}
 		volume := func(token, id string) string {
 			t.Helper()
-			return string(gqlDo(t, env.Srv, token, `query($id: ID!) { vm(id: $id) { `+volumeSelection+` } }`, map[string]any{"id": id}))
+			return string(servertest.GQLDo(t, env.Srv.URL, token, `query($id: ID!) { vm(id: $id) { `+volumeSelection+` } }`, map[string]any{"id": id}))
 		}
 		want := func(id, volID string, size int, mount string, fresh bool, node string) string {
 			nodeID := map[string]string{"dgx-va": "n-va", "dgx-vgone": "n-vgone"}[node]
@@ -73,7 +73,7 @@ func TestVMVolumeField(t *testing.T) {
 		}
 		running := func(id string, gen int) {
 			t.Helper()
-			heartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: id, Generation: gen, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
+			servertest.HeartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: id, Generation: gen, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
 		}
 		mutate := func(query string) string {
 			t.Helper()
@@ -146,10 +146,10 @@ func TestVMVolumeField(t *testing.T) {
 			t.Errorf("o-other's vm-other:\n got %s\nwant %s", got, w)
 		}
 		through := `{ nodes { vms { id volume { id } } gpus { vm { id volume { id } } } } }`
-		if got := string(gqlDo(t, env.Srv, "vol-op", through, nil)); strings.Contains(got, "vm-other") {
+		if got := string(servertest.GQLDo(t, env.Srv.URL, "vol-op", through, nil)); strings.Contains(got, "vm-other") {
 			t.Errorf("o-vol reaches vm-other's volume through its node: %s", got)
 		}
-		if got := string(gqlDo(t, env.Srv, "other-reader", through, nil)); strings.Count(got, `"volume":{"id":"vol-vm-other-0"}`) != 2 || strings.Contains(got, "pod-") {
+		if got := string(servertest.GQLDo(t, env.Srv.URL, "other-reader", through, nil)); strings.Count(got, `"volume":{"id":"vol-vm-other-0"}`) != 2 || strings.Contains(got, "pod-") {
 			t.Errorf("o-other through its node: %s", got)
 		}
 

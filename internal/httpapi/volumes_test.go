@@ -85,20 +85,20 @@ func TestVolumesFollowTheNode(t *testing.T) {
 
 		// Stop/start on one node keeps the volume.
 		restart("pod-keep", "")
-		if got, want := volumeOf(heartbeatAs(t, url, cred, "dgx-va", nil), "pod-keep"), "pod-keep@1 vol-pod-keep-0 10GB /workspace fresh=false delete=false"; got != want {
+		if got, want := volumeOf(servertest.HeartbeatAs(t, url, cred, "dgx-va", nil), "pod-keep"), "pod-keep@1 vol-pod-keep-0 10GB /workspace fresh=false delete=false"; got != want {
 			t.Errorf("assignment: %s, want %s", got, want)
 		}
-		heartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: "pod-keep", Generation: 1, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
+		servertest.HeartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: "pod-keep", Generation: 1, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
 		if s, b := env.Do("POST", "/v1/vms/pod-keep/stop", "vol-op", nil, nil); s != 200 {
 			t.Fatalf("stop: %d %s", s, b)
 		}
 		// The teardown, where the server waits for it.
-		heartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: "pod-keep", Generation: 1, State: agentapi.StateGone})
+		servertest.HeartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: "pod-keep", Generation: 1, State: agentapi.StateGone})
 		restart("pod-keep", "")
 		if got, want := volumes("pod-keep"), "vol-pod-keep-0@n-va/10GB fresh=false deleted=false"; got != want {
 			t.Errorf("pod-keep's volumes after stop/start: %s, want %s", got, want)
 		}
-		if got, want := volumeOf(heartbeatAs(t, url, cred, "dgx-va", nil), "pod-keep"), "pod-keep@2 vol-pod-keep-0 10GB /workspace fresh=false delete=false"; got != want {
+		if got, want := volumeOf(servertest.HeartbeatAs(t, url, cred, "dgx-va", nil), "pod-keep"), "pod-keep@2 vol-pod-keep-0 10GB /workspace fresh=false delete=false"; got != want {
 			t.Errorf("assignment after stop/start: %s, want %s", got, want)
 		}
 
@@ -118,12 +118,12 @@ func TestVolumesFollowTheNode(t *testing.T) {
 		if got, want := volumes("pod-move"), "vol-pod-move-0@n-vgone/20GB fresh=false deleted=true vol-pod-move-1@n-va/20GB fresh=true deleted=false"; got != want {
 			t.Errorf("pod-move's volumes after the move: %s, want %s", got, want)
 		}
-		if got, want := volumeOf(heartbeatAs(t, url, cred, "dgx-va", nil), "pod-move"), "pod-move@1 vol-pod-move-1 20GB /workspace fresh=true delete=false"; got != want {
+		if got, want := volumeOf(servertest.HeartbeatAs(t, url, cred, "dgx-va", nil), "pod-move"), "pod-move@1 vol-pod-move-1 20GB /workspace fresh=true delete=false"; got != want {
 			t.Errorf("assignment after the move: %s, want %s", got, want)
 		}
 		// Once a run on it is running it holds data: no longer fresh.
-		heartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: "pod-move", Generation: 1, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
-		if got, want := volumeOf(heartbeatAs(t, url, cred, "dgx-va", nil), "pod-move"), "pod-move@1 vol-pod-move-1 20GB /workspace fresh=false delete=false"; got != want {
+		servertest.HeartbeatAs(t, url, cred, "dgx-va", nil, agentapi.WorkloadReport{ID: "pod-move", Generation: 1, State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady})
+		if got, want := volumeOf(servertest.HeartbeatAs(t, url, cred, "dgx-va", nil), "pod-move"), "pod-move@1 vol-pod-move-1 20GB /workspace fresh=false delete=false"; got != want {
 			t.Errorf("assignment once running: %s, want %s", got, want)
 		}
 
@@ -145,7 +145,7 @@ func TestVolumesFollowTheNode(t *testing.T) {
 		}; strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("REST events of pod-move:\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
-		data := gqlDo(t, env.Srv, "vol-op", `{ vm(id: "pod-keep") { provisioningStage events { transition provisioningStage volumeId freshVolume } } }`, nil)
+		data := servertest.GQLDo(t, env.Srv.URL, "vol-op", `{ vm(id: "pod-keep") { provisioningStage events { transition provisioningStage volumeId freshVolume } } }`, nil)
 		if want := `{"vm":{"provisioningStage":"scheduled","events":[` +
 			`{"transition":"restart-deploy","provisioningStage":"scheduled","volumeId":"vol-pod-keep-0","freshVolume":false},` +
 			`{"transition":"agent-running","provisioningStage":"ready","volumeId":"","freshVolume":false},` +
@@ -162,7 +162,7 @@ func TestVolumesFollowTheNode(t *testing.T) {
 		if got, want := volumes("pod-keep"), "vol-pod-keep-0@n-va/10GB fresh=false deleted=true"; got != want {
 			t.Errorf("pod-keep's volumes after terminate: %s, want %s", got, want)
 		}
-		if vm := readVM(t, st, "pod-keep"); vm.Status != models.VMTerminated {
+		if vm := servertest.ReadVM(t, st, "pod-keep"); vm.Status != models.VMTerminated {
 			t.Errorf("pod-keep: %s", vm.Status)
 		}
 	})

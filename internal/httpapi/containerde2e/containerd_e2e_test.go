@@ -76,10 +76,7 @@ func TestContainerdPodEndToEnd(t *testing.T) {
 		}
 		// Each agent's inventory gives its node's GPUs their UUIDs.
 		waitFor(t, "both agents' inventories", func() bool {
-			var n int64
-			if err := st.DB.Model(&models.GPU{}).Where("uuid <> ''").Count(&n).Error; err != nil {
-				t.Fatal(err)
-			}
+			n := storetest.Count(t, st, "gpus", "uuid <> ''")
 			return n == 16
 		})
 
@@ -326,9 +323,7 @@ func checkStages(t *testing.T, evs []event) {
 func checkEnv(t *testing.T, st *store.Store, dir, id string) {
 	t.Helper()
 	var uuids []string
-	if err := st.DB.Model(&models.GPU{}).Where("holder_vm_id = ?", id).Pluck("uuid", &uuids).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &uuids, "SELECT uuid FROM gpus WHERE holder_vm_id = ?", id)
 	b, err := os.ReadFile(filepath.Join(dir, "env"))
 	if err != nil {
 		t.Fatal(err)
@@ -344,18 +339,13 @@ func checkEnv(t *testing.T, st *store.Store, dir, id string) {
 func readVM(t *testing.T, st *store.Store, id string) *models.VM {
 	t.Helper()
 	var vm models.VM
-	if err := st.DB.Where("id = ?", id).Take(&vm).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Take(t, st, &vm, "vms", "id = ?", id)
 	return &vm
 }
 
 func heldGPUs(t *testing.T, st *store.Store, id string) int64 {
 	t.Helper()
-	var n int64
-	if err := st.DB.Model(&models.GPU{}).Where("holder_vm_id = ?", id).Count(&n).Error; err != nil {
-		t.Fatal(err)
-	}
+	n := storetest.Count(t, st, "gpus", "holder_vm_id = ?", id)
 	return n
 }
 

@@ -12,7 +12,7 @@ import (
 	"gpugraph/internal/httpapi/loaders"
 	"gpugraph/internal/services/fleet"
 	"gpugraph/internal/store"
-	"gpugraph/internal/store/sqlcount"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
 
@@ -125,10 +125,8 @@ func TestLoadersAreScopedToTheCaller(t *testing.T) {
 func TestLoadsBatchAndPrimesAnswerFromTheCache(t *testing.T) {
 	datasettest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c, err := sqlcount.Register(st.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := storetest.CountStatements(t, st)
+		var err error
 		l := loaders.New(st, datasettest.Caller(t, st, "acme-operator"), wait)
 		var n1, n2, missing *models.Node
 		if n := c.During(func() {

@@ -1,6 +1,14 @@
 // Package servertest runs the whole HTTP surface over a real database for
 // tests: load a fixture, send GraphQL and REST requests with an API key,
 // and count the SQL statements a request ran.
+//
+// It also holds what the suites that pin one service's behaviour through
+// the API (beside that service, as external test packages) share with
+// httpapi's own contract suite: the compute world (world.go), requests and
+// error shapes (calls.go), administrators and applications
+// (credentials.go), node enrollment and heartbeats (nodes.go,
+// heartbeats.go), VM rows and events (vms.go), the pod metrics' paths and
+// pods (metrics.go) and a graphql-transport-ws client (ws.go).
 package servertest
 
 import (
@@ -26,6 +34,7 @@ import (
 	"gpugraph/internal/services/nodeid"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/sqlcount"
+	"gpugraph/internal/store/storetest"
 )
 
 // Env is a running server over one database.
@@ -93,10 +102,7 @@ func newEnv(t testing.TB, st *store.Store, fixture string, o Options, cfg httpap
 	if fixture != "" {
 		datasettest.Load(t, st, fixture)
 	}
-	c, err := sqlcount.Register(st.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := storetest.CountStatements(t, st)
 	if o.LoaderWait == 0 {
 		o.LoaderWait = LoaderWait
 	}
@@ -323,3 +329,14 @@ func Sequence() int64 { return sequence.Add(1) }
 // Base is the fixture every package's tests share (datasettest.Base): the
 // faces' tests name it here beside the server they run it on.
 var Base = datasettest.Base
+
+// Config is the server's configuration (httpapi.Config), for the suites
+// beside the services that build a server of their own (Handler).
+type Config = httpapi.Config
+
+// Handler is the server the command serves over st, built by Wire,
+// without Env's checks of every answer (a server that must upgrade a
+// WebSocket, or that a test wraps itself).
+func Handler(st *store.Store, o Options, cfg Config) http.Handler {
+	return httpapi.New(Wire(st, o, cfg))
+}

@@ -33,9 +33,7 @@ func heartbeat(st *store.Store, id string, c *clock) *Heartbeat {
 func rows(t *testing.T, st *store.Store) []string {
 	t.Helper()
 	var ids []string
-	if err := st.DB.Raw("SELECT id FROM server_replicas ORDER BY id").Scan(&ids).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &ids, "SELECT id FROM server_replicas ORDER BY id")
 	return ids
 }
 

@@ -22,16 +22,12 @@ func TestRetentionDeletesExpiredEvents(t *testing.T) {
 			ev := &models.VMEvent{Seq: int64(i + 1), VMID: "vm", OrganizationID: "o", From: models.VMRunning, To: models.VMStopped,
 				Transition: models.UserStop, ActorKind: models.ActorUser, At: at}
 			nev := &models.NodeEvent{NodeID: "n", Kind: models.NodeEventStatus, ActorKind: models.ActorSweep, At: at}
-			if err := st.DB.Create(ev).Error; err != nil {
-				t.Fatal(err)
-			}
-			if err := st.DB.Create(nev).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Insert(t, st, ev)
+			storetest.Insert(t, st, nev)
 		}
 		count := func() (vm, node int64) {
-			st.DB.Model(&models.VMEvent{}).Count(&vm)
-			st.DB.Model(&models.NodeEvent{}).Count(&node)
+			vm = storetest.Count(t, st, "vm_events", "")
+			node = storetest.Count(t, st, "node_events", "")
 			return vm, node
 		}
 
@@ -56,8 +52,9 @@ func TestRetentionDeletesExpiredEvents(t *testing.T) {
 		cancel()
 		<-done
 		var kept models.VMEvent
-		if err := st.DB.Take(&kept).Error; err != nil || !kept.At.Equal(recent) {
-			t.Errorf("kept %+v, %v; want the recent event", kept, err)
+		storetest.Take(t, st, &kept, "vm_events", "")
+		if !kept.At.Equal(recent) {
+			t.Errorf("kept %+v; want the recent event", kept)
 		}
 	})
 }

@@ -31,13 +31,9 @@ func fleetOf(b *testing.B, st *store.Store, n int) []heartbeat {
 		}
 		hbs = append(hbs, hb)
 	}
-	if err := st.DB.Exec(`INSERT INTO organizations (id, name, tenant_id) VALUES ('o', 'O', 1)`).Error; err != nil {
-		b.Fatal(err)
-	}
-	if err := st.DB.Exec(`INSERT INTO vms (id, name, organization_id, status, node_id)
-		SELECT 'vm-' || id, 'vm-' || id, 'o', 'running', id FROM nodes`).Error; err != nil {
-		b.Fatal(err)
-	}
+	storetest.Exec(b, st, `INSERT INTO organizations (id, name, tenant_id) VALUES ('o', 'O', 1)`)
+	storetest.Exec(b, st, `INSERT INTO vms (id, name, organization_id, status, node_id)
+		SELECT 'vm-' || id, 'vm-' || id, 'o', 'running', id FROM nodes`)
 	return hbs
 }
 

@@ -33,8 +33,8 @@ func TestHeartbeat(t *testing.T) {
 		}
 
 		// The sweep took the node offline and interrupted vm1 meanwhile.
-		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
-		st.DB.Exec("UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
+		storetest.Exec(t, st, "UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
+		storetest.Exec(t, st, "UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
 		rep, err := service(st).recordHeartbeat(ctx, heartbeat{NodeName: "dgx-01", AgentVersion: "2.7.0", GPUs: []heartbeatGPU{
 			{UUID: "GPU-a", Health: models.GPUHealthy, Utilization: 87, MemoryUsedBytes: 40 << 30},
 			{UUID: "GPU-b", Health: models.GPUFailed, FailedReason: "XID 79", Utilization: 0, MemoryUsedBytes: 0},
@@ -60,9 +60,7 @@ func TestHeartbeat(t *testing.T) {
 		}
 		rows := func() map[string]row {
 			var rs []row
-			if err := st.DB.Raw("SELECT uuid, health, failed_reason, utilization, memory_used_bytes, sampled_at FROM gpus WHERE node_id = 'n1'").Scan(&rs).Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Scan(t, st, &rs, "SELECT uuid, health, failed_reason, utilization, memory_used_bytes, sampled_at FROM gpus WHERE node_id = 'n1'")
 			m := map[string]row{}
 			for _, r := range rs {
 				m[r.UUID] = r

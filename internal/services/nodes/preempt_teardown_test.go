@@ -83,9 +83,7 @@ func handedOver(t *testing.T, st *store.Store, id string, down bool) {
 	t.Helper()
 	checkHeld(t, st, id, down, 0)
 	var vm models.VM
-	if err := st.DB.Where("id = ?", id).Take(&vm).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Take(t, st, &vm, "vms", "id = ?", id)
 	if vm.Status != models.VMStopped || vm.StatusReason != models.ReasonSpotPreempted || vm.HandedOver != down {
 		t.Errorf("%s: %s (%s), handedOver %v, want stopped (%s), %v", id, vm.Status, vm.StatusReason, vm.HandedOver,
 			models.ReasonSpotPreempted, down)
@@ -96,9 +94,7 @@ func handedOver(t *testing.T, st *store.Store, id string, down bool) {
 func heldUUID(t *testing.T, st *store.Store, id string) string {
 	t.Helper()
 	var uuids []string
-	if err := st.DB.Model(&models.GPU{}).Where("holder_vm_id = ?", id).Pluck("uuid", &uuids).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &uuids, "SELECT uuid FROM gpus WHERE holder_vm_id = ?", id)
 	if len(uuids) != 1 {
 		t.Fatalf("%s holds %v", id, uuids)
 	}
@@ -190,9 +186,7 @@ func TestSweepEndsPreemptedTeardown(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		preempted(t, st)
 		later := time.Now().Add(time.Hour)
-		if err := st.DB.Exec("UPDATE nodes SET status = ? WHERE id = 'n1'", models.NodeOffline).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, "UPDATE nodes SET status = ? WHERE id = 'n1'", models.NodeOffline)
 		n, err := sweep.New(st).ExpireTeardowns(context.Background(), later, time.Minute)
 		if err != nil || n != 2 {
 			t.Fatalf("sweep: %d %v", n, err)

@@ -26,18 +26,14 @@ func service(st *store.Store) *Service {
 func node(t *testing.T, st *store.Store, id string) models.Node {
 	t.Helper()
 	var n models.Node
-	if err := st.DB.Take(&n, "id = ?", id).Error; err != nil {
-		t.Fatalf("node %s: %v", id, err)
-	}
+	storetest.Take(t, st, &n, "nodes", "id = ?", id)
 	return n
 }
 
 func vm(t *testing.T, st *store.Store, id string) models.VM {
 	t.Helper()
 	var v models.VM
-	if err := st.DB.Take(&v, "id = ?", id).Error; err != nil {
-		t.Fatalf("vm %s: %v", id, err)
-	}
+	storetest.Take(t, st, &v, "vms", "id = ?", id)
 	return v
 }
 
@@ -45,9 +41,7 @@ func vm(t *testing.T, st *store.Store, id string) models.VM {
 func gpuRows(t *testing.T, st *store.Store, nodeID string) string {
 	t.Helper()
 	var gs []models.GPU
-	if err := st.DB.Where("node_id = ?", nodeID).Order("idx").Find(&gs).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &gs, "SELECT * FROM gpus WHERE node_id = ? ORDER BY idx", nodeID)
 	var out []string
 	for _, g := range gs {
 		reason, holder := "", ""
@@ -93,12 +87,12 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 			t.Fatalf("gpus\n got %s\nwant %s", got, want)
 		}
 		var ms []models.GPUModel
-		st.DB.Order("id").Find(&ms)
+		storetest.Scan(t, st, &ms, "SELECT * FROM gpu_models ORDER BY id")
 		if fmt.Sprint(ms) != "[{amd-instinct-mi300x AMD Instinct MI300X AMD 192} {nvidia-h100-80gb-hbm3 NVIDIA H100 80GB HBM3 NVIDIA 80}]" {
 			t.Fatalf("models = %v", ms)
 		}
 		var g models.GPU
-		st.DB.Take(&g, "id = ?", "GPU-c")
+		storetest.Take(t, st, &g, "gpus", "id = ?", "GPU-c")
 		if g.ModelID != "amd-instinct-mi300x" || g.Address != "0000:9D:00.0" {
 			t.Fatalf("gpu = %+v", g)
 		}
@@ -111,8 +105,7 @@ func TestInventoryRegistersNewNode(t *testing.T) {
 		if got := gpuRows(t, st, "dgx-01"); got != want {
 			t.Fatalf("gpus after the same inventory: %s", got)
 		}
-		var count int64
-		st.DB.Table("gpu_models").Count(&count)
+		count := storetest.Count(t, st, "gpu_models", "")
 		if count != 2 {
 			t.Fatalf("%d models", count)
 		}
@@ -168,11 +161,11 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 			t.Fatalf("gpus\n got %s\nwant %s", got, want)
 		}
 		var g models.GPU
-		st.DB.Take(&g, "id = ?", "g2")
+		storetest.Take(t, st, &g, "gpus", "id = ?", "g2")
 		if g.Address != "0000:1C:00.0" || g.ModelID != "h100" {
 			t.Errorf("moved GPU = %+v", g)
 		}
-		st.DB.Take(&g, "id = ?", "GPU-e")
+		storetest.Take(t, st, &g, "gpus", "id = ?", "GPU-e")
 		if g.ModelID != "h100" {
 			t.Errorf("a new GPU of a known name takes the catalog entry of that name: %q", g.ModelID)
 		}
@@ -205,8 +198,7 @@ func TestInventoryReconcilesKnownNode(t *testing.T) {
 			GPUs: []inventoryGPU{h100(0, "GPU-z")}}, t0)
 		datasettest.WantError(t, err, 409, CodeGPUOnOtherNode,
 			`GPU GPU-z is registered on node "other"; an operator must remove it there before this node can report it`)
-		var count int64
-		st.DB.Table("nodes").Where("name = ?", "dgx-03").Count(&count)
+		count := storetest.Count(t, st, "nodes", "name = ?", "dgx-03")
 		if count != 0 {
 			t.Error("a refused inventory registered its node")
 		}
@@ -253,9 +245,9 @@ func TestConcurrentRegistration(t *testing.T) {
 			}
 			var nodes, gpuCount, modelCount int64
 			st := replicas[0]
-			st.DB.Table("nodes").Count(&nodes)
-			st.DB.Table("gpus").Count(&gpuCount)
-			st.DB.Table("gpu_models").Count(&modelCount)
+			nodes = storetest.Count(t, st, "nodes", "")
+			gpuCount = storetest.Count(t, st, "gpus", "")
+			modelCount = storetest.Count(t, st, "gpu_models", "")
 			if n != 1 || nodes != 1 || gpuCount != 8 || modelCount != 1 {
 				t.Fatalf("created %d times; %d nodes, %d gpus, %d models", n, nodes, gpuCount, modelCount)
 			}
@@ -265,7 +257,7 @@ func TestConcurrentRegistration(t *testing.T) {
 
 // An inventory may not move a node that holds workloads to another
 // cluster; refused, nothing written. (HTTP tests cover the figures and
-// GPUs: httpapi.TestInventoryMayNotShrinkHeld.)
+// GPUs: nodeid's TestInventoryMayNotShrinkHeld.)
 func TestInventoryMayNotMoveHeld(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()

@@ -8,7 +8,6 @@ import (
 
 	"gpugraph/internal/dataset/datasettest"
 	"gpugraph/internal/store"
-	"gpugraph/internal/store/sqlcount"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
@@ -26,10 +25,7 @@ func TestReportStatements(t *testing.T) {
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		count, err := sqlcount.Register(st.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
+		count := storetest.CountStatements(t, st)
 		datasettest.Load(t, st, reconcileFixture)
 		svc := service(st)
 		var got []int64
@@ -54,11 +50,11 @@ func TestReportStatements(t *testing.T) {
 		known.Sequence = 2
 		run("the same inventory again", func() error { _, err := svc.register(ctx, known, t0); return err })
 
-		st.DB.Exec("UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
-		st.DB.Exec("UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
-		st.DB.Exec("UPDATE vms SET status = 'deploying', status_reason = '' WHERE id = 'vm2'")
+		storetest.Exec(t, st, "UPDATE nodes SET status = 'offline' WHERE id = 'n1'")
+		storetest.Exec(t, st, "UPDATE vms SET status = 'interrupted', status_reason = 'node_lost', interrupted_at = ? WHERE id = 'vm1'", t0)
+		storetest.Exec(t, st, "UPDATE vms SET status = 'deploying', status_reason = '' WHERE id = 'vm2'")
 		var gen int
-		st.DB.Table("vms").Where("id = 'vm2'").Pluck("generation", &gen)
+		storetest.Scan(t, st, &gen, "SELECT generation FROM vms WHERE id = 'vm2'")
 		run("a heartbeat that resumes, moves a row and fails a GPU", func() error {
 			_, err := svc.recordHeartbeat(ctx, heartbeat{NodeName: "dgx-01", Sequence: 3, GPUs: []heartbeatGPU{
 				{UUID: "GPU-a", Health: models.GPUHealthy, Utilization: 87},

@@ -28,7 +28,7 @@ func TestHeartbeatRacesSweep(t *testing.T) {
 			sw, reports := sweep.New(replicas[1]), service(replicas[2])
 			for i := range 20 {
 				now := t0.Add(time.Duration(i) * time.Hour)
-				st.DB.Exec("UPDATE nodes SET status = 'online', last_heartbeat_at = ? WHERE id = 'silent'", now.Add(-time.Minute))
+				storetest.Exec(t, st, "UPDATE nodes SET status = 'online', last_heartbeat_at = ? WHERE id = 'silent'", now.Add(-time.Minute))
 				var wg sync.WaitGroup
 				wg.Go(func() {
 					if _, err := sw.Sweep(context.Background(), now, 30*time.Second); err != nil {

@@ -153,9 +153,7 @@ func ids(as []agentapi.Assignment) string {
 func events(t *testing.T, st *store.Store, id string) string {
 	t.Helper()
 	var evs []models.VMEvent
-	if err := st.DB.Where("vm_id = ?", id).Order("id").Find(&evs).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &evs, "SELECT * FROM vm_events WHERE vm_id = ? ORDER BY id", id)
 	out := ""
 	for i, e := range evs {
 		if i > 0 {
@@ -174,13 +172,8 @@ func events(t *testing.T, st *store.Store, id string) string {
 func checkHeld(t *testing.T, st *store.Store, id string, down bool, gpus int64) {
 	t.Helper()
 	var vm models.VM
-	if err := st.DB.Where("id = ?", id).Take(&vm).Error; err != nil {
-		t.Fatal(err)
-	}
-	var held int64
-	if err := st.DB.Model(&models.GPU{}).Where("holder_vm_id = ?", id).Count(&held).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Take(t, st, &vm, "vms", "id = ?", id)
+	held := storetest.Count(t, st, "gpus", "holder_vm_id = ?", id)
 	if vm.TearingDown != down || held != gpus {
 		t.Errorf("%s (%s): tearingDown %v holding %d GPUs, want %v and %d", id, vm.Status, vm.TearingDown, held, down, gpus)
 	}

@@ -8,15 +8,14 @@ import (
 	"gpugraph/internal/services/nodeid"
 	"gpugraph/internal/services/nodes"
 	"gpugraph/internal/store"
+	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
 )
 
 func vm(t *testing.T, st *store.Store, id string) models.VM {
 	t.Helper()
 	var v models.VM
-	if err := st.DB.Take(&v, "id = ?", id).Error; err != nil {
-		t.Fatalf("vm %s: %v", id, err)
-	}
+	storetest.Take(t, st, &v, "vms", "id = ?", id)
 	return v
 }
 

@@ -34,9 +34,7 @@ func TestRunnerHoldsOffOneGrace(t *testing.T) {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 		status := func() models.NodeStatus {
 			var n models.Node
-			if err := st.DB.Take(&n, "id = ?", "n").Error; err != nil {
-				t.Fatal(err)
-			}
+			storetest.Take(t, st, &n, "nodes", "id = ?", "n")
 			return n.Status
 		}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -9,7 +9,6 @@ import (
 	"gpugraph/internal/dataset/datasettest"
 	"gpugraph/internal/services/sweep"
 	"gpugraph/internal/store"
-	"gpugraph/internal/store/sqlcount"
 	"gpugraph/internal/store/storetest"
 )
 
@@ -27,10 +26,7 @@ func TestSweepStatements(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-		count, err := sqlcount.Register(st.DB)
-		if err != nil {
-			t.Fatal(err)
-		}
+		count := storetest.CountStatements(t, st)
 		datasettest.Load(t, st, sweepFixture(t0))
 		sw := sweep.New(st)
 		var got []int64
@@ -45,8 +41,8 @@ func TestSweepStatements(t *testing.T) {
 		sweepAt := func() error { _, err := sw.Sweep(ctx, t0, grace); return err }
 		run(sweepAt)
 		run(sweepAt)
-		st.DB.Exec("UPDATE nodes SET leaving_at = ? WHERE id = 'live'", t0.Add(time.Hour))
-		st.DB.Exec("UPDATE nodes SET leaving_at = ? WHERE id = 'edge'", t0.Add(-time.Hour))
+		storetest.Exec(t, st, "UPDATE nodes SET leaving_at = ? WHERE id = 'live'", t0.Add(time.Hour))
+		storetest.Exec(t, st, "UPDATE nodes SET leaving_at = ? WHERE id = 'edge'", t0.Add(-time.Hour))
 		run(sweepAt)
 		later := t0.Add(10 * 365 * 24 * time.Hour)
 		fail := func() error { _, err := sw.FailStuckDeploying(ctx, later, time.Minute); return err }

@@ -78,9 +78,7 @@ func sweepFixture(t0 time.Time) string {
 func states(t *testing.T, st *store.Store) string {
 	t.Helper()
 	var vms []models.VM
-	if err := st.DB.Order("id").Find(&vms).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &vms, "SELECT * FROM vms ORDER BY id")
 	var out []string
 	for _, v := range vms {
 		at := "-"
@@ -88,7 +86,7 @@ func states(t *testing.T, st *store.Store) string {
 			at = models.FormatTime(*v.InterruptedAt)
 		}
 		var held []string
-		st.DB.Table("gpus").Where("holder_vm_id = ?", v.ID).Order("id").Pluck("id", &held)
+		storetest.Scan(t, st, &held, "SELECT id FROM gpus WHERE holder_vm_id = ? ORDER BY id", v.ID)
 		out = append(out, fmt.Sprintf("%s=%s/%s/%s/%d", v.ID, v.Status, v.StatusReason, at, len(held)))
 	}
 	return strings.Join(out, "\n")
@@ -97,7 +95,7 @@ func states(t *testing.T, st *store.Store) string {
 func nodeStatuses(t *testing.T, st *store.Store) string {
 	t.Helper()
 	var ns []models.Node
-	st.DB.Order("id").Find(&ns)
+	storetest.Scan(t, st, &ns, "SELECT * FROM nodes ORDER BY id")
 	var out []string
 	for _, n := range ns {
 		out = append(out, n.ID+"="+string(n.Status))
@@ -144,8 +142,7 @@ func TestSweep(t *testing.T) {
 		if got := states(t, st); got != want {
 			t.Fatalf("vms\n got %s\nwant %s", got, want)
 		}
-		var freed int64
-		st.DB.Table("gpus").Where("id IN ? AND holder_vm_id IS NULL", []string{"live-g1", "live-g2", "live-g3"}).Count(&freed)
+		freed := storetest.Count(t, st, "gpus", "id IN ? AND holder_vm_id IS NULL", []string{"live-g1", "live-g2", "live-g3"})
 		if freed != 3 {
 			t.Errorf("%d of 3 GPUs released", freed)
 		}
@@ -264,8 +261,8 @@ func TestFailStuckDeploying(t *testing.T) {
 		ctx := context.Background()
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 		datasettest.Load(t, st, sweepFixture(t0))
-		st.DB.Exec("UPDATE vms SET status_changed_at = ? WHERE id = 'silent-deploying'", t0.Add(-11*time.Minute))
-		st.DB.Exec("UPDATE vms SET status = 'deploying', status_changed_at = ? WHERE id = 'live-vm'", t0.Add(-9*time.Minute))
+		storetest.Exec(t, st, "UPDATE vms SET status_changed_at = ? WHERE id = 'silent-deploying'", t0.Add(-11*time.Minute))
+		storetest.Exec(t, st, "UPDATE vms SET status = 'deploying', status_changed_at = ? WHERE id = 'live-vm'", t0.Add(-9*time.Minute))
 		sw := sweep.New(st)
 		n, err := sw.FailStuckDeploying(ctx, t0, sweep.DefaultProvisionTimeout)
 		if err != nil || n != 1 {
@@ -276,8 +273,7 @@ func TestFailStuckDeploying(t *testing.T) {
 			v.StatusReason != want {
 			t.Errorf("silent-deploying = %s %q, want failed %q", v.Status, v.StatusReason, want)
 		}
-		var held int64
-		st.DB.Table("gpus").Where("holder_vm_id = ?", "silent-deploying").Count(&held)
+		held := storetest.Count(t, st, "gpus", "holder_vm_id = ?", "silent-deploying")
 		if held != 0 {
 			t.Errorf("a failed row still holds %d GPUs", held)
 		}

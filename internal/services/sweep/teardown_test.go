@@ -46,17 +46,11 @@ func teardownFixture(t *testing.T, st *store.Store, t0 time.Time) {
 		"UPDATE gpus SET holder_vm_id = 'away-vm' WHERE id = 'a1'",
 		"UPDATE gpus SET holder_vm_id = 'here-pod' WHERE id = 'h0'",
 	} {
-		if err := st.DB.Exec(q).Error; err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, st, q)
 	}
-	if err := st.DB.Exec("INSERT INTO vms (id, name, organization_id, node_id, status, status_reason, capability_tier, gpu_model_id, gpu_count, tearing_down, deleted_at) "+
-		"VALUES ('away-expired', 'away-expired', 'o', 'away', 'terminated', 'node_lost', 'pod', 'h100', 1, ?, ?)", true, t0.Add(-time.Hour)).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := st.DB.Exec("UPDATE gpus SET holder_vm_id = 'away-expired' WHERE id = 'a2'").Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, st, "INSERT INTO vms (id, name, organization_id, node_id, status, status_reason, capability_tier, gpu_model_id, gpu_count, tearing_down, deleted_at) "+
+		"VALUES ('away-expired', 'away-expired', 'o', 'away', 'terminated', 'node_lost', 'pod', 'h100', 1, ?, ?)", true, t0.Add(-time.Hour))
+	storetest.Exec(t, st, "UPDATE gpus SET holder_vm_id = 'away-expired' WHERE id = 'a2'")
 }
 
 // held answers "id=tearingDown/gpus" for the fixture's rows.
@@ -67,10 +61,7 @@ func held(t *testing.T, st *store.Store) map[string]string {
 		TearingDown bool
 		Held        int
 	}
-	if err := st.DB.Raw("SELECT v.id, v.tearing_down, (SELECT COUNT(*) FROM gpus WHERE holder_vm_id = v.id) AS held FROM vms v ORDER BY v.id").
-		Scan(&rows).Error; err != nil {
-		t.Fatal(err)
-	}
+	storetest.Scan(t, st, &rows, "SELECT v.id, v.tearing_down, (SELECT COUNT(*) FROM gpus WHERE holder_vm_id = v.id) AS held FROM vms v ORDER BY v.id")
 	out := map[string]string{}
 	for _, r := range rows {
 		out[r.ID] = map[bool]string{true: "down", false: "up"}[r.TearingDown] + "/" + string(rune('0'+r.Held))
@@ -119,9 +110,7 @@ func TestExpireTeardownsReplicas(t *testing.T) {
 			}
 			for _, id := range []string{"away-pod", "away-vm", "away-expired"} {
 				var evs []models.VMEvent
-				if err := st.DB.Where("vm_id = ?", id).Find(&evs).Error; err != nil {
-					t.Fatal(err)
-				}
+				storetest.Scan(t, st, &evs, "SELECT * FROM vm_events WHERE vm_id = ?", id)
 				v := vm(t, st, id)
 				if len(evs) != 1 || evs[0].Transition != models.TeardownExpired || evs[0].From != v.Status || evs[0].To != v.Status ||
 					evs[0].ActorKind != models.ActorSweep || evs[0].Reason != v.StatusReason {
