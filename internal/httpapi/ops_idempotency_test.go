@@ -111,9 +111,7 @@ func TestIdempotencyKey(t *testing.T) {
 		if status, _, _ := doRaw(t, env, "POST", "/v1/vms/vm-a/stop", "acme-reader", nil, withKey("k5")); status != 403 {
 			t.Errorf("reader's stop = %d", status)
 		}
-		var n int64
-		st.DB.Table("idempotency_keys").Where("idem_key = ?", "k5").Count(&n)
-		if n != 0 {
+		if n := storetest.Count(t, st, "idempotency_keys", "idem_key = ?", "k5"); n != 0 {
 			t.Errorf("a 403 kept its key")
 		}
 	})
