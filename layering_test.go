@@ -499,15 +499,6 @@ func TestTheWalkerRuleBites(t *testing.T) {
 // harnesses, which run the whole server by design.
 var serverPackages = []string{"gpugraph", "gpugraph/internal/httpapi", "gpugraph/internal/httpapi/rest", "gpugraph/resolvers", "gpugraph/web", "gpugraph/cmd", "gpugraph/demo", "gpugraph/bench"}
 
-// TestTestsBesideTheirCode keeps each package's tests on its own API: no
-// test of a package that is not a face (a service, the store, the data
-// set, …) imports httpapi or its test server internal/httpapi/servertest. The
-// shared fixture is in internal/dataset/datasettest, which speaks no HTTP.
-// The one exception is a service's or the agent's external test package
-// (apiSuites): the suite that pins what the service does as the API
-// serves it sits beside the service, and runs the server through
-// servertest only (never httpapi itself), so that httpapi's own suite
-// keeps to the contract.
 // apiSuites reports whether package path's external tests may run the
 // server through servertest: a service's, or the agent's, whose
 // end-to-end tests run its binary against a server.
@@ -515,6 +506,20 @@ func apiSuites(path string) bool {
 	return strings.HasPrefix(path, "gpugraph/internal/services/") || path == "gpugraph/internal/agent"
 }
 
+// serverClient is the package that is a client of the server's API, the
+// cluster connector: its tests (in the package too, where its sender's
+// retries are read) need a real server to talk to, through servertest.
+const serverClient = "gpugraph/internal/cluster/clusterconnector"
+
+// TestTestsBesideTheirCode keeps each package's tests on its own API: no
+// test of a package that is not a face (a service, the store, the data
+// set, …) imports httpapi or its test server internal/httpapi/servertest. The
+// shared fixture is in internal/dataset/datasettest, which speaks no HTTP.
+// Two exceptions run the server through servertest only (never httpapi
+// itself): a service's or the agent's external test package (apiSuites),
+// the suite that pins what the service does as the API serves it, beside
+// the service, so that httpapi's own suite keeps to the contract; and
+// the tests of the API's one client in the tree (serverClient).
 func TestTestsBesideTheirCode(t *testing.T) {
 	serves := func(path string) bool {
 		if path == "gpugraph" {
@@ -535,12 +540,12 @@ func TestTestsBesideTheirCode(t *testing.T) {
 		}
 		checked++
 		for _, imp := range p.TestImports {
-			if under(imp, "gpugraph/internal/httpapi") {
+			if under(imp, "gpugraph/internal/httpapi") && !(path == serverClient && imp == "gpugraph/internal/httpapi/servertest") {
 				t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/internal/dataset/datasettest); only %v run the server", path, imp, serverPackages)
 			}
 		}
 		for _, imp := range p.XTestImports {
-			if !under(imp, "gpugraph/internal/httpapi") || apiSuites(path) && imp == "gpugraph/internal/httpapi/servertest" {
+			if !under(imp, "gpugraph/internal/httpapi") || (apiSuites(path) || path == serverClient) && imp == "gpugraph/internal/httpapi/servertest" {
 				continue
 			}
 			t.Errorf("a test of %s imports %s: test the package's own API (the fixture is in gpugraph/internal/dataset/datasettest); only %v run the server, and the external tests of a service or the agent through gpugraph/internal/httpapi/servertest", path, imp, serverPackages)
