@@ -73,17 +73,21 @@ func TestRetentionKeepsWhatMeteringHasNotApplied(t *testing.T) {
 		then := store.Now().Add(-48 * time.Hour)
 		a := applyAt(t, st, "vm-acme-1", models.UserStop, then)
 		b := applyAt(t, st, "vm-acme-2", models.UserTerminate, then)
+		c := applyAt(t, st, "pod-acme-1", models.UserTerminate, then)
 		err := st.InTx(ctx, func(tx *store.Txn) error {
 			return st.CreateCursors(tx, []models.UsageCursor{
 				{VMID: "vm-acme-1", OrganizationID: "org-acme", Through: then, LastEventID: a.ID - 1, Status: models.VMRunning},
-				{VMID: "vm-acme-2", OrganizationID: "org-acme", Through: then, LastEventID: b.ID, Status: models.VMTerminated}})
+				{VMID: "vm-acme-2", OrganizationID: "org-acme", Through: then, LastEventID: b.ID, Status: models.VMTerminated},
+				// Finished before its last event: nothing more is applied.
+				{VMID: "pod-acme-1", OrganizationID: "org-acme", Through: then, LastEventID: c.ID - 1,
+					Status: models.VMTerminated, Done: true}})
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		n, err := st.DeleteEventsBefore(ctx, store.Now().Add(-time.Hour))
-		if err != nil || n != 1 {
-			t.Fatalf("deleted %d, %v; want 1 (vm-acme-2's, applied)", n, err)
+		if err != nil || n != 2 {
+			t.Fatalf("deleted %d, %v; want 2 (vm-acme-2's, applied, and pod-acme-1's, finished)", n, err)
 		}
 		var left []int64
 		st.DB.Table("vm_events").Order("id").Pluck("id", &left)

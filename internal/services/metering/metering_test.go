@@ -446,3 +446,32 @@ func TestRandomLifecyclesAreBilledWhatTheirTransitionsSay(t *testing.T) {
 		}
 	})
 }
+
+// The runner passes on its own every interval, at its service's clock
+// less the settling time.
+func TestTheRunnerPassesEveryInterval(t *testing.T) {
+	datasettest.Each(t, func(t *testing.T, st *store.Store) {
+		clk := &clock{now: t0}
+		m := metering.New(st, clk.Now)
+		m.Settle = 0
+		if _, err := m.Pass(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(t0.Add(time.Hour))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { metering.NewRunner(m, 10*time.Millisecond).Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			ms, _ := sums(t, st, "vm-acme-1")
+			if ms[models.UsageCompute] == 3_600_000 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 10 s the runner closed %d ms of vm-acme-1's hour", ms[models.UsageCompute])
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
