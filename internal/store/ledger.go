@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"gpugraph/models"
 )
@@ -11,20 +13,38 @@ import (
 
 // AppendLedger appends the entries es, each unless its organization has an
 // entry of its idempotency key already, and answers those it wrote (with
-// their ids).
+// their ids): one statement for up to 200.
 func (s *Store) AppendLedger(tx *Txn, es []*models.LedgerEntry) ([]*models.LedgerEntry, error) {
 	var written []*models.LedgerEntry
-	for _, e := range es {
-		var id []int64
-		err := tx.db.Raw(`INSERT INTO ledger_entries (organization_id, kind, amount_micro_cents, reason, idempotency_key, created_at)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (organization_id, idempotency_key) DO NOTHING RETURNING id`,
-			e.OrganizationID, e.Kind, e.AmountMicroCents, e.Reason, e.IdempotencyKey, e.CreatedAt).Scan(&id).Error
-		if err != nil {
+	for part := range slices.Chunk(es, 200) {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO ledger_entries (organization_id, kind, amount_micro_cents, reason, idempotency_key, created_at) VALUES ")
+		args := make([]any, 0, 6*len(part))
+		for i, e := range part {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(args, e.OrganizationID, e.Kind, e.AmountMicroCents, e.Reason, e.IdempotencyKey, e.CreatedAt)
+		}
+		sb.WriteString(" ON CONFLICT (organization_id, idempotency_key) DO NOTHING RETURNING id, organization_id, idempotency_key")
+		var got []struct {
+			ID             int64
+			OrganizationID string
+			IdempotencyKey string
+		}
+		if err := tx.db.Raw(sb.String(), args...).Scan(&got).Error; err != nil {
 			return nil, err
 		}
-		if len(id) == 1 {
-			e.ID = id[0]
-			written = append(written, e)
+		ids := make(map[[2]string]int64, len(got))
+		for _, g := range got {
+			ids[[2]string{g.OrganizationID, g.IdempotencyKey}] = g.ID
+		}
+		for _, e := range part {
+			if id, ok := ids[[2]string{e.OrganizationID, e.IdempotencyKey}]; ok {
+				e.ID = id
+				written = append(written, e)
+			}
 		}
 	}
 	return written, nil

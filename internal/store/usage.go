@@ -209,27 +209,52 @@ func (s *Store) InsertUsage(tx *Txn, recs []*models.UsageRecord) ([]*models.Usag
 		if err := tx.db.Raw(sb.String(), args...).Scan(&got).Error; err != nil {
 			return nil, err
 		}
+		type key struct {
+			vm   string
+			kind models.UsageKind
+			at   int64
+		}
+		ids := make(map[key]int64, len(got))
 		for _, g := range got {
-			for _, r := range part {
-				if r.ID == 0 && r.VMID == g.VMID && r.Kind == g.Kind && r.PeriodStart.Equal(g.PeriodStart) {
-					r.ID = g.ID
-					written = append(written, r)
-					break
-				}
+			ids[key{g.VMID, g.Kind, g.PeriodStart.UnixNano()}] = g.ID
+		}
+		for _, r := range part {
+			if id, ok := ids[key{r.VMID, r.Kind, r.PeriodStart.UnixNano()}]; ok {
+				r.ID = id
+				written = append(written, r)
 			}
 		}
 	}
 	return written, nil
 }
 
-// SaveCursors writes the cursors cs, which the caller locked in tx.
+var cursorColumns = []string{"vm_id", "organization_id", "through", "last_event_id", "status", "price_per_hour_cents",
+	"storage_gb", "compute_carry", "storage_carry", "done"}
+
+// SaveCursors writes the cursors cs, which the caller locked in tx: one
+// statement for up to 200 (an upsert of rows that are there, which both
+// engines type from the table, where an UPDATE … FROM (VALUES …) would
+// need PostgreSQL's casts).
 func (s *Store) SaveCursors(tx *Txn, cs []models.UsageCursor) error {
-	for _, c := range cs {
-		err := tx.db.Model(&models.UsageCursor{}).Where("vm_id = ?", c.VMID).Updates(map[string]any{
-			"through": c.Through, "last_event_id": c.LastEventID, "status": c.Status,
-			"price_per_hour_cents": c.PricePerHourCents, "storage_gb": c.StorageGb,
-			"compute_carry": c.ComputeCarry, "storage_carry": c.StorageCarry, "done": c.Done}).Error
-		if err != nil {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cursorColumns)), ", ") + ")"
+	var set []string
+	for _, c := range cursorColumns[2:] {
+		set = append(set, c+" = excluded."+c)
+	}
+	for part := range slices.Chunk(cs, 200) {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO usage_cursors (" + strings.Join(cursorColumns, ", ") + ") VALUES ")
+		args := make([]any, 0, len(part)*len(cursorColumns))
+		for i, c := range part {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(row)
+			args = append(args, c.VMID, c.OrganizationID, c.Through, c.LastEventID, c.Status, c.PricePerHourCents,
+				c.StorageGb, c.ComputeCarry, c.StorageCarry, c.Done)
+		}
+		sb.WriteString(" ON CONFLICT (vm_id) DO UPDATE SET " + strings.Join(set, ", "))
+		if err := tx.db.Exec(sb.String(), args...).Error; err != nil {
 			return err
 		}
 	}
