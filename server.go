@@ -35,6 +35,7 @@ import (
 	"gpugraph/internal/services/compute"
 	"gpugraph/internal/services/credentials"
 	"gpugraph/internal/services/live"
+	"gpugraph/internal/services/metering"
 	"gpugraph/internal/services/podmetrics"
 	"gpugraph/internal/services/promsource"
 	"gpugraph/internal/services/scheduler"
@@ -70,6 +71,7 @@ type options struct {
 	pendingTimeout          time.Duration
 	maxPendingPerOrg        int
 	schedulerInterval       time.Duration
+	meteringInterval        time.Duration
 	shutdownTimeout         time.Duration
 	readTimeout             time.Duration
 	readHeaderTimeout       time.Duration
@@ -140,6 +142,8 @@ func parseFlags(args []string) (options, error) {
 		"the most VMs and pods one organization may have pending (queued); a create that would queue one more answers 409 PENDING_LIMIT_EXCEEDED")
 	fs.DurationVar(&o.schedulerInterval, "scheduler-interval", scheduler.DefaultInterval,
 		"how often the scheduler tries the pending queue besides whenever capacity may have freed")
+	fs.DurationVar(&o.meteringInterval, "metering-interval", metering.DefaultInterval,
+		"how often the metering pass closes the workloads' usage into records and prepaid organizations' ledgers")
 	fs.DurationVar(&o.provisionTimeout, "provision-timeout", sweep.DefaultProvisionTimeout,
 		"how long a VM or pod may stay deploying before it fails (no node agent reported it running)")
 	fs.DurationVar(&o.teardownGrace, "teardown-grace", sweep.DefaultTeardownGrace,
@@ -252,6 +256,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.schedulerInterval <= 0 {
 		return o, fmt.Errorf("--scheduler-interval %v: must be positive", o.schedulerInterval)
+	}
+	if o.meteringInterval <= 0 {
+		return o, fmt.Errorf("--metering-interval %v: must be positive", o.meteringInterval)
 	}
 	if o.provisionTimeout <= 0 {
 		return o, fmt.Errorf("--provision-timeout %v: must be positive", o.provisionTimeout)
@@ -451,6 +458,7 @@ func run(ctx context.Context, args []string) error {
 	go p.sweep.Run(ctx)
 	go p.scheduler.Run(ctx)
 	go p.retention.Run(ctx)
+	go p.metering.Run(ctx)
 	// At the stop signal the heartbeat deletes this process's row (the
 	// listener closes at once, so the others may take its share), and the
 	// process waits for that before it closes the store (however run
@@ -490,6 +498,7 @@ type process struct {
 	sweep     *sweep.Runner
 	scheduler *scheduler.Runner
 	retention *live.Retention
+	metering  *metering.Runner
 }
 
 // compose is the composition root of the server: it builds the process's
@@ -512,6 +521,7 @@ func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth
 		scheduler: scheduler.NewRunner(scheduler.New(st, svc.Compute), scheduler.Options{Interval: o.schedulerInterval,
 			PendingTimeout: o.pendingTimeout}),
 		retention: live.NewRetention(st, o.eventRetention, 10*time.Minute),
+		metering:  metering.NewRunner(svc.Metering, o.meteringInterval),
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -31,5 +33,29 @@ func TestOneComputeServicePerProcess(t *testing.T) {
 	}
 	if got := p.services.Compute.MaxPending; got != 7 {
 		t.Errorf("compute.Service.MaxPending %d, want 7 (--max-pending-per-org)", got)
+	}
+}
+
+// The metering pass is one of the process's jobs: it meters with the
+// services' one metering.Service, every --metering-interval (1m unless
+// set), and a period that is not positive is refused.
+func TestMeteringIsAJobOfTheProcess(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+	}{{nil, time.Minute}, {[]string{"--metering-interval", "1s"}, time.Second}} {
+		o, err := parseFlags(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := compose(st, o, nil, nil, nil, nil)
+		if p.metering.Service() != p.services.Metering || p.metering.Interval() != c.want {
+			t.Errorf("%v: the runner meters with %p every %s; want the services' %p every %s",
+				c.args, p.metering.Service(), p.metering.Interval(), p.services.Metering, c.want)
+		}
+	}
+	if _, err := parseFlags([]string{"--metering-interval", "0s"}); err == nil || !strings.Contains(err.Error(), "--metering-interval") {
+		t.Errorf("--metering-interval 0s: %v", err)
 	}
 }

@@ -452,6 +452,13 @@ type VMEvent struct {
 	// empty — a first placement, or a move whose old volume is gone.
 	VolumeID    string `gorm:"column:volume_id" json:"volumeId"`
 	FreshVolume bool   `gorm:"column:fresh_volume" json:"freshVolume"`
+	// PricePerHourCents is the row's price after the event, which the
+	// metering pass bills its running time at; nil on events written
+	// before it was kept (the pass reads the row's). StorageGb is the
+	// disk or volume the row keeps where its status after the event is
+	// stopped (billed as storage), 0 otherwise. Neither is on the wire.
+	PricePerHourCents *int `gorm:"column:price_per_hour_cents" json:"-"`
+	StorageGb         int  `gorm:"column:storage_gb" json:"-"`
 }
 
 // TableName is the event log's table.

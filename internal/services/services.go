@@ -18,6 +18,8 @@
 package services
 
 import (
+	"time"
+
 	"gpugraph/internal/auth"
 	"gpugraph/internal/services/clustersync"
 	"gpugraph/internal/services/compute"
@@ -27,6 +29,7 @@ import (
 	"gpugraph/internal/services/idempotency"
 	"gpugraph/internal/services/instancetypes"
 	"gpugraph/internal/services/live"
+	"gpugraph/internal/services/metering"
 	"gpugraph/internal/services/nodeid"
 	"gpugraph/internal/services/nodes"
 	"gpugraph/internal/services/podmetrics"
@@ -66,6 +69,9 @@ type Services struct {
 	Idempotency *idempotency.Service
 	// Live serves the subscriptions.
 	Live *live.Feed
+	// Metering closes usage (its pass, run by the command's runner) and
+	// answers balances, usage and operators' credits.
+	Metering *metering.Service
 }
 
 // Config is what the command line chooses of the services; the zero
@@ -88,6 +94,9 @@ type Config struct {
 	// pending (compute.Service.MaxPending); zero is
 	// compute.DefaultMaxPending.
 	MaxPendingPerOrg int
+	// Clock is the metering's clock (store.Now when nil); tests simulate
+	// time with it.
+	Clock func() time.Time
 }
 
 // New builds every service over st.
@@ -118,5 +127,6 @@ func New(st *store.Store, cfg Config) *Services {
 		Credentials:   credentials.New(st, cfg.Tokens),
 		Idempotency:   idempotency.New(st),
 		Live:          cfg.Live,
+		Metering:      metering.New(st, cfg.Clock),
 	}
 }

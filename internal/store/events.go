@@ -68,9 +68,14 @@ func deref(n *int64) int64 {
 }
 
 // DeleteEventsBefore drops the events of both logs (VMs' and nodes')
-// older than cutoff (the retention sweep) and answers how many went.
+// older than cutoff (the retention sweep) and answers how many went. A VM
+// event its workload's metering cursor has not applied yet is kept, so
+// retention never takes a transition before its usage is closed (a
+// finished cursor applies nothing more: a terminated row's later events
+// go).
 func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	res := s.WithContext(ctx).Where("at < ?", cutoff).Delete(&models.VMEvent{})
+	res := s.WithContext(ctx).Where(`at < ? AND NOT EXISTS (SELECT 1 FROM usage_cursors c
+		WHERE c.vm_id = vm_events.vm_id AND c.last_event_id < vm_events.id AND NOT c.done)`, cutoff).Delete(&models.VMEvent{})
 	if res.Error != nil {
 		return 0, res.Error
 	}

@@ -103,6 +103,9 @@ func (s *Store) Apply(tx *Txn, vm *models.VM, ch Change, now time.Time) (*models
 	}
 	ev := eventOf(t, ch, vm, generation, now)
 	ev.VolumeID, ev.FreshVolume = vol.ID, vol.Fresh
+	if ev.StorageGb, err = keptStorage(tx.db, t, ev.To, vm.ID); err != nil {
+		return nil, err
+	}
 	if err := s.appendEvent(tx.db, ev); err != nil {
 		return nil, err
 	}
@@ -250,6 +253,9 @@ type lockedRow struct {
 	Generation        int
 	TearingDown       bool
 	HandedOver        bool
+	PricePerHourCents int
+	// KeptGb is the size of its live disk or volume (metering's storage).
+	KeptGb int
 	// AgentNode: its node has had an agent report (it tears down).
 	AgentNode bool
 }
@@ -258,7 +264,8 @@ type lockedRow struct {
 func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 	var rows []lockedRow
 	err := s.forUpdate(q.Table("vms").
-		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage, generation, tearing_down, handed_over, " +
+		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage, generation, tearing_down, handed_over, price_per_hour_cents, " +
+			"COALESCE((SELECT SUM(size_gb) FROM volumes WHERE volumes.vm_id = vms.id AND volumes.deleted_at IS NULL), 0) AS kept_gb, " +
 			"EXISTS (SELECT 1 FROM nodes WHERE nodes.id = vms.node_id AND nodes.agent_reported_at IS NOT NULL) AS agent_node").
 		Order("id")).Scan(&rows).Error
 	return rows, err
@@ -286,12 +293,17 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 	var events []*models.VMEvent
 	for _, r := range rows {
 		vm := &models.VM{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, StatusReason: r.StatusReason,
-			CapabilityTier: r.CapabilityTier, ProvisioningStage: r.ProvisioningStage, TearingDown: r.TearingDown, HandedOver: r.HandedOver}
+			CapabilityTier: r.CapabilityTier, ProvisioningStage: r.ProvisioningStage, TearingDown: r.TearingDown, HandedOver: r.HandedOver,
+			PricePerHourCents: r.PricePerHourCents}
 		if !t.Allows(vm) {
 			continue
 		}
 		ids = append(ids, r.ID)
-		events = append(events, eventOf(t, ch, vm, r.Generation, now))
+		ev := eventOf(t, ch, vm, r.Generation, now)
+		if ev.To == models.VMStopped && !t.DiskGone {
+			ev.StorageGb = r.KeptGb
+		}
+		events = append(events, ev)
 		td := teardownAfter(t, ch, vm, r.AgentNode && !t.NodeEnded)
 		if td.release {
 			release = append(release, r.ID)
@@ -388,9 +400,24 @@ func eventOf(t models.Transition, ch Change, vm *models.VM, generation int, now 
 	if ch.Stage != "" {
 		stage = ch.Stage
 	}
+	price := vm.PricePerHourCents
 	return &models.VMEvent{VMID: vm.ID, OrganizationID: vm.OrganizationID, From: vm.Status, To: t.ToFrom(vm.Status),
 		Reason: reason, Transition: t.Name, ActorKind: ch.Actor.Kind, ActorID: ch.Actor.ID, At: now,
-		Generation: &generation, ProvisioningStage: stage}
+		Generation: &generation, ProvisioningStage: stage, PricePerHourCents: &price}
+}
+
+// keptStorage is what an event of transition t, whose status after it is
+// to, records as the storage the row vmID keeps for metering: the size of
+// its live disk or volume where it is stopped with its disk kept, 0
+// otherwise (only a stopped row's disk is billed as storage). Its volume
+// is read only then, so other transitions cost no statement.
+func keptStorage(db *gorm.DB, t models.Transition, to models.VMStatus, vmID string) (int, error) {
+	if to != models.VMStopped || t.DiskGone {
+		return 0, nil
+	}
+	var gb int
+	err := db.Raw("SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE vm_id = ? AND deleted_at IS NULL", vmID).Scan(&gb).Error
+	return gb, err
 }
 
 // applyToVolume does to vm's volume what transition t does to the row:

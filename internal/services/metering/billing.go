@@ -1,0 +1,247 @@
+package metering
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/store"
+	"gpugraph/models"
+)
+
+// The codes the billing paths answer besides the generic ones.
+const (
+	CodeOrganizationNotFound = "ORGANIZATION_NOT_FOUND"
+	CodeIdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED"
+)
+
+// MaxUsageWindow is the longest window Usage sums over.
+const MaxUsageWindow = 366 * 24 * time.Hour
+
+// maxCreditCents bounds one credit or adjustment (a hundred million
+// dollars), so that no sum of a ledger comes near int64's range in µ¢.
+const maxCreditCents = 10_000_000_000
+
+// MayAdminister is the permission a credit or an adjustment needs: an
+// operator's (nodes.admin or admin).
+func (s *Service) MayAdminister(caller *auth.Caller) error {
+	if caller.Can(auth.Admin) {
+		return nil
+	}
+	return caller.Require(auth.NodesAdmin)
+}
+
+// MayRead checks that the caller may read organization orgID's money: its
+// own with compute.read, any with an operator's permission.
+func (s *Service) MayRead(caller *auth.Caller, orgID string) error {
+	if caller.Can(auth.Admin) || caller.Can(auth.NodesAdmin) {
+		return nil
+	}
+	if err := caller.Require(auth.ComputeRead); err != nil {
+		return err
+	}
+	if orgID != caller.OrganizationID {
+		return apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
+	}
+	return nil
+}
+
+// Grant appends a credit of amountCents to organization orgID's ledger,
+// with its reason; the first credit makes the organization prepaid. A
+// second grant with the same idempotency key answers the first one's
+// entry (when it asked the same) or a 409; an empty key is a fresh one.
+func (s *Service) Grant(ctx context.Context, caller *auth.Caller, orgID string, amountCents int64, reason, key string) (*models.LedgerEntry, error) {
+	if err := s.MayAdminister(caller); err != nil {
+		return nil, err
+	}
+	if amountCents <= 0 || amountCents > maxCreditCents {
+		return nil, apierr.BadRequest("amountCents %d is not a whole number of cents from 1 to %d", amountCents, int64(maxCreditCents))
+	}
+	return s.appendEntry(ctx, orgID, models.LedgerCredit, amountCents, reason, key)
+}
+
+// Adjust appends an adjustment of amountCents (either sign, not 0) to
+// organization orgID's ledger, with its reason.
+func (s *Service) Adjust(ctx context.Context, caller *auth.Caller, orgID string, amountCents int64, reason, key string) (*models.LedgerEntry, error) {
+	if err := s.MayAdminister(caller); err != nil {
+		return nil, err
+	}
+	if amountCents == 0 || amountCents > maxCreditCents || amountCents < -maxCreditCents {
+		return nil, apierr.BadRequest("amountCents %d is not a whole number of cents from %d to %d, other than 0",
+			amountCents, -int64(maxCreditCents), int64(maxCreditCents))
+	}
+	return s.appendEntry(ctx, orgID, models.LedgerAdjustment, amountCents, reason, key)
+}
+
+func (s *Service) appendEntry(ctx context.Context, orgID string, kind models.LedgerKind, cents int64, reason, key string) (*models.LedgerEntry, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return nil, apierr.BadRequest("reason is missing")
+	}
+	if len(reason) > 1024 {
+		return nil, apierr.BadRequest("reason is longer than 1024 bytes")
+	}
+	if len(key) > 255 {
+		return nil, apierr.BadRequest("idempotency key is longer than 255 bytes")
+	}
+	if ok, err := s.store.OrganizationExists(ctx, orgID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
+	}
+	if key == "" {
+		key = randomKey()
+	}
+	e := &models.LedgerEntry{OrganizationID: orgID, Kind: kind, AmountMicroCents: cents * models.MicroCentsPerCent,
+		Reason: reason, IdempotencyKey: string(kind) + ":" + key, CreatedAt: s.clock().UTC()}
+	var out *models.LedgerEntry
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		written, err := s.store.AppendLedger(tx, []*models.LedgerEntry{e})
+		if err != nil {
+			return err
+		}
+		if len(written) == 1 {
+			out = written[0]
+			return nil
+		}
+		was, err := s.store.LedgerEntryByKey(tx, orgID, e.IdempotencyKey)
+		if err != nil {
+			return err
+		}
+		if was == nil {
+			return errors.New("metering: an entry's key conflicted and is not there")
+		}
+		if was.AmountMicroCents != e.AmountMicroCents || was.Reason != e.Reason {
+			return apierr.Conflict(CodeIdempotencyKeyReused,
+				"the idempotency key was used for another %s of organization %s", kind, orgID)
+		}
+		was.CreatedAt = was.CreatedAt.UTC()
+		out = was
+		return nil
+	})
+	return out, err
+}
+
+func randomKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "auto-" + hex.EncodeToString(b)
+}
+
+// Balance is an organization's money now.
+type Balance struct {
+	OrganizationID string
+	// Prepaid: it has been granted a credit; a postpaid organization's
+	// usage is recorded and nothing is debited.
+	Prepaid bool
+	// BalanceMicroCents is its ledger's sum.
+	BalanceMicroCents int64
+	// BurnMicroCentsPerHour is what it runs now costs an hour: its
+	// running workloads' prices and its stopped ones' kept storage.
+	BurnMicroCentsPerHour int64
+	// RunwayHours is how long the balance lasts at that rate; nil when
+	// postpaid or when nothing burns.
+	RunwayHours *float64
+}
+
+// Balance answers organization orgID's balance, burn rate and runway.
+func (s *Service) Balance(ctx context.Context, caller *auth.Caller, orgID string) (*Balance, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, err
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
+	}
+	bal, prepaid, err := s.store.LedgerBalance(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	burn, err := s.store.Burn(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	price, err := s.store.StoragePriceNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &Balance{OrganizationID: orgID, Prepaid: prepaid, BalanceMicroCents: bal,
+		BurnMicroCentsPerHour: burn.RunningCentsPerHour*models.MicroCentsPerCent + burn.StoppedGb*price}
+	if prepaid && out.BurnMicroCentsPerHour > 0 {
+		h := max(float64(bal), 0) / float64(out.BurnMicroCentsPerHour)
+		out.RunwayHours = &h
+	}
+	return out, nil
+}
+
+func (s *Service) known(ctx context.Context, orgID string) error {
+	ok, err := s.store.OrganizationExists(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
+	}
+	return nil
+}
+
+// UsageGroups are the groupBy values Usage takes.
+var UsageGroups = []store.UsageGroup{store.ByWorkload, store.ByGPUModel, store.ByProject, store.ByDay}
+
+// UsageLine is one group's usage: the seconds it ran (compute), its
+// GPU-seconds, and its cost (compute and storage), in milliseconds and
+// micro-cents.
+type UsageLine struct {
+	Key             string
+	Milliseconds    int64
+	GPUMilliseconds int64
+	CostMicroCents  int64
+}
+
+// Usage is an organization's usage over a window.
+type Usage struct {
+	From, To            time.Time
+	Lines               []UsageLine
+	TotalCostMicroCents int64
+}
+
+// Usage sums organization orgID's closed usage whose periods start in
+// [from, to), by groupBy. Periods never cross a UTC hour, so a window of
+// whole hours reads exactly the usage within it.
+func (s *Service) Usage(ctx context.Context, caller *auth.Caller, orgID string, from, to time.Time, groupBy string) (*Usage, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, err
+	}
+	g := store.UsageGroup(groupBy)
+	known := false
+	for _, u := range UsageGroups {
+		known = known || u == g
+	}
+	if !known {
+		return nil, apierr.BadRequest("groupBy %q is not one of workload, gpuModel, project, day", groupBy)
+	}
+	if !from.Before(to) {
+		return nil, apierr.BadRequest("from %s is not before to %s", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	}
+	if to.Sub(from) > MaxUsageWindow {
+		return nil, apierr.BadRequest("to is more than 366 days after from")
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
+	}
+	sums, err := s.store.Usage(ctx, orgID, from.UTC(), to.UTC(), g)
+	if err != nil {
+		return nil, err
+	}
+	out := &Usage{From: from.UTC(), To: to.UTC(), Lines: make([]UsageLine, len(sums))}
+	for i, u := range sums {
+		out.Lines[i] = UsageLine{Key: u.Key, Milliseconds: u.Milliseconds, GPUMilliseconds: u.GPUMilliseconds,
+			CostMicroCents: u.CostMicroCents}
+		out.TotalCostMicroCents += u.CostMicroCents
+	}
+	return out, nil
+}

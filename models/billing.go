@@ -1,0 +1,92 @@
+package models
+
+import "time"
+
+// Metering and balances (docs/decisions/0042-metering.md). Money is an
+// integer number of micro-cents (1e-6 cent), never a float.
+
+// MicroCentsPerCent is how many micro-cents a cent is.
+const MicroCentsPerCent = 1_000_000
+
+// UsageKind is what a usage record counts.
+type UsageKind string
+
+const (
+	// UsageCompute: the seconds a workload ran, at its price per hour.
+	UsageCompute UsageKind = "compute"
+	// UsageStorage: the seconds a stopped workload kept its disk or
+	// volume, at the catalog's price per GB-hour.
+	UsageStorage UsageKind = "storage"
+)
+
+// UsageRecord is one closed period of one workload's usage of one kind.
+// Periods start where the workload's metering cursor stood, so
+// (VMID, Kind, PeriodStart) is unique, and never cross a UTC hour.
+type UsageRecord struct {
+	ID             int64 `gorm:"primaryKey;autoIncrement"`
+	OrganizationID string
+	VMID           string `gorm:"column:vm_id"`
+	Kind           UsageKind
+	PeriodStart    time.Time
+	PeriodEnd      time.Time
+	// Day is PeriodStart's UTC date, 2026-12-03.
+	Day             string
+	GPUModelID      *string `gorm:"column:gpu_model_id"`
+	GPUCount        int     `gorm:"column:gpu_count"`
+	StorageGb       int
+	Milliseconds    int64
+	GPUMilliseconds int64 `gorm:"column:gpu_milliseconds"`
+	// CostMicroCents is the period's cost rounded down to the micro-cent,
+	// the remainder carried to the workload's next period of the kind: a
+	// workload's records add up to its exact cost rounded down once.
+	CostMicroCents int64
+	ClosedAt       time.Time
+}
+
+// TableName is the usage records' table.
+func (UsageRecord) TableName() string { return "usage_records" }
+
+// UsageCursor is how far a workload's usage is closed, and the state the
+// event log left it in there.
+type UsageCursor struct {
+	VMID              string `gorm:"column:vm_id;primaryKey"`
+	OrganizationID    string
+	Through           time.Time
+	LastEventID       int64
+	Status            VMStatus
+	PricePerHourCents int
+	StorageGb         int
+	// The remainders below one micro-cent of the exact cost so far, in
+	// units of 1/3,600,000 µ¢ (µ¢ per hour × milliseconds).
+	ComputeCarry int64
+	StorageCarry int64
+	// Done: terminated; nothing more accrues.
+	Done bool
+}
+
+// TableName is the cursors' table.
+func (UsageCursor) TableName() string { return "usage_cursors" }
+
+// LedgerKind is what a ledger entry is.
+type LedgerKind string
+
+const (
+	LedgerCredit     LedgerKind = "credit"
+	LedgerUsage      LedgerKind = "usage"
+	LedgerAdjustment LedgerKind = "adjustment"
+)
+
+// LedgerEntry is one line of an organization's ledger: positive adds to
+// its balance, negative takes from it. Entries are never changed.
+type LedgerEntry struct {
+	ID               int64 `gorm:"primaryKey;autoIncrement"`
+	OrganizationID   string
+	Kind             LedgerKind
+	AmountMicroCents int64
+	Reason           string
+	IdempotencyKey   string
+	CreatedAt        time.Time `gorm:"autoCreateTime:false"`
+}
+
+// TableName is the ledger's table.
+func (LedgerEntry) TableName() string { return "ledger_entries" }
