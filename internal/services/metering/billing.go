@@ -36,13 +36,24 @@ func (s *Service) MayAdminister(caller *auth.Caller) error {
 	return caller.Require(auth.NodesAdmin)
 }
 
+// MayReadMoney is the gate of the billing reads: billing.read, or an
+// operator's permission (nodes.admin or admin). Which organization the
+// caller may read is MayRead's.
+func (s *Service) MayReadMoney(caller *auth.Caller) error {
+	if caller.Can(auth.Admin) || caller.Can(auth.NodesAdmin) {
+		return nil
+	}
+	return caller.Require(auth.BillingRead)
+}
+
 // MayRead checks that the caller may read organization orgID's money: its
-// own with compute.read, any with an operator's permission.
+// own with billing.read, any with an operator's permission. Another
+// organization answers as a missing one (404).
 func (s *Service) MayRead(caller *auth.Caller, orgID string) error {
 	if caller.Can(auth.Admin) || caller.Can(auth.NodesAdmin) {
 		return nil
 	}
-	if err := caller.Require(auth.ComputeRead); err != nil {
+	if err := caller.Require(auth.BillingRead); err != nil {
 		return err
 	}
 	if orgID != caller.OrganizationID {
@@ -244,4 +255,45 @@ func (s *Service) Usage(ctx context.Context, caller *auth.Caller, orgID string, 
 		out.TotalCostMicroCents += u.CostMicroCents
 	}
 	return out, nil
+}
+
+// MaxLedgerPage is the most entries one Ledger read answers.
+const MaxLedgerPage = 500
+
+// Ledger reads a page of organization orgID's ledger: at most limit
+// entries after the entry id after, oldest first, and whether more
+// follow.
+func (s *Service) Ledger(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.LedgerEntry, bool, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, false, err
+	}
+	if after < 0 {
+		return nil, false, apierr.BadRequest("after must be a ledger entry id (0 or more), got %d", after)
+	}
+	if limit < 1 || limit > MaxLedgerPage {
+		return nil, false, apierr.BadRequest("limit must be between 1 and %d, got %d", MaxLedgerPage, limit)
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, false, err
+	}
+	es, err := s.store.LedgerEntries(ctx, orgID, after, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(es) > limit {
+		return es[:limit], true, nil
+	}
+	return es, false, nil
+}
+
+// CostSoFar answers the closed usage cost of each of vmIDs that is a
+// workload of the caller's organization, in micro-cents (compute and
+// storage, up to the last metering pass); a workload with none closed
+// answers 0, and another organization's is left out. One statement for
+// any number of ids.
+func (s *Service) CostSoFar(ctx context.Context, caller *auth.Caller, vmIDs []string) (map[string]int64, error) {
+	if err := s.MayRead(caller, caller.OrganizationID); err != nil {
+		return nil, err
+	}
+	return s.store.CostsOf(ctx, caller.OrganizationID, vmIDs)
 }
