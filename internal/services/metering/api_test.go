@@ -257,3 +257,97 @@ func TestMoneyReadsRefused(t *testing.T) {
 		}
 	})
 }
+
+// The same money over GraphQL: the organization's fields in cents, its
+// usage and ledger, each VM's costSoFar read in one statement for a whole
+// list, tenancy, and an operator's grantCredits.
+func TestMoneyOverGraphQL(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := newMoneyEnv(t, st)
+		ninetySeconds(t, st)
+		const q = `{ organization { id prepaid balance burnRatePerHour runwayHours spendLimitPerHour
+			usage(from: "2026-12-03T10:00:00Z", to: "2026-12-03T11:00:00Z", groupBy: WORKLOAD) { from to total lines { key seconds gpuSeconds cost } }
+			ledger(first: 1) { nodes { id kind amount reason createdAt } pageInfo { hasNextPage } } } }`
+		r := env.GraphQL("acme-billing", q, nil)
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors: %+v", r.Errors)
+		}
+		runway, _ := json.Marshal(93_638_000.0 / 254_480_000.0)
+		want := `{"organization":{"id":"org-acme","prepaid":true,"balance":93.638,"burnRatePerHour":254.48,"runwayHours":` + string(runway) +
+			`,"spendLimitPerHour":null,"usage":{"from":"2026-12-03T10:00:00.000Z","to":"2026-12-03T11:00:00.000Z","total":6.362,"lines":[` +
+			`{"key":"pod-acme-1","seconds":90,"gpuSeconds":90,"cost":0},{"key":"vm-acme-1","seconds":90,"gpuSeconds":180,"cost":6.225},` +
+			`{"key":"vm-acme-2","seconds":0,"gpuSeconds":0,"cost":0.137}]},"ledger":{"nodes":[{"id":"1","kind":"CREDIT","amount":100,` +
+			`"reason":"trial","createdAt":"2026-12-03T10:00:00.000Z"}],"pageInfo":{"hasNextPage":true}}}}`
+		if string(r.Data) != want {
+			t.Errorf("organization:\n%s\nwant\n%s", r.Data, want)
+		}
+		if r := env.GraphQL("money-operator", `{ organization(id: "org-acme") { id balance } }`, nil); len(r.Errors) > 0 ||
+			string(r.Data) != `{"organization":{"id":"org-acme","balance":93.638}}` {
+			t.Errorf("the operator reads acme: %s %+v", r.Data, r.Errors)
+		}
+		for _, c := range []struct{ token, query, code string }{
+			{"acme-billing", `{ organization(id: "org-globex") { id } }`, "ORGANIZATION_NOT_FOUND"},
+			{"acme-reader", `{ organization { id } }`, "FORBIDDEN"},
+			{"acme-billing", `{ organization { usage(from: "2026-12-03T11:00:00Z", to: "2026-12-03T10:00:00Z") { total } } }`, "BAD_REQUEST"},
+			{"acme-billing", `{ organization { ledger(after: "nope") { nodes { id } } } }`, "BAD_REQUEST"},
+		} {
+			if r := env.GraphQL(c.token, c.query, nil); r.Code() != c.code {
+				t.Errorf("%s as %s: %s %+v; want %s", c.query, c.token, r.Data, r.Errors, c.code)
+			}
+		}
+
+		// costSoFar: billing.read on top of compute.read; one statement for
+		// every VM of the list.
+		datasettest.Load(t, st, `{"apiKeys": [{"token": "acme-both", "organizationId": "org-acme", "permissions": ["compute.read", "billing.read"]}]}`)
+		var without, with int64
+		without = env.Statements(func() { env.GraphQL("acme-both", `{ vms { vms { id } } }`, nil) })
+		var costs *servertest.Response
+		with = env.Statements(func() { costs = env.GraphQL("acme-both", `{ vms { vms { id costSoFar } } }`, nil) })
+		var got struct {
+			VMs struct {
+				VMs []struct {
+					ID        string
+					CostSoFar *float64
+				}
+			}
+		}
+		env.Decode(costs, &got)
+		byID := map[string]float64{}
+		for _, v := range got.VMs.VMs {
+			if v.CostSoFar == nil {
+				t.Errorf("%s: costSoFar null", v.ID)
+				continue
+			}
+			byID[v.ID] = *v.CostSoFar
+		}
+		if len(got.VMs.VMs) < 3 || byID["vm-acme-1"] != 6.225 || byID["vm-acme-2"] != 0.137 || byID["pod-acme-1"] != 0 {
+			t.Errorf("costSoFar: %s", costs.Data)
+		}
+		t.Logf("costSoFar: %d statements without, %d with", without, with)
+		if with-without != 1 {
+			t.Errorf("costSoFar of %d VMs took %d statements more than without it, want 1", len(got.VMs.VMs), with-without)
+		}
+		if r := env.GraphQL("acme-reader", `{ vms { vms { id costSoFar } } }`, nil); len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"costSoFar":null`) || strings.Contains(string(r.Data), `"costSoFar":0`) {
+			t.Errorf("costSoFar without billing.read: %s %+v", r.Data, r.Errors)
+		}
+
+		const grant = `mutation { grantCredits(organizationId: "org-acme", amountCents: 2500, reason: "top-up") { kind amount reason } }`
+		if r := env.GraphQL("acme-billing", grant, nil); r.Code() != "FORBIDDEN" {
+			t.Errorf("grantCredits without nodes.admin: %s %+v", r.Data, r.Errors)
+		}
+		if r := env.GraphQL("money-operator", `mutation { grantCredits(organizationId: "org-acme", amountCents: 0, reason: "x") { id } }`, nil); r.Code() != "BAD_REQUEST" {
+			t.Errorf("grantCredits of 0: %s %+v", r.Data, r.Errors)
+		}
+		before := storetest.Count(t, st, "ledger_entries", "organization_id = ?", "org-acme")
+		key := http.Header{"Idempotency-Key": {"gql-credit"}}
+		body, _ := json.Marshal(map[string]any{"query": grant})
+		s1, b1 := env.Do("POST", "/graphql", "money-operator", body, key)
+		s2, b2 := env.Do("POST", "/graphql", "money-operator", body, key)
+		if s1 != 200 || string(b1) != `{"data":{"grantCredits":{"kind":"CREDIT","amount":2500,"reason":"top-up"}}}` || s2 != s1 || string(b2) != string(b1) {
+			t.Errorf("grantCredits twice with one key: %d %s / %d %s", s1, b1, s2, b2)
+		}
+		if n := storetest.Count(t, st, "ledger_entries", "organization_id = ?", "org-acme"); n != before+1 {
+			t.Errorf("%d entries after a replayed grantCredits, want %d", n, before+1)
+		}
+	})
+}

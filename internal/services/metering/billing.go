@@ -189,6 +189,24 @@ func (s *Service) Balance(ctx context.Context, caller *auth.Caller, orgID string
 	return out, nil
 }
 
+// Organization reads organization orgID for a caller who may read its
+// money (MayRead): 404 ORGANIZATION_NOT_FOUND when there is none.
+func (s *Service) Organization(ctx context.Context, caller *auth.Caller, orgID string) (*models.Organization, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, err
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
+	}
+	var o *models.Organization
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		var err error
+		o, err = s.store.Organization(tx, orgID)
+		return err
+	})
+	return o, err
+}
+
 func (s *Service) known(ctx context.Context, orgID string) error {
 	ok, err := s.store.OrganizationExists(ctx, orgID)
 	if err != nil {
@@ -284,16 +302,4 @@ func (s *Service) Ledger(ctx context.Context, caller *auth.Caller, orgID string,
 		return es[:limit], true, nil
 	}
 	return es, false, nil
-}
-
-// CostSoFar answers the closed usage cost of each of vmIDs that is a
-// workload of the caller's organization, in micro-cents (compute and
-// storage, up to the last metering pass); a workload with none closed
-// answers 0, and another organization's is left out. One statement for
-// any number of ids.
-func (s *Service) CostSoFar(ctx context.Context, caller *auth.Caller, vmIDs []string) (map[string]int64, error) {
-	if err := s.MayRead(caller, caller.OrganizationID); err != nil {
-		return nil, err
-	}
-	return s.store.CostsOf(ctx, caller.OrganizationID, vmIDs)
 }
