@@ -4587,7 +4587,7 @@ extend type Mutation {
 # ---------------------------------------------------------------- billing (docs/contract.md#billing)
 
 extend type Query {
-  "An organization with its money: the caller's own (id absent or its own); any with nodes.admin or admin. Needs billing.read, or nodes.admin or admin; another organization answers ORGANIZATION_NOT_FOUND as a missing one."
+  "An organization with its money: the caller's own (id absent or its own); any with nodes.admin (the operator's). Needs billing.read, admin (own organization) or nodes.admin; another organization answers ORGANIZATION_NOT_FOUND as a missing one."
   organization(
     "The organization's id; default: the caller's own."
     id: ID
@@ -4595,7 +4595,7 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Grants an organization credits: appends a credit of amountCents (whole cents, 1 or more) with its reason to its ledger; the first makes it prepaid. Needs nodes.admin or admin. The idempotency key (header or @idempotent) is also the ledger entry's."
+  "Grants an organization credits: appends a credit of amountCents (whole cents, 1 or more) with its reason to its ledger; the first makes it prepaid. Needs nodes.admin. The idempotency key (header or @idempotent) is also the ledger entry's."
   grantCredits(
     "The organization's id."
     organizationId: ID!
@@ -4714,7 +4714,7 @@ extend type Organization {
 }
 
 extend type VM {
-  "What it has cost so far in cents, exactly (up to six decimals): its closed usage, compute and kept storage, up to the last metering pass. Null for a caller without billing.read (or nodes.admin or admin)."
+  "What it has cost so far in cents, exactly (up to six decimals): its closed usage, compute and kept storage, up to the last metering pass. Null for a caller without billing.read (or admin or nodes.admin)."
   costSoFar: Float
 }
 `, BuiltIn: false},

@@ -50,6 +50,10 @@ func TestCreditsOverREST(t *testing.T) {
 		env := newMoneyEnv(t, st)
 		s, b := env.Do("POST", creditsPath, "acme-billing", []byte(`{"amountCents": 2500, "reason": "launch"}`), nil)
 		wantError(t, "billing.read only", s, b, 403, "FORBIDDEN", "this API key lacks the nodes.admin permission")
+		// An organization's administrator of keys is no operator: it grants
+		// no money, to its own organization or another.
+		s, b = env.Do("POST", creditsPath, "acme-keys-admin", []byte(`{"amountCents": 2500, "reason": "launch"}`), nil)
+		wantError(t, "admin only", s, b, 403, "FORBIDDEN", "this API key lacks the nodes.admin permission")
 		bad := []struct{ body, msg string }{
 			{`{"amountCents": 0, "reason": "launch"}`, "amountCents 0 is not a whole number of cents from 1 to 10000000000"},
 			{`{"amountCents": -5, "reason": "launch"}`, "amountCents -5 is not a whole number of cents from 1 to 10000000000"},
@@ -248,9 +252,13 @@ func TestMoneyReadsRefused(t *testing.T) {
 			{"/v1/billing/usage?organizationId=org-globex&from=2026-12-03T10:00:00Z&to=2026-12-03T11:00:00Z", "acme-billing", 404,
 				"ORGANIZATION_NOT_FOUND", `there is no organization "org-globex"`},
 			{"/v1/billing/balance?organizationId=org-nowhere", "money-operator", 404, "ORGANIZATION_NOT_FOUND", `there is no organization "org-nowhere"`},
+			{"/v1/billing/balance?organizationId=org-globex", "acme-keys-admin", 404, "ORGANIZATION_NOT_FOUND", `there is no organization "org-globex"`},
 		} {
 			s, b := env.Do("GET", c.path, c.token, nil, nil)
 			wantError(t, c.path+" as "+c.token, s, b, c.status, c.code, c.msg)
+		}
+		if s, b := env.Do("GET", "/v1/billing/balance", "acme-keys-admin", nil, nil); s != 200 || !strings.HasPrefix(string(b), `{"organizationId":"org-acme",`) {
+			t.Errorf("an organization's administrator reads its own balance: %d %s", s, b)
 		}
 		if s, _ := env.Do("GET", "/v1/billing/balance", "", nil, nil); s != 401 {
 			t.Errorf("no key: %d", s)

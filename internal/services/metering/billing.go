@@ -27,18 +27,17 @@ const MaxUsageWindow = 366 * 24 * time.Hour
 // dollars), so that no sum of a ledger comes near int64's range in µ¢.
 const maxCreditCents = 10_000_000_000
 
-// MayAdminister is the permission a credit or an adjustment needs: an
-// operator's (nodes.admin or admin).
+// MayAdminister is the permission a credit or an adjustment needs: the
+// platform operator's, nodes.admin (as the fleet's organization states).
+// admin alone administers its own organization's keys, and is no
+// operator: it never grants money, to its own organization or another.
 func (s *Service) MayAdminister(caller *auth.Caller) error {
-	if caller.Can(auth.Admin) {
-		return nil
-	}
 	return caller.Require(auth.NodesAdmin)
 }
 
-// MayReadMoney is the gate of the billing reads: billing.read, or an
-// operator's permission (nodes.admin or admin). Which organization the
-// caller may read is MayRead's.
+// MayReadMoney is the gate of the billing reads: billing.read, admin (its
+// own organization's administrator) or nodes.admin (the operator's). Which
+// organization the caller may read is MayRead's.
 func (s *Service) MayReadMoney(caller *auth.Caller) error {
 	if caller.Can(auth.Admin) || caller.Can(auth.NodesAdmin) {
 		return nil
@@ -46,14 +45,14 @@ func (s *Service) MayReadMoney(caller *auth.Caller) error {
 	return caller.Require(auth.BillingRead)
 }
 
-// MayRead checks that the caller may read organization orgID's money: its
-// own with billing.read, any with an operator's permission. Another
-// organization answers as a missing one (404).
+// MayRead checks that the caller may read organization orgID's money: any
+// with nodes.admin (the operator's); its own with billing.read or admin.
+// Another organization answers as a missing one (404).
 func (s *Service) MayRead(caller *auth.Caller, orgID string) error {
-	if caller.Can(auth.Admin) || caller.Can(auth.NodesAdmin) {
+	if caller.Can(auth.NodesAdmin) {
 		return nil
 	}
-	if err := caller.Require(auth.BillingRead); err != nil {
+	if err := s.MayReadMoney(caller); err != nil {
 		return err
 	}
 	if orgID != caller.OrganizationID {

@@ -16,12 +16,14 @@ import (
 )
 
 // moneyKeys adds acme-billing and globex-billing, keys holding
-// billing.read only, and money-operator, the platform operator's
-// (nodes.admin) of org-globex.
+// billing.read only, money-operator, the platform operator's (nodes.admin)
+// of org-globex, and acme-keys-admin, org-acme's administrator of keys
+// (admin only).
 const moneyKeys = `{"apiKeys": [
  {"token": "acme-billing", "organizationId": "org-acme", "permissions": ["billing.read"]},
  {"token": "globex-billing", "organizationId": "org-globex", "permissions": ["billing.read"]},
- {"token": "money-operator", "organizationId": "org-globex", "permissions": ["nodes.admin"]}]}`
+ {"token": "money-operator", "organizationId": "org-globex", "permissions": ["nodes.admin"]},
+ {"token": "acme-keys-admin", "organizationId": "org-acme", "permissions": ["admin"]}]}`
 
 // moneyCaller loads moneyKeys and answers acme-billing's caller, the one
 // that reads org-acme's money with billing.read.
