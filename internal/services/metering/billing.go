@@ -147,6 +147,10 @@ type Balance struct {
 	// RunwayHours is how long the balance lasts at that rate; nil when
 	// postpaid or when nothing burns.
 	RunwayHours *float64
+	// SpendLimitCentsPerHour is the most its workloads may cost an hour
+	// together (its own limit, or the platform's default): a create or
+	// restart that would pass it is refused; nil when it has none.
+	SpendLimitCentsPerHour *int64
 }
 
 // Balance answers organization orgID's balance, burn rate and runway.
@@ -171,6 +175,9 @@ func (s *Service) Balance(ctx context.Context, caller *auth.Caller, orgID string
 	}
 	out := &Balance{OrganizationID: orgID, Prepaid: prepaid, BalanceMicroCents: bal,
 		BurnMicroCentsPerHour: burn.RunningCentsPerHour*models.MicroCentsPerCent + burn.StoppedGb*price}
+	if out.SpendLimitCentsPerHour, err = s.SpendLimit(ctx, orgID); err != nil {
+		return nil, err
+	}
 	if prepaid && out.BurnMicroCentsPerHour > 0 {
 		h := max(float64(bal), 0) / float64(out.BurnMicroCentsPerHour)
 		out.RunwayHours = &h
@@ -244,4 +251,14 @@ func (s *Service) Usage(ctx context.Context, caller *auth.Caller, orgID string, 
 		out.TotalCostMicroCents += u.CostMicroCents
 	}
 	return out, nil
+}
+
+// SpendLimit answers organization orgID's spend limit in cents per hour:
+// the platform's default (nil when that is 0, none).
+func (s *Service) SpendLimit(ctx context.Context, orgID string) (*int64, error) {
+	if s.SpendLimitCentsPerHour <= 0 {
+		return nil, nil
+	}
+	v := s.SpendLimitCentsPerHour
+	return &v, nil
 }

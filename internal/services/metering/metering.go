@@ -47,6 +47,10 @@ type Service struct {
 	// the first pass.
 	Settle time.Duration
 	Batch  int
+	// SpendLimitCentsPerHour is the platform's default spend limit of an
+	// organization that has none of its own (--spend-limit-cents-per-hour);
+	// 0 is none.
+	SpendLimitCentsPerHour int64
 	// onBatch, when set, is told after every committed batch (tests).
 	onBatch func(Result)
 }
