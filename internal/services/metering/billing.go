@@ -107,6 +107,9 @@ func (s *Service) appendEntry(ctx context.Context, orgID string, kind models.Led
 		}
 		if len(written) == 1 {
 			out = written[0]
+			if cents > 0 {
+				return s.restore(tx, orgID)
+			}
 			return nil
 		}
 		was, err := s.store.LedgerEntryByKey(tx, orgID, e.IdempotencyKey)
@@ -148,8 +151,9 @@ type Balance struct {
 	// postpaid or when nothing burns.
 	RunwayHours *float64
 	// SpendLimitCentsPerHour is the most its workloads may cost an hour
-	// together (its own limit, or the platform's default): a create or
-	// restart that would pass it is refused; nil when it has none.
+	// together (its own limit, or, prepaid, the platform's default): a
+	// create or restart that would pass it is refused; nil when it has
+	// none.
 	SpendLimitCentsPerHour *int64
 }
 
@@ -175,7 +179,7 @@ func (s *Service) Balance(ctx context.Context, caller *auth.Caller, orgID string
 	}
 	out := &Balance{OrganizationID: orgID, Prepaid: prepaid, BalanceMicroCents: bal,
 		BurnMicroCentsPerHour: burn.RunningCentsPerHour*models.MicroCentsPerCent + burn.StoppedGb*price}
-	if out.SpendLimitCentsPerHour, err = s.SpendLimit(ctx, orgID); err != nil {
+	if out.SpendLimitCentsPerHour, err = s.SpendLimit(ctx, orgID, prepaid); err != nil {
 		return nil, err
 	}
 	if prepaid && out.BurnMicroCentsPerHour > 0 {
@@ -254,11 +258,22 @@ func (s *Service) Usage(ctx context.Context, caller *auth.Caller, orgID string, 
 }
 
 // SpendLimit answers organization orgID's spend limit in cents per hour:
-// the platform's default (nil when that is 0, none).
-func (s *Service) SpendLimit(ctx context.Context, orgID string) (*int64, error) {
-	if s.SpendLimitCentsPerHour <= 0 {
+// its own, or else, when it is prepaid, the platform's default (a
+// postpaid organization has none but its own); nil when that is 0 (none).
+func (s *Service) SpendLimit(ctx context.Context, orgID string, prepaid bool) (*int64, error) {
+	set, err := s.store.BillingSettings(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	var v int64
+	switch {
+	case set.SpendLimitCentsPerHour != nil:
+		v = *set.SpendLimitCentsPerHour
+	case prepaid:
+		v = s.SpendLimitCentsPerHour
+	}
+	if v <= 0 {
 		return nil, nil
 	}
-	v := s.SpendLimitCentsPerHour
 	return &v, nil
 }
