@@ -57,6 +57,7 @@ type Service struct {
 	SpendLimitCentsPerHour int64
 	// onBatch, when set, is told after every committed batch (tests).
 	onBatch func(Result)
+	stats   stats
 }
 
 // New is the metering service over st, reading time from clock (nil:
@@ -65,7 +66,9 @@ func New(st *store.Store, clock func() time.Time) *Service {
 	if clock == nil {
 		clock = store.Now
 	}
-	return &Service{store: st, clock: clock, Settle: DefaultSettle, Batch: DefaultBatch, Interval: DefaultInterval}
+	s := &Service{store: st, clock: clock, Settle: DefaultSettle, Batch: DefaultBatch, Interval: DefaultInterval}
+	s.stats.started.Store(clock().UnixNano())
+	return s
 }
 
 // Result is what a pass did.
@@ -89,12 +92,17 @@ type Result struct {
 // it, a runway below its threshold raises the low-balance event.
 func (s *Service) Pass(ctx context.Context) (Result, error) {
 	res, err := s.CloseThrough(ctx, s.clock().Add(-s.Settle))
+	if err == nil {
+		if err = s.settle(ctx, &res); err != nil {
+			err = fmt.Errorf("metering: settle: %w", err)
+		}
+	}
 	if err != nil {
+		s.stats.failed.Add(1)
+		s.stats.records.Add(int64(res.Records))
 		return res, err
 	}
-	if err := s.settle(ctx, &res); err != nil {
-		return res, fmt.Errorf("metering: settle: %w", err)
-	}
+	s.passed(res)
 	return res, nil
 }
 
