@@ -83,3 +83,19 @@ func TestBillingReconcileCommand(t *testing.T) {
 		})
 	}
 }
+
+// --spend-limit-cents-per-hour is RunPod's $80 an hour unless given; 0
+// is none, and a negative one stops the start.
+func TestSpendLimitFlag(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil || o.spendLimitCentsPerHour != 8000 {
+		t.Errorf("the default: %d %v; want 8000", o.spendLimitCentsPerHour, err)
+	}
+	if o, err := parseFlags([]string{"--spend-limit-cents-per-hour", "0"}); err != nil || o.spendLimitCentsPerHour != 0 {
+		t.Errorf("0: %d %v", o.spendLimitCentsPerHour, err)
+	}
+	_, err = parseFlags([]string{"--spend-limit-cents-per-hour", "-1"})
+	if want := "--spend-limit-cents-per-hour -1: must be 0 (none) or positive"; err == nil || err.Error() != want {
+		t.Errorf("-1: %v; want %q", err, want)
+	}
+}
