@@ -57,6 +57,8 @@ var adminCmds = []adminCommand{
 		summary: "enroll a Kubernetes cluster's connector: its credential (gpgcl_…) alone goes to stdout, shown once, for cluster-agent's --credential-file; enrolling again rotates it"},
 	{noun: "clusters", verb: "revoke", args: "CLUSTER_ID",
 		summary: "revoke a cluster's credential: its connector is refused from its next batch on; the pods it reported stay"},
+	{noun: "billing", verb: "reconcile", flags: []string{"from", "to", "org"}, required: []string{"from", "to"},
+		summary: "recompute usage over whole UTC hours from the event log and compare it with the usage records and the ledgers' debits; every difference is printed, and any makes the exit status 1"},
 }
 
 // adminNouns are the first words that name a subcommand (and "help").
@@ -83,6 +85,8 @@ var adminFlags = map[string]adminFlag{
 	"drop-previous": {"", "forget the replaced signing key at once: tokens it signed stop working (a leaked key)"},
 	"node-name":     {"NAME", "the node's `NAME`, as its agent reports it"},
 	"cluster-id":    {"ID", "the cluster's `ID` (a node's cluster; for clusters enroll, the cluster's UUID)"},
+	"from":          {"TIME", "the window's start, a whole UTC hour as RFC 3339 (`TIME`: 2026-12-01T00:00:00Z)"},
+	"to":            {"TIME", "the window's end, a whole UTC hour as RFC 3339 (`TIME`), after from"},
 }
 
 // usageLine is c's synopsis: gpugraph keys create --org ORG … [--name NAME].
@@ -144,6 +148,7 @@ func isHelp(arg string) bool {
 // adminValues are the parsed flags of one subcommand.
 type adminValues struct {
 	dbURL, org, perms, expires, name, id, nodeName, clusterID string
+	from, to                                                  string
 	tenant                                                    int
 	infiniband, dropPrevious                                  bool
 }
@@ -178,6 +183,10 @@ func (c adminCommand) flagSet(v *adminValues) *flag.FlagSet {
 			fs.StringVar(&v.nodeName, name, "", help)
 		case "cluster-id":
 			fs.StringVar(&v.clusterID, name, "", help)
+		case "from":
+			fs.StringVar(&v.from, name, "", help)
+		case "to":
+			fs.StringVar(&v.to, name, "", help)
 		}
 	}
 	return fs
@@ -346,6 +355,44 @@ func doAdmin(ctx context.Context, c adminCommand, v adminValues, positional []st
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked cluster %s's credential; the pods it reported stay\n", id)
+	case "billing reconcile":
+		return reconcile(ctx, c, v, all, stdout)
+	}
+	return nil
+}
+
+// errDifferences is what billing reconcile answers when it found any: the
+// exit status is then 1.
+var errDifferences = errors.New("the usage closed and the event log or the ledgers differ")
+
+// reconcile is billing reconcile: every difference on a line of its own,
+// then what was compared.
+func reconcile(ctx context.Context, c adminCommand, v adminValues, all *services.Services, stdout io.Writer) error {
+	var from, to time.Time
+	for _, f := range []struct {
+		name, value string
+		at          *time.Time
+	}{{"from", v.from, &from}, {"to", v.to, &to}} {
+		if f.value == "" {
+			return fmt.Errorf("gpugraph billing reconcile needs --%s TIME\nusage: %s", f.name, c.usageLine())
+		}
+		t, err := time.Parse(time.RFC3339, f.value)
+		if err != nil {
+			return fmt.Errorf("--%s %q: not an RFC 3339 instant such as 2026-12-01T00:00:00Z", f.name, f.value)
+		}
+		*f.at = t
+	}
+	r, err := all.Metering.Reconcile(ctx, auth.SystemCaller(), from, to, v.org)
+	if err != nil {
+		return err
+	}
+	for _, d := range r.Differences {
+		fmt.Fprintln(stdout, d)
+	}
+	fmt.Fprintf(stdout, "reconciled %s to %s: %d workloads, %d usage records, %d prepaid organizations' ledgers; %d workloads not in the event log; %d differences\n",
+		r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Workloads, r.Records, r.Organizations, r.Unverifiable, len(r.Differences))
+	if len(r.Differences) > 0 {
+		return errDifferences
 	}
 	return nil
 }

@@ -358,8 +358,8 @@ func TestServerHelp(t *testing.T) {
 		t.Errorf("help orgs: %v\n%s", err, b.String())
 	}
 	for args, want := range map[string]string{
-		"org list":         `unknown command "org": the commands are keys, apps, orgs, signing-key, nodes, clusters (gpugraph --help says more)`,
-		"help frobnicate":  `unknown command "frobnicate": the commands are keys, apps, orgs, signing-key, nodes, clusters (gpugraph --help says more)`,
+		"org list":         `unknown command "org": the commands are keys, apps, orgs, signing-key, nodes, clusters, billing (gpugraph --help says more)`,
+		"help frobnicate":  `unknown command "frobnicate": the commands are keys, apps, orgs, signing-key, nodes, clusters, billing (gpugraph --help says more)`,
 		"--adr :9090":      "flag provided but not defined: -adr (gpugraph --help lists the flags and commands)",
 		"--log-format=xml": `--log-format "xml": want auto, text or json`,
 		"--log-level=loud": `--log-level "loud": want debug, info, warn or error`,

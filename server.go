@@ -70,6 +70,7 @@ type options struct {
 	teardownGrace           time.Duration
 	pendingTimeout          time.Duration
 	maxPendingPerOrg        int
+	spendLimitCentsPerHour  int64
 	schedulerInterval       time.Duration
 	meteringInterval        time.Duration
 	shutdownTimeout         time.Duration
@@ -140,6 +141,8 @@ func parseFlags(args []string) (options, error) {
 		"how long a created VM or pod may stay pending (queued) before the scheduler fails it; 0 waits for ever")
 	fs.IntVar(&o.maxPendingPerOrg, "max-pending-per-org", compute.DefaultMaxPending,
 		"the most VMs and pods one organization may have pending (queued); a create that would queue one more answers 409 PENDING_LIMIT_EXCEEDED")
+	fs.Int64Var(&o.spendLimitCentsPerHour, "spend-limit-cents-per-hour", compute.DefaultSpendLimitCentsPerHour,
+		"the default spend limit of a prepaid organization, in cents per hour across everything it runs (0: none); a create or restart that would pass it answers 402 SPEND_LIMIT_EXCEEDED")
 	fs.DurationVar(&o.schedulerInterval, "scheduler-interval", scheduler.DefaultInterval,
 		"how often the scheduler tries the pending queue besides whenever capacity may have freed")
 	fs.DurationVar(&o.meteringInterval, "metering-interval", metering.DefaultInterval,
@@ -253,6 +256,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.maxPendingPerOrg <= 0 {
 		return o, fmt.Errorf("--max-pending-per-org %d: must be positive", o.maxPendingPerOrg)
+	}
+	if o.spendLimitCentsPerHour < 0 {
+		return o, fmt.Errorf("--spend-limit-cents-per-hour %d: must be 0 (none) or positive", o.spendLimitCentsPerHour)
 	}
 	if o.schedulerInterval <= 0 {
 		return o, fmt.Errorf("--scheduler-interval %v: must be positive", o.schedulerInterval)
@@ -509,7 +515,8 @@ type process struct {
 // heartbeat its rate limits divide by) and the jobs.
 func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth.Tokens, feed *live.Feed, heartbeat *replicas.Heartbeat) *process {
 	svc := services.New(st, services.Config{Metrics: metrics, Tokens: tokens, Live: feed,
-		NodeReportKeys: !o.nodeCredentialsRequired, MaxPendingPerOrg: o.maxPendingPerOrg})
+		NodeReportKeys: !o.nodeCredentialsRequired, MaxPendingPerOrg: o.maxPendingPerOrg,
+		SpendLimitCentsPerHour: o.spendLimitCentsPerHour})
 	return &process{
 		services: svc,
 		http: httpapi.Config{Services: svc, Loaders: loaders.NewFactory(st, 0), Database: st,

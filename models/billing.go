@@ -135,3 +135,47 @@ type LedgerEntry struct {
 
 // TableName is the ledger's table.
 func (LedgerEntry) TableName() string { return "ledger_entries" }
+
+// BillingSettings is what an organization's money allows besides its
+// balance: its own spend limit (nil: the platform's default), its
+// low-balance threshold (nil: none) and whether its runway is below that
+// threshold now.
+type BillingSettings struct {
+	OrganizationID         string `gorm:"primaryKey"`
+	SpendLimitCentsPerHour *int64
+	LowBalanceHours        *int
+	BelowLowBalance        bool
+}
+
+// TableName is the settings' table.
+func (BillingSettings) TableName() string { return "billing_settings" }
+
+// BillingEventKind names an organization's billing event.
+type BillingEventKind string
+
+const (
+	// BillingLowBalance: the runway at the burn rate crossed below the
+	// organization's threshold (once per crossing).
+	BillingLowBalance BillingEventKind = "low_balance"
+	// BillingBalanceExhausted: the balance no longer covered the next
+	// metering period; what the organization ran was stopped.
+	BillingBalanceExhausted BillingEventKind = "balance_exhausted"
+	// BillingBalanceRestored: a credit made the organization active again.
+	BillingBalanceRestored BillingEventKind = "balance_restored"
+)
+
+// BillingEvent is one billing event of an organization, with its balance
+// and burn rate then.
+type BillingEvent struct {
+	ID                    int64 `gorm:"primaryKey;autoIncrement"`
+	OrganizationID        string
+	Kind                  BillingEventKind
+	BalanceMicroCents     int64
+	BurnMicroCentsPerHour int64
+	ThresholdHours        *int
+	Stopped               int
+	At                    time.Time `gorm:"autoCreateTime:false"`
+}
+
+// TableName is the billing events' table.
+func (BillingEvent) TableName() string { return "billing_events" }

@@ -100,6 +100,8 @@ const (
 	OrgSuspended     TransitionName = "org-suspended"
 	OrgBalance       TransitionName = "org-balance-exhausted"
 	OrgDeleted       TransitionName = "org-deleted"
+	// BalanceRanOut is the metering pass's own org-balance-exhausted.
+	BalanceRanOut TransitionName = "balance-ran-out"
 
 	CreatePlaced TransitionName = "create-placed"
 	CreateQueued TransitionName = "create-queued"
@@ -319,6 +321,8 @@ var Lifecycle = []Transition{
 		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonAccountSuspended, Resources: Releases},
 	{Name: OrgBalance, Trigger: "operator marks the organization's balance exhausted",
 		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonInsufficientBalance, Resources: Releases},
+	{Name: BalanceRanOut, Trigger: "metering pass: a prepaid organization's balance no longer covers the next metering period of what it runs (the organization becomes balance exhausted)",
+		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonInsufficientBalance, Resources: Releases},
 	{Name: OrgDeleted, Trigger: "operator deletes the organization",
 		From: []VMStatus{VMRunning, VMDeploying, VMInterrupted}, To: VMStopped, Reason: ReasonOrganizationDeleted, Resources: Releases},
 
@@ -410,7 +414,7 @@ const (
 	ActorAgent    ActorKind = "agent"    // a node agent's report
 	ActorSweep    ActorKind = "sweep"    // the server's own periodic sweep
 	ActorOperator ActorKind = "operator" // an administrator of the fleet
-	ActorPlatform ActorKind = "platform" // the platform acting on its own (re-submits, preemption)
+	ActorPlatform ActorKind = "platform" // the platform acting on its own (re-submits, preemption, the metering pass)
 	// ActorScheduler: the scheduler placing a pending row or timing it out.
 	ActorScheduler ActorKind = "scheduler"
 )

@@ -9,7 +9,7 @@ import (
 var transitionNames = []TransitionName{
 	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
 	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, PodJobLost, PodResubmit, UserStop, UserTerminate,
-	NodeLeaving, NodeStaying, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, OrgDeleted,
+	NodeLeaving, NodeStaying, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, BalanceRanOut, OrgDeleted,
 	CreatePlaced, CreateQueued, QueuePlaced, QueueTimeout, AgentRestarted, AgentGone, TeardownExpired,
 }
 

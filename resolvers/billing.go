@@ -97,12 +97,13 @@ func (r *organizationResolver) RunwayHours(ctx context.Context, o *models.Organi
 	return b.RunwayHours, nil
 }
 
-// SpendLimitPerHour is null: no spend limit is kept yet.
+// SpendLimitPerHour is null when the organization has no spend limit.
 func (r *organizationResolver) SpendLimitPerHour(ctx context.Context, o *models.Organization) (*float64, error) {
-	if _, err := r.balance(ctx, o); err != nil {
+	b, err := r.balance(ctx, o)
+	if err != nil || b.SpendLimitCentsPerHour == nil {
 		return nil, err
 	}
-	return nil, nil
+	return new(centsOf(*b.SpendLimitCentsPerHour * models.MicroCentsPerCent)), nil
 }
 
 // usageGroups are the schema's groups as the service names them.

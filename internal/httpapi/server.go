@@ -193,6 +193,7 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	reg := prometheus.NewRegistry()
 	metrics := middleware.NewMetrics(reg)
 	registerLiveMetrics(reg, svc.Live)
+	reg.MustRegister(svc.Metering.Collectors()...)
 
 	rl := middleware.NewRateLimits(reg, cfg.RateLimits)
 	if cfg.Replicas != nil {

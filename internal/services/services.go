@@ -94,6 +94,11 @@ type Config struct {
 	// pending (compute.Service.MaxPending); zero is
 	// compute.DefaultMaxPending.
 	MaxPendingPerOrg int
+	// SpendLimitCentsPerHour is the platform's default spend limit of an
+	// organization without one of its own (--spend-limit-cents-per-hour;
+	// compute.DefaultSpendLimitCentsPerHour there): a create or restart
+	// that would pass it answers 402. 0, the zero Config's, is none.
+	SpendLimitCentsPerHour int64
 	// Clock is the metering's clock (store.Now when nil); tests simulate
 	// time with it.
 	Clock func() time.Time
@@ -111,6 +116,9 @@ func New(st *store.Store, cfg Config) *Services {
 	if cfg.MaxPendingPerOrg > 0 {
 		cs.MaxPending = cfg.MaxPendingPerOrg
 	}
+	cs.SpendLimitCentsPerHour = cfg.SpendLimitCentsPerHour
+	ms := metering.New(st, cfg.Clock)
+	ms.SpendLimitCentsPerHour = cfg.SpendLimitCentsPerHour
 	ids := nodeid.New(st)
 	return &Services{
 		Authenticator: &auth.Authenticator{Store: st, Tokens: cfg.Tokens},
@@ -127,6 +135,6 @@ func New(st *store.Store, cfg Config) *Services {
 		Credentials:   credentials.New(st, cfg.Tokens),
 		Idempotency:   idempotency.New(st),
 		Live:          cfg.Live,
-		Metering:      metering.New(st, cfg.Clock),
+		Metering:      ms,
 	}
 }

@@ -125,8 +125,12 @@ func (api *API) balance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, balanceJSON{OrganizationID: b.OrganizationID, Prepaid: b.Prepaid,
-		BalanceCents: cents(b.BalanceMicroCents), BurnRateCentsPerHour: cents(b.BurnMicroCentsPerHour), RunwayHours: b.RunwayHours})
+	out := balanceJSON{OrganizationID: b.OrganizationID, Prepaid: b.Prepaid,
+		BalanceCents: cents(b.BalanceMicroCents), BurnRateCentsPerHour: cents(b.BurnMicroCentsPerHour), RunwayHours: b.RunwayHours}
+	if l := b.SpendLimitCentsPerHour; l != nil {
+		out.SpendLimitCentsPerHour = new(cents(*l * models.MicroCentsPerCent))
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

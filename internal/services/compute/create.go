@@ -269,7 +269,7 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	var res *Result
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
 		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(),
-			maxPending: s.MaxPending, onChosen: s.onChosen}
+			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen}
 		var err error
 		res, err = c.run(caller.OrganizationID, id)
 		return err
@@ -373,8 +373,10 @@ type create struct {
 	sp    *spec
 	now   time.Time
 	actor models.Actor
-	// maxPending is the Service's MaxPending.
+	// maxPending is the Service's MaxPending; spendLimit its
+	// SpendLimitCentsPerHour.
 	maxPending int
+	spendLimit int64
 	// onChosen is the Service's (set by tests): run after the create chose
 	// its node and before it locks it, where a racing transaction can
 	// take the node.
@@ -396,6 +398,9 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	}
 	if e := auth.OrganizationCannotStart(org.ID, org.State); e != nil {
 		return nil, e
+	}
+	if err := checkSpend(c.st, c.tx, org.ID, sp.price, c.spendLimit); err != nil {
+		return nil, err
 	}
 	vm := sp.row(id, orgID, m, c.now)
 	req := requestOf(vm, m, org.InfinibandEnabled)

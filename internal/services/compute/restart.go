@@ -21,6 +21,11 @@ type Service struct {
 	// pending (--max-pending-per-org): a create that would queue one more
 	// answers 409 PENDING_LIMIT_EXCEEDED. New sets DefaultMaxPending.
 	MaxPending int
+	// SpendLimitCentsPerHour is the platform's default spend limit of an
+	// organization without one of its own (--spend-limit-cents-per-hour):
+	// a create or restart that would take its spend an hour past it
+	// answers 402 SPEND_LIMIT_EXCEEDED. 0 is none (New's).
+	SpendLimitCentsPerHour int64
 	// onChosen, set by tests only (SetChosenHook), runs after each create
 	// chose its node and before it locks it.
 	onChosen func(nodeID string)
@@ -74,7 +79,7 @@ func (s *Service) Restart(ctx context.Context, caller *auth.Caller, id string) (
 	var refused error // the refusal a preemption attempt answers when it finds no room
 	for attempt := 1; ; attempt++ {
 		err := s.store.InTx(ctx, func(tx *store.Txn) error {
-			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: caller.Actor(),
+			r := &restart{st: s.store, tx: tx, fw: placement.Default(), now: store.Now(), actor: caller.Actor(), spend: &s.SpendLimitCentsPerHour,
 				refused: refused}
 			var err error
 			res, err = r.run(caller.OrganizationID, id)
@@ -116,6 +121,9 @@ type restart struct {
 	// refused, when set, is the refusal of an earlier attempt that a
 	// reserved workload's preemption may overcome: this attempt preempts.
 	refused error
+	// spend, when set, is the default spend limit an owner's restart is
+	// held to (the platform's own re-submits are not).
+	spend *int64
 }
 
 func (r *restart) run(orgID, id string) (*Result, error) {
@@ -285,6 +293,12 @@ func (r *restart) request(orgID string) error {
 	// the organization's VM rows first, is either seen here or waits.
 	if e := auth.OrganizationCannotStart(org.ID, org.State); e != nil {
 		return e
+	}
+	// A running row's reboot starts nothing it did not run already.
+	if r.spend != nil && vm.Status != models.VMRunning {
+		if err := checkSpend(r.st, r.tx, org.ID, vm.PricePerHourCents, *r.spend); err != nil {
+			return err
+		}
 	}
 	req.InfiniBand = org.InfinibandEnabled
 	r.req = req

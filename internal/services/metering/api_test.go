@@ -173,6 +173,13 @@ func TestMoneyReadsOverREST(t *testing.T) {
 			!strings.Contains(b, `"runwayHours":null,"spendLimitCentsPerHour":null}`) {
 			t.Errorf("globex's balance: %d %s", s, b)
 		}
+		// An organization's own spend limit shows, postpaid or not.
+		if err := st.SetSpendLimit(context.Background(), "org-globex", new(int64(390))); err != nil {
+			t.Fatal(err)
+		}
+		if s, b := get(t, env, "/v1/billing/balance", "globex-billing"); s != 200 || !strings.HasSuffix(b, `"runwayHours":null,"spendLimitCentsPerHour":390}`+"\n") {
+			t.Errorf("globex's balance with its own spend limit: %d %s", s, b)
+		}
 
 		window := "from=2026-12-03T10:00:00Z&to=2026-12-03T11:00:00Z"
 		byWorkload := `{"from":"2026-12-03T10:00:00.000Z","to":"2026-12-03T11:00:00.000Z","usage":[` +

@@ -117,6 +117,9 @@ func (s *Service) appendEntry(ctx context.Context, orgID string, kind models.Led
 		}
 		if len(written) == 1 {
 			out = written[0]
+			if cents > 0 {
+				return s.restore(tx, orgID)
+			}
 			return nil
 		}
 		was, err := s.store.LedgerEntryByKey(tx, orgID, e.IdempotencyKey)
@@ -157,6 +160,11 @@ type Balance struct {
 	// RunwayHours is how long the balance lasts at that rate; nil when
 	// postpaid or when nothing burns.
 	RunwayHours *float64
+	// SpendLimitCentsPerHour is the most its workloads may cost an hour
+	// together (its own limit, or, prepaid, the platform's default): a
+	// create or restart that would pass it is refused; nil when it has
+	// none.
+	SpendLimitCentsPerHour *int64
 }
 
 // Balance answers organization orgID's balance, burn rate and runway.
@@ -181,6 +189,9 @@ func (s *Service) Balance(ctx context.Context, caller *auth.Caller, orgID string
 	}
 	out := &Balance{OrganizationID: orgID, Prepaid: prepaid, BalanceMicroCents: bal,
 		BurnMicroCentsPerHour: burn.RunningCentsPerHour*models.MicroCentsPerCent + burn.StoppedGb*price}
+	if out.SpendLimitCentsPerHour, err = s.SpendLimit(ctx, orgID, prepaid); err != nil {
+		return nil, err
+	}
 	if prepaid && out.BurnMicroCentsPerHour > 0 {
 		h := max(float64(bal), 0) / float64(out.BurnMicroCentsPerHour)
 		out.RunwayHours = &h
@@ -301,4 +312,25 @@ func (s *Service) Ledger(ctx context.Context, caller *auth.Caller, orgID string,
 		return es[:limit], true, nil
 	}
 	return es, false, nil
+}
+
+// SpendLimit answers organization orgID's spend limit in cents per hour:
+// its own, or else, when it is prepaid, the platform's default (a
+// postpaid organization has none but its own); nil when that is 0 (none).
+func (s *Service) SpendLimit(ctx context.Context, orgID string, prepaid bool) (*int64, error) {
+	set, err := s.store.BillingSettings(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	var v int64
+	switch {
+	case set.SpendLimitCentsPerHour != nil:
+		v = *set.SpendLimitCentsPerHour
+	case prepaid:
+		v = s.SpendLimitCentsPerHour
+	}
+	if v <= 0 {
+		return nil, nil
+	}
+	return &v, nil
 }

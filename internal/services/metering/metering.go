@@ -47,8 +47,17 @@ type Service struct {
 	// the first pass.
 	Settle time.Duration
 	Batch  int
+	// Interval is the metering period: a prepaid organization whose
+	// balance no longer covers this long of what it runs is stopped.
+	// DefaultInterval unless set (NewRunner sets its own).
+	Interval time.Duration
+	// SpendLimitCentsPerHour is the platform's default spend limit of an
+	// organization that has none of its own (--spend-limit-cents-per-hour);
+	// 0 is none.
+	SpendLimitCentsPerHour int64
 	// onBatch, when set, is told after every committed batch (tests).
 	onBatch func(Result)
+	stats   stats
 }
 
 // New is the metering service over st, reading time from clock (nil:
@@ -57,7 +66,9 @@ func New(st *store.Store, clock func() time.Time) *Service {
 	if clock == nil {
 		clock = store.Now
 	}
-	return &Service{store: st, clock: clock, Settle: DefaultSettle, Batch: DefaultBatch}
+	s := &Service{store: st, clock: clock, Settle: DefaultSettle, Batch: DefaultBatch, Interval: DefaultInterval}
+	s.stats.started.Store(clock().UnixNano())
+	return s
 }
 
 // Result is what a pass did.
@@ -68,11 +79,31 @@ type Result struct {
 	// those whose usage it closed; Records the usage records it wrote;
 	// Debits the ledger entries.
 	Cursors, Workloads, Records, Debits int
+	// Exhausted counts the prepaid organizations whose balance ran out
+	// (made balance exhausted), Stopped the workloads that stopped with
+	// them, LowBalance the low_balance events raised.
+	Exhausted, LowBalance int
+	Stopped               int64
 }
 
-// Pass closes every workload's usage up to the clock's now less Settle.
+// Pass closes every workload's usage up to the clock's now less Settle,
+// and then settles every prepaid organization's standing: a balance that
+// no longer covers the next period of what the organization runs stops
+// it, a runway below its threshold raises the low-balance event.
 func (s *Service) Pass(ctx context.Context) (Result, error) {
-	return s.CloseThrough(ctx, s.clock().Add(-s.Settle))
+	res, err := s.CloseThrough(ctx, s.clock().Add(-s.Settle))
+	if err == nil {
+		if err = s.settle(ctx, &res); err != nil {
+			err = fmt.Errorf("metering: settle: %w", err)
+		}
+	}
+	if err != nil {
+		s.stats.failed.Add(1)
+		s.stats.records.Add(int64(res.Records))
+		return res, err
+	}
+	s.passed(res)
+	return res, nil
 }
 
 // CloseThrough closes every workload's usage up to closeTo: first it

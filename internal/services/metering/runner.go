@@ -19,11 +19,12 @@ type Runner struct {
 }
 
 // NewRunner is a runner of s's passes every interval (DefaultInterval
-// when not positive).
+// when not positive), which is s's metering period from then on.
 func NewRunner(s *Service, interval time.Duration) *Runner {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
+	s.Interval = interval
 	return &Runner{s: s, interval: interval, log: slog.Default()}
 }
 
@@ -43,9 +44,11 @@ func (r *Runner) Run(ctx context.Context) {
 			return
 		case err != nil:
 			r.log.ErrorContext(ctx, "metering pass failed; the next one closes what it left", "err", err)
+		case res.Exhausted > 0:
+			r.log.InfoContext(ctx, "metering pass: balances ran out", "organizations", res.Exhausted, "stopped", res.Stopped)
 		case res.Records > 0 || res.Cursors > 0:
 			r.log.DebugContext(ctx, "metering pass", "through", res.Through, "workloads", res.Workloads,
-				"records", res.Records, "debits", res.Debits, "newWorkloads", res.Cursors)
+				"records", res.Records, "debits", res.Debits, "newWorkloads", res.Cursors, "lowBalance", res.LowBalance)
 		}
 	}
 }

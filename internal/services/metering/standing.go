@@ -1,0 +1,241 @@
+package metering
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/store"
+	"gpugraph/models"
+)
+
+// The actor of the transitions the metering pass makes.
+var meteringActor = models.Actor{Kind: models.ActorPlatform, ID: "metering"}
+
+// burn is what a Standing's organization runs costs an hour, µ¢: its
+// running workloads' prices and its stopped ones' kept storage.
+func burn(st store.Standing, storagePrice int64) int64 {
+	return st.RunningCentsPerHour*models.MicroCentsPerCent + st.StoppedGb*storagePrice
+}
+
+// coversNextPeriod reports whether a balance covers the next metering
+// period (interval) at burn µ¢ per hour: balance ≥ burn × interval,
+// computed exactly in µ¢ × milliseconds.
+func coversNextPeriod(balance, burnPerHour int64, interval time.Duration) bool {
+	if burnPerHour <= 0 {
+		return balance >= 0
+	}
+	ms := interval.Milliseconds()
+	// balance × MsPerHour ≥ burn × ms, without overflowing int64: both
+	// sides are divided by MsPerHour first when large.
+	need := burnPerHour / MsPerHour * ms
+	rem := burnPerHour % MsPerHour * ms
+	needCeil := need + (rem+MsPerHour-1)/MsPerHour
+	return balance >= needCeil
+}
+
+// belowThreshold reports whether the runway (balance over burn) is below
+// hours: balance < burn × hours.
+func belowThreshold(balance, burnPerHour int64, hours int) bool {
+	if burnPerHour <= 0 {
+		return false
+	}
+	return balance < burnPerHour*int64(hours)
+}
+
+// settle is the pass's last step, after it debits: for every prepaid
+// organization, a balance that no longer covers the next period of what
+// it runs stops its running, deploying and interrupted workloads
+// (balance-ran-out) and makes it balance exhausted; a runway that crossed
+// below its threshold raises one low_balance event, and one that rose
+// back above it re-arms the event.
+func (s *Service) settle(ctx context.Context, res *Result) error {
+	standings, err := s.store.PrepaidStandings(ctx)
+	if err != nil {
+		return err
+	}
+	price, err := s.store.StoragePriceNow(ctx)
+	if err != nil {
+		return err
+	}
+	for _, st := range standings {
+		b := burn(st, price)
+		if st.LowBalanceHours != nil {
+			below := belowThreshold(st.BalanceMicroCents, b, *st.LowBalanceHours)
+			if below != st.BelowLowBalance {
+				raised, err := s.markLowBalance(ctx, st, b, below)
+				if err != nil {
+					return err
+				}
+				if raised {
+					res.LowBalance++
+				}
+			}
+		}
+		if st.State == models.OrgStateActive && !coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
+			stopped, done, err := s.exhaust(ctx, st.OrganizationID)
+			if err != nil {
+				return err
+			}
+			if done {
+				res.Exhausted++
+				res.Stopped += stopped
+			}
+		}
+	}
+	return nil
+}
+
+// markLowBalance records that st's organization's runway is below its
+// threshold (or not), and raises the low_balance event when this call is
+// the one that crossed below; another replica's pass that saw the same
+// crossing changes nothing.
+func (s *Service) markLowBalance(ctx context.Context, st store.Standing, burn int64, below bool) (bool, error) {
+	raised := false
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		changed, err := s.store.MarkBelowLowBalance(tx, st.OrganizationID, below)
+		if err != nil || !changed || !below {
+			return err
+		}
+		raised = true
+		return s.store.AppendBillingEvent(tx, &models.BillingEvent{OrganizationID: st.OrganizationID,
+			Kind: models.BillingLowBalance, BalanceMicroCents: st.BalanceMicroCents, BurnMicroCentsPerHour: burn,
+			ThresholdHours: st.LowBalanceHours, At: s.clock().UTC()})
+	})
+	return raised, err
+}
+
+// exhaust stops organization orgID's running, deploying and interrupted
+// workloads with auto_stopped_insufficient_balance and makes it balance
+// exhausted, in one transaction, when (read again under its locks) it is
+// still active and its balance still does not cover the next period; it
+// answers how many it stopped and whether it did. Its workloads are
+// locked before it, as an operator's state change locks them (a restart
+// locks its row and then reads the organization), so a restart either
+// finished before or answers 402 after; of two passes the second finds
+// it exhausted already.
+func (s *Service) exhaust(ctx context.Context, orgID string) (int64, bool, error) {
+	var stopped int64
+	done := false
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		if err := s.store.LockOrganizationWorkloads(tx, orgID); err != nil {
+			return err
+		}
+		org, err := s.store.LockOrganization(tx, orgID)
+		if err != nil || org == nil || org.State != models.OrgStateActive {
+			return err
+		}
+		st, err := s.store.StandingOf(tx, orgID)
+		if err != nil || st == nil {
+			return err
+		}
+		price, err := s.store.StoragePrice(tx)
+		if err != nil {
+			return err
+		}
+		b := burn(*st, price)
+		if coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
+			return nil
+		}
+		now := s.clock().UTC()
+		if stopped, err = s.store.ApplyToWorkloads(tx, store.Workloads{OrganizationID: orgID},
+			store.Change{Transition: models.BalanceRanOut, Actor: meteringActor}, now); err != nil {
+			return err
+		}
+		if err := s.store.SetOrganizationState(tx, orgID, models.OrgStateBalanceExhausted); err != nil {
+			return err
+		}
+		done = true
+		return s.store.AppendBillingEvent(tx, &models.BillingEvent{OrganizationID: orgID,
+			Kind: models.BillingBalanceExhausted, BalanceMicroCents: st.BalanceMicroCents, BurnMicroCentsPerHour: b,
+			Stopped: int(stopped), At: now})
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("metering: balance of %s ran out: %w", orgID, err)
+	}
+	return stopped, done, nil
+}
+
+// restore makes organization orgID active again in tx, after an entry
+// that added to its ledger, when it is balance exhausted and its balance
+// now covers the next period of what it runs (its kept storage: what was
+// stopped stays stopped until its owner restarts it).
+func (s *Service) restore(tx *store.Txn, orgID string) error {
+	org, err := s.store.LockOrganization(tx, orgID)
+	if err != nil || org == nil || org.State != models.OrgStateBalanceExhausted {
+		return err
+	}
+	st, err := s.store.StandingOf(tx, orgID)
+	if err != nil || st == nil {
+		return err
+	}
+	price, err := s.store.StoragePrice(tx)
+	if err != nil {
+		return err
+	}
+	b := burn(*st, price)
+	if st.BalanceMicroCents <= 0 || !coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
+		return nil
+	}
+	if err := s.store.SetOrganizationState(tx, orgID, models.OrgStateActive); err != nil {
+		return err
+	}
+	return s.store.AppendBillingEvent(tx, &models.BillingEvent{OrganizationID: orgID,
+		Kind: models.BillingBalanceRestored, BalanceMicroCents: st.BalanceMicroCents, BurnMicroCentsPerHour: b,
+		At: s.clock().UTC()})
+}
+
+// MaxLowBalanceHours bounds a low-balance threshold (a year).
+const MaxLowBalanceHours = 366 * 24
+
+// SetLowBalanceThreshold sets organization orgID's low-balance threshold:
+// when its runway at the current burn rate falls below hours, the
+// metering pass raises one low_balance billing event (once per crossing);
+// nil removes it. Its own organization with compute.operate, or an
+// operator.
+func (s *Service) SetLowBalanceThreshold(ctx context.Context, caller *auth.Caller, orgID string, hours *int) error {
+	if !caller.Can(auth.Admin) && !caller.Can(auth.NodesAdmin) {
+		if err := caller.Require(auth.ComputeOperate); err != nil {
+			return err
+		}
+		if orgID != caller.OrganizationID {
+			return apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
+		}
+	}
+	if hours != nil && (*hours < 1 || *hours > MaxLowBalanceHours) {
+		return apierr.BadRequest("lowBalanceHours %d is not a whole number of hours from 1 to %d", *hours, MaxLowBalanceHours)
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return err
+	}
+	return s.store.SetLowBalanceHours(ctx, orgID, hours)
+}
+
+// MaxSpendLimitCents bounds a spend limit (a million dollars an hour).
+const MaxSpendLimitCents = 100_000_000
+
+// SetSpendLimit sets organization orgID's own spend limit in cents per
+// hour (0: none; nil: the platform's default again). An operator's.
+func (s *Service) SetSpendLimit(ctx context.Context, caller *auth.Caller, orgID string, centsPerHour *int64) error {
+	if err := s.MayAdminister(caller); err != nil {
+		return err
+	}
+	if centsPerHour != nil && (*centsPerHour < 0 || *centsPerHour > MaxSpendLimitCents) {
+		return apierr.BadRequest("spendLimitCentsPerHour %d is not a whole number of cents from 0 to %d", *centsPerHour, int64(MaxSpendLimitCents))
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return err
+	}
+	return s.store.SetSpendLimit(ctx, orgID, centsPerHour)
+}
+
+// BillingEvents reads organization orgID's billing events after the id
+// after, oldest first, at most limit (a later face serves them).
+func (s *Service) BillingEvents(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.BillingEvent, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, err
+	}
+	return s.store.BillingEvents(ctx, orgID, after, limit)
+}
