@@ -130,7 +130,7 @@ func TestAdminCommands(t *testing.T) {
 				{[]string{"keys", "revoke"}, "gpugraph keys revoke needs one ID|KEY\nusage: gpugraph keys revoke ID|KEY"},
 				{[]string{"keys", "list", "--tenant-id", "3"},
 					"flag provided but not defined: -tenant-id\nusage: gpugraph keys list [--org ORG] (gpugraph keys list --help says more)"},
-				{[]string{"keys", "create", "--org", "org-a", "--permissions", "root"}, `permission "root" is not one of compute.read, compute.operate, workloads.read, metrics.write, nodes.report, nodes.admin, admin`},
+				{[]string{"keys", "create", "--org", "org-a", "--permissions", "root"}, `permission "root" is not one of compute.read, compute.operate, workloads.read, billing.read, metrics.write, nodes.report, nodes.admin, admin`},
 				{[]string{"keys", "revoke", "nope"}, "API key nope not found"},
 				{[]string{"orgs", "create", "--id", "org-a", "--name", "Acme", "--tenant-id", "1001"}, "organization org-a exists already"},
 				{[]string{"orgs", "create", "--id", "org-b", "--name", "Evil", "--tenant-id", "1001"},

@@ -126,6 +126,22 @@ var FieldBindings = &fieldmodel.Bindings{
 			"nodePool":  {Struct: "NodePool", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"available": {Struct: "Available", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 		}},
+		"LedgerEntry": {Go: reflect.TypeFor[models.LedgerEntry](), Fields: map[string]fieldmodel.FieldBinding{
+			"id":        {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"kind":      {Resolver: true, Marshaler: true},
+			"amount":    {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"reason":    {Struct: "Reason", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"createdAt": {Struct: "CreatedAt", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
+		}},
+		"LedgerEntryConnection": {Go: reflect.TypeFor[model.LedgerEntryConnection](), Fields: map[string]fieldmodel.FieldBinding{
+			"edges":    {Struct: "Edges"},
+			"nodes":    {Struct: "Nodes"},
+			"pageInfo": {Struct: "PageInfo"},
+		}},
+		"LedgerEntryEdge": {Go: reflect.TypeFor[model.LedgerEntryEdge](), Fields: map[string]fieldmodel.FieldBinding{
+			"cursor": {Struct: "Cursor", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"node":   {Struct: "Node"},
+		}},
 		"MatchExpression": {Go: reflect.TypeFor[models.MatchExpression](), Fields: map[string]fieldmodel.FieldBinding{
 			"key":      {Struct: "Key", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"operator": {Struct: "Operator", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
@@ -213,6 +229,13 @@ var FieldBindings = &fieldmodel.Bindings{
 			"name":              {Struct: "Name", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"tenantId":          {Struct: "TenantID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"infinibandEnabled": {Struct: "InfinibandEnabled", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalBoolean(v.Bool()) }},
+			"prepaid":           {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalBoolean(v.Bool()) }},
+			"balance":           {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"burnRatePerHour":   {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"runwayHours":       {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"spendLimitPerHour": {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"usage":             {Resolver: true},
+			"ledger":            {Resolver: true},
 		}},
 		"OrganizationChange": {Go: reflect.TypeFor[model.OrganizationChange](), Fields: map[string]fieldmodel.FieldBinding{
 			"id":               {Struct: "ID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
@@ -312,6 +335,18 @@ var FieldBindings = &fieldmodel.Bindings{
 			"limit":   {Struct: "Limit", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"request": {Struct: "Request", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 		}},
+		"Usage": {Go: reflect.TypeFor[model.Usage](), Fields: map[string]fieldmodel.FieldBinding{
+			"from":  {Struct: "From", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
+			"to":    {Struct: "To", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
+			"lines": {Struct: "Lines"},
+			"total": {Struct: "Total", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+		}},
+		"UsageLine": {Go: reflect.TypeFor[model.UsageLine](), Fields: map[string]fieldmodel.FieldBinding{
+			"key":        {Struct: "Key", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"seconds":    {Struct: "Seconds", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"gpuSeconds": {Struct: "GPUSeconds", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+			"cost":       {Struct: "Cost", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
+		}},
 		"VM": {Go: reflect.TypeFor[models.VM](), Fields: map[string]fieldmodel.FieldBinding{
 			"id":                {Struct: "ID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
 			"name":              {Struct: "Name", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
@@ -348,6 +383,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"volume":            {Resolver: true},
 			"queuePosition":     {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"events":            {Resolver: true},
+			"costSoFar":         {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
 		}},
 		"VmConnection": {Go: reflect.TypeFor[model.VMConnection](), Fields: map[string]fieldmodel.FieldBinding{
 			"edges":      {Struct: "Edges"},
@@ -419,6 +455,7 @@ var FieldBindings = &fieldmodel.Bindings{
 		"instanceTypes":   reflect.TypeFor[[]*instancetypes.Offer](),
 		"instanceType":    reflect.TypeFor[*instancetypes.Offer](),
 		"gpuQuotas":       reflect.TypeFor[[]*quotas.Quota](),
+		"organization":    reflect.TypeFor[*models.Organization](),
 	},
 }
 

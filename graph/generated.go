@@ -35,9 +35,11 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Gpu() GpuResolver
+	LedgerEntry() LedgerEntryResolver
 	Mutation() MutationResolver
 	Node() NodeResolver
 	NodeEvent() NodeEventResolver
+	Organization() OrganizationResolver
 	Pod() PodResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
@@ -166,6 +168,25 @@ type ComplexityRoot struct {
 		NodePool  func(childComplexity int) int
 	}
 
+	LedgerEntry struct {
+		Amount    func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Reason    func(childComplexity int) int
+	}
+
+	LedgerEntryConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	LedgerEntryEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	MatchExpression struct {
 		Key      func(childComplexity int) int
 		Operator func(childComplexity int) int
@@ -191,6 +212,7 @@ type ComplexityRoot struct {
 		DeleteGPUQuota       func(childComplexity int, organizationID string, gpuModelID string) int
 		DeleteInstanceType   func(childComplexity int, name string) int
 		EnrollNode           func(childComplexity int, nodeName string, clusterID string) int
+		GrantCredits         func(childComplexity int, organizationID string, amountCents int, reason string) int
 		ReclaimNode          func(childComplexity int, id string) int
 		RestartVM            func(childComplexity int, id string) int
 		RevokeAPIKey         func(childComplexity int, id string) int
@@ -280,10 +302,17 @@ type ComplexityRoot struct {
 	}
 
 	Organization struct {
+		Balance           func(childComplexity int) int
+		BurnRatePerHour   func(childComplexity int) int
 		ID                func(childComplexity int) int
 		InfinibandEnabled func(childComplexity int) int
+		Ledger            func(childComplexity int, first *int, after *string) int
 		Name              func(childComplexity int) int
+		Prepaid           func(childComplexity int) int
+		RunwayHours       func(childComplexity int) int
+		SpendLimitPerHour func(childComplexity int) int
 		TenantID          func(childComplexity int) int
+		Usage             func(childComplexity int, from time.Time, to time.Time, groupBy *model.UsageGroup) int
 	}
 
 	OrganizationChange struct {
@@ -400,6 +429,7 @@ type ComplexityRoot struct {
 		NodeList        func(childComplexity int, status []models.NodeStatus, offset *int, limit *int) int
 		Nodes           func(childComplexity int, status []models.NodeStatus) int
 		NodesConnection func(childComplexity int, status []models.NodeStatus, first *int, after *string) int
+		Organization    func(childComplexity int, id *string) int
 		PodMetrics      func(childComplexity int, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) int
 		Pods            func(childComplexity int, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
 		PodsConnection  func(childComplexity int, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, first *int, after *string, deleted *bool, completed *bool) int
@@ -428,10 +458,25 @@ type ComplexityRoot struct {
 		VMEvents   func(childComplexity int, ids []string, after *string) int
 	}
 
+	Usage struct {
+		From  func(childComplexity int) int
+		Lines func(childComplexity int) int
+		To    func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	UsageLine struct {
+		Cost       func(childComplexity int) int
+		GPUSeconds func(childComplexity int) int
+		Key        func(childComplexity int) int
+		Seconds    func(childComplexity int) int
+	}
+
 	VM struct {
 		CPUCores          func(childComplexity int) int
 		CapabilityTier    func(childComplexity int) int
 		ComputeClass      func(childComplexity int) int
+		CostSoFar         func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		DiskSizeGb        func(childComplexity int) int
 		EndpointURL       func(childComplexity int) int
@@ -529,6 +574,11 @@ type GpuResolver interface {
 	VM(ctx context.Context, obj *models.GPU) (*models.VM, error)
 	Node(ctx context.Context, obj *models.GPU) (*models.Node, error)
 }
+type LedgerEntryResolver interface {
+	ID(ctx context.Context, obj *models.LedgerEntry) (string, error)
+	Kind(ctx context.Context, obj *models.LedgerEntry) (model.LedgerEntryKind, error)
+	Amount(ctx context.Context, obj *models.LedgerEntry) (float64, error)
+}
 type MutationResolver interface {
 	RestartVM(ctx context.Context, id string) (*models.VM, error)
 	StopVM(ctx context.Context, id string) (*models.VM, error)
@@ -547,6 +597,7 @@ type MutationResolver interface {
 	DeleteInstanceType(ctx context.Context, name string) (bool, error)
 	SetGPUQuota(ctx context.Context, organizationID string, gpuModelID string, limit int) (*quotas.Quota, error)
 	DeleteGPUQuota(ctx context.Context, organizationID string, gpuModelID string) (bool, error)
+	GrantCredits(ctx context.Context, organizationID string, amountCents int, reason string) (*models.LedgerEntry, error)
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.GPU, error)
@@ -558,6 +609,15 @@ type NodeEventResolver interface {
 	Actor(ctx context.Context, obj *models.NodeEvent) (string, error)
 
 	Node(ctx context.Context, obj *models.NodeEvent) (*models.Node, error)
+}
+type OrganizationResolver interface {
+	Prepaid(ctx context.Context, obj *models.Organization) (bool, error)
+	Balance(ctx context.Context, obj *models.Organization) (float64, error)
+	BurnRatePerHour(ctx context.Context, obj *models.Organization) (float64, error)
+	RunwayHours(ctx context.Context, obj *models.Organization) (*float64, error)
+	SpendLimitPerHour(ctx context.Context, obj *models.Organization) (*float64, error)
+	Usage(ctx context.Context, obj *models.Organization, from time.Time, to time.Time, groupBy *model.UsageGroup) (*model.Usage, error)
+	Ledger(ctx context.Context, obj *models.Organization, first *int, after *string) (*model.LedgerEntryConnection, error)
 }
 type PodResolver interface {
 	Node(ctx context.Context, obj *models.Pod) (*models.Node, error)
@@ -587,6 +647,7 @@ type QueryResolver interface {
 	InstanceTypes(ctx context.Context) ([]*instancetypes.Offer, error)
 	InstanceType(ctx context.Context, name string) (*instancetypes.Offer, error)
 	GPUQuotas(ctx context.Context, organizationID *string) ([]*quotas.Quota, error)
+	Organization(ctx context.Context, id *string) (*models.Organization, error)
 }
 type SubscriptionResolver interface {
 	VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error)
@@ -605,6 +666,7 @@ type VMResolver interface {
 	Volume(ctx context.Context, obj *models.VM) (*models.Volume, error)
 	QueuePosition(ctx context.Context, obj *models.VM) (*int, error)
 	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
+	CostSoFar(ctx context.Context, obj *models.VM) (*float64, error)
 }
 type VmEventResolver interface {
 	ID(ctx context.Context, obj *models.VMEvent) (string, error)
@@ -1075,6 +1137,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.InstanceTypeCapacity.NodePool(childComplexity), true
 
+	case "LedgerEntry.amount":
+		if e.ComplexityRoot.LedgerEntry.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntry.Amount(childComplexity), true
+	case "LedgerEntry.createdAt":
+		if e.ComplexityRoot.LedgerEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntry.CreatedAt(childComplexity), true
+	case "LedgerEntry.id":
+		if e.ComplexityRoot.LedgerEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntry.ID(childComplexity), true
+	case "LedgerEntry.kind":
+		if e.ComplexityRoot.LedgerEntry.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntry.Kind(childComplexity), true
+	case "LedgerEntry.reason":
+		if e.ComplexityRoot.LedgerEntry.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntry.Reason(childComplexity), true
+
+	case "LedgerEntryConnection.edges":
+		if e.ComplexityRoot.LedgerEntryConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntryConnection.Edges(childComplexity), true
+	case "LedgerEntryConnection.nodes":
+		if e.ComplexityRoot.LedgerEntryConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntryConnection.Nodes(childComplexity), true
+	case "LedgerEntryConnection.pageInfo":
+		if e.ComplexityRoot.LedgerEntryConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntryConnection.PageInfo(childComplexity), true
+
+	case "LedgerEntryEdge.cursor":
+		if e.ComplexityRoot.LedgerEntryEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntryEdge.Cursor(childComplexity), true
+	case "LedgerEntryEdge.node":
+		if e.ComplexityRoot.LedgerEntryEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LedgerEntryEdge.Node(childComplexity), true
+
 	case "MatchExpression.key":
 		if e.ComplexityRoot.MatchExpression.Key == nil {
 			break
@@ -1203,6 +1328,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EnrollNode(childComplexity, args["nodeName"].(string), args["clusterId"].(string)), true
+	case "Mutation.grantCredits":
+		if e.ComplexityRoot.Mutation.GrantCredits == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_grantCredits_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.GrantCredits(childComplexity, args["organizationId"].(string), args["amountCents"].(int), args["reason"].(string)), true
 	case "Mutation.reclaimNode":
 		if e.ComplexityRoot.Mutation.ReclaimNode == nil {
 			break
@@ -1600,6 +1736,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NodeSelectorTerm.MatchExpressions(childComplexity), true
 
+	case "Organization.balance":
+		if e.ComplexityRoot.Organization.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.Balance(childComplexity), true
+	case "Organization.burnRatePerHour":
+		if e.ComplexityRoot.Organization.BurnRatePerHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.BurnRatePerHour(childComplexity), true
 	case "Organization.id":
 		if e.ComplexityRoot.Organization.ID == nil {
 			break
@@ -1612,18 +1760,58 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.InfinibandEnabled(childComplexity), true
+	case "Organization.ledger":
+		if e.ComplexityRoot.Organization.Ledger == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_ledger_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Ledger(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Organization.name":
 		if e.ComplexityRoot.Organization.Name == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Organization.Name(childComplexity), true
+	case "Organization.prepaid":
+		if e.ComplexityRoot.Organization.Prepaid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.Prepaid(childComplexity), true
+	case "Organization.runwayHours":
+		if e.ComplexityRoot.Organization.RunwayHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.RunwayHours(childComplexity), true
+	case "Organization.spendLimitPerHour":
+		if e.ComplexityRoot.Organization.SpendLimitPerHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.SpendLimitPerHour(childComplexity), true
 	case "Organization.tenantId":
 		if e.ComplexityRoot.Organization.TenantID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Organization.TenantID(childComplexity), true
+	case "Organization.usage":
+		if e.ComplexityRoot.Organization.Usage == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_usage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Usage(childComplexity, args["from"].(time.Time), args["to"].(time.Time), args["groupBy"].(*model.UsageGroup)), true
 
 	case "OrganizationChange.id":
 		if e.ComplexityRoot.OrganizationChange.ID == nil {
@@ -2145,6 +2333,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.NodesConnection(childComplexity, args["status"].([]models.NodeStatus), args["first"].(*int), args["after"].(*string)), true
+	case "Query.organization":
+		if e.ComplexityRoot.Query.Organization == nil {
+			break
+		}
+
+		args, err := ec.field_Query_organization_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Organization(childComplexity, args["id"].(*string)), true
 	case "Query.podMetrics":
 		if e.ComplexityRoot.Query.PodMetrics == nil {
 			break
@@ -2311,6 +2510,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.VMEvents(childComplexity, args["ids"].([]string), args["after"].(*string)), true
 
+	case "Usage.from":
+		if e.ComplexityRoot.Usage.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.From(childComplexity), true
+	case "Usage.lines":
+		if e.ComplexityRoot.Usage.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.Lines(childComplexity), true
+	case "Usage.to":
+		if e.ComplexityRoot.Usage.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.To(childComplexity), true
+	case "Usage.total":
+		if e.ComplexityRoot.Usage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Usage.Total(childComplexity), true
+
+	case "UsageLine.cost":
+		if e.ComplexityRoot.UsageLine.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageLine.Cost(childComplexity), true
+	case "UsageLine.gpuSeconds":
+		if e.ComplexityRoot.UsageLine.GPUSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageLine.GPUSeconds(childComplexity), true
+	case "UsageLine.key":
+		if e.ComplexityRoot.UsageLine.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageLine.Key(childComplexity), true
+	case "UsageLine.seconds":
+		if e.ComplexityRoot.UsageLine.Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageLine.Seconds(childComplexity), true
+
 	case "VM.cpuCores":
 		if e.ComplexityRoot.VM.CPUCores == nil {
 			break
@@ -2329,6 +2578,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.ComputeClass(childComplexity), true
+	case "VM.costSoFar":
+		if e.ComplexityRoot.VM.CostSoFar == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VM.CostSoFar(childComplexity), true
 	case "VM.createdAt":
 		if e.ComplexityRoot.VM.CreatedAt == nil {
 			break
@@ -4328,6 +4583,140 @@ extend type Mutation {
     gpuModelId: ID!
   ): Boolean!
 }
+
+# ---------------------------------------------------------------- billing (docs/contract.md#billing)
+
+extend type Query {
+  "An organization with its money: the caller's own (id absent or its own); any with nodes.admin (the operator's). Needs billing.read, admin (own organization) or nodes.admin; another organization answers ORGANIZATION_NOT_FOUND as a missing one."
+  organization(
+    "The organization's id; default: the caller's own."
+    id: ID
+  ): Organization!
+}
+
+extend type Mutation {
+  "Grants an organization credits: appends a credit of amountCents (whole cents, 1 or more) with its reason to its ledger; the first makes it prepaid. Needs nodes.admin. The idempotency key (header or @idempotent) is also the ledger entry's."
+  grantCredits(
+    "The organization's id."
+    organizationId: ID!
+    "Whole cents, 1 or more."
+    amountCents: Int!
+    "Why it is granted (not blank)."
+    reason: String!
+  ): LedgerEntry!
+}
+
+"What an organization's usage is summed by."
+enum UsageGroup {
+  "Each VM or pod, by id."
+  WORKLOAD
+  "Each GPU model, by id (empty for none)."
+  GPU_MODEL
+  "Each Run:ai project (empty for the API's VMs and pods)."
+  PROJECT
+  "Each UTC day (2026-12-03)."
+  DAY
+}
+
+"What a ledger entry is."
+enum LedgerEntryKind {
+  "Granted by an operator."
+  CREDIT
+  "A debit of the metering pass."
+  USAGE
+  "An operator's adjustment, of either sign."
+  ADJUSTMENT
+}
+
+"One line of an organization's ledger; entries are never changed."
+type LedgerEntry {
+  "The entry's id (in append order)."
+  id: ID!
+  "What it is."
+  kind: LedgerEntryKind!
+  "Cents, exactly (up to six decimals): positive adds to the balance, negative takes from it."
+  amount: Float!
+  "Why it was written."
+  reason: String!
+  "When it was written."
+  createdAt: Time!
+}
+
+"A ledger entry of a cursor page, with its cursor."
+type LedgerEntryEdge {
+  "Opaque; pass it as after to read on from this entry."
+  cursor: String!
+  "The entry."
+  node: LedgerEntry!
+}
+
+"A cursor page of a ledger, oldest first: first (1–500, default 50) after the cursor after."
+type LedgerEntryConnection {
+  "The page's entries with their cursors."
+  edges: [LedgerEntryEdge!]!
+  "The page's entries."
+  nodes: [LedgerEntry!]!
+  "Where the page stands."
+  pageInfo: PageInfo!
+}
+
+"One group's usage over a window."
+type UsageLine {
+  "The group: a workload's id, a GPU model's id, a project or a UTC day."
+  key: String!
+  "Seconds run (compute), up to three decimals."
+  seconds: Float!
+  "Seconds run times the GPU count."
+  gpuSeconds: Float!
+  "Compute and kept storage, in cents, exactly (up to six decimals)."
+  cost: Float!
+}
+
+"An organization's closed usage whose periods start in [from, to)."
+type Usage {
+  "The window's start."
+  from: Time!
+  "The window's end (exclusive)."
+  to: Time!
+  "The groups, by key."
+  lines: [UsageLine!]!
+  "The lines' costs summed, in cents."
+  total: Float!
+}
+
+extend type Organization {
+  "Whether it has been granted a credit; a postpaid one's usage is recorded and nothing is debited."
+  prepaid: Boolean!
+  "Its ledger's sum, in cents, exactly (up to six decimals)."
+  balance: Float!
+  "What it runs now costs an hour, in cents: running workloads' prices, stopped ones' kept storage."
+  burnRatePerHour: Float!
+  "The balance over the burn rate; null when postpaid or nothing burns."
+  runwayHours: Float
+  "Its spend limit in cents an hour; null when none is set."
+  spendLimitPerHour: Float
+  "Its closed usage whose periods start in [from, to) (at most 366 days), by groupBy (default DAY)."
+  usage(
+    "The window's start."
+    from: Time!
+    "The window's end (exclusive), after from."
+    to: Time!
+    "What a line sums."
+    groupBy: UsageGroup
+  ): Usage!
+  "Its ledger, oldest first, a cursor page."
+  ledger(
+    "How many entries at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its entry."
+    after: String
+  ): LedgerEntryConnection!
+}
+
+extend type VM {
+  "What it has cost so far in cents, exactly (up to six decimals): its closed usage, compute and kept storage, up to the last metering pass. Null for a caller without billing.read (or admin or nodes.admin)."
+  costSoFar: Float
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4566,6 +4955,44 @@ func (ec *executionContext) childFields_InstanceTypeCapacity(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type InstanceTypeCapacity", field.Name)
 }
 
+func (ec *executionContext) childFields_LedgerEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_LedgerEntry_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_LedgerEntry_kind(ctx, field)
+	case "amount":
+		return ec.fieldContext_LedgerEntry_amount(ctx, field)
+	case "reason":
+		return ec.fieldContext_LedgerEntry_reason(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_LedgerEntry_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LedgerEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_LedgerEntryConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_LedgerEntryConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_LedgerEntryConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LedgerEntryConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LedgerEntryConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_LedgerEntryEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LedgerEntryEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_LedgerEntryEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LedgerEntryEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_MatchExpression(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
@@ -4762,6 +5189,20 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_tenantId(ctx, field)
 	case "infinibandEnabled":
 		return ec.fieldContext_Organization_infinibandEnabled(ctx, field)
+	case "prepaid":
+		return ec.fieldContext_Organization_prepaid(ctx, field)
+	case "balance":
+		return ec.fieldContext_Organization_balance(ctx, field)
+	case "burnRatePerHour":
+		return ec.fieldContext_Organization_burnRatePerHour(ctx, field)
+	case "runwayHours":
+		return ec.fieldContext_Organization_runwayHours(ctx, field)
+	case "spendLimitPerHour":
+		return ec.fieldContext_Organization_spendLimitPerHour(ctx, field)
+	case "usage":
+		return ec.fieldContext_Organization_usage(ctx, field)
+	case "ledger":
+		return ec.fieldContext_Organization_ledger(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
@@ -4990,6 +5431,34 @@ func (ec *executionContext) childFields_RequestResourceQuantity(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type RequestResourceQuantity", field.Name)
 }
 
+func (ec *executionContext) childFields_Usage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_Usage_from(ctx, field)
+	case "to":
+		return ec.fieldContext_Usage_to(ctx, field)
+	case "lines":
+		return ec.fieldContext_Usage_lines(ctx, field)
+	case "total":
+		return ec.fieldContext_Usage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Usage", field.Name)
+}
+
+func (ec *executionContext) childFields_UsageLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_UsageLine_key(ctx, field)
+	case "seconds":
+		return ec.fieldContext_UsageLine_seconds(ctx, field)
+	case "gpuSeconds":
+		return ec.fieldContext_UsageLine_gpuSeconds(ctx, field)
+	case "cost":
+		return ec.fieldContext_UsageLine_cost(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UsageLine", field.Name)
+}
+
 func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5062,6 +5531,8 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_queuePosition(ctx, field)
 	case "events":
 		return ec.fieldContext_VM_events(ctx, field)
+	case "costSoFar":
+		return ec.fieldContext_VM_costSoFar(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VM", field.Name)
 }
@@ -5424,6 +5895,36 @@ func (ec *executionContext) field_Mutation_enrollNode_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_grantCredits_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "amountCents",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["amountCents"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_reclaimNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5593,6 +6094,58 @@ func (ec *executionContext) field_Mutation_terminateVm_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_ledger_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_usage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "groupBy",
+		func(ctx context.Context, v any) (*model.UsageGroup, error) {
+			return ec.unmarshalOUsageGroup2ᚖgpugraphᚋgraphᚋmodelᚐUsageGroup(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupBy"] = arg2
 	return args, nil
 }
 
@@ -5797,6 +6350,20 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["status"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_organization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -8144,6 +8711,272 @@ func (ec *executionContext) fieldContext_InstanceTypeCapacity_available(_ contex
 	return graphql.NewScalarFieldContext("InstanceTypeCapacity", field, false, false, "Int")
 }
 
+func (ec *executionContext) _LedgerEntry_id(ctx context.Context, field graphql.CollectedField, obj *models.LedgerEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LedgerEntry().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LedgerEntry", field, true, true, "ID")
+}
+
+func (ec *executionContext) _LedgerEntry_kind(ctx context.Context, field graphql.CollectedField, obj *models.LedgerEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntry_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LedgerEntry().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LedgerEntryKind) graphql.Marshaler {
+			return ec.marshalNLedgerEntryKind2gpugraphᚋgraphᚋmodelᚐLedgerEntryKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntry_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LedgerEntry", field, true, true, "LedgerEntryKind")
+}
+
+func (ec *executionContext) _LedgerEntry_amount(ctx context.Context, field graphql.CollectedField, obj *models.LedgerEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntry_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LedgerEntry().Amount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntry_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LedgerEntry", field, true, true, "Float")
+}
+
+func (ec *executionContext) _LedgerEntry_reason(ctx context.Context, field graphql.CollectedField, obj *models.LedgerEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntry_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntry_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LedgerEntry", field, false, false, "String")
+}
+
+func (ec *executionContext) _LedgerEntry_createdAt(ctx context.Context, field graphql.CollectedField, obj *models.LedgerEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntry_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntry_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LedgerEntry", field, false, false, "Time")
+}
+
+func (ec *executionContext) _LedgerEntryConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.LedgerEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntryConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LedgerEntryEdge) graphql.Marshaler {
+			return ec.marshalNLedgerEntryEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐLedgerEntryEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LedgerEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LedgerEntryEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LedgerEntryConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.LedgerEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntryConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.LedgerEntry) graphql.Marshaler {
+			return ec.marshalNLedgerEntry2ᚕᚖgpugraphᚋmodelsᚐLedgerEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntryConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LedgerEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LedgerEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LedgerEntryConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.LedgerEntryConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntryConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntryConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LedgerEntryConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LedgerEntryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.LedgerEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LedgerEntryEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _LedgerEntryEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.LedgerEntryEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LedgerEntryEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.LedgerEntry) graphql.Marshaler {
+			return ec.marshalNLedgerEntry2ᚖgpugraphᚋmodelsᚐLedgerEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LedgerEntryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LedgerEntryEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LedgerEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MatchExpression_key(ctx context.Context, field graphql.CollectedField, obj *models.MatchExpression) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9079,6 +9912,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteGpuQuota(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteGpuQuota_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_grantCredits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_grantCredits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().GrantCredits(ctx, fc.Args["organizationId"].(string), fc.Args["amountCents"].(int), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.LedgerEntry) graphql.Marshaler {
+			return ec.marshalNLedgerEntry2ᚖgpugraphᚋmodelsᚐLedgerEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_grantCredits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LedgerEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_grantCredits_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10341,6 +11218,209 @@ func (ec *executionContext) _Organization_infinibandEnabled(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_Organization_infinibandEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Organization", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Organization_prepaid(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_prepaid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().Prepaid(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_prepaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Organization", field, true, true, "Boolean")
+}
+
+func (ec *executionContext) _Organization_balance(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().Balance(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Organization", field, true, true, "Float")
+}
+
+func (ec *executionContext) _Organization_burnRatePerHour(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_burnRatePerHour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().BurnRatePerHour(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_burnRatePerHour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Organization", field, true, true, "Float")
+}
+
+func (ec *executionContext) _Organization_runwayHours(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_runwayHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().RunwayHours(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_runwayHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Organization", field, true, true, "Float")
+}
+
+func (ec *executionContext) _Organization_spendLimitPerHour(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_spendLimitPerHour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().SpendLimitPerHour(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_spendLimitPerHour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Organization", field, true, true, "Float")
+}
+
+func (ec *executionContext) _Organization_usage(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Usage(ctx, obj, fc.Args["from"].(time.Time), fc.Args["to"].(time.Time), fc.Args["groupBy"].(*model.UsageGroup))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Usage) graphql.Marshaler {
+			return ec.marshalNUsage2ᚖgpugraphᚋgraphᚋmodelᚐUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_usage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Usage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_usage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_ledger(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_ledger(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Ledger(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LedgerEntryConnection) graphql.Marshaler {
+			return ec.marshalNLedgerEntryConnection2ᚖgpugraphᚋgraphᚋmodelᚐLedgerEntryConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_ledger(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LedgerEntryConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_ledger_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _OrganizationChange_id(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationChange) (ret graphql.Marshaler) {
@@ -13000,6 +14080,50 @@ func (ec *executionContext) fieldContext_Query_gpuQuotas(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_organization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Organization(ctx, fc.Args["id"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgpugraphᚋmodelsᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13254,6 +14378,199 @@ func (ec *executionContext) fieldContext_Subscription_nodeEvents(ctx context.Con
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Usage_from(ctx context.Context, field graphql.CollectedField, obj *model.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Usage_to(ctx context.Context, field graphql.CollectedField, obj *model.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Usage_lines(ctx context.Context, field graphql.CollectedField, obj *model.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UsageLine) graphql.Marshaler {
+			return ec.marshalNUsageLine2ᚕᚖgpugraphᚋgraphᚋmodelᚐUsageLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Usage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UsageLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Usage_total(ctx context.Context, field graphql.CollectedField, obj *model.Usage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Usage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Usage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Usage", field, false, false, "Float")
+}
+
+func (ec *executionContext) _UsageLine_key(ctx context.Context, field graphql.CollectedField, obj *model.UsageLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UsageLine_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UsageLine_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageLine", field, false, false, "String")
+}
+
+func (ec *executionContext) _UsageLine_seconds(ctx context.Context, field graphql.CollectedField, obj *model.UsageLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UsageLine_seconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UsageLine_seconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageLine", field, false, false, "Float")
+}
+
+func (ec *executionContext) _UsageLine_gpuSeconds(ctx context.Context, field graphql.CollectedField, obj *model.UsageLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UsageLine_gpuSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GPUSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UsageLine_gpuSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageLine", field, false, false, "Float")
+}
+
+func (ec *executionContext) _UsageLine_cost(ctx context.Context, field graphql.CollectedField, obj *model.UsageLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UsageLine_cost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UsageLine_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageLine", field, false, false, "Float")
 }
 
 func (ec *executionContext) _VM_id(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
@@ -14116,6 +15433,29 @@ func (ec *executionContext) fieldContext_VM_events(ctx context.Context, field gr
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _VM_costSoFar(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VM_costSoFar(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VM().CostSoFar(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VM_costSoFar(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VM", field, true, true, "Float")
 }
 
 func (ec *executionContext) _VmConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.VMConnection) (ret graphql.Marshaler) {
@@ -17394,6 +18734,143 @@ func (ec *executionContext) _InstanceTypeCapacity(ctx context.Context, sel ast.S
 	return out
 }
 
+var ledgerEntryImplementors = []string{"LedgerEntry"}
+
+func (ec *executionContext) _LedgerEntry(ctx context.Context, sel ast.SelectionSet, obj *models.LedgerEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ledgerEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LedgerEntry")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LedgerEntry_id(ctx, field, obj)
+				})
+		case "kind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LedgerEntry_kind(ctx, field, obj)
+				})
+		case "amount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._LedgerEntry_amount(ctx, field, obj)
+				})
+		case "reason":
+			out.Values[i] = ec._LedgerEntry_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._LedgerEntry_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var ledgerEntryConnectionImplementors = []string{"LedgerEntryConnection"}
+
+func (ec *executionContext) _LedgerEntryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.LedgerEntryConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ledgerEntryConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LedgerEntryConnection")
+		case "edges":
+			out.Values[i] = ec._LedgerEntryConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._LedgerEntryConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._LedgerEntryConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var ledgerEntryEdgeImplementors = []string{"LedgerEntryEdge"}
+
+func (ec *executionContext) _LedgerEntryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.LedgerEntryEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ledgerEntryEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LedgerEntryEdge")
+		case "cursor":
+			out.Values[i] = ec._LedgerEntryEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._LedgerEntryEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var matchExpressionImplementors = []string{"MatchExpression"}
 
 func (ec *executionContext) _MatchExpression(ctx context.Context, sel ast.SelectionSet, obj *models.MatchExpression) graphql.Marshaler {
@@ -17652,6 +19129,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteGpuQuota":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteGpuQuota(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "grantCredits":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_grantCredits(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18202,23 +19686,65 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 		case "id":
 			out.Values[i] = ec._Organization_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Organization_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "tenantId":
 			out.Values[i] = ec._Organization_tenantId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "infinibandEnabled":
 			out.Values[i] = ec._Organization_infinibandEnabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "prepaid":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_prepaid(ctx, field, obj)
+				})
+		case "balance":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_balance(ctx, field, obj)
+				})
+		case "burnRatePerHour":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_burnRatePerHour(ctx, field, obj)
+				})
+		case "runwayHours":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_runwayHours(ctx, field, obj)
+				})
+		case "spendLimitPerHour":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_spendLimitPerHour(ctx, field, obj)
+				})
+		case "usage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_usage(ctx, field, obj)
+				})
+		case "ledger":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_ledger(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19056,6 +20582,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_gpuQuotas(ctx, field)
 				})
+		case "organization":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_organization(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -19183,6 +20715,102 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var usageImplementors = []string{"Usage"}
+
+func (ec *executionContext) _Usage(ctx context.Context, sel ast.SelectionSet, obj *model.Usage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, usageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Usage")
+		case "from":
+			out.Values[i] = ec._Usage_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._Usage_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lines":
+			out.Values[i] = ec._Usage_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._Usage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var usageLineImplementors = []string{"UsageLine"}
+
+func (ec *executionContext) _UsageLine(ctx context.Context, sel ast.SelectionSet, obj *model.UsageLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, usageLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UsageLine")
+		case "key":
+			out.Values[i] = ec._UsageLine_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seconds":
+			out.Values[i] = ec._UsageLine_seconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gpuSeconds":
+			out.Values[i] = ec._UsageLine_gpuSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cost":
+			out.Values[i] = ec._UsageLine_cost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
 }
 
 var vMImplementors = []string{"VM"}
@@ -19379,6 +21007,12 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_events(ctx, field, obj)
+				})
+		case "costSoFar":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VM_costSoFar(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20191,6 +21825,20 @@ func (ec *executionContext) marshalNExtendedResource2gpugraphᚋmodelsᚐExtende
 	return ec._ExtendedResource(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := models.UnmarshalFloat(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := models.MarshalFloat(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNGpu2ᚕᚖgpugraphᚋmodelsᚐGPUᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.GPU) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -20451,6 +22099,72 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNLedgerEntry2ᚕᚖgpugraphᚋmodelsᚐLedgerEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.LedgerEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLedgerEntry2ᚖgpugraphᚋmodelsᚐLedgerEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLedgerEntry2ᚖgpugraphᚋmodelsᚐLedgerEntry(ctx context.Context, sel ast.SelectionSet, v *models.LedgerEntry) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LedgerEntry!")
+		return graphql.Null
+	}
+	return ec._LedgerEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLedgerEntryConnection2ᚖgpugraphᚋgraphᚋmodelᚐLedgerEntryConnection(ctx context.Context, sel ast.SelectionSet, v *model.LedgerEntryConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LedgerEntryConnection!")
+		return graphql.Null
+	}
+	return ec._LedgerEntryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLedgerEntryEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐLedgerEntryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LedgerEntryEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLedgerEntryEdge2ᚖgpugraphᚋgraphᚋmodelᚐLedgerEntryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLedgerEntryEdge2ᚖgpugraphᚋgraphᚋmodelᚐLedgerEntryEdge(ctx context.Context, sel ast.SelectionSet, v *model.LedgerEntryEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LedgerEntryEdge!")
+		return graphql.Null
+	}
+	return ec._LedgerEntryEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLedgerEntryKind2gpugraphᚋgraphᚋmodelᚐLedgerEntryKind(ctx context.Context, v any) (model.LedgerEntryKind, error) {
+	var res model.LedgerEntryKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLedgerEntryKind2gpugraphᚋgraphᚋmodelᚐLedgerEntryKind(ctx context.Context, sel ast.SelectionSet, v model.LedgerEntryKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNMatchExpression2gpugraphᚋmodelsᚐMatchExpression(ctx context.Context, sel ast.SelectionSet, v models.MatchExpression) graphql.Marshaler {
@@ -20868,6 +22582,38 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNUsage2ᚖgpugraphᚋgraphᚋmodelᚐUsage(ctx context.Context, sel ast.SelectionSet, v *model.Usage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Usage!")
+		return graphql.Null
+	}
+	return ec._Usage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUsageLine2ᚕᚖgpugraphᚋgraphᚋmodelᚐUsageLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UsageLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUsageLine2ᚖgpugraphᚋgraphᚋmodelᚐUsageLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUsageLine2ᚖgpugraphᚋgraphᚋmodelᚐUsageLine(ctx context.Context, sel ast.SelectionSet, v *model.UsageLine) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UsageLine!")
+		return graphql.Null
+	}
+	return ec._UsageLine(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNVM2ᚕᚖgpugraphᚋmodelsᚐVMᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.VM) graphql.Marshaler {
@@ -21678,6 +23424,22 @@ func (ec *executionContext) unmarshalOTimeFilter2ᚖgpugraphᚋgraphᚋmodelᚐT
 	}
 	res, err := ec.unmarshalInputTimeFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOUsageGroup2ᚖgpugraphᚋgraphᚋmodelᚐUsageGroup(ctx context.Context, v any) (*model.UsageGroup, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.UsageGroup)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUsageGroup2ᚖgpugraphᚋgraphᚋmodelᚐUsageGroup(ctx context.Context, sel ast.SelectionSet, v *model.UsageGroup) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOVM2ᚖgpugraphᚋmodelsᚐVM(ctx context.Context, sel ast.SelectionSet, v *models.VM) graphql.Marshaler {

@@ -1,12 +1,57 @@
 package models
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Metering and balances (docs/decisions/0042-metering.md). Money is an
 // integer number of micro-cents (1e-6 cent), never a float.
 
 // MicroCentsPerCent is how many micro-cents a cent is.
 const MicroCentsPerCent = 1_000_000
+
+// FormatCents writes an amount of micro-cents as a decimal number of
+// cents, exactly: up to six decimals, no trailing zeros, no exponent
+// (6225000 is "6.225", -500 "-0.0005", 2500000000 "2500"). It is how
+// every amount is shown; no float is ever involved.
+func FormatCents(micro int64) string {
+	neg := micro < 0
+	u := uint64(micro)
+	if neg {
+		u = -u
+	}
+	whole, frac := u/MicroCentsPerCent, u%MicroCentsPerCent
+	s := strconv.FormatUint(whole, 10)
+	if frac != 0 {
+		f := strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
+		s += "." + f
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// FormatMillis writes milliseconds as a decimal number of seconds,
+// exactly (1500 is "1.5").
+func FormatMillis(ms int64) string {
+	neg := ms < 0
+	u := uint64(ms)
+	if neg {
+		u = -u
+	}
+	s := strconv.FormatUint(u/1000, 10)
+	if f := u % 1000; f != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%03d", f), "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
 
 // UsageKind is what a usage record counts.
 type UsageKind string

@@ -36,5 +36,7 @@ func (r *Resolver) MutationGates() map[string]func(*auth.Caller) error {
 		"deleteInstanceType": types,
 		"setGpuQuota":        quotas,
 		"deleteGpuQuota":     quotas,
+
+		"grantCredits": s.Metering.MayAdminister,
 	}
 }

@@ -119,6 +119,24 @@ type InstanceTypeInput struct {
 	Description *string `json:"description,omitempty"`
 }
 
+// A cursor page of a ledger, oldest first: first (1–500, default 50) after the cursor after.
+type LedgerEntryConnection struct {
+	// The page's entries with their cursors.
+	Edges []*LedgerEntryEdge `json:"edges"`
+	// The page's entries.
+	Nodes []*models.LedgerEntry `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A ledger entry of a cursor page, with its cursor.
+type LedgerEntryEdge struct {
+	// Opaque; pass it as after to read on from this entry.
+	Cursor string `json:"cursor"`
+	// The entry.
+	Node *models.LedgerEntry `json:"node"`
+}
+
 // One series of a metric type, for one set of labels.
 type Measurement struct {
 	// The metric type.
@@ -296,6 +314,30 @@ type TimeFilter struct {
 	Gte *time.Time `json:"gte,omitempty"`
 }
 
+// An organization's closed usage whose periods start in [from, to).
+type Usage struct {
+	// The window's start.
+	From time.Time `json:"from"`
+	// The window's end (exclusive).
+	To time.Time `json:"to"`
+	// The groups, by key.
+	Lines []*UsageLine `json:"lines"`
+	// The lines' costs summed, in cents.
+	Total float64 `json:"total"`
+}
+
+// One group's usage over a window.
+type UsageLine struct {
+	// The group: a workload's id, a GPU model's id, a project or a UTC day.
+	Key string `json:"key"`
+	// Seconds run (compute), up to three decimals.
+	Seconds float64 `json:"seconds"`
+	// Seconds run times the GPU count.
+	GPUSeconds float64 `json:"gpuSeconds"`
+	// Compute and kept storage, in cents, exactly (up to six decimals).
+	Cost float64 `json:"cost"`
+}
+
 // A cursor page of VMs and pods: first (1–500, default 50) after the cursor after.
 type VMConnection struct {
 	// The page's rows with their cursors.
@@ -324,6 +366,67 @@ type VMList struct {
 	Next *int `json:"next,omitempty"`
 	// How many match in all.
 	Total int `json:"total"`
+}
+
+// What a ledger entry is.
+type LedgerEntryKind string
+
+const (
+	// Granted by an operator.
+	LedgerEntryKindCredit LedgerEntryKind = "CREDIT"
+	// A debit of the metering pass.
+	LedgerEntryKindUsage LedgerEntryKind = "USAGE"
+	// An operator's adjustment, of either sign.
+	LedgerEntryKindAdjustment LedgerEntryKind = "ADJUSTMENT"
+)
+
+var AllLedgerEntryKind = []LedgerEntryKind{
+	LedgerEntryKindCredit,
+	LedgerEntryKindUsage,
+	LedgerEntryKindAdjustment,
+}
+
+func (e LedgerEntryKind) IsValid() bool {
+	switch e {
+	case LedgerEntryKindCredit, LedgerEntryKindUsage, LedgerEntryKindAdjustment:
+		return true
+	}
+	return false
+}
+
+func (e LedgerEntryKind) String() string {
+	return string(e)
+}
+
+func (e *LedgerEntryKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LedgerEntryKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid LedgerEntryKind", str)
+	}
+	return nil
+}
+
+func (e LedgerEntryKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LedgerEntryKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LedgerEntryKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // An organization's standing. Suspended and deleted organizations' keys are refused; a balance-exhausted one's keys read but cannot start workloads.
@@ -530,6 +633,70 @@ func (e *PodMetricType) UnmarshalJSON(b []byte) error {
 }
 
 func (e PodMetricType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What an organization's usage is summed by.
+type UsageGroup string
+
+const (
+	// Each VM or pod, by id.
+	UsageGroupWorkload UsageGroup = "WORKLOAD"
+	// Each GPU model, by id (empty for none).
+	UsageGroupGPUModel UsageGroup = "GPU_MODEL"
+	// Each Run:ai project (empty for the API's VMs and pods).
+	UsageGroupProject UsageGroup = "PROJECT"
+	// Each UTC day (2026-12-03).
+	UsageGroupDay UsageGroup = "DAY"
+)
+
+var AllUsageGroup = []UsageGroup{
+	UsageGroupWorkload,
+	UsageGroupGPUModel,
+	UsageGroupProject,
+	UsageGroupDay,
+}
+
+func (e UsageGroup) IsValid() bool {
+	switch e {
+	case UsageGroupWorkload, UsageGroupGPUModel, UsageGroupProject, UsageGroupDay:
+		return true
+	}
+	return false
+}
+
+func (e UsageGroup) String() string {
+	return string(e)
+}
+
+func (e *UsageGroup) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = UsageGroup(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid UsageGroup", str)
+	}
+	return nil
+}
+
+func (e UsageGroup) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *UsageGroup) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e UsageGroup) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

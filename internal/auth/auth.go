@@ -21,7 +21,11 @@ const (
 	ComputeRead    = "compute.read"
 	ComputeOperate = "compute.operate"
 	WorkloadsRead  = "workloads.read"
-	MetricsWrite   = "metrics.write"
+	// BillingRead reads the key's own organization's money: its balance,
+	// burn rate, runway, usage, ledger and each workload's cost so far.
+	// Nothing implies it: money is read with a permission of its own.
+	BillingRead  = "billing.read"
+	MetricsWrite = "metrics.write"
 	// NodesReport lets a key report as a node agent, only on a server in
 	// legacy mode (--node-credentials-required=false): by default agents
 	// report with node credentials (package nodeid), never with a key.
@@ -37,7 +41,7 @@ const (
 )
 
 // Permissions lists every permission a key may hold.
-var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, MetricsWrite, NodesReport, NodesAdmin, Admin}
+var Permissions = []string{ComputeRead, ComputeOperate, WorkloadsRead, BillingRead, MetricsWrite, NodesReport, NodesAdmin, Admin}
 
 // implied lists what a permission grants besides itself.
 var implied = map[string][]string{ComputeOperate: {ComputeRead}}

@@ -30,6 +30,10 @@ var Declared = NewRegistry(
 	Load("VM", "volume", loaders.VolumeByVM, vmID, Plain, SameKeyAs(loaders.VMByID), Reads("ID")),
 	// Counted by the compute service for a pending row (resolvers/create.go).
 	Derived[models.VM]("VM", "queuePosition", "ID", "Status"),
+	// The closed usage's cost, summed by the VMs' ids in one statement a
+	// level (loaders.CostByVM), once billing.read is checked
+	// (resolvers/billing.go).
+	Derived[models.VM]("VM", "costSoFar", "ID"),
 
 	// Shared inventory, as VM.node.
 	Load("Volume", "node", loaders.NodeByID, volumeNodeID, Plain, Reads("NodeID")),

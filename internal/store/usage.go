@@ -277,6 +277,27 @@ func (s *Store) UsageRecordsOf(ctx context.Context, vmID string) ([]models.Usage
 	return out, err
 }
 
+// CostsOf sums the cost of the usage records of each of vmIDs that is the
+// organization's, in micro-cents: every id of the organization's is in
+// the answer (0 when it has none).
+func (s *Store) CostsOf(ctx context.Context, orgID string, vmIDs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(vmIDs))
+	if len(vmIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID   string
+		Cost int64
+	}
+	err := s.WithContext(ctx).Raw(`SELECT vms.id AS id, COALESCE(SUM(u.cost_micro_cents), 0) AS cost
+		FROM vms LEFT JOIN usage_records u ON u.vm_id = vms.id AND u.organization_id = vms.organization_id
+		WHERE vms.organization_id = ? AND vms.id IN ? GROUP BY vms.id`, orgID, vmIDs).Scan(&rows).Error
+	for _, r := range rows {
+		out[r.ID] = r.Cost
+	}
+	return out, err
+}
+
 // UsageGroup names what Usage sums by.
 type UsageGroup string
 

@@ -38,6 +38,10 @@ type Loaders struct {
 	EventsByVM *dataloader.Loader[string, []*models.VMEvent]
 	// VolumeByVM is a VM's live volume (its disk, a pod's /workspace).
 	VolumeByVM *dataloader.Loader[string, *models.Volume]
+	// CostByVM is the cost of a VM's closed usage, in micro-cents (nil:
+	// not a VM of the caller's organization). VM.costSoFar reads it after
+	// checking billing.read.
+	CostByVM *dataloader.Loader[string, *VMCost]
 
 	fetch fetchers
 	mu    sync.Mutex // guards what FillGPUModels writes into shared rows
@@ -90,6 +94,13 @@ type fetchers struct {
 	projects    func(context.Context, []string) ([]*models.Project, error)
 	events      func(context.Context, []string) ([]*models.VMEvent, error)
 	volumes     func(context.Context, []string) ([]*models.Volume, error)
+	costs       func(context.Context, []string) ([]*VMCost, error)
+}
+
+// VMCost is a VM's closed usage cost, in micro-cents.
+type VMCost struct {
+	VMID       string
+	MicroCents int64
 }
 
 // The keys rows answer to, per loader.
@@ -116,6 +127,7 @@ func workloadID(w *models.Workload) string { return w.ID }
 func projectID(p *models.Project) string   { return p.ID }
 func eventVM(e *models.VMEvent) string     { return e.VMID }
 func volumeVM(v *models.Volume) string     { return v.VMID }
+func costVM(c *VMCost) string              { return c.VMID }
 
 // New makes the loaders of one request of caller c (nil: an anonymous
 // caller, who can see no organization's VMs and no tenant's workloads).
@@ -160,6 +172,14 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 		volumes: func(ctx context.Context, ids []string) ([]*models.Volume, error) {
 			return st.VolumesOfVMs(ctx, org, ids)
 		},
+		costs: func(ctx context.Context, ids []string) ([]*VMCost, error) {
+			m, err := st.CostsOf(ctx, org, ids)
+			out := make([]*VMCost, 0, len(m))
+			for id, c := range m {
+				out = append(out, &VMCost{VMID: id, MicroCents: c})
+			}
+			return out, err
+		},
 	}
 	l.NodeByID = one(wait, f.nodesByID, nodeID)
 	l.NodeByName = one(wait, f.nodesByName, nodeKey)
@@ -172,6 +192,7 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 	l.ProjectByID = one(wait, f.projects, projectID)
 	l.EventsByVM = many(wait, f.events, eventVM)
 	l.VolumeByVM = one(wait, f.volumes, volumeVM)
+	l.CostByVM = one(wait, f.costs, costVM)
 	l.fetch = f
 	return l
 }

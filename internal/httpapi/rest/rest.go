@@ -91,6 +91,7 @@ func (api *API) routes() []endpoint {
 	rs = append(rs, api.instanceTypeRoutes()...)
 	rs = append(rs, api.quotaRoutes()...)
 	rs = append(rs, api.clusterRoutes()...)
+	rs = append(rs, api.billingRoutes()...)
 	return rs
 }
 

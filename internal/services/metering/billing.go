@@ -27,22 +27,32 @@ const MaxUsageWindow = 366 * 24 * time.Hour
 // dollars), so that no sum of a ledger comes near int64's range in µ¢.
 const maxCreditCents = 10_000_000_000
 
-// MayAdminister is the permission a credit or an adjustment needs: an
-// operator's (nodes.admin or admin).
+// MayAdminister is the permission a credit or an adjustment needs: the
+// platform operator's, nodes.admin (as the fleet's organization states).
+// admin alone administers its own organization's keys, and is no
+// operator: it never grants money, to its own organization or another.
 func (s *Service) MayAdminister(caller *auth.Caller) error {
-	if caller.Can(auth.Admin) {
-		return nil
-	}
 	return caller.Require(auth.NodesAdmin)
 }
 
-// MayRead checks that the caller may read organization orgID's money: its
-// own with compute.read, any with an operator's permission.
-func (s *Service) MayRead(caller *auth.Caller, orgID string) error {
+// MayReadMoney is the gate of the billing reads: billing.read, admin (its
+// own organization's administrator) or nodes.admin (the operator's). Which
+// organization the caller may read is MayRead's.
+func (s *Service) MayReadMoney(caller *auth.Caller) error {
 	if caller.Can(auth.Admin) || caller.Can(auth.NodesAdmin) {
 		return nil
 	}
-	if err := caller.Require(auth.ComputeRead); err != nil {
+	return caller.Require(auth.BillingRead)
+}
+
+// MayRead checks that the caller may read organization orgID's money: any
+// with nodes.admin (the operator's); its own with billing.read or admin.
+// Another organization answers as a missing one (404).
+func (s *Service) MayRead(caller *auth.Caller, orgID string) error {
+	if caller.Can(auth.NodesAdmin) {
+		return nil
+	}
+	if err := s.MayReadMoney(caller); err != nil {
 		return err
 	}
 	if orgID != caller.OrganizationID {
@@ -189,6 +199,24 @@ func (s *Service) Balance(ctx context.Context, caller *auth.Caller, orgID string
 	return out, nil
 }
 
+// Organization reads organization orgID for a caller who may read its
+// money (MayRead): 404 ORGANIZATION_NOT_FOUND when there is none.
+func (s *Service) Organization(ctx context.Context, caller *auth.Caller, orgID string) (*models.Organization, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, err
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
+	}
+	var o *models.Organization
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		var err error
+		o, err = s.store.Organization(tx, orgID)
+		return err
+	})
+	return o, err
+}
+
 func (s *Service) known(ctx context.Context, orgID string) error {
 	ok, err := s.store.OrganizationExists(ctx, orgID)
 	if err != nil {
@@ -255,6 +283,35 @@ func (s *Service) Usage(ctx context.Context, caller *auth.Caller, orgID string, 
 		out.TotalCostMicroCents += u.CostMicroCents
 	}
 	return out, nil
+}
+
+// MaxLedgerPage is the most entries one Ledger read answers.
+const MaxLedgerPage = 500
+
+// Ledger reads a page of organization orgID's ledger: at most limit
+// entries after the entry id after, oldest first, and whether more
+// follow.
+func (s *Service) Ledger(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.LedgerEntry, bool, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, false, err
+	}
+	if after < 0 {
+		return nil, false, apierr.BadRequest("after must be a ledger entry id (0 or more), got %d", after)
+	}
+	if limit < 1 || limit > MaxLedgerPage {
+		return nil, false, apierr.BadRequest("limit must be between 1 and %d, got %d", MaxLedgerPage, limit)
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, false, err
+	}
+	es, err := s.store.LedgerEntries(ctx, orgID, after, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(es) > limit {
+		return es[:limit], true, nil
+	}
+	return es, false, nil
 }
 
 // SpendLimit answers organization orgID's spend limit in cents per hour:

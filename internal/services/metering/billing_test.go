@@ -15,6 +15,24 @@ import (
 	"gpugraph/models"
 )
 
+// moneyKeys adds acme-billing and globex-billing, keys holding
+// billing.read only, money-operator, the platform operator's (nodes.admin)
+// of org-globex, and acme-keys-admin, org-acme's administrator of keys
+// (admin only).
+const moneyKeys = `{"apiKeys": [
+ {"token": "acme-billing", "organizationId": "org-acme", "permissions": ["billing.read"]},
+ {"token": "globex-billing", "organizationId": "org-globex", "permissions": ["billing.read"]},
+ {"token": "money-operator", "organizationId": "org-globex", "permissions": ["nodes.admin"]},
+ {"token": "acme-keys-admin", "organizationId": "org-acme", "permissions": ["admin"]}]}`
+
+// moneyCaller loads moneyKeys and answers acme-billing's caller, the one
+// that reads org-acme's money with billing.read.
+func moneyCaller(t *testing.T, st *store.Store) *auth.Caller {
+	t.Helper()
+	datasettest.Load(t, st, moneyKeys)
+	return datasettest.Caller(t, st, "acme-billing")
+}
+
 // refused fails t unless err is the apierr of status whose message
 // contains field.
 func refused(t *testing.T, err error, status int, field string) {
@@ -76,6 +94,7 @@ func TestThePassDebitsPrepaidOrganizationsOnce(t *testing.T) {
 		ctx := context.Background()
 		m := metering.New(st, nil)
 		op := auth.SystemCaller()
+		datasettest.Load(t, st, moneyKeys)
 		if _, err := m.CloseThrough(ctx, t0); err != nil { // the fixture's rows start here
 			t.Fatal(err)
 		}
@@ -90,7 +109,7 @@ func TestThePassDebitsPrepaidOrganizationsOnce(t *testing.T) {
 		// org-acme: vm-acme-1 running at 450 ¢/h, pod-acme-1 running at 0,
 		// vm-acme-2 stopped keeping 200 GB: one hour.
 		want := int64(450*1_000_000 + 200*27_400)
-		bal, err := m.Balance(ctx, datasettest.Caller(t, st, "acme-reader"), "org-acme")
+		bal, err := m.Balance(ctx, datasettest.Caller(t, st, "acme-billing"), "org-acme")
 		if err != nil || bal.BalanceMicroCents != 10_000*1_000_000-want {
 			t.Errorf("acme's balance: %+v %v; want %d µ¢", bal, err, 10_000*1_000_000-want)
 		}
@@ -109,10 +128,10 @@ func TestThePassDebitsPrepaidOrganizationsOnce(t *testing.T) {
 		if err != nil || len(days.Lines) != 1 || days.Lines[0].Key != "2026-12-03" || days.TotalCostMicroCents != want {
 			t.Errorf("acme by day: %+v %v", days, err)
 		}
-		_, err = m.Balance(ctx, datasettest.Caller(t, st, "acme-reader"), "org-globex")
+		_, err = m.Balance(ctx, datasettest.Caller(t, st, "acme-billing"), "org-globex")
 		refused(t, err, http.StatusNotFound, "org-globex")
-		_, err = m.Usage(ctx, datasettest.Caller(t, st, "acme-metrics"), "org-acme", t0, t0.Add(time.Hour), "day")
-		refused(t, err, http.StatusForbidden, "compute.read")
+		_, err = m.Usage(ctx, datasettest.Caller(t, st, "acme-reader"), "org-acme", t0, t0.Add(time.Hour), "day")
+		refused(t, err, http.StatusForbidden, "billing.read")
 		_, err = m.Usage(ctx, op, "org-acme", t0, t0.Add(time.Hour), "week")
 		refused(t, err, http.StatusBadRequest, "groupBy")
 		_, err = m.Usage(ctx, op, "org-acme", t0.Add(time.Hour), t0, "day")

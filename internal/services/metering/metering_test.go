@@ -116,7 +116,7 @@ func TestNinetySecondsAt249CentsAnHour(t *testing.T) {
 		if again, _ := sums(t, st, "vm-acme-1"); again[models.UsageCompute] != 90_000 || again[models.UsageStorage] != 10_000 {
 			t.Errorf("after a later pass: %v ms", again)
 		}
-		u, err := m.Usage(ctx, datasettest.Caller(t, st, "acme-reader"), "org-acme", t0, t0.Add(time.Hour), "workload")
+		u, err := m.Usage(ctx, moneyCaller(t, st), "org-acme", t0, t0.Add(time.Hour), "workload")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestAStoppedVMAccruesStorageOnly(t *testing.T) {
 		if len(recs) != 3 || !recs[0].PeriodStart.Equal(t0.Add(30*time.Minute)) || !recs[1].PeriodStart.Equal(t0.Add(time.Hour)) {
 			t.Errorf("records: %+v", recs)
 		}
-		b, err := m.Balance(ctx, datasettest.Caller(t, st, "acme-reader"), "org-acme")
+		b, err := m.Balance(ctx, moneyCaller(t, st), "org-acme")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,211 @@
+package resolvers
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"gpugraph/graph"
+	"gpugraph/graph/model"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/httpapi/loaders"
+	"gpugraph/internal/lib/apierr"
+	"gpugraph/internal/lib/paging"
+	"gpugraph/internal/services/metering"
+	"gpugraph/models"
+)
+
+// An organization's money (docs/contract.md#billing): package metering
+// checks billing.read (own organization) or an operator's permission and
+// decides; these translate. Amounts are cents as GraphQL Floats: the
+// micro-cents over a million, the nearest float to the exact decimal,
+// which the Float scalar writes in its shortest form (6.225).
+
+func (r *Resolver) Organization() graph.OrganizationResolver { return &organizationResolver{r} }
+func (r *Resolver) LedgerEntry() graph.LedgerEntryResolver   { return &ledgerEntryResolver{} }
+
+type organizationResolver struct{ *Resolver }
+type ledgerEntryResolver struct{}
+
+// centsOf is an amount of micro-cents in cents.
+func centsOf(micro int64) float64 { return float64(micro) / models.MicroCentsPerCent }
+
+// Organization answers the caller's organization (id absent or its own),
+// or, for an operator, any: the money read's gate first, so that another
+// organization answers as a missing one.
+func (r *queryResolver) Organization(ctx context.Context, id *string) (*models.Organization, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org := c.OrganizationID
+	if id != nil && *id != "" {
+		org = *id
+	}
+	return r.Services.Metering.Organization(ctx, c, org)
+}
+
+func (r *mutationResolver) GrantCredits(ctx context.Context, organizationID string, amountCents int, reason string) (*models.LedgerEntry, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The operation's idempotency key, when it has one, is the extension's
+	// (a replay never reaches here); the ledger's own key is fresh.
+	return r.Services.Metering.Grant(ctx, c, organizationID, int64(amountCents), reason, "")
+}
+
+// balance reads the organization's balance for one of its fields.
+func (r *organizationResolver) balance(ctx context.Context, o *models.Organization) (*metering.Balance, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Services.Metering.Balance(ctx, c, o.ID)
+}
+
+func (r *organizationResolver) Prepaid(ctx context.Context, o *models.Organization) (bool, error) {
+	b, err := r.balance(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	return b.Prepaid, nil
+}
+
+func (r *organizationResolver) Balance(ctx context.Context, o *models.Organization) (float64, error) {
+	b, err := r.balance(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	return centsOf(b.BalanceMicroCents), nil
+}
+
+func (r *organizationResolver) BurnRatePerHour(ctx context.Context, o *models.Organization) (float64, error) {
+	b, err := r.balance(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	return centsOf(b.BurnMicroCentsPerHour), nil
+}
+
+func (r *organizationResolver) RunwayHours(ctx context.Context, o *models.Organization) (*float64, error) {
+	b, err := r.balance(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return b.RunwayHours, nil
+}
+
+// SpendLimitPerHour is null when the organization has no spend limit.
+func (r *organizationResolver) SpendLimitPerHour(ctx context.Context, o *models.Organization) (*float64, error) {
+	b, err := r.balance(ctx, o)
+	if err != nil || b.SpendLimitCentsPerHour == nil {
+		return nil, err
+	}
+	return new(centsOf(*b.SpendLimitCentsPerHour * models.MicroCentsPerCent)), nil
+}
+
+// usageGroups are the schema's groups as the service names them.
+var usageGroups = map[model.UsageGroup]string{
+	model.UsageGroupWorkload: "workload", model.UsageGroupGPUModel: "gpuModel",
+	model.UsageGroupProject: "project", model.UsageGroupDay: "day",
+}
+
+func (r *organizationResolver) Usage(ctx context.Context, o *models.Organization, from, to time.Time, groupBy *model.UsageGroup) (*model.Usage, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := "day"
+	if groupBy != nil {
+		g = usageGroups[*groupBy]
+	}
+	u, err := r.Services.Metering.Usage(ctx, c, o.ID, from, to, g)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.Usage{From: u.From, To: u.To, Lines: make([]*model.UsageLine, len(u.Lines)), Total: centsOf(u.TotalCostMicroCents)}
+	for i, l := range u.Lines {
+		out.Lines[i] = &model.UsageLine{Key: l.Key, Seconds: float64(l.Milliseconds) / 1000,
+			GPUSeconds: float64(l.GPUMilliseconds) / 1000, Cost: centsOf(l.CostMicroCents)}
+	}
+	return out, nil
+}
+
+// ledgerList names the ledger's cursors (paging.EncodeCursor): entry ids,
+// oldest first.
+const ledgerList = "ledger"
+
+func (r *organizationResolver) Ledger(ctx context.Context, o *models.Organization, first *int, after *string) (*model.LedgerEntryConnection, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Services.Metering.MayRead(c, o.ID); err != nil {
+		return nil, err
+	}
+	page, err := paging.ParseCursor(ledgerList, 0, first, after)
+	if err != nil {
+		return nil, err
+	}
+	var from int64
+	if page.After != nil {
+		if from, err = strconv.ParseInt(page.After.ID, 10, 64); err != nil {
+			return nil, apierr.BadRequest("after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
+		}
+	}
+	es, more, err := r.Services.Metering.Ledger(ctx, c, o.ID, from, page.First)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]*models.LedgerEntry, len(es))
+	for i := range es {
+		rows[i] = &es[i]
+	}
+	conn := paging.NewConnection(ledgerList, page, rows, more, 0, func(e *models.LedgerEntry) paging.Key {
+		return paging.Key{Sort: []*string{}, ID: strconv.FormatInt(e.ID, 10)}
+	})
+	out := &model.LedgerEntryConnection{Nodes: rows, PageInfo: pageInfo(conn), Edges: make([]*model.LedgerEntryEdge, len(rows))}
+	for i, e := range rows {
+		out.Edges[i] = &model.LedgerEntryEdge{Cursor: conn.Cursors[i], Node: e}
+	}
+	return out, nil
+}
+
+func (ledgerEntryResolver) ID(_ context.Context, e *models.LedgerEntry) (string, error) {
+	return strconv.FormatInt(e.ID, 10), nil
+}
+
+func (ledgerEntryResolver) Kind(_ context.Context, e *models.LedgerEntry) (model.LedgerEntryKind, error) {
+	return model.LedgerEntryKind(strings.ToUpper(string(e.Kind))), nil
+}
+
+func (ledgerEntryResolver) Amount(_ context.Context, e *models.LedgerEntry) (float64, error) {
+	return centsOf(e.AmountMicroCents), nil
+}
+
+// CostSoFar is the VM's closed usage cost, read for every VM of a level
+// in one statement (loaders.CostByVM, scoped to the caller's
+// organization). A caller without billing.read (or an operator's
+// permission) reads null, as a GPU's holder reads null where it is not
+// the caller's: a page of VMs answers one row each, not an error each.
+func (r *vmResolver) CostSoFar(ctx context.Context, v *models.VM) (*float64, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.svc.Metering.MayReadMoney(c) != nil {
+		return nil, nil
+	}
+	l := loaders.For(ctx)
+	if l == nil {
+		return nil, nil
+	}
+	cost, err := l.CostByVM.Load(ctx, v.ID)()
+	if err != nil || cost == nil {
+		return nil, err
+	}
+	f := centsOf(cost.MicroCents)
+	return &f, nil
+}
