@@ -95,7 +95,7 @@ func TestRefusals(t *testing.T) {
 		{"bad status", func(f map[string]any) { row(f, "vms", 0)["status"] = "sleeping" },
 			`fixture refused: vms[0] (id "vm-acme-1"): status "sleeping" is not one of pending, deploying, running, stopped, failed, terminated, interrupted`},
 		{"bad permission", func(f map[string]any) { row(f, "apiKeys", 1)["permissions"] = []any{"compute.write"} },
-			`fixture refused: apiKeys[1]: permission "compute.write" is not one of [compute.read compute.operate workloads.read metrics.write nodes.report nodes.admin admin]`},
+			`fixture refused: apiKeys[1]: permission "compute.write" is not one of [compute.read compute.operate workloads.read billing.read metrics.write nodes.report nodes.admin admin]`},
 		{"duplicate id", func(f map[string]any) { row(f, "vms", 1)["id"] = "vm-acme-1" },
 			`fixture refused: vms[1] (id "vm-acme-1"): id appears twice in the file`},
 		{"bad manufacturer", func(f map[string]any) { row(f, "gpuModels", 0)["manufacturer"] = "Intel" },
