@@ -3,6 +3,7 @@ package dataset
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/store"
@@ -289,5 +290,47 @@ func (c *checker) checkTenancy(out *store.DataSet) error {
 		}
 		out.APIKeys = append(out.APIKeys, hashKey(k))
 	}
+	if err := c.checkCredits(out, orgs); err != nil {
+		return err
+	}
 	return c.resolve(orgs)
+}
+
+// maxCreditCents is the largest credit, the credits endpoint's.
+const maxCreditCents = 10_000_000_000
+
+// checkCredits takes the file's credits as the credits endpoint takes
+// one (a whole number of cents from 1 to 10,000,000,000, a reason of at
+// most 1,024 bytes) and each with a key of its own in its organization.
+func (c *checker) checkCredits(out *store.DataSet, orgs *refs) error {
+	keys := map[[2]string]bool{}
+	now := store.Now()
+	for i, cr := range c.f.Credits {
+		row := fmt.Sprintf("credits[%d]", i)
+		cr.Reason = strings.TrimSpace(cr.Reason)
+		switch {
+		case cr.OrganizationID == "":
+			return refuse(row, "organizationId is missing")
+		case cr.Key == "":
+			return refuse(row, "key is missing")
+		case len(cr.Key) > 255:
+			return refuse(row, "key is longer than 255 bytes")
+		case keys[[2]string{cr.OrganizationID, cr.Key}]:
+			return refuse(row, "key %q appears twice in the file for organization %s", cr.Key, cr.OrganizationID)
+		case cr.AmountCents <= 0 || cr.AmountCents > maxCreditCents:
+			return refuse(row, "amountCents %d is not a whole number of cents from 1 to %d", cr.AmountCents, int64(maxCreditCents))
+		case cr.Reason == "":
+			return refuse(row, "reason is missing")
+		case len(cr.Reason) > 1024:
+			return refuse(row, "reason is longer than 1024 bytes")
+		}
+		keys[[2]string{cr.OrganizationID, cr.Key}] = true
+		orgs.add(cr.OrganizationID, row)
+		// The credits endpoint's key space: a credit granted with the same
+		// Idempotency-Key is this one.
+		out.Credits = append(out.Credits, &models.LedgerEntry{OrganizationID: cr.OrganizationID, Kind: models.LedgerCredit,
+			AmountMicroCents: cr.AmountCents * models.MicroCentsPerCent, Reason: cr.Reason,
+			IdempotencyKey: string(models.LedgerCredit) + ":" + cr.Key, CreatedAt: now})
+	}
+	return nil
 }

@@ -124,6 +124,17 @@ func TestRefusals(t *testing.T) {
 			`fixture refused: instanceTypes[0] (name "cpu_16c_64gb"): gpuModelId is missing: a type with GPUs names their model`},
 		{"instance type model without GPUs", func(f map[string]any) { row(f, "instanceTypes", 1)["gpuCount"] = 0 },
 			`fixture refused: instanceTypes[1] (name "gpu_1x_h100_sxm5"): gpuCount must be at least 1 for a type of gpuModelId "h100-80gb" (a CPU-only type has no gpuModelId)`},
+		{"credit of 0", func(f map[string]any) { f["credits"] = []any{credit("org-acme", "k1", 0, "trial")} },
+			`fixture refused: credits[0]: amountCents 0 is not a whole number of cents from 1 to 10000000000`},
+		{"credit of unknown organization", func(f map[string]any) { f["credits"] = []any{credit("org-nope", "k1", 500, "trial")} },
+			`fixture refused: credits[0]: organizationId "org-nope" is not in the file nor in the database`},
+		{"credit without reason", func(f map[string]any) { f["credits"] = []any{credit("org-acme", "k1", 500, "  ")} },
+			`fixture refused: credits[0]: reason is missing`},
+		{"credit without key", func(f map[string]any) { f["credits"] = []any{credit("org-acme", "", 500, "trial")} },
+			`fixture refused: credits[0]: key is missing`},
+		{"credit key twice", func(f map[string]any) {
+			f["credits"] = []any{credit("org-acme", "k1", 500, "trial"), credit("org-globex", "k1", 500, "trial"), credit("org-acme", "k1", 700, "more")}
+		}, `fixture refused: credits[2]: key "k1" appears twice in the file for organization org-acme`},
 		{"not json", nil, `fixture refused: file: not a fixture file: unexpected end of JSON input`},
 	}
 	for _, tc := range cases {
@@ -137,7 +148,7 @@ func TestRefusals(t *testing.T) {
 				if err == nil || err.Error() != tc.want {
 					t.Fatalf("err = %v\nwant %s", err, tc.want)
 				}
-				for _, table := range []string{"gpu_models", "instance_types", "nodes", "gpus", "organizations", "api_keys", "vms", "pods", "metric_samples"} {
+				for _, table := range []string{"gpu_models", "instance_types", "nodes", "gpus", "organizations", "api_keys", "ledger_entries", "vms", "pods", "metric_samples"} {
 					if n := count(t, st, table); n != 0 {
 						t.Errorf("%s has %d rows after a refused load", table, n)
 					}
@@ -145,6 +156,46 @@ func TestRefusals(t *testing.T) {
 			})
 		})
 	}
+}
+
+func credit(org, key string, cents int64, reason string) map[string]any {
+	return map[string]any{"organizationId": org, "key": key, "amountCents": cents, "reason": reason}
+}
+
+// A fixture's credits make their organizations prepaid; loading the file
+// again appends none twice, and a credit granted with the same key is it.
+func TestLoadCredits(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		b := mutate(t, func(f map[string]any) {
+			f["credits"] = []any{credit("org-globex", "welcome", 450, " trial credit "), credit("org-globex", "top-up", 50, "top-up")}
+		})
+		before := store.Now()
+		for i := 0; i < 2; i++ {
+			if _, err := dataset.LoadFile(ctx, st, b); err != nil {
+				t.Fatalf("load %d: %v", i+1, err)
+			}
+		}
+		if n := count(t, st, "ledger_entries"); n != 2 {
+			t.Errorf("%d ledger entries, want 2", n)
+		}
+		bal, prepaid, err := st.LedgerBalance(ctx, "org-globex")
+		if err != nil || bal != 500*models.MicroCentsPerCent || !prepaid {
+			t.Errorf("org-globex: balance %d µ¢, prepaid %v, %v; want 500 cents, prepaid", bal, prepaid, err)
+		}
+		if bal, prepaid, err := st.LedgerBalance(ctx, "org-acme"); err != nil || bal != 0 || prepaid {
+			t.Errorf("org-acme: balance %d, prepaid %v, %v; want postpaid", bal, prepaid, err)
+		}
+		es, err := st.LedgerEntries(ctx, "org-globex", 0, 10)
+		if err != nil || len(es) != 2 {
+			t.Fatalf("entries %+v, %v", es, err)
+		}
+		e := es[0]
+		if e.Kind != models.LedgerCredit || e.AmountMicroCents != 450*models.MicroCentsPerCent || e.Reason != "trial credit" ||
+			e.IdempotencyKey != "credit:welcome" || e.CreatedAt.Before(before) {
+			t.Errorf("first entry %+v", e)
+		}
+	})
 }
 
 // A fixture may reference rows an earlier load stored.

@@ -25,6 +25,7 @@ type File struct {
 	Nodes         []Node                       `json:"nodes"`
 	Organizations []models.Organization        `json:"organizations"`
 	APIKeys       []APIKey                     `json:"apiKeys"`
+	Credits       []Credit                     `json:"credits"`
 	VMs           []VM                         `json:"vms"`
 	Projects      []models.Project             `json:"projects"`
 	Workloads     []models.Workload            `json:"workloads"`
@@ -45,6 +46,17 @@ type APIKey struct {
 	Token          string   `json:"token"`
 	OrganizationID string   `json:"organizationId"`
 	Permissions    []string `json:"permissions"`
+}
+
+// Credit is a credit to an organization's ledger (docs/decisions/0042-metering.md):
+// its first makes the organization prepaid. Key is its idempotency key,
+// unique per organization: a file loaded again appends it once, dated
+// when it was first loaded.
+type Credit struct {
+	OrganizationID string `json:"organizationId"`
+	Key            string `json:"key"`
+	AmountCents    int64  `json:"amountCents"`
+	Reason         string `json:"reason"`
 }
 
 // VM is a VM row with the GPUs it holds. gpuManufacturer and gpuModelName

@@ -27,6 +27,9 @@ type DataSet struct {
 	Nodes         []models.Node
 	Organizations []models.Organization
 	APIKeys       []models.APIKey
+	// Credits are appended to the ledger unless their organization has an
+	// entry of their idempotency key already.
+	Credits []*models.LedgerEntry
 	VMs           []models.VM
 	GPUs          []models.GPU
 	// Holders is, for each VM of the data set, exactly the GPUs it holds:
@@ -54,6 +57,7 @@ func (s *Store) WriteDataSet(tx *Txn, d *DataSet) error {
 		{"nodes", func() error { return upsertAll(db, d.Nodes, nil) }},
 		{"organizations", func() error { return upsertAll(db, d.Organizations, nil) }},
 		{"apiKeys", func() error { return upsertAll(db, d.APIKeys, []string{"token_hash"}) }},
+		{"credits", func() error { _, err := s.AppendLedger(tx, d.Credits); return err }},
 		{"vms", func() error { return upsertAll(db, d.VMs, nil) }},
 		// A GPU row's holder, utilization and health history belong to the
 		// running system; a data set that names a GPU again replaces only

@@ -26,6 +26,7 @@ type Fixture struct {
 	Nodes         []*Node           `json:"nodes"`
 	Organizations []Organization    `json:"organizations"`
 	APIKeys       []APIKey          `json:"apiKeys"`
+	Credits       []Credit          `json:"credits"`
 	VMs           []*VM             `json:"vms"`
 	Projects      []Project         `json:"projects"`
 	Workloads     []*Workload       `json:"workloads"`
@@ -98,6 +99,15 @@ type APIKey struct {
 	Token          string   `json:"token"`
 	OrganizationID string   `json:"organizationId"`
 	Permissions    []string `json:"permissions"`
+}
+
+// Credit is a credit to an organization's ledger, in whole cents; Key is
+// its idempotency key, unique per organization.
+type Credit struct {
+	OrganizationID string `json:"organizationId"`
+	Key            string `json:"key"`
+	AmountCents    int64  `json:"amountCents"`
+	Reason         string `json:"reason"`
 }
 
 // VM is OpenRelay's VM object plus where it is placed: its node and the GPUs

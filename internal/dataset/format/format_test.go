@@ -33,7 +33,7 @@ func TestSectionOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := []string{"gpuModels", "instanceTypes", "fabrics", "nodes", "organizations", "apiKeys", "vms",
+	order := []string{"gpuModels", "instanceTypes", "fabrics", "nodes", "organizations", "apiKeys", "credits", "vms",
 		"projects", "workloads", "revisions", "pods", "podMetrics", "podHistograms"}
 	at := -1
 	for _, k := range order {
