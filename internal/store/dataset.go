@@ -30,8 +30,8 @@ type DataSet struct {
 	// Credits are appended to the ledger unless their organization has an
 	// entry of their idempotency key already.
 	Credits []*models.LedgerEntry
-	VMs           []models.VM
-	GPUs          []models.GPU
+	VMs     []models.VM
+	GPUs    []models.GPU
 	// Holders is, for each VM of the data set, exactly the GPUs it holds:
 	// the VM gives up any other it held before.
 	Holders          map[string][]string
