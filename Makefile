@@ -88,7 +88,7 @@ lint:
 	@misgrouped=$$($(GO) tool goimports -local gpugraph -l $$(git ls-files '*.go' | grep -v '^graph/')); if [ -n "$$misgrouped" ]; then echo "goimports -local gpugraph would change:"; echo "$$misgrouped"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: the ten fleet-scale figures (the eighth: 1,000 live subscribers; the ninth: create and the queue, alone with `go run ./cmd/benchreport -figures 9 -o BENCHMARKS.md`; the tenth: the cluster connector over a real kube-apiserver of 5,000 nodes and 150,000 pods, bin/gpugraph and bin/cluster-agent as processes, alone with `-figures 10`, skipped where test/kube/build.sh has not built kube-apiserver), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
+## bench: the eleven figures (the eighth: 1,000 live subscribers; the ninth: create and the queue, alone with `go run ./cmd/benchreport -figures 9 -o BENCHMARKS.md`; the tenth: the cluster connector over a real kube-apiserver of 5,000 nodes and 150,000 pods, bin/gpugraph and bin/cluster-agent as processes, alone with `-figures 10`, skipped where test/kube/build.sh has not built kube-apiserver; the eleventh: one metering pass over 10,000 running workloads of 1,000 organizations, alone with `-figures 11`), then the pod metrics range read through the store and through Prometheus; on SQLite (and PostgreSQL when TEST_DATABASE_URL is set): prints the table, rewrites it in BENCHMARKS.md
 bench:
 	$(GO) build -o bin/gpugraph .
 	$(GO) build -o bin/cluster-agent ./cmd/cluster-agent

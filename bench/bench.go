@@ -1,7 +1,7 @@
 // Package bench measures gpugraph at fleet scale: an in-process server over
 // a fresh database per engine, a fixture from package fleet or bulk SQL,
 // the seven figures of the performance issue, the live-updates figure (8),
-// create and the queue (9) and the cluster connector at scale (10). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
+// create and the queue (9), the cluster connector at scale (10) and the metering pass (11). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
 package bench
 
 import (
@@ -61,6 +61,13 @@ type Config struct {
 	// binaries figure 10 runs as processes (make build makes both).
 	ServerBinary, AgentBinary string
 
+	// Figure 11, the metering pass: MeteringWorkloads running workloads
+	// (10,000) of MeteringOrgs organizations (1,000), MeteringPasses passes
+	// timed (the median is reported).
+	MeteringWorkloads int
+	MeteringOrgs      int
+	MeteringPasses    int
+
 	Clients      int // figures 4, 5 and 9: 16
 	LoadRequests int // figure 4: requests per query
 	LatencyRuns  int // figures 1, 3, 6: timed runs (the median is reported)
@@ -89,6 +96,7 @@ func Defaults() Config {
 		QueuePending: 10000, QueueSamples: 50,
 		ClusterNodes: 5000, ClusterPods: 150_000, ClusterRate: 200, ClusterSteady: time.Minute,
 		ServerBinary: "bin/gpugraph", AgentBinary: "bin/cluster-agent",
+		MeteringWorkloads: 10_000, MeteringOrgs: 1000, MeteringPasses: 9,
 		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
 		Seed: 1,
 	}
@@ -207,6 +215,7 @@ func (r *runner) run(ctx context.Context) {
 	r.do(ctx, figure{8, []string{rowLiveRate, rowLiveLatency, rowLiveMemory}, r.liveFigure})
 	r.do(ctx, figure{9, []string{rowCreates, rowSchedulerPass, rowQueueLatency, rowCreateInvar}, r.creates})
 	r.do(ctx, figure{ClusterFigure, []string{rowClusterSync, rowClusterSyncCPU, rowClusterRate, rowClusterDeltaCPU, rowClusterLag, rowClusterConnector}, r.clusterFigure})
+	r.do(ctx, figure{MeteringFigure, []string{rowMeteringPass, rowMeteringRecords}, r.meteringFigure})
 }
 
 // Server is the whole HTTP surface over one database, on a loopback port.

@@ -1,6 +1,6 @@
 // Command benchreport measures the seven figures of gpugraph's performance
 // issue, the live-updates figure (8), create and the queue (9) and the
-// cluster connector at scale (10) on SQLite, and on PostgreSQL when
+// cluster connector at scale (10) and the metering pass (11) on SQLite, and on PostgreSQL when
 // TEST_DATABASE_URL is set: each on a fresh database behind an in-process
 // server on a loopback port (figure 10: the gpugraph and cluster-agent
 // binaries as processes, against a real kube-apiserver and etcd). It
@@ -10,7 +10,8 @@
 // <!-- bench-queue:begin --> and <!-- bench-queue:end -->), so that
 // -figures 9 rewrites it alone and a run without it leaves it as it was;
 // so has figure 10 (<!-- bench-cluster:begin --> … end), left as it was
-// where kube-apiserver is not built (test/kube/build.sh builds it).
+// where kube-apiserver is not built (test/kube/build.sh builds it); so has
+// figure 11 (<!-- bench-metering:begin --> … end).
 //
 //	go run ./cmd/benchreport -o BENCHMARKS.md    (what make bench runs)
 package main
@@ -59,13 +60,15 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 	fs.IntVar(&cfg.LiveEvents, "live-events", cfg.LiveEvents, "events committed in figure 8")
 	fs.IntVar(&cfg.QueuePending, "queue-pending", cfg.QueuePending, "pending VMs of figure 9")
 	fs.IntVar(&cfg.QueueSamples, "queue-samples", cfg.QueueSamples, "stops timed until a pending VM is placed (figure 9)")
+	fs.IntVar(&cfg.MeteringWorkloads, "metering-workloads", cfg.MeteringWorkloads, "running workloads of figure 11")
+	fs.IntVar(&cfg.MeteringOrgs, "metering-orgs", cfg.MeteringOrgs, "organizations of figure 11")
 	fs.IntVar(&cfg.ClusterNodes, "cluster-nodes", cfg.ClusterNodes, "Kubernetes nodes of figure 10")
 	fs.IntVar(&cfg.ClusterPods, "cluster-pods", cfg.ClusterPods, "Kubernetes pods of figure 10")
 	fs.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "pod phase changes a second in figure 10's steady state")
 	fs.DurationVar(&cfg.ClusterSteady, "cluster-steady", cfg.ClusterSteady, "how long figure 10's steady state runs")
 	fs.StringVar(&cfg.ServerBinary, "server", cfg.ServerBinary, "the gpugraph binary figure 10 runs (make build makes it)")
 	fs.StringVar(&cfg.AgentBinary, "cluster-agent", cfg.AgentBinary, "the cluster-agent binary figure 10 runs (make build makes it)")
-	only := fs.String("figures", "", "comma-separated figure numbers to run (default: all ten; 9 alone: create and the queue; 10 alone: the cluster connector)")
+	only := fs.String("figures", "", "comma-separated figure numbers to run (default: all eleven; 9 alone: create and the queue; 10 alone: the cluster connector; 11 alone: the metering pass)")
 	fs.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
 	quiet := fs.Bool("q", false, "no progress lines on standard error")
 	if err := fs.Parse(args); err != nil {
@@ -74,7 +77,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	figures, err := bench.ParseNumbers(*only, bench.ClusterFigure)
+	figures, err := bench.ParseNumbers(*only, bench.MeteringFigure)
 	if err != nil {
 		return nil, fmt.Errorf("-figures: %w", err)
 	}
@@ -122,6 +125,8 @@ const (
 	queueFigure          = 9
 	clusterBegin         = "<!-- bench-cluster:begin -->"
 	clusterEnd           = "<!-- bench-cluster:end -->"
+	meteringBegin        = "<!-- bench-metering:begin -->"
+	meteringEnd          = "<!-- bench-metering:end -->"
 )
 
 // writeMarkdown replaces the generated parts of path (between the markers)
@@ -146,7 +151,12 @@ func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Co
 	// Figure 10 has rows only where it ran: skipped (no kube-apiserver
 	// built), its section stays as it was.
 	if part := rep.Only(func(f int) bool { return f == bench.ClusterFigure }); len(part.Rows()) > 0 {
-		return bench.WriteSection(path, clusterBegin, clusterEnd, section(part, m, cfg, took, clusterFlags(cfg)))
+		if err := bench.WriteSection(path, clusterBegin, clusterEnd, section(part, m, cfg, took, clusterFlags(cfg))); err != nil {
+			return err
+		}
+	}
+	if part := rep.Only(func(f int) bool { return f == bench.MeteringFigure }); len(part.Rows()) > 0 {
+		return bench.WriteSection(path, meteringBegin, meteringEnd, section(part, m, cfg, took, " -figures 11"))
 	}
 	return nil
 }

@@ -49,8 +49,8 @@ func TestParseArgsRefusesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-figures", "11"}, `-figures: "11" is not a number 1–10`},
-		{[]string{"-figures", "1,,2"}, `-figures: "" is not a number 1–10`},
+		{[]string{"-figures", "12"}, `-figures: "12" is not a number 1–11`},
+		{[]string{"-figures", "1,,2"}, `-figures: "" is not a number 1–11`},
 		{[]string{"-engines", "sqlite,oracle"}, `-engines: unknown engine "oracle": want sqlite or postgres`},
 		{[]string{"-engines", "postgres"}, `-engines: postgres needs TEST_DATABASE_URL`},
 		{[]string{"-cluster-rate", "fast"}, `invalid value "fast" for flag -cluster-rate: parse error`},
