@@ -123,21 +123,9 @@ func (s *Service) exhaust(ctx context.Context, orgID string) (int64, bool, error
 		if err := s.store.LockOrganizationWorkloads(tx, orgID); err != nil {
 			return err
 		}
-		org, err := s.store.LockOrganization(tx, orgID)
-		if err != nil || org == nil || org.State != models.OrgStateActive {
+		st, b, err := s.lockedStanding(tx, orgID, models.OrgStateActive)
+		if err != nil || st == nil || coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
 			return err
-		}
-		st, err := s.store.StandingOf(tx, orgID)
-		if err != nil || st == nil {
-			return err
-		}
-		price, err := s.store.StoragePrice(tx)
-		if err != nil {
-			return err
-		}
-		b := burn(*st, price)
-		if coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
-			return nil
 		}
 		now := s.clock().UTC()
 		if stopped, err = s.store.ApplyToWorkloads(tx, store.Workloads{OrganizationID: orgID},
@@ -158,26 +146,34 @@ func (s *Service) exhaust(ctx context.Context, orgID string) (int64, bool, error
 	return stopped, done, nil
 }
 
+// lockedStanding locks organization orgID in tx and, when it is in state,
+// reads its standing and its burn an hour (in µ¢) under that lock: the
+// one read the automatic stop and the restore decide on. A nil standing
+// means the organization is gone or in another state: nothing to do.
+func (s *Service) lockedStanding(tx *store.Txn, orgID string, state models.OrgState) (*store.Standing, int64, error) {
+	org, err := s.store.LockOrganization(tx, orgID)
+	if err != nil || org == nil || org.State != state {
+		return nil, 0, err
+	}
+	st, err := s.store.StandingOf(tx, orgID)
+	if err != nil || st == nil {
+		return nil, 0, err
+	}
+	price, err := s.store.StoragePrice(tx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return st, burn(*st, price), nil
+}
+
 // restore makes organization orgID active again in tx, after an entry
 // that added to its ledger, when it is balance exhausted and its balance
 // now covers the next period of what it runs (its kept storage: what was
 // stopped stays stopped until its owner restarts it).
 func (s *Service) restore(tx *store.Txn, orgID string) error {
-	org, err := s.store.LockOrganization(tx, orgID)
-	if err != nil || org == nil || org.State != models.OrgStateBalanceExhausted {
+	st, b, err := s.lockedStanding(tx, orgID, models.OrgStateBalanceExhausted)
+	if err != nil || st == nil || st.BalanceMicroCents <= 0 || !coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
 		return err
-	}
-	st, err := s.store.StandingOf(tx, orgID)
-	if err != nil || st == nil {
-		return err
-	}
-	price, err := s.store.StoragePrice(tx)
-	if err != nil {
-		return err
-	}
-	b := burn(*st, price)
-	if st.BalanceMicroCents <= 0 || !coversNextPeriod(st.BalanceMicroCents, b, s.Interval) {
-		return nil
 	}
 	if err := s.store.SetOrganizationState(tx, orgID, models.OrgStateActive); err != nil {
 		return err
