@@ -195,7 +195,8 @@ func (ledgerEntryResolver) Amount(_ context.Context, e *models.LedgerEntry) (flo
 // in one statement (loaders.CostByVM, scoped to the caller's
 // organization). A caller without billing.read (or an operator's
 // permission) reads null, as a GPU's holder reads null where it is not
-// the caller's: a page of VMs answers one row each, not an error each.
+// the caller's: a page of VMs answers one row each, not an error each. A
+// request without loaders is an error (requestLoaders), not that null.
 func (r *vmResolver) CostSoFar(ctx context.Context, v *models.VM) (*float64, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
@@ -204,9 +205,9 @@ func (r *vmResolver) CostSoFar(ctx context.Context, v *models.VM) (*float64, err
 	if r.svc.Metering.MayReadMoney(c) != nil {
 		return nil, nil
 	}
-	l := loaders.For(ctx)
-	if l == nil {
-		return nil, nil
+	l, err := requestLoaders(ctx)
+	if err != nil {
+		return nil, err
 	}
 	cost, err := l.CostByVM.Load(ctx, v.ID)()
 	if err != nil || cost == nil {
