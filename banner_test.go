@@ -11,32 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"gpugraph/demo"
 	"gpugraph/internal/auth"
+	"gpugraph/internal/lib/lockedbuf"
 	"gpugraph/internal/store"
 )
-
-// lockedBuffer is a bytes.Buffer the server and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // adminKeyLine is how the banner prints the demo's admin key.
 var adminKeyLine = regexp.MustCompile(`(?m)^  export GPUGRAPH_ADMIN_KEY=(gpgkey_[A-Za-z0-9_-]+)$`)
@@ -49,7 +31,7 @@ const lastBannerLine = "  curl -s "
 // and the admin key it printed.
 func demoStart(t *testing.T, db string, args ...string) (out, adminKey string) {
 	t.Helper()
-	buf := &lockedBuffer{}
+	buf := &lockedbuf.Buffer{}
 	banner, logOutput = buf, buf
 	t.Cleanup(func() { banner, logOutput = os.Stderr, os.Stderr })
 	addr := freeAddr(t)
@@ -167,7 +149,7 @@ func TestDemoBannerEveryStart(t *testing.T) {
 // Without the demo data set no start makes an admin key, nor prints a
 // banner: the demo's key is the demo's alone.
 func TestNoAdminKeyWithoutDemo(t *testing.T) {
-	buf := &lockedBuffer{}
+	buf := &lockedbuf.Buffer{}
 	banner, logOutput = buf, buf
 	t.Cleanup(func() { banner, logOutput = os.Stderr, os.Stderr })
 	db := "sqlite:" + filepath.Join(t.TempDir(), "plain.db")

@@ -13,6 +13,7 @@ import (
 
 	"gpugraph/demo/agents"
 	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/lib/lockedbuf"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 	"gpugraph/models"
@@ -49,8 +50,8 @@ func (l logLines) count(level, msg string) int {
 }
 
 // captureLog sends the server's log to a buffer for the test.
-func captureLog(t *testing.T) *lockedBuffer {
-	out := &lockedBuffer{}
+func captureLog(t *testing.T) *lockedbuf.Buffer {
+	out := &lockedbuf.Buffer{}
 	logOutput = out
 	t.Cleanup(func() { logOutput = os.Stderr })
 	return out

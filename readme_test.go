@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gpugraph/internal/lib/lockedbuf"
 )
 
 // readmeBlock is one fenced shell block of README.md or a page of docs/.
@@ -195,7 +197,7 @@ func TestREADMECommands(t *testing.T) {
 	addr := freeAddr(t)
 	server := exec.Command(filepath.Join(bin, "gpugraph"), "--addr", addr)
 	server.Dir, server.Env = dir, env
-	out := &lockedBuffer{}
+	out := &lockedbuf.Buffer{}
 	server.Stdout, server.Stderr = out, out
 	start = time.Now()
 	if err := server.Start(); err != nil {
@@ -240,7 +242,7 @@ func TestREADMECommands(t *testing.T) {
 		cmd := exec.Command(bash, "-e", "-o", "pipefail", "-x", "-c", script)
 		cmd.Dir, cmd.Env = dir, env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		got := &lockedBuffer{}
+		got := &lockedbuf.Buffer{}
 		cmd.Stdout, cmd.Stderr = got, got
 		began := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -519,7 +519,7 @@ func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth
 		SpendLimitCentsPerHour: o.spendLimitCentsPerHour})
 	return &process{
 		services: svc,
-		http: httpapi.Config{Services: svc, Loaders: loaders.NewFactory(st, 0), Database: st,
+		http: httpapi.Config{Services: svc, Loaders: loaders.NewFactory(st, svc.Metering, 0), Database: st,
 			DisableIntrospection: !o.introspection, RateLimits: o.rates.limits(), Replicas: heartbeat,
 			BodyTimeout: min(o.bodyTimeout, o.readTimeout), WebSocketsPerAddress: o.websocketsPerIP,
 			CredentialConcurrency: o.credentialConcurrency},

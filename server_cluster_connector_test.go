@@ -27,6 +27,7 @@ import (
 
 	"gpugraph/internal/cluster/kubetest"
 	"gpugraph/internal/httpapi/rest/openapitest"
+	"gpugraph/internal/lib/lockedbuf"
 	"gpugraph/internal/store/storetest"
 )
 
@@ -76,7 +77,7 @@ type e2e struct {
 	addr, dbURL    string
 	proxy          *cutProxy
 	agent          *exec.Cmd
-	agentLog       *lockedBuffer
+	agentLog       *lockedbuf.Buffer
 	credFile       string
 	kubeconfig     string
 }
@@ -288,7 +289,7 @@ func (e *e2e) delete(p *corev1.Pod) {
 
 func (e *e2e) startAgent() {
 	e.t.Helper()
-	e.agentLog = &lockedBuffer{}
+	e.agentLog = &lockedbuf.Buffer{}
 	e.agent = exec.Command(e.bin, "--server", "http://"+e.addr, "--cluster-id", e.cluster, "--credential-file", e.credFile,
 		"--kubeconfig", e.kubeconfig, "--namespace", e.ns, "--flush-after", "20ms", "--batch-pods", "2", "--log-level", "debug")
 	e.agent.Stdout, e.agent.Stderr = e.agentLog, e.agentLog

@@ -235,7 +235,8 @@ func Serve(db *DB, cfg Config, token string) (*Server, error) {
 	// The load clients are one key measuring the server's capacity: the
 	// whole budget is theirs (a credential's default share is half the cores).
 	// The services and loaders are built as the command builds them.
-	h := httpapi.New(httpapi.Config{Services: services.New(db.Store, services.Config{}), Loaders: loaders.NewFactory(db.Store, cfg.LoaderWait),
+	svc := services.New(db.Store, services.Config{})
+	h := httpapi.New(httpapi.Config{Services: svc, Loaders: loaders.NewFactory(db.Store, svc.Metering, cfg.LoaderWait),
 		Database: db.Store, CredentialConcurrency: 64})
 	srv := httptest.NewServer(h)
 	return &Server{DB: db, Stmts: stmts, HTTP: srv,

@@ -62,8 +62,9 @@ func (r *runner) liveFigure(ctx context.Context) error {
 	// One key, one address: its connection caps raised as the feed's, and
 	// its share of the server as wide as the other figures' (its restarts
 	// run while the subscribers' operations are in flight).
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Services: services.New(db.Store, services.Config{Live: feed}),
-		Loaders: loaders.NewFactory(db.Store, c.LoaderWait), Database: db.Store,
+	svc := services.New(db.Store, services.Config{Live: feed})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Services: svc,
+		Loaders: loaders.NewFactory(db.Store, svc.Metering, c.LoaderWait), Database: db.Store,
 		WebSocketsPerAddress: -1, WebSocketsPerCredential: n, CredentialConcurrency: 64}))
 	defer srv.Close()
 	client := &Client{Base: srv.URL, Token: fleetgen.Token(0), HTTP: NewHTTPClient(4)}

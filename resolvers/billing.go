@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -56,13 +57,18 @@ func (r *mutationResolver) GrantCredits(ctx context.Context, organizationID stri
 	return r.Services.Metering.Grant(ctx, c, organizationID, int64(amountCents), reason, "")
 }
 
-// balance reads the organization's balance for one of its fields.
+// balance reads the organization's balance for one of its fields, once a
+// request (loaders.BalanceByOrg): a query of every money field of N
+// organizations computes N balances, not one a field.
 func (r *organizationResolver) balance(ctx context.Context, o *models.Organization) (*metering.Balance, error) {
-	c, err := auth.Authenticate(ctx)
+	if _, err := auth.Authenticate(ctx); err != nil {
+		return nil, err
+	}
+	l, err := requestLoaders(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Services.Metering.Balance(ctx, c, o.ID)
+	return l.BalanceByOrg.Load(ctx, o.ID)()
 }
 
 func (r *organizationResolver) Prepaid(ctx context.Context, o *models.Organization) (bool, error) {
@@ -189,7 +195,8 @@ func (ledgerEntryResolver) Amount(_ context.Context, e *models.LedgerEntry) (flo
 // in one statement (loaders.CostByVM, scoped to the caller's
 // organization). A caller without billing.read (or an operator's
 // permission) reads null, as a GPU's holder reads null where it is not
-// the caller's: a page of VMs answers one row each, not an error each.
+// the caller's: a page of VMs answers one row each, not an error each. A
+// request without loaders is an error (requestLoaders), not that null.
 func (r *vmResolver) CostSoFar(ctx context.Context, v *models.VM) (*float64, error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
@@ -198,9 +205,9 @@ func (r *vmResolver) CostSoFar(ctx context.Context, v *models.VM) (*float64, err
 	if r.svc.Metering.MayReadMoney(c) != nil {
 		return nil, nil
 	}
-	l := loaders.For(ctx)
-	if l == nil {
-		return nil, nil
+	l, err := requestLoaders(ctx)
+	if err != nil {
+		return nil, err
 	}
 	cost, err := l.CostByVM.Load(ctx, v.ID)()
 	if err != nil || cost == nil {
@@ -208,4 +215,15 @@ func (r *vmResolver) CostSoFar(ctx context.Context, v *models.VM) (*float64, err
 	}
 	f := centsOf(cost.MicroCents)
 	return &f, nil
+}
+
+// requestLoaders answers the request's loaders, which the GraphQL
+// handler gives every request: none is a programming error, answered as
+// one, never as a field the caller may not read (null).
+func requestLoaders(ctx context.Context) (*loaders.Loaders, error) {
+	l := loaders.For(ctx)
+	if l == nil {
+		return nil, errors.New("resolvers: the request has no loaders (loaders.Factory.Middleware)")
+	}
+	return l, nil
 }

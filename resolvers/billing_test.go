@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"gpugraph/graph/model"
+	"gpugraph/internal/auth"
+	"gpugraph/internal/services"
+	"gpugraph/internal/services/metering"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -30,5 +33,21 @@ func TestBillingTranslations(t *testing.T) {
 	}
 	if a, _ := (ledgerEntryResolver{}).Amount(context.Background(), e); a != -6.362 {
 		t.Errorf("amount %v, want -6.362", a)
+	}
+}
+
+// A request without loaders is a programming error (the GraphQL handler
+// gives every request its own): the money fields that read through them
+// answer it as an error, never as the null of a field the caller may not
+// read.
+func TestMoneyWithoutLoadersIsAnError(t *testing.T) {
+	ctx := auth.WithCaller(context.Background(), auth.SystemCaller())
+	r := &Resolver{Services: &services.Services{Metering: metering.New(nil, nil)}}
+	cost, err := r.VM().CostSoFar(ctx, &models.VM{ID: "vm-1"})
+	if err == nil || cost != nil || err.Error() != "resolvers: the request has no loaders (loaders.Factory.Middleware)" {
+		t.Errorf("costSoFar without loaders: %v, %v; want no value and the error", cost, err)
+	}
+	if b, err := r.Organization().Balance(ctx, &models.Organization{ID: "org-1"}); err == nil || b != 0 {
+		t.Errorf("balance without loaders: %v, %v; want no value and the error", b, err)
 	}
 }

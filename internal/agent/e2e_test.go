@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"gpugraph/internal/agent/sim"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/lib/lockedbuf"
 	"gpugraph/internal/services/sweep"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
@@ -172,19 +171,12 @@ type agentProc struct {
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit, once done
 
-	mu  sync.Mutex
-	out bytes.Buffer
+	out lockedbuf.Buffer // its stdout and stderr
 }
 
-func (a *agentProc) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.out.Write(p)
-}
+func (a *agentProc) Write(p []byte) (int, error) { return a.out.Write(p) }
 
 func (a *agentProc) output() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	s := a.out.String()
 	if len(s) > 4000 {
 		s = "…" + s[len(s)-4000:]

@@ -14,12 +14,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/lib/lockedbuf"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
 )
@@ -356,27 +356,9 @@ func TestRESTListParameters(t *testing.T) {
 	})
 }
 
-// syncBuffer collects log lines written from any goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // captureLogs sends the default logger's lines to a buffer until the test ends.
-func captureLogs(t *testing.T) *syncBuffer {
-	logs := &syncBuffer{}
+func captureLogs(t *testing.T) *lockedbuf.Buffer {
+	logs := &lockedbuf.Buffer{}
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(func() { slog.SetDefault(old) })

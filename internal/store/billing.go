@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
@@ -24,14 +25,34 @@ func (s *Store) BillingSettings(ctx context.Context, orgID string) (models.Billi
 	return out[0], nil
 }
 
-// SpendLimitOf reads organization orgID's own spend limit in tx (nil: the
-// platform's default).
-func (s *Store) SpendLimitOf(tx *Txn, orgID string) (*int64, error) {
-	var out []models.BillingSettings
-	if err := tx.db.Where("organization_id = ?", orgID).Limit(1).Find(&out).Error; err != nil || len(out) == 0 {
+// StartingOrganization is an organization as a create or a restart reads
+// it: its row, and what decides whether a spend limit holds it.
+type StartingOrganization struct {
+	models.Organization `gorm:"embedded"`
+	// SpendLimitCentsPerHour is its own spend limit (nil: the platform's
+	// default).
+	SpendLimitCentsPerHour *int64
+	// Prepaid: it has been granted a credit.
+	Prepaid bool
+}
+
+// OrganizationToStart reads organization id, which must exist, in tx,
+// with its own spend limit and whether it is prepaid: in the statement
+// that reads its row, so a create that no limit can hold reads nothing
+// more for it.
+func (s *Store) OrganizationToStart(tx *Txn, id string) (*StartingOrganization, error) {
+	var out []StartingOrganization
+	err := tx.db.Raw(`SELECT o.*, b.spend_limit_cents_per_hour,
+		EXISTS (SELECT 1 FROM ledger_entries c WHERE c.organization_id = o.id AND c.kind = ?) AS prepaid
+		FROM organizations o LEFT JOIN billing_settings b ON b.organization_id = o.id WHERE o.id = ?`,
+		models.LedgerCredit, id).Scan(&out).Error
+	if err != nil {
 		return nil, err
 	}
-	return out[0].SpendLimitCentsPerHour, nil
+	if len(out) == 0 {
+		return nil, gorm.ErrRecordNotFound
+	}
+	return &out[0], nil
 }
 
 // SetSpendLimit writes organization orgID's own spend limit (nil: the

@@ -19,6 +19,7 @@ import (
 
 	"gpugraph/internal/cluster/clusterbatch"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/lib/lockedbuf"
 	"gpugraph/internal/store"
 )
 
@@ -66,12 +67,12 @@ type harness struct {
 	seen  []exchange
 	// fault, when set, is asked for each request (its 1-based number).
 	fault func(n int) fault
-	log   *lockedBuffer
+	log   *lockedbuf.Buffer
 }
 
 func newHarness(t *testing.T, st *store.Store) *harness {
 	t.Helper()
-	h := &harness{t: t, env: servertest.New(t, st, fixture), log: &lockedBuffer{}}
+	h := &harness{t: t, env: servertest.New(t, st, fixture), log: &lockedbuf.Buffer{}}
 	h.front = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.front.Close)
 	return h
@@ -235,22 +236,4 @@ func syntheticBatch(cluster, kind string, ids ...int) *clusterbatch.Batch {
 		mapped = append(mapped, c.cfg.Conventions.Map(p, Related{ClusterID: cluster, Namespace: ns}))
 	}
 	return c.batch(kind, mapped)
-}
-
-// lockedBuffer is a log both the connector's goroutines and the test use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

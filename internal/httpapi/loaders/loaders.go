@@ -14,6 +14,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 
 	"gpugraph/internal/auth"
+	"gpugraph/internal/services/metering"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -42,6 +43,13 @@ type Loaders struct {
 	// not a VM of the caller's organization). VM.costSoFar reads it after
 	// checking billing.read.
 	CostByVM *dataloader.Loader[string, *VMCost]
+	// BalanceByOrg is an organization's balance, burn, runway and spend
+	// limit as package metering decides them for the caller (its refusal,
+	// for one the caller may not read, is that key's error): every money
+	// field of an organization reads it, so a query costs one balance per
+	// organization, not one per field. Not batched into one statement: the
+	// service computes each (Money.Balance), and a query names few.
+	BalanceByOrg *dataloader.Loader[string, *metering.Balance]
 
 	fetch fetchers
 	mu    sync.Mutex // guards what FillGPUModels writes into shared rows
@@ -129,9 +137,17 @@ func eventVM(e *models.VMEvent) string     { return e.VMID }
 func volumeVM(v *models.Volume) string     { return v.VMID }
 func costVM(c *VMCost) string              { return c.VMID }
 
+// Money is what BalanceByOrg reads through: the metering service, which
+// checks that the caller may read the organization's money and decides
+// its balance.
+type Money interface {
+	Balance(ctx context.Context, caller *auth.Caller, orgID string) (*metering.Balance, error)
+}
+
 // New makes the loaders of one request of caller c (nil: an anonymous
-// caller, who can see no organization's VMs and no tenant's workloads).
-func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
+// caller, who can see no organization's VMs and no tenant's workloads),
+// reading rows from st and balances from money.
+func New(st *store.Store, money Money, c *auth.Caller, wait time.Duration) *Loaders {
 	if wait <= 0 {
 		wait = DefaultWait
 	}
@@ -193,6 +209,9 @@ func New(st *store.Store, c *auth.Caller, wait time.Duration) *Loaders {
 	l.EventsByVM = many(wait, f.events, eventVM)
 	l.VolumeByVM = one(wait, f.volumes, volumeVM)
 	l.CostByVM = one(wait, f.costs, costVM)
+	l.BalanceByOrg = each(wait, func(ctx context.Context, orgID string) (*metering.Balance, error) {
+		return money.Balance(ctx, c, orgID)
+	})
 	l.fetch = f
 	return l
 }
@@ -222,6 +241,20 @@ func many[K comparable, V any](wait time.Duration, fetch func(context.Context, [
 		}
 		return out
 	}, dataloader.WithWait[K, []*V](wait))
+}
+
+// each makes a loader that reads each key of a batch on its own with
+// read, each key answering its own value or error: what it saves is the
+// second read of a key, which its cache answers.
+func each[K comparable, V any](wait time.Duration, read func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		out := make([]*dataloader.Result[V], len(keys))
+		for i, k := range keys {
+			v, err := read(ctx, k)
+			out[i] = &dataloader.Result[V]{Data: v, Error: err}
+		}
+		return out
+	}, dataloader.WithWait[K, V](wait))
 }
 
 // indexOne maps each row to its key.
@@ -263,14 +296,15 @@ func With(ctx context.Context, l *Loaders) context.Context {
 }
 
 // Factory makes the loaders of one request for its caller c, over the
-// store and wait it was made with (NewFactory): what the HTTP edge holds,
-// so that it makes loaders without knowing the store.
+// store, money and wait it was made with (NewFactory): what the HTTP edge
+// holds, so that it makes loaders without knowing the store.
 type Factory func(c *auth.Caller) *Loaders
 
-// NewFactory is the Factory of loaders reading st that collect keys for
-// wait (DefaultWait when zero).
-func NewFactory(st *store.Store, wait time.Duration) Factory {
-	return func(c *auth.Caller) *Loaders { return New(st, c, wait) }
+// NewFactory is the Factory of loaders reading st and money (the
+// process's metering service) that collect keys for wait (DefaultWait
+// when zero).
+func NewFactory(st *store.Store, money Money, wait time.Duration) Factory {
+	return func(c *auth.Caller) *Loaders { return New(st, money, c, wait) }
 }
 
 // Middleware gives each request its own loaders, scoped to its caller; it

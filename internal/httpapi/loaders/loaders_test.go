@@ -35,7 +35,7 @@ func vmIDs(list []*models.VM) []string {
 func TestLoadersAreScopedToTheCaller(t *testing.T) {
 	datasettest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		acme := loaders.New(st, datasettest.Caller(t, st, "acme-operator"), wait)
+		acme := loaders.New(st, nil, datasettest.Caller(t, st, "acme-operator"), wait)
 		if v, err := acme.VMByID.Load(ctx, "vm-globex-1")(); err != nil || v != nil {
 			t.Errorf("acme loads globex's VM: %+v %v", v, err)
 		}
@@ -55,7 +55,7 @@ func TestLoadersAreScopedToTheCaller(t *testing.T) {
 		if p, err := acme.ProjectByID.Load(ctx, "1")(); err != nil || p == nil || p.Name != "vision" {
 			t.Errorf("acme's project 1: %+v %v", p, err)
 		}
-		globex := loaders.New(st, datasettest.Caller(t, st, "globex-operator"), wait)
+		globex := loaders.New(st, nil, datasettest.Caller(t, st, "globex-operator"), wait)
 		if onN1, _ := globex.VMsByNode.Load(ctx, "n1")(); !slices.Equal(vmIDs(onN1), []string{"vm-globex-1"}) {
 			t.Errorf("globex's VMs on n1: %v", vmIDs(onN1))
 		}
@@ -64,7 +64,7 @@ func TestLoadersAreScopedToTheCaller(t *testing.T) {
 		if _, err := fleet.New(st).SetLeavingAt(ctx, auth.SystemCaller(), "n1", &at); err != nil {
 			t.Fatal(err)
 		}
-		fresh := loaders.New(st, datasettest.Caller(t, st, "acme-operator"), wait)
+		fresh := loaders.New(st, nil, datasettest.Caller(t, st, "acme-operator"), wait)
 		if ev, err := fresh.EventsByVM.Load(ctx, "vm-acme-1")(); err != nil || len(ev) != 1 || ev[0].VMID != "vm-acme-1" {
 			t.Errorf("acme's events of vm-acme-1: %+v %v", ev, err)
 		}
@@ -101,7 +101,7 @@ func TestLoadersAreScopedToTheCaller(t *testing.T) {
 				t.Errorf("volume of %s: %s, want %s", c.id, got, c.want)
 			}
 		}
-		anon := loaders.New(st, nil, wait)
+		anon := loaders.New(st, nil, nil, wait)
 		if got := vol(anon, "vm-acme-1"); got != "none" {
 			t.Errorf("an anonymous caller loads vm-acme-1's volume: %s", got)
 		}
@@ -127,7 +127,7 @@ func TestLoadsBatchAndPrimesAnswerFromTheCache(t *testing.T) {
 		ctx := context.Background()
 		c := storetest.CountStatements(t, st)
 		var err error
-		l := loaders.New(st, datasettest.Caller(t, st, "acme-operator"), wait)
+		l := loaders.New(st, nil, datasettest.Caller(t, st, "acme-operator"), wait)
 		var n1, n2, missing *models.Node
 		if n := c.During(func() {
 			t1, t2, t3 := l.NodeByID.Load(ctx, "n1"), l.NodeByID.Load(ctx, "n2"), l.NodeByID.Load(ctx, "n9")
@@ -141,7 +141,7 @@ func TestLoadsBatchAndPrimesAnswerFromTheCache(t *testing.T) {
 			t.Errorf("nodes: %+v %+v %+v", n1, n2, missing)
 		}
 
-		ctx = loaders.With(ctx, loaders.New(st, datasettest.Caller(t, st, "acme-operator"), wait))
+		ctx = loaders.With(ctx, loaders.New(st, nil, datasettest.Caller(t, st, "acme-operator"), wait))
 		var rows []*models.GPU
 		if n := c.During(func() { rows, err = loaders.GPUsByNode.Prime(ctx, []string{"n1"}) }); n != 1 || err != nil || len(rows) != 8 {
 			t.Fatalf("prime n1's GPUs: %d rows, %d statements, %v", len(rows), n, err)
@@ -160,7 +160,7 @@ func TestLoadsBatchAndPrimesAnswerFromTheCache(t *testing.T) {
 func TestNarrowReadsOnlyItsColumns(t *testing.T) {
 	datasettest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		l := loaders.New(st, auth.SystemCaller(), wait)
+		l := loaders.New(st, nil, auth.SystemCaller(), wait)
 		if l.Narrowed().Nodes != nil {
 			t.Errorf("new loaders are narrowed: %+v", l.Narrowed())
 		}

@@ -92,7 +92,7 @@ type Options struct {
 // (loaders.NewFactory) and the probes' database.
 func Wire(st *store.Store, o Options, cfg httpapi.Config) httpapi.Config {
 	cfg.Services = services.New(st, o.Services)
-	cfg.Loaders = loaders.NewFactory(st, o.LoaderWait)
+	cfg.Loaders = loaders.NewFactory(st, cfg.Services.Metering, o.LoaderWait)
 	cfg.Database = st
 	return cfg
 }

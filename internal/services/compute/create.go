@@ -392,14 +392,14 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	if m == nil {
 		return nil, apierr.NotFound(CodeGPUModelNotFound, "there is no GPU model %q in the catalog", sp.modelID)
 	}
-	org, err := c.st.Organization(c.tx, orgID)
+	org, err := c.st.OrganizationToStart(c.tx, orgID)
 	if err != nil {
 		return nil, err
 	}
 	if e := auth.OrganizationCannotStart(org.ID, org.State); e != nil {
 		return nil, e
 	}
-	if err := checkSpend(c.st, c.tx, org.ID, sp.price, c.spendLimit); err != nil {
+	if err := checkSpend(c.st, c.tx, org, sp.price, c.spendLimit); err != nil {
 		return nil, err
 	}
 	vm := sp.row(id, orgID, m, c.now)

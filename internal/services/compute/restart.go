@@ -285,7 +285,7 @@ func (r *restart) request(orgID string) error {
 		r.model = m
 		req.GPUModel = placement.Model{ID: m.ID, Name: m.Name, Manufacturer: string(m.Manufacturer)}
 	}
-	org, err := r.st.Organization(r.tx, orgID)
+	org, err := r.st.OrganizationToStart(r.tx, orgID)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (r *restart) request(orgID string) error {
 	}
 	// A running row's reboot starts nothing it did not run already.
 	if r.spend != nil && vm.Status != models.VMRunning {
-		if err := checkSpend(r.st, r.tx, org.ID, vm.PricePerHourCents, *r.spend); err != nil {
+		if err := checkSpend(r.st, r.tx, org, vm.PricePerHourCents, *r.spend); err != nil {
 			return err
 		}
 	}

@@ -20,36 +20,31 @@ const DefaultSpendLimitCentsPerHour = 8000
 
 // checkSpend refuses, with a 402 that names the limit, the current spend
 // and what was asked, starting a workload of asked cents per hour in
-// organization orgID when its spend an hour would pass its limit: its
-// own, else, for a prepaid organization, def (a postpaid one, the default
-// of an organization never granted a credit, has no limit but its own,
-// so every deployment from before balances keeps working); 0 is none. Its spend is what it runs and is starting
-// (the prices of its running, deploying and pending workloads) and what
-// its stopped ones keep (their storage at the catalog's price), read in
-// tx. A workload that asks nothing is never refused.
-func checkSpend(st *store.Store, tx *store.Txn, orgID string, asked int, def int64) error {
+// organization org when its spend an hour would pass its limit: its own,
+// else, for a prepaid organization, def (a postpaid one, the default of
+// an organization never granted a credit, has no limit but its own, so
+// every deployment from before balances keeps working); 0 is none. What
+// decides that came with the organization's row (OrganizationToStart), so
+// where no limit holds nothing more is read. Its spend is what it runs and
+// is starting (the prices of its running, deploying and pending
+// workloads) and what its stopped ones keep (their storage at the
+// catalog's price), read in tx. A workload that asks nothing is never
+// refused.
+func checkSpend(st *store.Store, tx *store.Txn, org *store.StartingOrganization, asked int, def int64) error {
 	if asked <= 0 {
 		return nil
 	}
-	limit := def
-	own, err := st.SpendLimitOf(tx, orgID)
-	if err != nil {
-		return err
-	}
-	if own != nil {
-		limit = *own
-	} else if limit > 0 {
-		prepaid, err := st.PrepaidOrganizations(tx, []string{orgID})
-		if err != nil {
-			return err
-		}
-		if !prepaid[orgID] {
-			return nil
-		}
+	var limit int64
+	switch {
+	case org.SpendLimitCentsPerHour != nil:
+		limit = *org.SpendLimitCentsPerHour
+	case org.Prepaid:
+		limit = def
 	}
 	if limit <= 0 {
 		return nil
 	}
+	orgID := org.ID
 	b, err := st.SpendNow(tx, orgID)
 	if err != nil {
 		return err

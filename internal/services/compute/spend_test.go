@@ -102,3 +102,50 @@ func TestTheSpendLimitRefusesWhatWouldPassIt(t *testing.T) {
 		}
 	})
 }
+
+// What decides whether a spend limit holds an organization (its own
+// limit, whether it is prepaid) is read with its row, which a create
+// reads already: a create in a postpaid organization with no limit of its
+// own reads nothing more for the limit, and one its own limit holds reads
+// its spend (what it runs and keeps, the storage price) and is refused
+// past it, postpaid or not.
+func TestTheSpendCheckReadsTheSpendOnlyWhereALimitHolds(t *testing.T) {
+	eachFleet(t, func(t *testing.T, st *store.Store, cs *compute.Service) {
+		ctx := context.Background()
+		op := datasettest.Caller(t, st, "a-op")
+		cs.SpendLimitCentsPerHour = compute.DefaultSpendLimitCentsPerHour
+		count := storetest.CountStatements(t, st)
+		var a, b *compute.Result
+		var err error
+		free := count.During(func() { a, err = cs.Create(ctx, op, vmReq("a", 1)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := a.VM.PricePerHourCents
+		own := int64(100 * p)
+		if err := st.SetSpendLimit(ctx, "org-a", &own); err != nil {
+			t.Fatal(err)
+		}
+		held := count.During(func() { b, err = cs.Create(ctx, op, vmReq("b", 1)) })
+		if err != nil {
+			t.Fatalf("a create within its own limit: %v", err)
+		}
+		// The limit's part was 2 statements with no limit (its settings,
+		// whether it is prepaid), 3 within its own (its settings, its
+		// spend, the storage price): 30 and 31 on SQLite, 32 and 33 on
+		// PostgreSQL (its row locks) before.
+		want := map[store.Dialect][2]int64{store.SQLite: {28, 30}, store.Postgres: {30, 32}}[st.Dialect]
+		t.Logf("statements per create: %d with no limit, %d within its own", free, held)
+		if [2]int64{free, held} != want {
+			t.Errorf("statements per create: %d with no limit, %d within its own limit; want %v", free, held, want)
+		}
+		// Its own limit holds a postpaid organization.
+		own = 1
+		if err := st.SetSpendLimit(ctx, "org-a", &own); err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.Create(ctx, op, vmReq("c", 1))
+		spendRefused(t, err, fmt.Sprintf(
+			"organization org-a's spend limit is 1 cents per hour: it spends %d cents per hour now and this asks %d more", p+b.VM.PricePerHourCents, p))
+	})
+}

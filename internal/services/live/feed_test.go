@@ -95,6 +95,18 @@ func events(s *servertest.WS, n int) []gotEvent {
 	return servertest.NextData(s, n, func(d struct{ VMEvents gotEvent }) gotEvent { return d.VMEvents })
 }
 
+// wantEvents reads the events want names (vmId:status, space-separated,
+// in order) from s, and ends the test at once, naming what it read,
+// unless they are exactly those (what says which stream); it answers them.
+func wantEvents(s *servertest.WS, what, want string) []gotEvent {
+	s.T.Helper()
+	got := events(s, len(strings.Fields(want)))
+	if ids(got) != want {
+		s.T.Fatalf("%s: events %s, want %s", what, ids(got), want)
+	}
+	return got
+}
+
 func ids(evs []gotEvent) string {
 	var b []string
 	for _, e := range evs {
@@ -117,10 +129,7 @@ func TestLiveVMEvents(t *testing.T) {
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
 		act(t, srv, "acme-operator", "stopVm", "vm-1")
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
-		got := events(acme, 3)
-		if want := "vm-0:stopped vm-1:stopped vm-0:terminated"; ids(got) != want {
-			t.Fatalf("events %s, want %s", ids(got), want)
-		}
+		got := wantEvents(acme, "acme", "vm-0:stopped vm-1:stopped vm-0:terminated")
 		// The VM as it stands when sent: here the last event's is settled.
 		if got[0].VM == nil || got[0].VM.ID != "vm-0" || got[2].VM == nil || got[2].VM.Status != "TERMINATED" {
 			t.Errorf("vm objects %+v %+v", got[0].VM, got[2].VM)
@@ -134,14 +143,10 @@ func TestLiveVMEvents(t *testing.T) {
 			}
 		}
 		acme.Quiet()
-		if g := events(only1, 1); ids(g) != "vm-1:stopped" {
-			t.Errorf("ids filter: %s", ids(g))
-		}
+		wantEvents(only1, "ids filter", "vm-1:stopped")
 		// Globex's first event is its own: it saw none of Acme's.
 		act(t, srv, "globex-operator", "stopVm", "vm-g")
-		if g := events(globex, 1); ids(g) != "vm-g:stopped" {
-			t.Errorf("globex saw %s", ids(g))
-		}
+		wantEvents(globex, "globex", "vm-g:stopped")
 		acme.Quiet()
 	})
 }
@@ -191,13 +196,9 @@ func TestLiveResumeAfter(t *testing.T) {
 		act(t, srv, "acme-operator", "terminateVm", "vm-0")
 
 		r := subscribe(t, srv, "acme-reader", map[string]any{"after": first[0].ID})
-		if got := events(r, 2); ids(got) != "vm-1:stopped vm-0:terminated" {
-			t.Fatalf("replay %s", ids(got))
-		}
+		wantEvents(r, "replay", "vm-1:stopped vm-0:terminated")
 		act(t, srv, "acme-operator", "stopVm", "vm-2")
-		if got := events(r, 1); ids(got) != "vm-2:stopped" {
-			t.Fatalf("live after replay %s", ids(got))
-		}
+		wantEvents(r, "live after replay", "vm-2:stopped")
 		r.Quiet()
 	})
 }
@@ -266,9 +267,7 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	act(t, srvB, "acme-operator", "stopVm", "vm-0")
 	act(t, srvB, "acme-operator", "terminateVm", "vm-1")
-	if got := events(s, 2); ids(got) != "vm-0:stopped vm-1:terminated" {
-		t.Fatalf("replica A saw %s", ids(got))
-	}
+	wantEvents(s, "replica A", "vm-0:stopped vm-1:terminated")
 	s.Quiet()
 }
 
@@ -385,9 +384,7 @@ func TestLiveRetention(t *testing.T) {
 			t.Fatalf("%s %s: want EVENTS_EXPIRED naming %d", m.Type, m.Payload, log[2])
 		}
 		r := subscribe(t, srv, "acme-reader", map[string]any{"after": fmt.Sprint(log[2] - 1)})
-		if got := events(r, 1); ids(got) != "vm-0:terminated" {
-			t.Fatalf("replay %s", ids(got))
-		}
+		wantEvents(r, "replay", "vm-0:terminated")
 	})
 }
 
@@ -445,11 +442,7 @@ func TestLivePerKeyCap(t *testing.T) {
 		third := subscribe(t, srv, "acme-reader", nil)
 		time.Sleep(100 * time.Millisecond)
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
-		if got := events(third, 1); ids(got) != "vm-0:stopped" {
-			t.Fatalf("third %s", ids(got))
-		}
-		if got := events(other, 1); ids(got) != "vm-0:stopped" {
-			t.Fatalf("other key %s", ids(got))
-		}
+		wantEvents(third, "third", "vm-0:stopped")
+		wantEvents(other, "other key", "vm-0:stopped")
 	})
 }

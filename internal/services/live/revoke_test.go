@@ -89,9 +89,7 @@ func TestLiveSuspendClosesStreams(t *testing.T) {
 			t.Errorf("SSE ended with %s (complete: %v)", last, completed)
 		}
 		act(t, srv, "globex-operator", "stopVm", "vm-g")
-		if got := events(globex, 1); ids(got) != "vm-g:stopped" {
-			t.Fatalf("globex %s", ids(got))
-		}
+		wantEvents(globex, "globex", "vm-g:stopped")
 	})
 }
 
@@ -131,9 +129,7 @@ func TestLiveRevokedKeyCloses(t *testing.T) {
 
 		// The other key's stream lives on.
 		act(t, notified, "acme-operator", "stopVm", "vm-0")
-		if got := events(kept, 1); ids(got) != "vm-0:stopped" {
-			t.Fatalf("kept %s", ids(got))
-		}
+		wantEvents(kept, "kept", "vm-0:stopped")
 	})
 }
 
@@ -178,8 +174,6 @@ func TestLiveAccessTokenStreamOutlivesRechecks(t *testing.T) {
 		s := subscribe(t, srv, tok.AccessToken, nil)
 		time.Sleep(500 * time.Millisecond) // several rechecks
 		act(t, srv, "acme-operator", "stopVm", "vm-0")
-		if got := events(s, 1); ids(got) != "vm-0:stopped" {
-			t.Fatalf("events %s", ids(got))
-		}
+		wantEvents(s, "events", "vm-0:stopped")
 	})
 }

@@ -366,3 +366,43 @@ func TestMoneyOverGraphQL(t *testing.T) {
 		}
 	})
 }
+
+// Every money field of an organization reads one balance, once per
+// organization a query reads: two organizations' five money fields each,
+// one of them asked for twice, cost what one organization's read costs
+// twice (the organization, then its balance), not once a field.
+func TestMoneyFieldsReadOneBalancePerOrganization(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := newMoneyEnv(t, st)
+		ninetySeconds(t, st)
+		const fields = `prepaid balance burnRatePerHour runwayHours spendLimitPerHour`
+		var one, two int64
+		var r *servertest.Response
+		one = env.Statements(func() {
+			r = env.GraphQL("money-operator", `{ a: organization(id: "org-acme") { id `+fields+` } }`, nil)
+		})
+		if len(r.Errors) > 0 {
+			t.Fatalf("one organization: %+v", r.Errors)
+		}
+		two = env.Statements(func() {
+			r = env.GraphQL("money-operator", `{ a: organization(id: "org-acme") { id `+fields+` }
+				b: organization(id: "org-globex") { id `+fields+` } c: organization(id: "org-acme") { balance } }`, nil)
+		})
+		if len(r.Errors) > 0 {
+			t.Fatalf("two organizations: %+v", r.Errors)
+		}
+		runway, _ := json.Marshal(93_638_000.0 / 254_480_000.0)
+		money := `"prepaid":true,"balance":93.638,"burnRatePerHour":254.48,"runwayHours":` + string(runway) + `,"spendLimitPerHour":null`
+		want := `{"a":{"id":"org-acme",` + money + `},"b":{"id":"org-globex","prepaid":false,"balance":0,"burnRatePerHour":0,"runwayHours":null,"spendLimitPerHour":null},"c":{"balance":93.638}}`
+		if string(r.Data) != want {
+			t.Errorf("two organizations:\n%s\nwant\n%s", r.Data, want)
+		}
+		t.Logf("every money field: %d statements for one organization, %d for two and one again", one, two)
+		// The organization's read (exists, row: 2), then its balance
+		// (exists, ledger, burn, storage price, settings: 5), over the
+		// request's own statements (the key's check: 1).
+		if one != 1+2+5 || two != 1+3*2+2*5 {
+			t.Errorf("%d statements for one organization, %d for two and one again; want %d and %d", one, two, 1+2+5, 1+3*2+2*5)
+		}
+	})
+}
