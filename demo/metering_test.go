@@ -246,8 +246,8 @@ func TestPrepaidOrganizationRunsOut(t *testing.T) {
 		servertest.Call(t, env, "GET", "/v1/billing/balance", "initech-billing", "", 200, &bal)
 		for k, want := range map[string]string{
 			"organizationId": `"` + prepaidOrg + `"`, "prepaid": "true",
-			"balanceCents":         models.FormatCents(p.credit - spent),
-			"burnRateCentsPerHour": models.FormatCents(burn(stoppedRows)),
+			"balanceCents":           models.FormatCents(p.credit - spent),
+			"burnRateCentsPerHour":   models.FormatCents(burn(stoppedRows)),
 			"spendLimitCentsPerHour": "8000",
 		} {
 			if string(bal[k]) != want {
@@ -269,7 +269,7 @@ func checkUsage(t *testing.T, env *servertest.Env, p prepaidDemo, start time.Tim
 		"to": {start.Add(time.Hour).Format(time.RFC3339)}}
 	var u struct {
 		Usage []struct {
-			Key                          string
+			Key                            string
 			Seconds, GPUSeconds, CostCents json.Number
 		}
 		TotalCents json.Number
