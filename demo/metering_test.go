@@ -364,3 +364,49 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// demo/README.md's Metering states the figures the file makes: the
+// balance, the burn before and after the stop, the pass that stops it
+// and what that pass finds left.
+func TestREADMEStatesThePrepaidFigures(t *testing.T) {
+	b, err := demo.JSON(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := readPrepaid(t, b)
+	pass, spent := p.expectedPass()
+	var stoppedRows []demoRow
+	for _, r := range p.rows {
+		r.Status = string(models.VMStopped)
+		stoppedRows = append(stoppedRows, r)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	ordinal := map[int]string{3: "third", 4: "fourth", 5: "fifth", 6: "sixth"}
+	cardinal := map[int]string{3: "three", 4: "four", 5: "five", 6: "six"}
+	for _, want := range []string{
+		fmt.Sprintf("a balance of %s cents", models.FormatCents(p.credit)),
+		fmt.Sprintf("%s cents an hour, %.2f a minute", thousands(models.FormatCents(burn(p.rows))), float64(burn(p.rows))/60/1e6),
+		fmt.Sprintf("the %s pass, about %s minutes after `make run`, finds %.2f cents left", ordinal[pass], cardinal[pass], float64(p.credit-spent)/1e6),
+		fmt.Sprintf("(%s cents an hour)", models.FormatCents(burn(stoppedRows))),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo/README.md does not say %q", want)
+		}
+	}
+}
+
+// thousands writes the whole part of a decimal with commas: 1,918.4.
+func thousands(s string) string {
+	whole, frac, dot := strings.Cut(s, ".")
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	if dot {
+		return whole + "." + frac
+	}
+	return whole
+}

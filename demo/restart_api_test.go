@@ -1,6 +1,7 @@
 package demo_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -52,11 +53,11 @@ func checkRestartOutcomes(t *testing.T, env *servertest.Env) {
 			t.Fatalf("%s: %s", sc.ID, body)
 		}
 		g, w := fmt.Sprintf("%d %s", status, got.Error.Code), fmt.Sprintf("%d %s", sc.HTTP, sc.Code)
+		if status == 200 {
+			g = fmt.Sprintf("200 %s on %s", got.Status, got.NodeID)
+		}
 		if sc.HTTP == 200 {
-			g, w = fmt.Sprintf("%d %s", status, got.Status), fmt.Sprintf("200 %s", sc.Status)
-			if node := readmeNodes[sc.ID]; node != "" {
-				g, w = g+" on "+got.NodeID, w+" on "+node
-			}
+			w = fmt.Sprintf("200 %s on %s", sc.Status, cmp.Or(readmeNodes[sc.ID], got.NodeID))
 		}
 		if g != w || !strings.Contains(got.Error.Message, sc.Msg) {
 			t.Errorf("%s: %s, want %s with %q (%s)", sc.ID, g, w, sc.Msg, body)
