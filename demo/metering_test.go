@@ -206,12 +206,16 @@ func TestPrepaidOrganizationRunsOut(t *testing.T) {
 		ws.Quiet()
 		var stopped []string
 		at := start.Add(time.Duration(pass) * metering.DefaultInterval)
+		was := map[string]string{}
+		for _, r := range p.rows {
+			was[r.ID] = strings.ToUpper(r.Status)
+		}
 		for _, e := range evs {
 			stopped = append(stopped, e.VMID)
 			when, err := time.Parse(time.RFC3339Nano, e.At)
-			if e.From == "STOPPED" || e.To != "STOPPED" || e.Reason != models.ReasonInsufficientBalance ||
+			if e.From != was[e.VMID] || e.To != "STOPPED" || e.Reason != models.ReasonInsufficientBalance ||
 				e.Transition != string(models.BalanceRanOut) || e.Actor != "platform metering" || err != nil || !when.Equal(at) {
-				t.Errorf("event %+v; want to STOPPED, %s, %s by the platform's metering at %s", e, models.ReasonInsufficientBalance, models.BalanceRanOut, at)
+				t.Errorf("event %+v; want %s to STOPPED, %s, %s by the platform's metering at %s", e, was[e.VMID], models.ReasonInsufficientBalance, models.BalanceRanOut, at)
 			}
 		}
 		slices.Sort(stopped)
