@@ -21,6 +21,7 @@ type file struct {
 	Nodes         []node                `json:"nodes"`
 	Organizations []models.Organization `json:"organizations"`
 	APIKeys       []apiKey              `json:"apiKeys"`
+	Credits       []credit              `json:"credits"`
 	VMs           []vm                  `json:"vms"`
 	Projects      []models.Project      `json:"projects"`
 	Workloads     []models.Workload     `json:"workloads"`
@@ -51,6 +52,13 @@ type apiKey struct {
 	Token          string   `json:"token"`
 	OrganizationID string   `json:"organizationId"`
 	Permissions    []string `json:"permissions"`
+}
+
+type credit struct {
+	OrganizationID string `json:"organizationId"`
+	Key            string `json:"key"`
+	AmountCents    int64  `json:"amountCents"`
+	Reason         string `json:"reason"`
 }
 
 type vm struct {

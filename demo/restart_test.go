@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -87,9 +88,11 @@ func TestRestartOutcomes(t *testing.T) {
 }
 
 // TestRestartOutcomesInAnyOrder restarts every scenario one after the other
-// on the same data, in several orders and after every other organization
-// restarted its own stopped VMs: a playground user who tries them in any
-// order sees the answers of the README.
+// on the same data, in several orders, after every other organization
+// restarted its own stopped VMs, and after the prepaid organization's
+// balance ran out (demo/README.md, "Metering"): a playground user who
+// tries them in any order, before or after that stop, sees the answers of
+// the README.
 func TestRestartOutcomesInAnyOrder(t *testing.T) {
 	f := demoAt(t, time.Now())
 	forward := make([]int, len(scenarios))
@@ -100,27 +103,60 @@ func TestRestartOutcomesInAnyOrder(t *testing.T) {
 	slices.Reverse(reverse)
 	for name, order := range map[string][]int{"forward": forward, "reverse": reverse} {
 		for _, othersFirst := range []bool{false, true} {
-			w := newWorld(f)
-			if othersFirst {
-				for _, v := range f.VMs {
-					if v.OrganizationID != operatorOrg {
-						w.restart(v.ID, v.OrganizationID)
+			for _, ranOut := range []bool{false, true} {
+				w := newWorld(f)
+				exhausted := ""
+				if ranOut {
+					exhausted = "org-initech"
+					if n := w.balanceRanOut(exhausted); n != 3 {
+						t.Fatalf("Initech's balance running out stops %d workloads; want its 3", n)
 					}
 				}
+				what := fmt.Sprintf("%s (others first: %v, Initech ran out: %v)", name, othersFirst, ranOut)
+				checkInOrder(t, what, w, f, order, othersFirst, exhausted)
 			}
-			for _, i := range order {
-				sc := scenarios[i]
-				got := w.restart(sc.id, operatorOrg)
-				checkOutcome(t, name+" "+sc.id, got, sc.want)
+		}
+	}
+}
+
+// balanceRanOut stops every running, deploying and interrupted VM of org
+// as the metering pass does when its balance runs out (disks and volumes
+// kept, GPUs released), and answers how many it stopped.
+func (w *world) balanceRanOut(org string) int {
+	n := 0
+	for _, v := range w.vms {
+		if v.OrganizationID == org && (v.Status == models.VMRunning || v.Status == models.VMDeploying || v.Status == models.VMInterrupted) {
+			v.Status, v.StatusReason, v.GPUIDs = models.VMStopped, models.ReasonInsufficientBalance, nil
+			n++
+		}
+	}
+	return n
+}
+
+// checkInOrder restarts the scenarios in order on w, first (othersFirst)
+// every other organization's VMs of f, in its order, but those of
+// exhausted, whose restarts answer 402; it checks each answer and that a
+// success is not repeated.
+func checkInOrder(t *testing.T, what string, w *world, f *file, order []int, othersFirst bool, exhausted string) {
+	t.Helper()
+	if othersFirst {
+		for _, v := range f.VMs {
+			if v.OrganizationID != operatorOrg && v.OrganizationID != exhausted {
+				w.restart(v.ID, v.OrganizationID)
 			}
-			// The second time round a success is not repeated: a VM that
-			// went deploying now answers VM_NOT_READY.
-			for _, sc := range scenarios {
-				if sc.want.Status == models.VMDeploying {
-					if got := w.restart(sc.id, operatorOrg); got.Code != "VM_NOT_READY" {
-						t.Errorf("%s again: %+v, want VM_NOT_READY", sc.id, got)
-					}
-				}
+		}
+	}
+	for _, i := range order {
+		sc := scenarios[i]
+		got := w.restart(sc.id, operatorOrg)
+		checkOutcome(t, what+" "+sc.id, got, sc.want)
+	}
+	// The second time round a success is not repeated: a VM that
+	// went deploying now answers VM_NOT_READY.
+	for _, sc := range scenarios {
+		if sc.want.Status == models.VMDeploying {
+			if got := w.restart(sc.id, operatorOrg); got.Code != "VM_NOT_READY" {
+				t.Errorf("%s: %s again: %+v, want VM_NOT_READY", what, sc.id, got)
 			}
 		}
 	}

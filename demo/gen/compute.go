@@ -67,22 +67,29 @@ func restartScenarios() []vmSpec {
 
 // fillerVMs are the other organizations' workloads: they fill the nodes so
 // GPU counts look like a busy fleet, and keep the scenarios' nodes exactly
-// as full as their outcome needs.
+// as full as their outcome needs. Those that keep a scenario's node full
+// are Globex's, which is postpaid and never stopped by the metering:
+// Initech is prepaid (credits) and its running workloads stop when its
+// balance runs out, so it runs only where what they free changes no
+// answer of demo/README.md or of the README: the MI300X nodes (mi300x-01's
+// scenario is refused by its agent check first, mi300x-02's has room
+// either way) and a GPU of dgx-a100-01 (whose restarts have room either
+// way). TestPrepaidOrganizationRunsOut replays every answer after the stop.
 func fillerVMs() []vmSpec {
 	const day = 24 * time.Hour
 	return []vmSpec{
 		{name: "globex-sdxl-h100", org: "globex", node: "dgx-h100-01", status: "running", gpus: []int{4, 5, 6, 7}, cpu: 56, ram: 1024, disk: 8000, age: 13 * day},
 		{name: "globex-spot-eval", org: "globex", node: "dgx-h100-01", status: "stopped", pod: true, count: 1, cpu: 12, ram: 192, age: 9 * day,
 			reason: "spot_reclaimed_by_capacity_owner", computeClass: "interruptible"},
-		{name: "initech-bert-large", org: "initech", node: "dgx-h100-02", status: "running", gpus: []int{0, 1}, cpu: 28, ram: 512, disk: 2000, age: 16 * day},
+		{name: "globex-clip-large", org: "globex", node: "dgx-h100-02", status: "running", gpus: []int{0, 1}, cpu: 28, ram: 512, disk: 2000, age: 16 * day},
 		{name: "acme-finetune-llama", org: "acme", node: "dgx-h100-02", status: "running", pod: true, gpus: []int{4, 5}, cpu: 24, ram: 384, age: 3 * day},
 		{name: "acme-pretrain-shard", org: "acme", node: "dgx-h100-03", status: "running", pod: true, gpus: []int{0, 1, 2, 3}, cpu: 48, ram: 768, age: 5 * day},
 		{name: "globex-detectron", org: "globex", node: "dgx-h100-03", status: "running", gpus: []int{4, 5}, cpu: 28, ram: 512, disk: 3000, age: 7 * day},
-		{name: "initech-protein-md", org: "initech", node: "dgx-h100-04", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 56, ram: 1024, disk: 6000, age: 21 * day},
+		{name: "globex-video-diffusion", org: "globex", node: "dgx-h100-04", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 56, ram: 1024, disk: 6000, age: 21 * day},
 		{name: "globex-whisper", org: "globex", node: "dgx-h100-04", status: "running", pod: true, gpus: []int{4, 5}, cpu: 24, ram: 384, age: 8 * day,
 			computeClass: "reserved"},
 		{name: "globex-sdxl-h200", org: "globex", node: "dgx-h200-01", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 56, ram: 1024, disk: 8000, age: 6 * day},
-		{name: "initech-llm-eval", org: "initech", node: "dgx-h200-02", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 56, ram: 1024, disk: 6000, age: 4 * day},
+		{name: "globex-vlm-eval", org: "globex", node: "dgx-h200-02", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 56, ram: 1024, disk: 6000, age: 4 * day},
 		{name: "globex-rag-index", org: "globex", node: "dgx-h200-02", status: "running", gpus: []int{4, 5}, cpu: 28, ram: 768, disk: 3000, age: 10 * day},
 		{name: "initech-rocm-train", org: "initech", node: "mi300x-01", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 96, ram: 1152, disk: 8000, age: 9 * day},
 		{name: "globex-mi300x-infer", org: "globex", node: "mi300x-01", status: "running", gpus: []int{4, 5}, cpu: 48, ram: 576, disk: 2000, age: 5 * day},
@@ -90,7 +97,7 @@ func fillerVMs() []vmSpec {
 		{name: "globex-resnet", org: "globex", node: "dgx-a100-01", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 64, ram: 1024, disk: 4000, age: 12 * day},
 		{name: "initech-notebook", org: "initech", node: "dgx-a100-01", status: "running", pod: true, gpus: []int{4}, cpu: 16, ram: 128, age: 2 * day},
 		{name: "globex-dlrm", org: "globex", node: "dgx-a100-02", status: "running", gpus: []int{0, 1, 2, 3}, cpu: 64, ram: 1024, disk: 4000, age: 14 * day},
-		{name: "initech-vae", org: "initech", node: "dgx-a100-02", status: "running", gpus: []int{6, 7}, cpu: 32, ram: 512, disk: 2000, age: 6 * day},
+		{name: "globex-vae", org: "globex", node: "dgx-a100-02", status: "running", gpus: []int{6, 7}, cpu: 32, ram: 512, disk: 2000, age: 6 * day},
 		{name: "globex-old-train", org: "globex", node: "dgx-a100-02", status: "stopped", reason: "auto_stopped_insufficient_balance", count: 1, cpu: 16, ram: 256, disk: 1000, age: 30 * day},
 		{name: "globex-vit-huge", org: "globex", node: "dgx-a100-03", status: "interrupted", reason: "node_lost", gpus: []int{2, 3, 4, 5}, cpu: 64, ram: 1024, disk: 4000, age: 5 * day, interrupted: offlineSince},
 		{name: "globex-legacy-train", org: "globex", node: "dgx-a100-04", status: "terminated", reason: "user_terminated", count: 4, cpu: 64, ram: 1024, disk: 4000, age: 40 * day},

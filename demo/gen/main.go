@@ -148,6 +148,7 @@ func encode(f *Fixture) ([]byte, error) {
 		{"nodes", rowsOf(f.Nodes)},
 		{"organizations", rowsOf(f.Organizations)},
 		{"apiKeys", rowsOf(f.APIKeys)},
+		{"credits", rowsOf(f.Credits)},
 		{"vms", rowsOf(f.VMs)},
 		{"projects", rowsOf(f.Projects)},
 		{"workloads", rowsOf(f.Workloads)},

@@ -27,6 +27,20 @@ var keyRoles = []struct {
 	{"agent", []string{"nodes.report"}},
 }
 
+// prepaid is the demo's prepaid organization: a small balance that its
+// running workloads spend within minutes of the server's start, so the
+// metering pass stops them with auto_stopped_insufficient_balance while a
+// person watches (demo/README.md, "Metering"). Its key reads its money
+// (billing.read, which no other demo key holds). The balance is
+// prepaidCents: Initech runs 1,891 cents an hour of GPUs and keeps a 1,000
+// GB disk of a stopped VM (27.4 cents an hour), 31.97 cents a minute; the
+// first pass starts its meters, each later one debits a minute, and the
+// fifth finds 22.11 cents left, less than the next minute: it stops them.
+const (
+	prepaid      = "initech"
+	prepaidCents = 150
+)
+
 func (g *gen) addTenancy() {
 	for _, o := range orgs {
 		row := Organization{ID: orgID(o.slug), Name: o.name, TenantID: o.tenant, InfinibandEnabled: o.infiniband}
@@ -44,4 +58,15 @@ func (g *gen) addTenancy() {
 			})
 		}
 	}
+	g.f.APIKeys = append(g.f.APIKeys, APIKey{
+		Token:          prepaid + "-billing",
+		OrganizationID: orgID(prepaid),
+		Permissions:    []string{"billing.read"},
+	})
+	g.f.Credits = append(g.f.Credits, Credit{
+		OrganizationID: orgID(prepaid),
+		Key:            "demo-prepaid",
+		AmountCents:    prepaidCents,
+		Reason:         "demo: a small prepaid balance that runs out within minutes of the start (demo/README.md)",
+	})
 }

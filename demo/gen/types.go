@@ -14,6 +14,7 @@ type (
 	GPU                = format.GPU
 	Organization       = format.Organization
 	APIKey             = format.APIKey
+	Credit             = format.Credit
 	VM                 = format.VM
 	Project            = format.Project
 	Workload           = format.Workload
