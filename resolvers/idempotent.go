@@ -37,6 +37,6 @@ func (r *Resolver) MutationGates() map[string]func(*auth.Caller) error {
 		"setGpuQuota":        quotas,
 		"deleteGpuQuota":     quotas,
 
-		"grantCredits": s.Metering.MayAdminister,
+		"grantCredits": s.Metering.MayGrant,
 	}
 }

@@ -23,7 +23,7 @@ import (
 func (api *API) billingRoutes() []endpoint {
 	m := api.Services.Metering
 	return []endpoint{
-		{"POST /v1/admin/organizations/{id}/credits", openRelay(m.MayAdminister, api.idempotent(api.grantCredits))},
+		{"POST /v1/admin/organizations/{id}/credits", openRelay(m.MayGrant, api.idempotent(api.grantCredits))},
 		{"GET /v1/billing/balance", openRelay(m.MayReadMoney, api.balance)},
 		{"GET /v1/billing/usage", openRelay(m.MayReadMoney, api.usage)},
 		{"GET /v1/billing/ledger", openRelay(m.MayReadMoney, api.ledger)},
