@@ -17,6 +17,7 @@ import (
 	"gpugraph/internal/services/metering"
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
+	"gpugraph/models"
 )
 
 // The faces of the billing settings and events (docs/contract.md#billing):
@@ -368,4 +369,69 @@ func TestBillingEventsAcrossReplicas(t *testing.T) {
 		t.Errorf("replica A's subscriber: %s\nwant %s", got[0], lowEvent)
 	}
 	s.Quiet()
+}
+
+// A billingEvents stream is rechecked as every stream: an operator's key
+// that loses nodes.admin while it follows another organization is closed
+// with 4403 FORBIDDEN (the organization is no longer its to read); the
+// organization's own reader's stream lives on.
+func TestBillingEventsStreamClosesWhenThePermissionGoes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		datasettest.Load(t, st, servertest.Base)
+		datasettest.Load(t, st, moneyKeys)
+		feed := live.New(st, live.Limits{Recheck: 200 * time.Millisecond})
+		srv := httptest.NewServer(servertest.Handler(st, servertest.Options{Services: services.Config{Live: feed}}, servertest.Config{}))
+		t.Cleanup(func() { feed.Shutdown(); srv.Close() })
+		operator := subscribeBilling(t, srv, "money-operator", map[string]any{"org": "org-acme"})
+		acme := subscribeBilling(t, srv, "acme-billing", nil)
+		time.Sleep(100 * time.Millisecond)
+		storetest.Exec(t, st, "UPDATE api_keys SET permissions = ? WHERE token_hash = ?", "billing.read", auth.HashToken("money-operator"))
+		code, reason := operator.ClosedWith()
+		if code != live.CloseRevoked || reason != `FORBIDDEN: this API key may no longer read this stream: there is no organization "org-acme"` {
+			t.Errorf("close %d %q, want 4403 FORBIDDEN", code, reason)
+		}
+		ninetySeconds(t, st)
+		m := metering.New(st, func() time.Time { return t0.Add(90*time.Second + metering.DefaultSettle) })
+		if _, err := m.SetLowBalanceThreshold(context.Background(), auth.SystemCaller(), "org-acme", new(1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Pass(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := billingData(acme, 1); got[0] != lowEvent {
+			t.Errorf("acme's stream: %s", got)
+		}
+	})
+}
+
+// A billing event's id counts its own organization's events only: two
+// organizations' events interleaved read
+// 1, 2 … each on REST, so the gaps show nothing of the other's.
+func TestBillingEventIDsPerOrganization(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := newMoneyEnv(t, st)
+		for i, org := range []string{"org-acme", "org-globex", "org-acme", "org-globex", "org-globex"} {
+			e := &models.BillingEvent{OrganizationID: org, Kind: models.BillingBalanceRestored, BalanceMicroCents: int64(i),
+				At: t0.Add(time.Duration(i) * time.Second)}
+			if err := st.InTx(context.Background(), func(tx *store.Txn) error { return st.AppendBillingEvent(tx, e) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for token, want := range map[string]string{"acme-billing": "1@0 2@2", "globex-billing": "1@1 2@3 3@4"} {
+			var page struct {
+				Events []struct{ ID, At string }
+			}
+			s, b := get(t, env, "/v1/billing/events", token)
+			if err := json.Unmarshal([]byte(b), &page); err != nil || s != 200 {
+				t.Fatalf("%s: %d %s", token, s, b)
+			}
+			var got []string
+			for _, e := range page.Events {
+				got = append(got, e.ID+"@"+strings.TrimPrefix(strings.TrimSuffix(e.At, ".000Z"), "2026-12-03T10:00:0"))
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%s's events: %v, want %s", token, got, want)
+			}
+		}
+	})
 }
