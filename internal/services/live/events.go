@@ -10,8 +10,9 @@ import (
 	"gpugraph/models"
 )
 
-// MayRead is the permission every subscription needs: compute.read, as the
-// VMs and nodes it follows. VMEvents and NodeEvents check it first (and the
+// MayRead is the permission the workload and node subscriptions need:
+// compute.read, as the VMs and nodes they follow (billing events have the
+// money's gate instead, BillingEvents). VMEvents and NodeEvents check it first (and the
 // recheck of an open stream again); a face that reads arguments of its own
 // before opening one asks it first, so that a refusal answers before a bad
 // argument does. It needs no Feed: a server that streams nothing still

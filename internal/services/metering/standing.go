@@ -275,10 +275,16 @@ func (s *Service) ChangeSettings(ctx context.Context, caller *auth.Caller, orgID
 		if *l < 0 || *l > MaxSpendLimitCents {
 			return nil, apierr.BadRequest("spendLimitCentsPerHour %d is not a whole number of cents from 0 (none) to %d", *l, int64(MaxSpendLimitCents))
 		}
-		if !caller.Can(auth.NodesAdmin) && (*l == 0 || (s.SpendLimitCentsPerHour > 0 && *l > s.SpendLimitCentsPerHour)) {
-			return nil, apierr.New(http.StatusForbidden, apierr.Forbidden,
-				"spendLimitCentsPerHour %d is past the platform's spend limit of %d cents per hour: an organization may tighten its own limit; only the platform operator (nodes.admin) lifts it past the default or removes it",
-				*l, s.SpendLimitCentsPerHour)
+		if !caller.Can(auth.NodesAdmin) {
+			if *l == 0 {
+				return nil, apierr.New(http.StatusForbidden, apierr.Forbidden,
+					"spendLimitCentsPerHour 0 removes the limit, which only the platform operator (nodes.admin) does: an organization may tighten its own limit")
+			}
+			if s.SpendLimitCentsPerHour > 0 && *l > s.SpendLimitCentsPerHour {
+				return nil, apierr.New(http.StatusForbidden, apierr.Forbidden,
+					"spendLimitCentsPerHour %d is past the platform's default of %d cents per hour, which only the platform operator (nodes.admin) lifts: an organization may tighten its own limit",
+					*l, s.SpendLimitCentsPerHour)
+			}
 		}
 	}
 	if err := s.known(ctx, orgID); err != nil {
