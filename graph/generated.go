@@ -34,6 +34,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	BillingEvent() BillingEventResolver
 	Gpu() GpuResolver
 	LedgerEntry() LedgerEntryResolver
 	Mutation() MutationResolver
@@ -59,6 +60,28 @@ type ComplexityRoot struct {
 		ExtendedResources func(childComplexity int) int
 		GPU               func(childComplexity int) int
 		GPUMemory         func(childComplexity int) int
+	}
+
+	BillingEvent struct {
+		At              func(childComplexity int) int
+		Balance         func(childComplexity int) int
+		BurnRatePerHour func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		OrganizationID  func(childComplexity int) int
+		Stopped         func(childComplexity int) int
+		ThresholdHours  func(childComplexity int) int
+	}
+
+	BillingEventConnection struct {
+		Edges    func(childComplexity int) int
+		Nodes    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	BillingEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Container struct {
@@ -205,24 +228,26 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateAPIKey         func(childComplexity int, input model.CredentialInput) int
-		CreateApplication    func(childComplexity int, input model.CredentialInput) int
-		CreateOrganization   func(childComplexity int, id string, name string, tenantID int, infinibandEnabled *bool) int
-		CreateVM             func(childComplexity int, input compute.CreateRequest) int
-		DeleteGPUQuota       func(childComplexity int, organizationID string, gpuModelID string) int
-		DeleteInstanceType   func(childComplexity int, name string) int
-		EnrollNode           func(childComplexity int, nodeName string, clusterID string) int
-		GrantCredits         func(childComplexity int, organizationID string, amountCents int, reason string) int
-		ReclaimNode          func(childComplexity int, id string) int
-		RestartVM            func(childComplexity int, id string) int
-		RevokeAPIKey         func(childComplexity int, id string) int
-		RevokeApplication    func(childComplexity int, id string) int
-		SetGPUQuota          func(childComplexity int, organizationID string, gpuModelID string, limit int) int
-		SetInstanceType      func(childComplexity int, input model.InstanceTypeInput) int
-		SetNodeLeavingAt     func(childComplexity int, id string, leavingAt *time.Time) int
-		SetOrganizationState func(childComplexity int, id string, state model.OrganizationState) int
-		StopVM               func(childComplexity int, id string) int
-		TerminateVM          func(childComplexity int, id string) int
+		CreateAPIKey           func(childComplexity int, input model.CredentialInput) int
+		CreateApplication      func(childComplexity int, input model.CredentialInput) int
+		CreateOrganization     func(childComplexity int, id string, name string, tenantID int, infinibandEnabled *bool) int
+		CreateVM               func(childComplexity int, input compute.CreateRequest) int
+		DeleteGPUQuota         func(childComplexity int, organizationID string, gpuModelID string) int
+		DeleteInstanceType     func(childComplexity int, name string) int
+		EnrollNode             func(childComplexity int, nodeName string, clusterID string) int
+		GrantCredits           func(childComplexity int, organizationID string, amountCents int, reason string) int
+		ReclaimNode            func(childComplexity int, id string) int
+		RestartVM              func(childComplexity int, id string) int
+		RevokeAPIKey           func(childComplexity int, id string) int
+		RevokeApplication      func(childComplexity int, id string) int
+		SetGPUQuota            func(childComplexity int, organizationID string, gpuModelID string, limit int) int
+		SetInstanceType        func(childComplexity int, input model.InstanceTypeInput) int
+		SetLowBalanceThreshold func(childComplexity int, organizationID *string, hours *int) int
+		SetNodeLeavingAt       func(childComplexity int, id string, leavingAt *time.Time) int
+		SetOrganizationState   func(childComplexity int, id string, state model.OrganizationState) int
+		SetSpendLimit          func(childComplexity int, organizationID *string, centsPerHour *int) int
+		StopVM                 func(childComplexity int, id string) int
+		TerminateVM            func(childComplexity int, id string) int
 	}
 
 	Node struct {
@@ -302,17 +327,19 @@ type ComplexityRoot struct {
 	}
 
 	Organization struct {
-		Balance           func(childComplexity int) int
-		BurnRatePerHour   func(childComplexity int) int
-		ID                func(childComplexity int) int
-		InfinibandEnabled func(childComplexity int) int
-		Ledger            func(childComplexity int, first *int, after *string) int
-		Name              func(childComplexity int) int
-		Prepaid           func(childComplexity int) int
-		RunwayHours       func(childComplexity int) int
-		SpendLimitPerHour func(childComplexity int) int
-		TenantID          func(childComplexity int) int
-		Usage             func(childComplexity int, from time.Time, to time.Time, groupBy *model.UsageGroup) int
+		Balance                  func(childComplexity int) int
+		BillingEvents            func(childComplexity int, first *int, after *string) int
+		BurnRatePerHour          func(childComplexity int) int
+		ID                       func(childComplexity int) int
+		InfinibandEnabled        func(childComplexity int) int
+		Ledger                   func(childComplexity int, first *int, after *string) int
+		LowBalanceThresholdHours func(childComplexity int) int
+		Name                     func(childComplexity int) int
+		Prepaid                  func(childComplexity int) int
+		RunwayHours              func(childComplexity int) int
+		SpendLimitPerHour        func(childComplexity int) int
+		TenantID                 func(childComplexity int) int
+		Usage                    func(childComplexity int, from time.Time, to time.Time, groupBy *model.UsageGroup) int
 	}
 
 	OrganizationChange struct {
@@ -454,8 +481,9 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		NodeEvents func(childComplexity int, ids []string, after *string) int
-		VMEvents   func(childComplexity int, ids []string, after *string) int
+		BillingEvents func(childComplexity int, organizationID *string, after *string) int
+		NodeEvents    func(childComplexity int, ids []string, after *string) int
+		VMEvents      func(childComplexity int, ids []string, after *string) int
 	}
 
 	Usage struct {
@@ -568,6 +596,13 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type BillingEventResolver interface {
+	ID(ctx context.Context, obj *models.BillingEvent) (string, error)
+
+	Kind(ctx context.Context, obj *models.BillingEvent) (models.BillingEventKind, error)
+	Balance(ctx context.Context, obj *models.BillingEvent) (float64, error)
+	BurnRatePerHour(ctx context.Context, obj *models.BillingEvent) (float64, error)
+}
 type GpuResolver interface {
 	MemoryUsedBytes(ctx context.Context, obj *models.GPU) (*float64, error)
 
@@ -598,6 +633,8 @@ type MutationResolver interface {
 	SetGPUQuota(ctx context.Context, organizationID string, gpuModelID string, limit int) (*quotas.Quota, error)
 	DeleteGPUQuota(ctx context.Context, organizationID string, gpuModelID string) (bool, error)
 	GrantCredits(ctx context.Context, organizationID string, amountCents int, reason string) (*models.LedgerEntry, error)
+	SetLowBalanceThreshold(ctx context.Context, organizationID *string, hours *int) (*models.Organization, error)
+	SetSpendLimit(ctx context.Context, organizationID *string, centsPerHour *int) (*models.Organization, error)
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.GPU, error)
@@ -616,8 +653,10 @@ type OrganizationResolver interface {
 	BurnRatePerHour(ctx context.Context, obj *models.Organization) (float64, error)
 	RunwayHours(ctx context.Context, obj *models.Organization) (*float64, error)
 	SpendLimitPerHour(ctx context.Context, obj *models.Organization) (*float64, error)
+	LowBalanceThresholdHours(ctx context.Context, obj *models.Organization) (*int, error)
 	Usage(ctx context.Context, obj *models.Organization, from time.Time, to time.Time, groupBy *model.UsageGroup) (*model.Usage, error)
 	Ledger(ctx context.Context, obj *models.Organization, first *int, after *string) (*model.LedgerEntryConnection, error)
+	BillingEvents(ctx context.Context, obj *models.Organization, first *int, after *string) (*model.BillingEventConnection, error)
 }
 type PodResolver interface {
 	Node(ctx context.Context, obj *models.Pod) (*models.Node, error)
@@ -652,6 +691,7 @@ type QueryResolver interface {
 type SubscriptionResolver interface {
 	VMEvents(ctx context.Context, ids []string, after *string) (<-chan *models.VMEvent, error)
 	NodeEvents(ctx context.Context, ids []string, after *string) (<-chan *models.NodeEvent, error)
+	BillingEvents(ctx context.Context, organizationID *string, after *string) (<-chan *models.BillingEvent, error)
 }
 type VMResolver interface {
 	GPUManufacturer(ctx context.Context, obj *models.VM) (*models.Manufacturer, error)
@@ -732,6 +772,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AllocatedResources.GPUMemory(childComplexity), true
+
+	case "BillingEvent.at":
+		if e.ComplexityRoot.BillingEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.At(childComplexity), true
+	case "BillingEvent.balance":
+		if e.ComplexityRoot.BillingEvent.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.Balance(childComplexity), true
+	case "BillingEvent.burnRatePerHour":
+		if e.ComplexityRoot.BillingEvent.BurnRatePerHour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.BurnRatePerHour(childComplexity), true
+	case "BillingEvent.id":
+		if e.ComplexityRoot.BillingEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.ID(childComplexity), true
+	case "BillingEvent.kind":
+		if e.ComplexityRoot.BillingEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.Kind(childComplexity), true
+	case "BillingEvent.organizationId":
+		if e.ComplexityRoot.BillingEvent.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.OrganizationID(childComplexity), true
+	case "BillingEvent.workloadsStopped":
+		if e.ComplexityRoot.BillingEvent.Stopped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.Stopped(childComplexity), true
+	case "BillingEvent.thresholdHours":
+		if e.ComplexityRoot.BillingEvent.ThresholdHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEvent.ThresholdHours(childComplexity), true
+
+	case "BillingEventConnection.edges":
+		if e.ComplexityRoot.BillingEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEventConnection.Edges(childComplexity), true
+	case "BillingEventConnection.nodes":
+		if e.ComplexityRoot.BillingEventConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEventConnection.Nodes(childComplexity), true
+	case "BillingEventConnection.pageInfo":
+		if e.ComplexityRoot.BillingEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEventConnection.PageInfo(childComplexity), true
+
+	case "BillingEventEdge.cursor":
+		if e.ComplexityRoot.BillingEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEventEdge.Cursor(childComplexity), true
+	case "BillingEventEdge.node":
+		if e.ComplexityRoot.BillingEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BillingEventEdge.Node(childComplexity), true
 
 	case "Container.image":
 		if e.ComplexityRoot.Container.Image == nil {
@@ -1405,6 +1526,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetInstanceType(childComplexity, args["input"].(model.InstanceTypeInput)), true
+	case "Mutation.setLowBalanceThreshold":
+		if e.ComplexityRoot.Mutation.SetLowBalanceThreshold == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setLowBalanceThreshold_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetLowBalanceThreshold(childComplexity, args["organizationId"].(*string), args["hours"].(*int)), true
 	case "Mutation.setNodeLeavingAt":
 		if e.ComplexityRoot.Mutation.SetNodeLeavingAt == nil {
 			break
@@ -1427,6 +1559,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetOrganizationState(childComplexity, args["id"].(string), args["state"].(model.OrganizationState)), true
+	case "Mutation.setSpendLimit":
+		if e.ComplexityRoot.Mutation.SetSpendLimit == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setSpendLimit_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetSpendLimit(childComplexity, args["organizationId"].(*string), args["centsPerHour"].(*int)), true
 	case "Mutation.stopVm":
 		if e.ComplexityRoot.Mutation.StopVM == nil {
 			break
@@ -1742,6 +1885,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.Balance(childComplexity), true
+	case "Organization.billingEvents":
+		if e.ComplexityRoot.Organization.BillingEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_billingEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.BillingEvents(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Organization.burnRatePerHour":
 		if e.ComplexityRoot.Organization.BurnRatePerHour == nil {
 			break
@@ -1771,6 +1925,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.Ledger(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Organization.lowBalanceThresholdHours":
+		if e.ComplexityRoot.Organization.LowBalanceThresholdHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.LowBalanceThresholdHours(childComplexity), true
 	case "Organization.name":
 		if e.ComplexityRoot.Organization.Name == nil {
 			break
@@ -2487,6 +2647,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RequestResourceQuantity.Request(childComplexity), true
 
+	case "Subscription.billingEvents":
+		if e.ComplexityRoot.Subscription.BillingEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_billingEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BillingEvents(childComplexity, args["organizationId"].(*string), args["after"].(*string)), true
 	case "Subscription.nodeEvents":
 		if e.ComplexityRoot.Subscription.NodeEvents == nil {
 			break
@@ -4595,7 +4766,7 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Grants an organization credits: appends a credit of amountCents (whole cents, 1 or more) with its reason to its ledger; the first makes it prepaid. Needs nodes.admin. The idempotency key (header or @idempotent) is also the ledger entry's."
+  "Grants an organization credits: appends a credit of amountCents (whole cents, 1 or more) with its reason to its ledger; the first makes it prepaid. Needs nodes.admin (any organization) or admin (its own; another answers ORGANIZATION_NOT_FOUND as a missing one). The idempotency key (header or @idempotent) is also the ledger entry's."
   grantCredits(
     "The organization's id."
     organizationId: ID!
@@ -4616,6 +4787,88 @@ enum UsageGroup {
   PROJECT
   "Each UTC day (2026-12-03)."
   DAY
+}
+
+extend type Mutation {
+  "Sets or clears an organization's low-balance threshold: when its runway at the current burn rate falls below hours, the next metering pass raises one LOW_BALANCE billing event (once per crossing; setting it re-arms it). Needs admin (its own organization; another answers ORGANIZATION_NOT_FOUND as a missing one) or nodes.admin (any). Answers the organization."
+  setLowBalanceThreshold(
+    "The organization's id; default: the caller's own."
+    organizationId: ID
+    "Whole hours of runway, 1 to 8784; null clears the threshold."
+    hours: Int
+  ): Organization!
+  "Sets or clears an organization's own spend limit: a create or restart that would take its spend an hour past it answers SPEND_LIMIT_EXCEEDED (402). Needs admin (its own organization, from 1 up to the platform's default) or nodes.admin (any organization, any value; 0 is none). Answers the organization."
+  setSpendLimit(
+    "The organization's id; default: the caller's own."
+    organizationId: ID
+    "Whole cents an hour, 0 (none, nodes.admin only) to 100000000; null: the platform's default again."
+    centsPerHour: Int
+  ): Organization!
+}
+
+"What a billing event says."
+enum BillingEventKind {
+  "The runway at the burn rate fell below the organization's threshold (once per crossing)."
+  LOW_BALANCE
+  "The balance no longer covered the next metering period: its running, deploying and interrupted workloads were stopped."
+  BALANCE_EXHAUSTED
+  "A credit made the balance-exhausted organization active again (what stopped stays stopped)."
+  BALANCE_RESTORED
+}
+
+"One billing event of an organization, with its balance and burn rate then."
+type BillingEvent {
+  "Its id: the organization's own count of its billing events (1, 2, 3 …, in commit order)."
+  id: ID!
+  "The organization."
+  organizationId: ID!
+  "What happened."
+  kind: BillingEventKind!
+  "The balance then, in cents, exactly (up to six decimals)."
+  balance: Float!
+  "The burn rate then, in cents an hour."
+  burnRatePerHour: Float!
+  "LOW_BALANCE's threshold in hours; null on the others."
+  thresholdHours: Int
+  "How many workloads BALANCE_EXHAUSTED stopped; 0 on the others."
+  workloadsStopped: Int!
+  "When it happened."
+  at: Time!
+}
+
+"A billing event of a cursor page, with its cursor."
+type BillingEventEdge {
+  "Opaque; pass it as after to read on from this event."
+  cursor: String!
+  "The event."
+  node: BillingEvent!
+}
+
+"A cursor page of billing events, oldest first: first (1–500, default 50) after the cursor after."
+type BillingEventConnection {
+  "The page's events with their cursors."
+  edges: [BillingEventEdge!]!
+  "The page's events."
+  nodes: [BillingEvent!]!
+  "Where the page stands."
+  pageInfo: PageInfo!
+}
+
+extend type Subscription {
+  """
+  An organization's billing events (LOW_BALANCE, BALANCE_EXHAUSTED,
+  BALANCE_RESTORED) as the metering pass of any replica raises them, each
+  once, in id order. The caller's own organization's with billing.read or
+  admin; any with nodes.admin (another answers ORGANIZATION_NOT_FOUND as a
+  missing one). after: a billing event id, to replay what followed it and
+  go on live with no gap; omitted, the stream starts now.
+  """
+  billingEvents(
+    "The organization's id; default: the caller's own."
+    organizationId: ID
+    "A billing event id: replay the events after it first."
+    after: ID
+  ): BillingEvent!
 }
 
 "What a ledger entry is."
@@ -4693,8 +4946,10 @@ extend type Organization {
   burnRatePerHour: Float!
   "The balance over the burn rate; null when postpaid or nothing burns."
   runwayHours: Float
-  "Its spend limit in cents an hour; null when none is set."
+  "Its spend limit in cents an hour: its own, or for a prepaid organization the platform's default; null when none applies."
   spendLimitPerHour: Float
+  "Its low-balance threshold in hours of runway; null when none is set."
+  lowBalanceThresholdHours: Int
   "Its closed usage whose periods start in [from, to) (at most 366 days), by groupBy (default DAY)."
   usage(
     "The window's start."
@@ -4711,6 +4966,13 @@ extend type Organization {
     "A cursor this list answered (an endCursor or an edge's cursor): read on after its entry."
     after: String
   ): LedgerEntryConnection!
+  "Its billing events, oldest first, a cursor page."
+  billingEvents(
+    "How many events at most (1–500, default 50)."
+    first: Int
+    "A cursor this list answered (an endCursor or an edge's cursor): read on after its event."
+    after: String
+  ): BillingEventConnection!
 }
 
 extend type VM {
@@ -4739,6 +5001,50 @@ func (ec *executionContext) childFields_AllocatedResources(ctx context.Context, 
 		return ec.fieldContext_AllocatedResources_extendedResources(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AllocatedResources", field.Name)
+}
+
+func (ec *executionContext) childFields_BillingEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BillingEvent_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_BillingEvent_organizationId(ctx, field)
+	case "kind":
+		return ec.fieldContext_BillingEvent_kind(ctx, field)
+	case "balance":
+		return ec.fieldContext_BillingEvent_balance(ctx, field)
+	case "burnRatePerHour":
+		return ec.fieldContext_BillingEvent_burnRatePerHour(ctx, field)
+	case "thresholdHours":
+		return ec.fieldContext_BillingEvent_thresholdHours(ctx, field)
+	case "workloadsStopped":
+		return ec.fieldContext_BillingEvent_workloadsStopped(ctx, field)
+	case "at":
+		return ec.fieldContext_BillingEvent_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BillingEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_BillingEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_BillingEventConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_BillingEventConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BillingEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BillingEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_BillingEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_BillingEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_BillingEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BillingEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Container(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5199,10 +5505,14 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_runwayHours(ctx, field)
 	case "spendLimitPerHour":
 		return ec.fieldContext_Organization_spendLimitPerHour(ctx, field)
+	case "lowBalanceThresholdHours":
+		return ec.fieldContext_Organization_lowBalanceThresholdHours(ctx, field)
 	case "usage":
 		return ec.fieldContext_Organization_usage(ctx, field)
 	case "ledger":
 		return ec.fieldContext_Organization_ledger(ctx, field)
+	case "billingEvents":
+		return ec.fieldContext_Organization_billingEvents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
@@ -6025,6 +6335,28 @@ func (ec *executionContext) field_Mutation_setInstanceType_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setLowBalanceThreshold_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "hours",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hours"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setNodeLeavingAt_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6069,6 +6401,28 @@ func (ec *executionContext) field_Mutation_setOrganizationState_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setSpendLimit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "centsPerHour",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["centsPerHour"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_stopVm_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6094,6 +6448,28 @@ func (ec *executionContext) field_Mutation_terminateVm_args(ctx context.Context,
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_billingEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -6835,6 +7211,28 @@ func (ec *executionContext) field_Query_workloads_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_billingEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_nodeEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7094,6 +7492,341 @@ func (ec *executionContext) fieldContext_AllocatedResources_extendedResources(_ 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ExtendedResource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BillingEvent_id(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BillingEvent().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, true, true, "ID")
+}
+
+func (ec *executionContext) _BillingEvent_organizationId(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, false, false, "ID")
+}
+
+func (ec *executionContext) _BillingEvent_kind(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BillingEvent().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.BillingEventKind) graphql.Marshaler {
+			return ec.marshalNBillingEventKind2gpugraphᚋmodelsᚐBillingEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, true, true, "BillingEventKind")
+}
+
+func (ec *executionContext) _BillingEvent_balance(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BillingEvent().Balance(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, true, true, "Float")
+}
+
+func (ec *executionContext) _BillingEvent_burnRatePerHour(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_burnRatePerHour(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BillingEvent().BurnRatePerHour(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_burnRatePerHour(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, true, true, "Float")
+}
+
+func (ec *executionContext) _BillingEvent_thresholdHours(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_thresholdHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ThresholdHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_thresholdHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _BillingEvent_workloadsStopped(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_workloadsStopped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stopped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_workloadsStopped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _BillingEvent_at(ctx context.Context, field graphql.CollectedField, obj *models.BillingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BillingEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.BillingEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.BillingEventEdge) graphql.Marshaler {
+			return ec.marshalNBillingEventEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐBillingEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BillingEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BillingEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.BillingEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEventConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.BillingEvent) graphql.Marshaler {
+			return ec.marshalNBillingEvent2ᚕᚖgpugraphᚋmodelsᚐBillingEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BillingEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BillingEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.BillingEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgpugraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BillingEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BillingEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.BillingEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BillingEventEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _BillingEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.BillingEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BillingEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.BillingEvent) graphql.Marshaler {
+			return ec.marshalNBillingEvent2ᚖgpugraphᚋmodelsᚐBillingEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BillingEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BillingEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingEvent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9962,6 +10695,94 @@ func (ec *executionContext) fieldContext_Mutation_grantCredits(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setLowBalanceThreshold(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setLowBalanceThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetLowBalanceThreshold(ctx, fc.Args["organizationId"].(*string), fc.Args["hours"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgpugraphᚋmodelsᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setLowBalanceThreshold(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setLowBalanceThreshold_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setSpendLimit(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setSpendLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetSpendLimit(ctx, fc.Args["organizationId"].(*string), fc.Args["centsPerHour"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgpugraphᚋmodelsᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setSpendLimit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setSpendLimit_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Node_id(ctx context.Context, field graphql.CollectedField, obj *models.Node) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11335,6 +12156,29 @@ func (ec *executionContext) fieldContext_Organization_spendLimitPerHour(_ contex
 	return graphql.NewScalarFieldContext("Organization", field, true, true, "Float")
 }
 
+func (ec *executionContext) _Organization_lowBalanceThresholdHours(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_lowBalanceThresholdHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().LowBalanceThresholdHours(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_lowBalanceThresholdHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Organization", field, true, true, "Int")
+}
+
 func (ec *executionContext) _Organization_usage(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11417,6 +12261,50 @@ func (ec *executionContext) fieldContext_Organization_ledger(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Organization_ledger_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_billingEvents(ctx context.Context, field graphql.CollectedField, obj *models.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_billingEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().BillingEvents(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BillingEventConnection) graphql.Marshaler {
+			return ec.marshalNBillingEventConnection2ᚖgpugraphᚋgraphᚋmodelᚐBillingEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_billingEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_billingEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14374,6 +15262,50 @@ func (ec *executionContext) fieldContext_Subscription_nodeEvents(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_nodeEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_billingEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_billingEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().BillingEvents(ctx, fc.Args["organizationId"].(*string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.BillingEvent) graphql.Marshaler {
+			return ec.marshalNBillingEvent2ᚖgpugraphᚋmodelsᚐBillingEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_billingEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BillingEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_billingEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18014,6 +18946,159 @@ func (ec *executionContext) _AllocatedResources(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var billingEventImplementors = []string{"BillingEvent"}
+
+func (ec *executionContext) _BillingEvent(ctx context.Context, sel ast.SelectionSet, obj *models.BillingEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, billingEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BillingEvent")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BillingEvent_id(ctx, field, obj)
+				})
+		case "organizationId":
+			out.Values[i] = ec._BillingEvent_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BillingEvent_kind(ctx, field, obj)
+				})
+		case "balance":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BillingEvent_balance(ctx, field, obj)
+				})
+		case "burnRatePerHour":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BillingEvent_burnRatePerHour(ctx, field, obj)
+				})
+		case "thresholdHours":
+			out.Values[i] = ec._BillingEvent_thresholdHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workloadsStopped":
+			out.Values[i] = ec._BillingEvent_workloadsStopped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._BillingEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var billingEventConnectionImplementors = []string{"BillingEventConnection"}
+
+func (ec *executionContext) _BillingEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.BillingEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, billingEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BillingEventConnection")
+		case "edges":
+			out.Values[i] = ec._BillingEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._BillingEventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._BillingEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var billingEventEdgeImplementors = []string{"BillingEventEdge"}
+
+func (ec *executionContext) _BillingEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.BillingEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, billingEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BillingEventEdge")
+		case "cursor":
+			out.Values[i] = ec._BillingEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._BillingEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var containerImplementors = []string{"Container"}
 
 func (ec *executionContext) _Container(ctx context.Context, sel ast.SelectionSet, obj *models.Container) graphql.Marshaler {
@@ -19140,6 +20225,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setLowBalanceThreshold":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setLowBalanceThreshold(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setSpendLimit":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setSpendLimit(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19733,6 +20832,12 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Organization_spendLimitPerHour(ctx, field, obj)
 				})
+		case "lowBalanceThresholdHours":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_lowBalanceThresholdHours(ctx, field, obj)
+				})
 		case "usage":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -19744,6 +20849,12 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Organization_ledger(ctx, field, obj)
+				})
+		case "billingEvents":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Organization_billingEvents(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -20712,6 +21823,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_vmEvents(ctx, fields[0])
 	case "nodeEvents":
 		return ec._Subscription_nodeEvents(ctx, fields[0])
+	case "billingEvents":
+		return ec._Subscription_billingEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -21736,6 +22849,77 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) marshalNBillingEvent2ᚕᚖgpugraphᚋmodelsᚐBillingEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.BillingEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBillingEvent2ᚖgpugraphᚋmodelsᚐBillingEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBillingEvent2ᚖgpugraphᚋmodelsᚐBillingEvent(ctx context.Context, sel ast.SelectionSet, v *models.BillingEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BillingEvent!")
+		return graphql.Null
+	}
+	return ec._BillingEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBillingEventConnection2ᚖgpugraphᚋgraphᚋmodelᚐBillingEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.BillingEventConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BillingEventConnection!")
+		return graphql.Null
+	}
+	return ec._BillingEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBillingEventEdge2ᚕᚖgpugraphᚋgraphᚋmodelᚐBillingEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.BillingEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBillingEventEdge2ᚖgpugraphᚋgraphᚋmodelᚐBillingEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBillingEventEdge2ᚖgpugraphᚋgraphᚋmodelᚐBillingEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.BillingEventEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "BillingEventEdge!")
+		return graphql.Null
+	}
+	return ec._BillingEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNBillingEventKind2gpugraphᚋmodelsᚐBillingEventKind(ctx context.Context, v any) (models.BillingEventKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := models.BillingEventKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBillingEventKind2gpugraphᚋmodelsᚐBillingEventKind(ctx context.Context, sel ast.SelectionSet, v models.BillingEventKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "BillingEventKind!")
+	}
+	return res
+}
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)

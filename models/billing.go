@@ -167,8 +167,12 @@ const (
 // BillingEvent is one billing event of an organization, with its balance
 // and burn rate then.
 type BillingEvent struct {
-	ID                    int64 `gorm:"primaryKey;autoIncrement"`
-	OrganizationID        string
+	ID             int64 `gorm:"primaryKey;autoIncrement"`
+	OrganizationID string
+	// Seq is the event's id as its organization sees it: its own billing
+	// events counted (1, 2, 3 … in commit order), so the ids a tenant
+	// reads show nothing of the others' events.
+	Seq                   int64
 	Kind                  BillingEventKind
 	BalanceMicroCents     int64
 	BurnMicroCentsPerHour int64

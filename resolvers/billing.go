@@ -25,9 +25,11 @@ import (
 
 func (r *Resolver) Organization() graph.OrganizationResolver { return &organizationResolver{r} }
 func (r *Resolver) LedgerEntry() graph.LedgerEntryResolver   { return &ledgerEntryResolver{} }
+func (r *Resolver) BillingEvent() graph.BillingEventResolver { return &billingEventResolver{} }
 
 type organizationResolver struct{ *Resolver }
 type ledgerEntryResolver struct{}
+type billingEventResolver struct{}
 
 // centsOf is an amount of micro-cents in cents.
 func centsOf(micro int64) float64 { return float64(micro) / models.MicroCentsPerCent }
@@ -40,11 +42,7 @@ func (r *queryResolver) Organization(ctx context.Context, id *string) (*models.O
 	if err != nil {
 		return nil, err
 	}
-	org := c.OrganizationID
-	if id != nil && *id != "" {
-		org = *id
-	}
-	return r.Services.Metering.Organization(ctx, c, org)
+	return r.Services.Metering.Organization(ctx, c, orgOrOwn(c, id))
 }
 
 func (r *mutationResolver) GrantCredits(ctx context.Context, organizationID string, amountCents int, reason string) (*models.LedgerEntry, error) {
@@ -55,6 +53,47 @@ func (r *mutationResolver) GrantCredits(ctx context.Context, organizationID stri
 	// The operation's idempotency key, when it has one, is the extension's
 	// (a replay never reaches here); the ledger's own key is fresh.
 	return r.Services.Metering.Grant(ctx, c, organizationID, int64(amountCents), reason, "")
+}
+
+// SetLowBalanceThreshold sets (hours) or clears (null) the threshold of
+// the organization (default the caller's own) and answers it.
+func (r *mutationResolver) SetLowBalanceThreshold(ctx context.Context, organizationID *string, hours *int) (*models.Organization, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org := orgOrOwn(c, organizationID)
+	if _, err := r.Services.Metering.SetLowBalanceThreshold(ctx, c, org, hours); err != nil {
+		return nil, err
+	}
+	return r.Services.Metering.Organization(ctx, c, org)
+}
+
+// SetSpendLimit sets (cents an hour) or clears (null: the platform's
+// default) the organization's own spend limit and answers it.
+func (r *mutationResolver) SetSpendLimit(ctx context.Context, organizationID *string, centsPerHour *int) (*models.Organization, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org := orgOrOwn(c, organizationID)
+	var limit *int64
+	if centsPerHour != nil {
+		limit = new(int64(*centsPerHour))
+	}
+	if _, err := r.Services.Metering.SetSpendLimit(ctx, c, org, limit); err != nil {
+		return nil, err
+	}
+	return r.Services.Metering.Organization(ctx, c, org)
+}
+
+// orgOrOwn is the organization an argument names, the caller's own when
+// it names none.
+func orgOrOwn(c *auth.Caller, id *string) string {
+	if id != nil && *id != "" {
+		return *id
+	}
+	return c.OrganizationID
 }
 
 // balance reads the organization's balance for one of its fields, once a
@@ -110,6 +149,19 @@ func (r *organizationResolver) SpendLimitPerHour(ctx context.Context, o *models.
 		return nil, err
 	}
 	return new(centsOf(*b.SpendLimitCentsPerHour * models.MicroCentsPerCent)), nil
+}
+
+// LowBalanceThresholdHours is null when the organization has none.
+func (r *organizationResolver) LowBalanceThresholdHours(ctx context.Context, o *models.Organization) (*int, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	set, err := r.Services.Metering.Settings(ctx, c, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	return set.LowBalanceThresholdHours, nil
 }
 
 // usageGroups are the schema's groups as the service names them.
@@ -177,6 +229,65 @@ func (r *organizationResolver) Ledger(ctx context.Context, o *models.Organizatio
 		out.Edges[i] = &model.LedgerEntryEdge{Cursor: conn.Cursors[i], Node: e}
 	}
 	return out, nil
+}
+
+// billingEventList names the billing events' cursors: their
+// organization's own ids, oldest first.
+const billingEventList = "billingEvents"
+
+func (r *organizationResolver) BillingEvents(ctx context.Context, o *models.Organization, first *int, after *string) (*model.BillingEventConnection, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Services.Metering.MayRead(c, o.ID); err != nil {
+		return nil, err
+	}
+	page, err := paging.ParseCursor(billingEventList, 0, first, after)
+	if err != nil {
+		return nil, err
+	}
+	var from int64
+	if page.After != nil {
+		if from, err = strconv.ParseInt(page.After.ID, 10, 64); err != nil {
+			return nil, apierr.BadRequest("after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
+		}
+	}
+	evs, more, err := r.Services.Metering.BillingEvents(ctx, c, o.ID, from, page.First)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]*models.BillingEvent, len(evs))
+	for i := range evs {
+		rows[i] = &evs[i]
+	}
+	conn := paging.NewConnection(billingEventList, page, rows, more, 0, func(e *models.BillingEvent) paging.Key {
+		return paging.Key{Sort: []*string{}, ID: strconv.FormatInt(e.Seq, 10)}
+	})
+	out := &model.BillingEventConnection{Nodes: rows, PageInfo: pageInfo(conn), Edges: make([]*model.BillingEventEdge, len(rows))}
+	for i, e := range rows {
+		out.Edges[i] = &model.BillingEventEdge{Cursor: conn.Cursors[i], Node: e}
+	}
+	return out, nil
+}
+
+// A billing event's id is its organization's own count.
+func (billingEventResolver) ID(_ context.Context, e *models.BillingEvent) (string, error) {
+	return strconv.FormatInt(e.Seq, 10), nil
+}
+
+// Kind is the schema's spelling of the stored kind (low_balance:
+// LOW_BALANCE), which gqlgen writes as it is.
+func (billingEventResolver) Kind(_ context.Context, e *models.BillingEvent) (models.BillingEventKind, error) {
+	return models.BillingEventKind(strings.ToUpper(string(e.Kind))), nil
+}
+
+func (billingEventResolver) Balance(_ context.Context, e *models.BillingEvent) (float64, error) {
+	return centsOf(e.BalanceMicroCents), nil
+}
+
+func (billingEventResolver) BurnRatePerHour(_ context.Context, e *models.BillingEvent) (float64, error) {
+	return centsOf(e.BurnMicroCentsPerHour), nil
 }
 
 func (ledgerEntryResolver) ID(_ context.Context, e *models.LedgerEntry) (string, error) {

@@ -37,6 +37,8 @@ func (r *Resolver) MutationGates() map[string]func(*auth.Caller) error {
 		"setGpuQuota":        quotas,
 		"deleteGpuQuota":     quotas,
 
-		"grantCredits": s.Metering.MayAdminister,
+		"grantCredits":           s.Metering.MayGrant,
+		"setLowBalanceThreshold": s.Metering.MayConfigure,
+		"setSpendLimit":          s.Metering.MayConfigure,
 	}
 }

@@ -37,6 +37,26 @@ func (r *subscriptionResolver) NodeEvents(ctx context.Context, ids []string, aft
 	return r.Services.Live.NodeEvents(ctx, c, ids, from, endStream(ctx))
 }
 
+// BillingEvents is the subscription billingEvents: an organization's
+// billing events (the caller's own unless it names another), through the
+// metering service, which decides who may read which organization's money,
+// and the process's Feed.
+func (r *subscriptionResolver) BillingEvents(ctx context.Context, organizationID *string, after *string) (<-chan *models.BillingEvent, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := r.Services.Metering
+	if err := m.MayReadMoney(c); err != nil {
+		return nil, err
+	}
+	from, err := afterID(after)
+	if err != nil {
+		return nil, err
+	}
+	return m.SubscribeBillingEvents(ctx, c, orgOrOwn(c, organizationID), from, endStream(ctx))
+}
+
 // subscriber checks the caller, through the feed's gate before anything
 // else, and reads after.
 func (r *subscriptionResolver) subscriber(ctx context.Context, after *string) (*auth.Caller, *int64, error) {
@@ -51,14 +71,23 @@ func (r *subscriptionResolver) subscriber(ctx context.Context, after *string) (*
 	if feed == nil {
 		return nil, nil, apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "this server streams no live updates")
 	}
+	from, err := afterID(after)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, from, nil
+}
+
+// afterID reads a subscription's after: an event id, nil when absent.
+func afterID(after *string) (*int64, error) {
 	if after == nil {
-		return c, nil, nil
+		return nil, nil
 	}
 	n, ok := bounds.ParseInt(*after)
 	if !ok {
-		return nil, nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
+		return nil, apierr.BadRequest("after must be an event id (a whole number), got %q", *after)
 	}
-	return c, &n, nil
+	return &n, nil
 }
 
 // endStream ends the transport of a stream that ends for a reason of its

@@ -11,6 +11,24 @@ import (
 	"time"
 )
 
+// A cursor page of billing events, oldest first: first (1–500, default 50) after the cursor after.
+type BillingEventConnection struct {
+	// The page's events with their cursors.
+	Edges []*BillingEventEdge `json:"edges"`
+	// The page's events.
+	Nodes []*models.BillingEvent `json:"nodes"`
+	// Where the page stands.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A billing event of a cursor page, with its cursor.
+type BillingEventEdge struct {
+	// Opaque; pass it as after to read on from this event.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *models.BillingEvent `json:"node"`
+}
+
 // A new application: trade clientId and clientSecret at POST /api/v1/token for an access token; the secret is shown only here.
 type CreatedApplication struct {
 	// The application as lists show it.

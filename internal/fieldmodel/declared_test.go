@@ -20,10 +20,12 @@ import (
 // statement a level only when the machine keeps up with the batch wait.
 var notPrefetched = map[string]string{
 	// An Organization is answered by root fields of one (organization,
-	// createOrganization), never in a list: its usage and its ledger are
-	// one read each, through package metering, whatever the query.
-	"Organization.usage":  "one organization per root field",
-	"Organization.ledger": "one organization per root field",
+	// createOrganization, setLowBalanceThreshold, setSpendLimit), never in
+	// a list: its usage, its ledger and its billing events are one read
+	// each, through package metering, whatever the query.
+	"Organization.usage":         "one organization per root field",
+	"Organization.ledger":        "one organization per root field",
+	"Organization.billingEvents": "one organization per root field",
 }
 
 func gpugraphSchema() *ast.Schema {

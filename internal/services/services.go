@@ -119,6 +119,7 @@ func New(st *store.Store, cfg Config) *Services {
 	cs.SpendLimitCentsPerHour = cfg.SpendLimitCentsPerHour
 	ms := metering.New(st, cfg.Clock)
 	ms.SpendLimitCentsPerHour = cfg.SpendLimitCentsPerHour
+	ms.Feed = cfg.Live
 	ids := nodeid.New(st)
 	return &Services{
 		Authenticator: &auth.Authenticator{Store: st, Tokens: cfg.Tokens},

@@ -123,20 +123,74 @@ func (s *Store) StandingOf(tx *Txn, orgID string) (*Standing, error) {
 	return &out[0], nil
 }
 
-// AppendBillingEvent appends e to its organization's billing events.
+// AppendBillingEvent appends e to its organization's billing events, as
+// the last write of tx: under the event log's lock (held to the commit, so
+// events commit in the order their ids are drawn, as the live feed's
+// readers need) it draws e's Seq, the greatest of its organization's plus
+// one, and notifies the subscribers of every replica at commit.
 func (s *Store) AppendBillingEvent(tx *Txn, e *models.BillingEvent) error {
-	return tx.db.Create(e).Error
+	if err := s.lockEventLog(tx.db); err != nil {
+		return err
+	}
+	if err := tx.db.Raw("SELECT COALESCE(MAX(seq), 0) + 1 FROM billing_events WHERE organization_id = ?", e.OrganizationID).
+		Scan(&e.Seq).Error; err != nil {
+		return err
+	}
+	if err := tx.db.Create(e).Error; err != nil {
+		return err
+	}
+	return s.note(tx.db, TopicBillingEvents, e.ID)
 }
 
-// BillingEvents reads organization orgID's billing events after the id
-// after, oldest first, at most limit.
+// BillingEvents reads organization orgID's billing events after its event
+// after (a Seq), oldest first, at most limit.
 func (s *Store) BillingEvents(ctx context.Context, orgID string, after int64, limit int) ([]models.BillingEvent, error) {
 	var out []models.BillingEvent
-	err := s.WithContext(ctx).Where("organization_id = ? AND id > ?", orgID, after).Order("id").Limit(limit).Find(&out).Error
+	err := s.WithContext(ctx).Where("organization_id = ? AND seq > ?", orgID, after).Order("seq").Limit(limit).Find(&out).Error
 	for i := range out {
 		out[i].At = out[i].At.UTC()
 	}
 	return out, err
+}
+
+// BillingEventBounds answers the first and last Seq of organization
+// orgID's billing events (0, 0 when it has none): billing events are kept
+// for good, so the first is 1 once there is one.
+func (s *Store) BillingEventBounds(ctx context.Context, orgID string) (oldest, newest int64, err error) {
+	var b struct{ Oldest, Newest *int64 }
+	err = s.WithContext(ctx).Raw("SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM billing_events WHERE organization_id = ?", orgID).Scan(&b).Error
+	return deref(b.Oldest), deref(b.Newest), err
+}
+
+// BillingSettingsChange is a change of an organization's settings: each
+// setting is written only when its Set… is true (its value nil: none, or
+// the platform's default for the spend limit).
+type BillingSettingsChange struct {
+	SetLowBalance          bool
+	LowBalanceHours        *int
+	SetSpendLimit          bool
+	SpendLimitCentsPerHour *int64
+}
+
+// ChangeBillingSettings writes ch to organization orgID's settings in one
+// statement (both settings or neither). A threshold written clears
+// whether the runway is below it, so the next pass raises the event
+// afresh when it is.
+func (s *Store) ChangeBillingSettings(ctx context.Context, orgID string, ch BillingSettingsChange) error {
+	var cols []string
+	if ch.SetLowBalance {
+		cols = append(cols, "low_balance_hours", "below_low_balance")
+	}
+	if ch.SetSpendLimit {
+		cols = append(cols, "spend_limit_cents_per_hour")
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	return s.WithContext(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "organization_id"}},
+		DoUpdates: clause.AssignmentColumns(cols)}).
+		Create(&models.BillingSettings{OrganizationID: orgID, LowBalanceHours: ch.LowBalanceHours,
+			SpendLimitCentsPerHour: ch.SpendLimitCentsPerHour}).Error
 }
 
 // SpendNow is what organization orgID's workloads cost an hour in tx, for

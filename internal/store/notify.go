@@ -26,9 +26,11 @@ const (
 	// TopicCredentials: an API key or an organization's state changed;
 	// open streams check their credential again.
 	TopicCredentials
+	// TopicBillingEvents: an append to billing_events (payload: its id).
+	TopicBillingEvents
 )
 
-var topics = []Topic{TopicVMEvents, TopicNodeEvents, TopicCredentials}
+var topics = []Topic{TopicVMEvents, TopicNodeEvents, TopicCredentials, TopicBillingEvents}
 
 func (t Topic) channel() string {
 	switch t {
@@ -36,6 +38,8 @@ func (t Topic) channel() string {
 		return "gpugraph_vm_events"
 	case TopicNodeEvents:
 		return "gpugraph_node_events"
+	case TopicBillingEvents:
+		return "gpugraph_billing_events"
 	default:
 		return "gpugraph_credentials"
 	}
@@ -51,7 +55,7 @@ func topicOf(channel string) Topic {
 }
 
 // eventLogLock is the transaction-level advisory lock every event append
-// (vm_events and node_events alike) takes on PostgreSQL. Held until commit,
+// (vm_events, node_events and billing_events alike) takes on PostgreSQL. Held until commit,
 // it makes event ids commit in the order they were drawn: a reader that saw
 // id n never later sees a smaller id appear, which is what lets subscribers
 // resume from their last id with no gap. One lock for both logs, so a
@@ -100,7 +104,7 @@ func (n *Notifications) broadcast(mask Topic) {
 	}
 }
 
-const allTopics = TopicVMEvents | TopicNodeEvents | TopicCredentials
+const allTopics = TopicVMEvents | TopicNodeEvents | TopicCredentials | TopicBillingEvents
 
 // Notifications answers the store's broker, starting it (and on
 // PostgreSQL its listener connection) on first use.

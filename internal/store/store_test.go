@@ -9,6 +9,7 @@ import (
 
 	"gpugraph/internal/store"
 	"gpugraph/internal/store/storetest"
+	"gpugraph/models"
 )
 
 func TestMigrateTwice(t *testing.T) {
@@ -213,6 +214,53 @@ func TestMigrateKeysProjectsByTenant(t *testing.T) {
 				if err := db.Raw("PRAGMA foreign_key_check").Scan(&broken).Error; err != nil || len(broken) != 0 {
 					t.Errorf("foreign key check: %v (%v)", broken, err)
 				}
+			}
+		})
+	}
+}
+
+// Upgrading a database to per-organization billing event ids (migration
+// 0024_billing_event_seq): the events kept are numbered 1, 2 … within each
+// organization in id order, the next append takes the one after, and a
+// second event of one number in one organization is refused.
+func TestMigrateNumbersBillingEventsPerOrganization(t *testing.T) {
+	for _, d := range storetest.Engines() {
+		t.Run(string(d), func(t *testing.T) {
+			st, err := store.Open(storetest.URL(t, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			ctx := context.Background()
+			if err := st.MigrateBefore(ctx, "0024"); err != nil {
+				t.Fatal(err)
+			}
+			db := st.DB
+			at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+			if err := db.Exec("INSERT INTO organizations (id, name, tenant_id) VALUES ('org-a', 'A', 1), ('org-b', 'B', 2)").Error; err != nil {
+				t.Fatal(err)
+			}
+			for _, org := range []string{"org-a", "org-b", "org-a", "org-a", "org-b"} {
+				if err := db.Exec(`INSERT INTO billing_events (organization_id, kind, balance_micro_cents, burn_micro_cents_per_hour, at)
+					VALUES (?, 'low_balance', 0, 0, ?)`, org, at).Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var seqs []string
+			db.Raw("SELECT organization_id || ':' || CAST(seq AS TEXT) FROM billing_events ORDER BY id").Scan(&seqs)
+			if fmt.Sprint(seqs) != "[org-a:1 org-b:1 org-a:2 org-a:3 org-b:2]" {
+				t.Errorf("seqs %v, want each organization's counted in id order", seqs)
+			}
+			e := &models.BillingEvent{OrganizationID: "org-b", Kind: models.BillingLowBalance, At: at}
+			if err := st.InTx(ctx, func(tx *store.Txn) error { return st.AppendBillingEvent(tx, e) }); err != nil || e.Seq != 3 {
+				t.Errorf("the next of org-b: seq %d (%v), want 3", e.Seq, err)
+			}
+			if err := db.Exec(`INSERT INTO billing_events (organization_id, seq, kind, balance_micro_cents, burn_micro_cents_per_hour, at)
+				VALUES ('org-a', 2, 'low_balance', 0, 0, ?)`, at).Error; !store.IsUniqueViolation(err) {
+				t.Errorf("org-a's seq 2 a second time: %v, want a unique violation", err)
 			}
 		})
 	}

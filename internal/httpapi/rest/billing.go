@@ -23,10 +23,13 @@ import (
 func (api *API) billingRoutes() []endpoint {
 	m := api.Services.Metering
 	return []endpoint{
-		{"POST /v1/admin/organizations/{id}/credits", openRelay(m.MayAdminister, api.idempotent(api.grantCredits))},
+		{"POST /v1/admin/organizations/{id}/credits", openRelay(m.MayGrant, api.idempotent(api.grantCredits))},
 		{"GET /v1/billing/balance", openRelay(m.MayReadMoney, api.balance)},
 		{"GET /v1/billing/usage", openRelay(m.MayReadMoney, api.usage)},
 		{"GET /v1/billing/ledger", openRelay(m.MayReadMoney, api.ledger)},
+		{"GET /v1/billing/settings", openRelay(m.MayReadMoney, api.settings)},
+		{"PATCH /v1/billing/settings", openRelay(m.MayConfigure, api.patchSettings)},
+		{"GET /v1/billing/events", openRelay(m.MayReadMoney, api.billingEvents)},
 	}
 }
 
@@ -221,20 +224,9 @@ type ledgerJSON struct {
 // ledger pages the organization's ledger: after (an entry id) and limit
 // (1–500, default 50), as the event log pages.
 func (api *API) ledger(w http.ResponseWriter, r *http.Request) error {
-	v := r.URL.Query()
-	var after int64
-	if s := v.Get("after"); s != "" {
-		n, ok := bounds.ParseInt(s)
-		if !ok {
-			return apierr.BadRequest("after must be a ledger entry id (a whole number), got %q", s)
-		}
-		after = n
-	}
-	limit := paging.DefaultLimit
-	if l, err := intParam(v, "limit"); err != nil {
+	after, limit, err := afterLimit(r, "a ledger entry id")
+	if err != nil {
 		return err
-	} else if l != nil {
-		limit = *l
 	}
 	es, more, err := api.Services.Metering.Ledger(r.Context(), auth.FromContext(r.Context()), moneyOrganization(r), after, limit)
 	if err != nil {
@@ -249,4 +241,157 @@ func (api *API) ledger(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// settingsJSON is an organization's billing settings: its low-balance
+// threshold (null: none) and its own spend limit (null: the platform's
+// default applies; 0: none).
+type settingsJSON struct {
+	OrganizationID           string `json:"organizationId"`
+	LowBalanceThresholdHours *int   `json:"lowBalanceThresholdHours"`
+	SpendLimitCentsPerHour   *int64 `json:"spendLimitCentsPerHour"`
+}
+
+func writeSettings(w http.ResponseWriter, s *metering.Settings) {
+	writeJSON(w, http.StatusOK, settingsJSON{OrganizationID: s.OrganizationID,
+		LowBalanceThresholdHours: s.LowBalanceThresholdHours, SpendLimitCentsPerHour: s.SpendLimitCentsPerHour})
+}
+
+func (api *API) settings(w http.ResponseWriter, r *http.Request) error {
+	s, err := api.Services.Metering.Settings(r.Context(), auth.FromContext(r.Context()), moneyOrganization(r))
+	if err != nil {
+		return err
+	}
+	writeSettings(w, s)
+	return nil
+}
+
+// patchSettings changes the settings a JSON merge patch (RFC 7396) names:
+// a member absent is left as it is, null clears it, a number sets it.
+func (api *API) patchSettings(w http.ResponseWriter, r *http.Request) error {
+	ch, err := settingsChange(w, r)
+	if err != nil {
+		return err
+	}
+	s, err := api.Services.Metering.ChangeSettings(r.Context(), auth.FromContext(r.Context()), moneyOrganization(r), ch)
+	if err != nil {
+		return err
+	}
+	writeSettings(w, s)
+	return nil
+}
+
+// settingsChange reads PATCH /v1/billing/settings' body: at least one of
+// lowBalanceThresholdHours and spendLimitCentsPerHour, each a JSON
+// integer or null; the service checks their ranges.
+func settingsChange(w http.ResponseWriter, r *http.Request) (metering.SettingsChange, error) {
+	var body struct {
+		LowBalanceThresholdHours json.RawMessage `json:"lowBalanceThresholdHours"`
+		SpendLimitCentsPerHour   json.RawMessage `json:"spendLimitCentsPerHour"`
+	}
+	var ch metering.SettingsChange
+	if err := decodeAdminBody(w, r, &body); err != nil {
+		return ch, err
+	}
+	hours, err := mergeInt(body.LowBalanceThresholdHours, "lowBalanceThresholdHours", "hours")
+	if err != nil {
+		return ch, err
+	}
+	limit, err := mergeInt(body.SpendLimitCentsPerHour, "spendLimitCentsPerHour", "cents")
+	if err != nil {
+		return ch, err
+	}
+	if hours == nil && limit == nil {
+		return ch, apierr.BadRequest("the request body changes nothing: send lowBalanceThresholdHours, spendLimitCentsPerHour or both (null clears one)")
+	}
+	if ch.SetLowBalance = hours != nil; hours != nil && *hours != nil {
+		ch.LowBalanceHours = new(int(**hours))
+	}
+	if ch.SetSpendLimit = limit != nil; limit != nil {
+		ch.SpendLimitCentsPerHour = *limit
+	}
+	return ch, nil
+}
+
+// mergeInt reads one member of a merge patch: nil when absent, a nil
+// value for null, else its whole number (a JSON integer written as one:
+// 24, not 24.0, "24" or 2.4e1).
+func mergeInt(raw json.RawMessage, field, unit string) (**int64, error) {
+	switch s := string(raw); s {
+	case "":
+		return nil, nil
+	case "null":
+		return new((*int64)(nil)), nil
+	default:
+		n, ok := bounds.ParseInt(s)
+		if !ok {
+			return nil, apierr.BadRequest("%s %s is not a whole number of %s (or null to clear it)", field, s, unit)
+		}
+		return new(&n), nil
+	}
+}
+
+// billingEventJSON is one billing event: id is its organization's own
+// count; thresholdHours is low_balance's (null on the others),
+// workloadsStopped balance_exhausted's (0 on the others).
+type billingEventJSON struct {
+	ID                   string                  `json:"id"`
+	OrganizationID       string                  `json:"organizationId"`
+	Kind                 models.BillingEventKind `json:"kind"`
+	BalanceCents         cents                   `json:"balanceCents"`
+	BurnRateCentsPerHour cents                   `json:"burnRateCentsPerHour"`
+	ThresholdHours       *int                    `json:"thresholdHours"`
+	WorkloadsStopped     int                     `json:"workloadsStopped"`
+	At                   string                  `json:"at"`
+}
+
+type billingEventsJSON struct {
+	Events []billingEventJSON `json:"events"`
+	Next   string             `json:"next,omitempty"`
+}
+
+// billingEvents pages the organization's billing events: after (an event
+// id) and limit (1–500, default 50), as the ledger pages.
+func (api *API) billingEvents(w http.ResponseWriter, r *http.Request) error {
+	after, limit, err := afterLimit(r, "a billing event id")
+	if err != nil {
+		return err
+	}
+	evs, more, err := api.Services.Metering.BillingEvents(r.Context(), auth.FromContext(r.Context()), moneyOrganization(r), after, limit)
+	if err != nil {
+		return err
+	}
+	out := billingEventsJSON{Events: make([]billingEventJSON, len(evs))}
+	for i, e := range evs {
+		out.Events[i] = billingEventJSON{ID: strconv.FormatInt(e.Seq, 10), OrganizationID: e.OrganizationID, Kind: e.Kind,
+			BalanceCents: cents(e.BalanceMicroCents), BurnRateCentsPerHour: cents(e.BurnMicroCentsPerHour),
+			ThresholdHours: e.ThresholdHours, WorkloadsStopped: e.Stopped, At: models.FormatTime(e.At)}
+	}
+	if more {
+		out.Next = out.Events[len(out.Events)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// afterLimit reads a page's after (what, a whole number; 0 when absent)
+// and limit (paging.DefaultLimit when absent); the service checks their
+// ranges.
+func afterLimit(r *http.Request, what string) (int64, int, error) {
+	v := r.URL.Query()
+	var after int64
+	if s := v.Get("after"); s != "" {
+		n, ok := bounds.ParseInt(s)
+		if !ok {
+			return 0, 0, apierr.BadRequest("after must be %s (a whole number), got %q", what, s)
+		}
+		after = n
+	}
+	limit := paging.DefaultLimit
+	if l, err := intParam(v, "limit"); err != nil {
+		return 0, 0, err
+	} else if l != nil {
+		limit = *l
+	}
+	return after, limit, nil
 }

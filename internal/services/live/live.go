@@ -1,5 +1,6 @@
 // Package live streams the event logs to subscribers: GraphQL's
-// subscriptions vmEvents and nodeEvents read them through a Feed. A log is
+// subscriptions vmEvents, nodeEvents and billingEvents (an organization's
+// billing events, through the metering service) read them through a Feed. A log is
 // the source of truth; the store's notifier only says when to read it
 // again, so a subscriber reads every event once, in id order, from its last
 // delivered id: no gap, no duplicate, across replicas and across a resume

@@ -21,8 +21,8 @@ import (
 // register adds a stream to those the loop checks. A change notified
 // after its key was read may have been checked before it was here: the
 // loop then runs a round for it.
-func (f *Feed) register(c *auth.Caller, perm string) *stream {
-	s := &stream{caller: c, perm: perm, revoked: make(chan *apierr.Error, 1)}
+func (f *Feed) register(c *auth.Caller, may func(*auth.Caller) error) *stream {
+	s := &stream{caller: c, may: may, revoked: make(chan *apierr.Error, 1)}
 	f.mu.Lock()
 	f.streams[s] = struct{}{}
 	missed := f.credsChangedAt.After(c.LookedUpAt)
@@ -82,7 +82,7 @@ func (f *Feed) recheck() {
 	for _, ss := range byKey {
 		c, err := auth.Recheck(ctx, ss[0].caller)
 		for _, s := range ss {
-			e := refusal(s.caller, c, err, s.perm)
+			e := refusal(s.caller, c, err, s.may)
 			if e == nil {
 				continue
 			}
@@ -102,10 +102,13 @@ func (f *Feed) recheck() {
 }
 
 // refusal is the end of a stream opened by was whose recheck answered c,
-// err: nil while the credential stands and holds perm, or when the check
-// itself failed. Both name the kind of credential the stream was opened
-// with.
-func refusal(was, c *auth.Caller, err error, perm string) *apierr.Error {
+// err: nil while the credential stands and its gate (may) still lets it
+// through, or when the check itself failed. Both name the kind of
+// credential the stream was opened with. A gate that now answers anything
+// but a 401 (an operator's key that lost nodes.admin, to which another
+// organization's billing events are now missing) ends the stream as a
+// permission withdrawn: 403.
+func refusal(was, c *auth.Caller, err error, may func(*auth.Caller) error) *apierr.Error {
 	if err != nil {
 		e, ok := apierr.As(err)
 		switch {
@@ -119,8 +122,11 @@ func refusal(was, c *auth.Caller, err error, perm string) *apierr.Error {
 		}
 		return nil
 	}
-	if err := c.Require(perm); err != nil {
+	if err := may(c); err != nil {
 		e, _ := apierr.As(err)
+		if e.Status != http.StatusUnauthorized && e.Status != http.StatusForbidden {
+			return apierr.New(http.StatusForbidden, apierr.Forbidden, "this %s may no longer read this stream: %s", c.CredentialKind(), e.Message)
+		}
 		return e
 	}
 	return nil

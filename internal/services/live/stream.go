@@ -22,17 +22,19 @@ type source[T any] struct {
 // stream is one open subscription, as the credential recheck sees it.
 type stream struct {
 	caller *auth.Caller
-	perm   string
+	// may is the stream's gate, asked again of the caller as rechecked.
+	may func(*auth.Caller) error
 	// revoked receives the end of a stream whose credential no longer
 	// stands (buffered: the recheck never waits on a stream).
 	revoked chan *apierr.Error
 }
 
 // open streams src's events after the event id after (from now when nil)
-// to a caller holding perm. The channel closes when ctx ends or the stream
+// to a caller that may (its gate, asked again whenever the caller's
+// credential is rechecked). The channel closes when ctx ends or the stream
 // does; end, when not nil, is called first with the reason of an end that
 // is not ctx's.
-func open[T any](f *Feed, ctx context.Context, c *auth.Caller, perm string, src source[T], after *int64, end func(*apierr.Error)) (<-chan T, error) {
+func open[T any](f *Feed, ctx context.Context, c *auth.Caller, may func(*auth.Caller) error, src source[T], after *int64, end func(*apierr.Error)) (<-chan T, error) {
 	if err := f.admit(c); err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func open[T any](f *Feed, ctx context.Context, c *auth.Caller, perm string, src 
 		f.leave(c.KeyID)
 		return nil, err
 	}
-	s := f.register(c, perm)
+	s := f.register(c, may)
 	out := make(chan T, f.limits.Buffer)
 	f.Open.Add(1)
 	go func() {

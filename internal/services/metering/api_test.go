@@ -43,17 +43,21 @@ const creditsPath = "/v1/admin/organizations/org-acme/credits"
 
 // A credit is refused, writing nothing, unless it is a positive whole
 // number of cents with a reason, to an organization that exists, by an
-// operator; granted, it answers the ledger entry (201), and the same
-// Idempotency-Key replays that answer without a second entry.
+// operator (any organization) or an organization's admin (its own:
+// another answers as a missing one, SPEC §10); granted, it answers the
+// ledger entry (201), and the same Idempotency-Key replays that answer
+// without a second entry.
 func TestCreditsOverREST(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := newMoneyEnv(t, st)
 		s, b := env.Do("POST", creditsPath, "acme-billing", []byte(`{"amountCents": 2500, "reason": "launch"}`), nil)
 		wantError(t, "billing.read only", s, b, 403, "FORBIDDEN", "this API key lacks the nodes.admin permission")
-		// An organization's administrator of keys is no operator: it grants
-		// no money, to its own organization or another.
-		s, b = env.Do("POST", creditsPath, "acme-keys-admin", []byte(`{"amountCents": 2500, "reason": "launch"}`), nil)
-		wantError(t, "admin only", s, b, 403, "FORBIDDEN", "this API key lacks the nodes.admin permission")
+		// An organization's admin grants to its own organization only:
+		// another is missing for it, as one that does not exist.
+		s, b = env.Do("POST", "/v1/admin/organizations/org-globex/credits", "acme-keys-admin", []byte(`{"amountCents": 2500, "reason": "launch"}`), nil)
+		wantError(t, "admin, another organization", s, b, 404, "ORGANIZATION_NOT_FOUND", `there is no organization "org-globex"`)
+		s, b = env.Do("POST", "/v1/admin/organizations/org-globex/credits", "acme-keys-admin", []byte(`{"amountCents": 0, "reason": "launch"}`), nil)
+		wantError(t, "admin, another organization, a bad body", s, b, 400, "BAD_REQUEST", "amountCents 0 is not a whole number of cents from 1 to 10000000000")
 		bad := []struct{ body, msg string }{
 			{`{"amountCents": 0, "reason": "launch"}`, "amountCents 0 is not a whole number of cents from 1 to 10000000000"},
 			{`{"amountCents": -5, "reason": "launch"}`, "amountCents -5 is not a whole number of cents from 1 to 10000000000"},
@@ -103,6 +107,13 @@ func TestCreditsOverREST(t *testing.T) {
 		}
 		if n := storetest.Count(t, st, "ledger_entries", "1 = 1"); n != 1 {
 			t.Errorf("%d entries after a replayed credit, want 1", n)
+		}
+		s, b = env.Do("POST", creditsPath, "acme-keys-admin", []byte(`{"amountCents": 300, "reason": "own top-up"}`), nil)
+		if s != 201 || !strings.Contains(string(b), `"organizationId":"org-acme","kind":"credit","amountCents":300,"reason":"own top-up"`) {
+			t.Errorf("admin credits its own organization: %d %s", s, b)
+		}
+		if n := storetest.Count(t, st, "ledger_entries", "1 = 1"); n != 2 {
+			t.Errorf("%d entries after admin's own credit, want 2", n)
 		}
 	})
 }
@@ -348,7 +359,20 @@ func TestMoneyOverGraphQL(t *testing.T) {
 
 		const grant = `mutation { grantCredits(organizationId: "org-acme", amountCents: 2500, reason: "top-up") { kind amount reason } }`
 		if r := env.GraphQL("acme-billing", grant, nil); r.Code() != "FORBIDDEN" {
-			t.Errorf("grantCredits without nodes.admin: %s %+v", r.Data, r.Errors)
+			t.Errorf("grantCredits without nodes.admin or admin: %s %+v", r.Data, r.Errors)
+		}
+		// An organization's admin grants to its own organization; another
+		// is missing for it.
+		if r := env.GraphQL("acme-keys-admin", `mutation { grantCredits(organizationId: "org-globex", amountCents: 5, reason: "x") { id } }`, nil); r.Code() != "ORGANIZATION_NOT_FOUND" ||
+			r.Errors[0].Message != `there is no organization "org-globex"` {
+			t.Errorf("admin's grantCredits to another organization: %s %+v", r.Data, r.Errors)
+		}
+		if n := storetest.Count(t, st, "ledger_entries", "organization_id = ?", "org-globex"); n != 0 {
+			t.Errorf("admin's refused grant wrote %d entries", n)
+		}
+		if r := env.GraphQL("acme-keys-admin", `mutation { grantCredits(organizationId: "org-acme", amountCents: 5, reason: "own") { kind amount reason } }`, nil); len(r.Errors) > 0 ||
+			string(r.Data) != `{"grantCredits":{"kind":"CREDIT","amount":5,"reason":"own"}}` {
+			t.Errorf("admin's grantCredits to its own organization: %s %+v", r.Data, r.Errors)
 		}
 		if r := env.GraphQL("money-operator", `mutation { grantCredits(organizationId: "org-acme", amountCents: 0, reason: "x") { id } }`, nil); r.Code() != "BAD_REQUEST" {
 			t.Errorf("grantCredits of 0: %s %+v", r.Data, r.Errors)

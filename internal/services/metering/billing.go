@@ -27,11 +27,23 @@ const MaxUsageWindow = 366 * 24 * time.Hour
 // dollars), so that no sum of a ledger comes near int64's range in µ¢.
 const maxCreditCents = 10_000_000_000
 
-// MayAdminister is the permission a credit or an adjustment needs: the
-// platform operator's, nodes.admin (as the fleet's organization states).
-// admin alone administers its own organization's keys, and is no
-// operator: it never grants money, to its own organization or another.
+// MayAdminister is the permission an adjustment, the reconciliation and
+// any organization's credit need: the platform operator's, nodes.admin
+// (as the fleet's organization states).
 func (s *Service) MayAdminister(caller *auth.Caller) error {
+	return caller.Require(auth.NodesAdmin)
+}
+
+// MayGrant is the gate of a credit (SPEC §10: "admin or nodes.admin"):
+// nodes.admin grants to any organization; admin, its own organization's
+// administrator, to its own only (Grant answers another as a missing one).
+// An operator who must not let an organization credit itself hands it no
+// admin key: admin already holds the organization's keys, so it could
+// mint itself any other permission but nodes.admin.
+func (s *Service) MayGrant(caller *auth.Caller) error {
+	if caller.Can(auth.Admin) {
+		return nil
+	}
 	return caller.Require(auth.NodesAdmin)
 }
 
@@ -66,13 +78,13 @@ func (s *Service) MayRead(caller *auth.Caller, orgID string) error {
 // second grant with the same idempotency key answers the first one's
 // entry (when it asked the same) or a 409; an empty key is a fresh one.
 func (s *Service) Grant(ctx context.Context, caller *auth.Caller, orgID string, amountCents int64, reason, key string) (*models.LedgerEntry, error) {
-	if err := s.MayAdminister(caller); err != nil {
+	if err := s.MayGrant(caller); err != nil {
 		return nil, err
 	}
 	if amountCents <= 0 || amountCents > maxCreditCents {
 		return nil, apierr.BadRequest("amountCents %d is not a whole number of cents from 1 to %d", amountCents, int64(maxCreditCents))
 	}
-	return s.appendEntry(ctx, orgID, models.LedgerCredit, amountCents, reason, key)
+	return s.appendEntry(ctx, caller, orgID, models.LedgerCredit, amountCents, reason, key)
 }
 
 // Adjust appends an adjustment of amountCents (either sign, not 0) to
@@ -85,10 +97,13 @@ func (s *Service) Adjust(ctx context.Context, caller *auth.Caller, orgID string,
 		return nil, apierr.BadRequest("amountCents %d is not a whole number of cents from %d to %d, other than 0",
 			amountCents, -int64(maxCreditCents), int64(maxCreditCents))
 	}
-	return s.appendEntry(ctx, orgID, models.LedgerAdjustment, amountCents, reason, key)
+	return s.appendEntry(ctx, caller, orgID, models.LedgerAdjustment, amountCents, reason, key)
 }
 
-func (s *Service) appendEntry(ctx context.Context, orgID string, kind models.LedgerKind, cents int64, reason, key string) (*models.LedgerEntry, error) {
+// appendEntry checks the entry's reason and key, then the organization:
+// one that does not exist, or that is not the caller's own for a caller
+// without nodes.admin, answers 404 the same way, after the same checks.
+func (s *Service) appendEntry(ctx context.Context, caller *auth.Caller, orgID string, kind models.LedgerKind, cents int64, reason, key string) (*models.LedgerEntry, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return nil, apierr.BadRequest("reason is missing")
@@ -99,10 +114,11 @@ func (s *Service) appendEntry(ctx context.Context, orgID string, kind models.Led
 	if len(key) > 255 {
 		return nil, apierr.BadRequest("idempotency key is longer than 255 bytes")
 	}
-	if ok, err := s.store.OrganizationExists(ctx, orgID); err != nil {
-		return nil, err
-	} else if !ok {
+	if !caller.Can(auth.NodesAdmin) && orgID != caller.OrganizationID {
 		return nil, apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
 	}
 	if key == "" {
 		key = randomKey()

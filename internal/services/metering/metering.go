@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"time"
 
+	"gpugraph/internal/services/live"
 	"gpugraph/internal/store"
 	"gpugraph/models"
 )
@@ -55,6 +56,9 @@ type Service struct {
 	// organization that has none of its own (--spend-limit-cents-per-hour);
 	// 0 is none.
 	SpendLimitCentsPerHour int64
+	// Feed streams billing events to subscribers (SubscribeBillingEvents);
+	// nil: this process streams none.
+	Feed *live.Feed
 	// onBatch, when set, is told after every committed batch (tests).
 	onBatch func(Result)
 	stats   stats

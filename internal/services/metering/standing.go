@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"gpugraph/internal/auth"
@@ -186,52 +187,173 @@ func (s *Service) restore(tx *store.Txn, orgID string) error {
 // MaxLowBalanceHours bounds a low-balance threshold (a year).
 const MaxLowBalanceHours = 366 * 24
 
-// SetLowBalanceThreshold sets organization orgID's low-balance threshold:
-// when its runway at the current burn rate falls below hours, the
-// metering pass raises one low_balance billing event (once per crossing);
-// nil removes it. Its own organization with compute.operate, or an
-// operator.
-func (s *Service) SetLowBalanceThreshold(ctx context.Context, caller *auth.Caller, orgID string, hours *int) error {
-	if !caller.Can(auth.Admin) && !caller.Can(auth.NodesAdmin) {
-		if err := caller.Require(auth.ComputeOperate); err != nil {
-			return err
-		}
-		if orgID != caller.OrganizationID {
-			return apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
-		}
-	}
-	if hours != nil && (*hours < 1 || *hours > MaxLowBalanceHours) {
-		return apierr.BadRequest("lowBalanceHours %d is not a whole number of hours from 1 to %d", *hours, MaxLowBalanceHours)
-	}
-	if err := s.known(ctx, orgID); err != nil {
-		return err
-	}
-	return s.store.SetLowBalanceHours(ctx, orgID, hours)
-}
-
 // MaxSpendLimitCents bounds a spend limit (a million dollars an hour).
 const MaxSpendLimitCents = 100_000_000
 
-// SetSpendLimit sets organization orgID's own spend limit in cents per
-// hour (0: none; nil: the platform's default again). An operator's.
-func (s *Service) SetSpendLimit(ctx context.Context, caller *auth.Caller, orgID string, centsPerHour *int64) error {
-	if err := s.MayAdminister(caller); err != nil {
-		return err
+// MayConfigure is the gate of the billing settings (the low-balance
+// threshold, the spend limit): admin, its own organization's
+// administrator, or nodes.admin, the operator's, for any. Which
+// organization is Settings' and ChangeSettings' (another's answers as a
+// missing one).
+func (s *Service) MayConfigure(caller *auth.Caller) error {
+	if caller.Can(auth.NodesAdmin) {
+		return nil
 	}
-	if centsPerHour != nil && (*centsPerHour < 0 || *centsPerHour > MaxSpendLimitCents) {
-		return apierr.BadRequest("spendLimitCentsPerHour %d is not a whole number of cents from 0 to %d", *centsPerHour, int64(MaxSpendLimitCents))
-	}
-	if err := s.known(ctx, orgID); err != nil {
-		return err
-	}
-	return s.store.SetSpendLimit(ctx, orgID, centsPerHour)
+	return caller.Require(auth.Admin)
 }
 
-// BillingEvents reads organization orgID's billing events after the id
-// after, oldest first, at most limit (a later face serves them).
-func (s *Service) BillingEvents(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.BillingEvent, error) {
-	if err := s.MayRead(caller, orgID); err != nil {
+// mayConfigure checks that the caller may change organization orgID's
+// settings: any with nodes.admin; its own with admin.
+func (s *Service) mayConfigure(caller *auth.Caller, orgID string) error {
+	if err := s.MayConfigure(caller); err != nil {
+		return err
+	}
+	if !caller.Can(auth.NodesAdmin) && orgID != caller.OrganizationID {
+		return apierr.NotFound(CodeOrganizationNotFound, "there is no organization %q", orgID)
+	}
+	return nil
+}
+
+// Settings is what an organization has set of its money's rules.
+type Settings struct {
+	OrganizationID string
+	// LowBalanceThresholdHours: a runway below it raises low_balance;
+	// nil: none.
+	LowBalanceThresholdHours *int
+	// SpendLimitCentsPerHour is its own limit (0: none); nil: the
+	// platform's default applies (to a prepaid organization).
+	SpendLimitCentsPerHour *int64
+}
+
+// SettingsChange is a change of an organization's settings: a setting is
+// changed only when its Set… is true, to its value (nil clears it: no
+// threshold; the platform's default spend limit).
+type SettingsChange struct {
+	SetLowBalance          bool
+	LowBalanceHours        *int
+	SetSpendLimit          bool
+	SpendLimitCentsPerHour *int64
+}
+
+// Settings reads organization orgID's settings, for a caller who may read
+// its money (MayRead) or change them.
+func (s *Service) Settings(ctx context.Context, caller *auth.Caller, orgID string) (*Settings, error) {
+	if s.mayConfigure(caller, orgID) != nil {
+		if err := s.MayRead(caller, orgID); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.known(ctx, orgID); err != nil {
 		return nil, err
 	}
-	return s.store.BillingEvents(ctx, orgID, after, limit)
+	set, err := s.store.BillingSettings(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return &Settings{OrganizationID: orgID, LowBalanceThresholdHours: set.LowBalanceHours,
+		SpendLimitCentsPerHour: set.SpendLimitCentsPerHour}, nil
+}
+
+// ChangeSettings checks every setting of ch, then writes them in one
+// statement (all or none) and answers the settings after it. A
+// low-balance threshold is a whole number of hours from 1 to
+// MaxLowBalanceHours: when the runway at the current burn rate falls
+// below it, the metering pass raises one low_balance billing event (once
+// per crossing; a threshold written re-arms it). A spend limit is a whole
+// number of cents an hour from 1 to MaxSpendLimitCents, or 0 for none. An
+// organization's own admin may tighten its limit, up to the platform's
+// default, or clear it back to that default; lifting it past the default
+// (or to none) is the operator's, as RunPod's support raises its $80/h.
+func (s *Service) ChangeSettings(ctx context.Context, caller *auth.Caller, orgID string, ch SettingsChange) (*Settings, error) {
+	if err := s.mayConfigure(caller, orgID); err != nil {
+		return nil, err
+	}
+	if h := ch.LowBalanceHours; ch.SetLowBalance && h != nil && (*h < 1 || *h > MaxLowBalanceHours) {
+		return nil, apierr.BadRequest("lowBalanceThresholdHours %d is not a whole number of hours from 1 to %d", *h, MaxLowBalanceHours)
+	}
+	if l := ch.SpendLimitCentsPerHour; ch.SetSpendLimit && l != nil {
+		if *l < 0 || *l > MaxSpendLimitCents {
+			return nil, apierr.BadRequest("spendLimitCentsPerHour %d is not a whole number of cents from 0 (none) to %d", *l, int64(MaxSpendLimitCents))
+		}
+		if !caller.Can(auth.NodesAdmin) {
+			if *l == 0 {
+				return nil, apierr.New(http.StatusForbidden, apierr.Forbidden,
+					"spendLimitCentsPerHour 0 removes the limit, which only the platform operator (nodes.admin) does: an organization may tighten its own limit")
+			}
+			if s.SpendLimitCentsPerHour > 0 && *l > s.SpendLimitCentsPerHour {
+				return nil, apierr.New(http.StatusForbidden, apierr.Forbidden,
+					"spendLimitCentsPerHour %d is past the platform's default of %d cents per hour, which only the platform operator (nodes.admin) lifts: an organization may tighten its own limit",
+					*l, s.SpendLimitCentsPerHour)
+			}
+		}
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
+	}
+	if err := s.store.ChangeBillingSettings(ctx, orgID, store.BillingSettingsChange{SetLowBalance: ch.SetLowBalance,
+		LowBalanceHours: ch.LowBalanceHours, SetSpendLimit: ch.SetSpendLimit, SpendLimitCentsPerHour: ch.SpendLimitCentsPerHour}); err != nil {
+		return nil, err
+	}
+	return s.Settings(ctx, caller, orgID)
+}
+
+// SetLowBalanceThreshold sets organization orgID's low-balance threshold
+// in hours (nil removes it): ChangeSettings of that one setting.
+func (s *Service) SetLowBalanceThreshold(ctx context.Context, caller *auth.Caller, orgID string, hours *int) (*Settings, error) {
+	return s.ChangeSettings(ctx, caller, orgID, SettingsChange{SetLowBalance: true, LowBalanceHours: hours})
+}
+
+// SetSpendLimit sets organization orgID's own spend limit in cents per
+// hour (0: none; nil: the platform's default again): ChangeSettings of
+// that one setting.
+func (s *Service) SetSpendLimit(ctx context.Context, caller *auth.Caller, orgID string, centsPerHour *int64) (*Settings, error) {
+	return s.ChangeSettings(ctx, caller, orgID, SettingsChange{SetSpendLimit: true, SpendLimitCentsPerHour: centsPerHour})
+}
+
+// MaxBillingEventPage is the most billing events one read answers.
+const MaxBillingEventPage = 500
+
+// BillingEvents reads a page of organization orgID's billing events: at
+// most limit after its event after (the organization's own numbering,
+// models.BillingEvent.Seq), oldest first, and whether more follow.
+func (s *Service) BillingEvents(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.BillingEvent, bool, error) {
+	if err := s.MayRead(caller, orgID); err != nil {
+		return nil, false, err
+	}
+	if after < 0 {
+		return nil, false, apierr.BadRequest("after must be a billing event id (0 or more), got %d", after)
+	}
+	if limit < 1 || limit > MaxBillingEventPage {
+		return nil, false, apierr.BadRequest("limit must be between 1 and %d, got %d", MaxBillingEventPage, limit)
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, false, err
+	}
+	evs, err := s.store.BillingEvents(ctx, orgID, after, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(evs) > limit {
+		return evs[:limit], true, nil
+	}
+	return evs, false, nil
+}
+
+// SubscribeBillingEvents streams organization orgID's billing events
+// through the process's live feed (every replica's, on PostgreSQL by
+// NOTIFY), after its event after or from now when nil; the tenancy of
+// every money read (MayRead), asked again whenever the feed rechecks the
+// caller's credential. end is told why a stream ended that ctx did not end.
+func (s *Service) SubscribeBillingEvents(ctx context.Context, caller *auth.Caller, orgID string, after *int64, end func(*apierr.Error)) (<-chan *models.BillingEvent, error) {
+	may := func(c *auth.Caller) error { return s.MayRead(c, orgID) }
+	if err := may(caller); err != nil {
+		return nil, err
+	}
+	if s.Feed == nil {
+		return nil, apierr.New(http.StatusServiceUnavailable, apierr.Unavailable, "this server streams no live updates")
+	}
+	if err := s.known(ctx, orgID); err != nil {
+		return nil, err
+	}
+	return s.Feed.BillingEvents(ctx, caller, orgID, may, after, end)
 }
