@@ -186,6 +186,7 @@ type killEnv struct {
 	reps      [2]*proc.Process
 	starts    int
 	kills     []string
+	phase     int // the killPhases index of the first kill
 }
 
 var killReplicaNames = [2]string{"a", "b"}
@@ -216,6 +217,7 @@ func (e *killEnv) run(rng *rand.Rand) {
 	began := time.Now()
 	e.c = time.Now().UTC().Truncate(time.Hour)
 	e.seed(ctx, rng)
+	e.phase = rng.IntN(len(killPhases))
 	ends := map[string]int{}
 	for _, w := range e.workloads {
 		last := w.steps[len(w.steps)-1]
@@ -450,9 +452,11 @@ func (e *killEnv) replicaURL(i int) string {
 }
 
 // progress is what the database shows of the metering: the last record
-// written, the open cursors (running, or stopped with storage kept) not
-// yet closed as far as the furthest one, the workloads with no cursor
-// yet, and the open ones not yet closed past C.
+// written; the cursors that accrue (running, or stopped with a disk kept:
+// Open); those with something to close (they accrue, or have events not
+// applied yet) not yet closed as far as the furthest cursor (Behind: a
+// pass that committed some batches and not the others leaves some); the
+// workloads with no cursor yet; the cursors not closed past C.
 type progress struct {
 	LastRecord                            int64
 	Open, Behind, Uncursored, BeforeClose int64
@@ -475,21 +479,34 @@ func (e *killEnv) progress() progress {
 	return p
 }
 
-// inPass reports whether replica i is inside a metering transaction or
-// statement now: on PostgreSQL one of the pass's statements is its
-// backend's current or last in an open transaction; on SQLite its process
-// holds the database's write lock (WAL mode: an exclusive POSIX lock on
-// byte 120 of the -shm file, in /proc/locks), which a pass's batch holds
-// from its BEGIN IMMEDIATE to its commit. found says whether the engine's
-// evidence could be read at all.
-func (e *killEnv) inPass(i int) (in, found bool) {
+// killPhases are the statements of a batch of the pass (closeBatch's,
+// in its order) that the kills on PostgreSQL land at, in turn: the
+// victim's backend runs it, or ran it last in its transaction still open
+// (a regular expression of the head of pg_stat_activity's query).
+var killPhases = []struct{ name, re string }{
+	{"locking its batch's cursors", `^SELECT \* FROM "usage_cursors" WHERE .*vm_id IN`},
+	{"reading their events", `^SELECT e\.\* FROM vm_events e JOIN usage_cursors`},
+	{"inserting the records", `^INSERT INTO usage_records `},
+	{"writing the cursors", `^INSERT INTO usage_cursors `},
+	{"debiting the ledgers", `^(SELECT DISTINCT organization_id FROM ledger_entries|INSERT INTO ledger_entries)`},
+}
+
+// anyPhase matches every statement of a pass's transactions.
+const anyPhase = `usage_|ledger_entries|storage_prices`
+
+// inPass reports whether replica i is inside a metering pass now: on
+// PostgreSQL its backend runs a statement re matches (killPhases) or ran
+// it last in its transaction still open; on SQLite its
+// process holds the database's write lock (WAL mode: an exclusive POSIX
+// lock on byte 120 of the -shm file, in /proc/locks), which a batch of
+// the pass holds from its BEGIN IMMEDIATE to its commit. found says
+// whether the engine's evidence could be read at all.
+func (e *killEnv) inPass(i int, re string) (in, found bool) {
 	if e.d == store.Postgres {
 		var n int64
 		err := e.st.DB.Raw(`SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND application_name = ? AND xact_start IS NOT NULL AND state IN ('active', 'idle in transaction')
-			AND (query LIKE '%usage_cursors%' OR query LIKE '%usage_records%' OR query LIKE '%ledger_entries%'
-				OR query LIKE '%storage_prices%' OR query LIKE '%gpu_model_id, gpu_count, price_per_hour_cents%')`,
-			"gpugraph-kill-"+killReplicaNames[i]).Scan(&n).Error
+			AND query ~ ?`, "gpugraph-kill-"+killReplicaNames[i], re).Scan(&n).Error
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -523,21 +540,29 @@ func holdsSQLiteWriteLock(pid int, shm string) (held, found bool) {
 }
 
 // kill waits, from a random moment, until a pass is under way in the
-// database (a record committed within the last 50 ms, open cursors still
-// behind, and with history the workloads not all closed past C yet) and
-// one of the victims is inside it, lets a random number of such moments
-// go by, then kills the victims with SIGKILL at once.
+// database (a record committed within the last 50 ms, cursors with
+// something to close still behind, and with history the workloads not
+// all closed past C yet) and one of the victims is inside it (on
+// PostgreSQL at the statement of killPhases whose turn it is; after 15 s
+// without, or in the history's pass, at any), lets a random number of such moments go by, then
+// kills the victims with SIGKILL at once.
 func (e *killEnv) kill(rng *rand.Rand, victims []int, history bool) {
 	t := e.t
 	t.Helper()
 	time.Sleep(time.Duration(rng.IntN(700)) * time.Millisecond)
 	skip := rng.IntN(3)
-	deadline := time.Now().Add(45 * time.Second)
+	began := time.Now()
+	phase := killPhases[(e.phase+len(e.kills))%len(killPhases)]
 	last, lastAt := e.progress().LastRecord, time.Time{}
-	dbgU, dbgI, dbgN := 0, 0, 0
 	for {
-		if time.Now().After(deadline) {
-			t.Fatalf("no pass under way with replica(s) %v inside it within 45 s (DEBUG underway %d inside %d polls %d last %+v)", victims, dbgU, dbgI, dbgN, e.progress())
+		waited := time.Since(began)
+		if waited > 45*time.Second {
+			t.Fatalf("no pass under way with replica(s) %v inside it within 45 s (the database shows %+v)", victims, e.progress())
+		}
+		// The history is closed in a second or two: any statement of it.
+		re := phase.re
+		if history || waited > 15*time.Second {
+			re = anyPhase
 		}
 		p := e.progress()
 		if p.LastRecord > last {
@@ -549,46 +574,46 @@ func (e *killEnv) kill(rng *rand.Rand, victims []int, history bool) {
 		}
 		inside, evidence := -1, true
 		for _, i := range victims {
-			in, found := e.inPass(i)
+			in, found := e.inPass(i, re)
 			evidence = evidence && found
 			if in {
 				inside = i
 			}
 		}
-		dbgN++
-		if dbgN%20 == 0 && dbgN < 2000 {
-			t.Logf("DEBUG %+v since %v", p, time.Since(lastAt))
+		if !underWay || inside < 0 && evidence {
+			time.Sleep(2 * time.Millisecond)
+			continue
 		}
-		if underWay {
-			dbgU++
+		if skip > 0 {
+			skip--
+			time.Sleep(time.Duration(1+rng.IntN(40)) * time.Millisecond)
+			continue
 		}
-		if inside >= 0 {
-			dbgI++
+		for _, i := range victims {
+			e.reps[i].Kill()
+			e.reps[i] = nil
 		}
-		if underWay && (inside >= 0 || !evidence) {
-			if skip > 0 {
-				skip--
-				time.Sleep(time.Duration(1+rng.IntN(40)) * time.Millisecond)
-				continue
-			}
-			for _, i := range victims {
-				e.reps[i].Kill()
-				e.reps[i] = nil
-			}
-			after := e.progress()
-			what := "replica " + killReplicaNames[max(inside, 0)] + " inside the pass"
-			if !evidence {
-				what = "(no lock table to read)"
-			}
-			names := make([]string, len(victims))
-			for j, i := range victims {
-				names[j] = killReplicaNames[i]
-			}
-			e.kills = append(e.kills, fmt.Sprintf("%s killed, %s: %d of %d open cursors behind the furthest, %d without a cursor, %d not closed past C, record %d",
-				strings.Join(names, " and "), what, after.Behind, after.Open, after.Uncursored, after.BeforeClose, after.LastRecord))
-			return
+		after := e.progress()
+		names := make([]string, len(victims))
+		for j, i := range victims {
+			names[j] = killReplicaNames[i]
 		}
-		time.Sleep(2 * time.Millisecond)
+		what := "replica " + killReplicaNames[max(inside, 0)]
+		switch {
+		case !evidence:
+			what = "(no lock table to read)"
+		case e.d == store.Postgres && history:
+			what += " in the pass closing the history"
+		case e.d == store.Postgres && re == anyPhase:
+			what += " in the pass (not " + phase.name + " within 15 s)"
+		case e.d == store.Postgres:
+			what += " " + phase.name
+		default:
+			what += " holding the write lock"
+		}
+		e.kills = append(e.kills, fmt.Sprintf("%s killed, %s: it left %d cursors to close behind the furthest (%d accruing in all), %d workloads without a cursor, %d not closed past C; last record %d",
+			strings.Join(names, " and "), what, after.Behind, after.Open, after.Uncursored, after.BeforeClose, after.LastRecord))
+		return
 	}
 }
 
@@ -650,18 +675,25 @@ func (e *killEnv) check(ctx context.Context) {
 	got, gotC := map[key]*killBill{}, map[key]*killBill{}
 	lastEnd := map[key]time.Time{}
 	byOrg := map[string]int64{}
+	wrong := 0 // the errors written: the first 20
 	for _, r := range recs {
 		k := key{r.VMID, r.Kind}
 		start, end := r.PeriodStart.UTC(), r.PeriodEnd.UTC()
 		if l, ok := lastEnd[k]; ok && start.Before(l) {
-			t.Errorf("%s %s: record %d (%s–%s) overlaps the one before, which ends %s", r.VMID, r.Kind, r.ID,
-				start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), l.Format(time.RFC3339Nano))
+			if wrong++; wrong <= 20 {
+				t.Errorf("%s %s: record %d (%s–%s) overlaps the one before, which ends %s", r.VMID, r.Kind, r.ID,
+					start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), l.Format(time.RFC3339Nano))
+			}
 		}
 		if !end.After(start) || end.Sub(start.Truncate(time.Hour)) > time.Hour || r.Milliseconds > end.Sub(start).Milliseconds() {
-			t.Errorf("%s %s: record %d (%s–%s, %d ms) is empty, crosses an hour or holds more than its span", r.VMID, r.Kind, r.ID,
-				start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), r.Milliseconds)
+			if wrong++; wrong <= 20 {
+				t.Errorf("%s %s: record %d (%s–%s, %d ms) is empty, crosses an hour or holds more than its span", r.VMID, r.Kind, r.ID,
+					start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), r.Milliseconds)
+			}
 		}
-		lastEnd[k] = end
+		if end.After(lastEnd[k]) {
+			lastEnd[k] = end
+		}
 		for _, g := range []map[key]*killBill{got, gotC} {
 			if g[k] == nil {
 				g[k] = &killBill{}
@@ -698,7 +730,6 @@ func (e *killEnv) check(ctx context.Context) {
 		}
 		return b
 	}
-	wrong := 0
 	want := map[string]int64{}
 	var all killBill
 	for _, w := range e.workloads {
@@ -727,7 +758,7 @@ func (e *killEnv) check(ctx context.Context) {
 		all.storageCost += b.storageCost
 	}
 	if wrong > 20 {
-		t.Errorf("… %d bills wrong in all", wrong)
+		t.Errorf("… %d records and bills wrong in all", wrong)
 	}
 	if all.computeMs == 0 || all.storageMs == 0 {
 		t.Errorf("the lifecycles ran %d ms and kept storage %d ms: the test meters too little", all.computeMs, all.storageMs)
