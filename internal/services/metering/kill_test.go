@@ -41,20 +41,28 @@ const (
 	killSeedEnv = "METERING_KILL_SEED"
 )
 
-// Two server processes (the built binary, as main starts it) meter one
-// database, each with --metering-interval 1s, over random lifecycles seeded
-// in the past: workloads of many organizations (every third prepaid)
-// created, run, interrupted, resumed, stopped with their disks kept or
-// lost, failed, restarted at new prices and terminated, at random
-// milliseconds of the three hours before the close point C (an hour
-// boundary before now). While they meter, each is killed with SIGKILL in
-// turn, in the middle of a pass, and started again: the database shows a
-// pass under way (a batch of records committed a moment ago, cursors
-// still behind), and the victim is inside it (on PostgreSQL a statement
-// of the pass in its transaction, read from pg_stat_activity by the
-// replica's application_name; on SQLite the database's write lock,
-// held by its pid in /proc/locks). Once every workload's usage is closed
-// past C and every event applied, both are killed at once, mid-pass.
+// Two server processes (the built binary, started as main starts it,
+// through bench/proc) meter one database, each with --metering-interval
+// 1s, over random lifecycles seeded in the past: 700 workloads of twelve
+// organizations (every third prepaid) created, run, interrupted, resumed,
+// stopped with their disks kept or lost, failed, restarted at new prices
+// and terminated, at random milliseconds of the three hours before the
+// close point C (the hour boundary before now). While they meter, each is
+// killed with SIGKILL in turn, in the middle of a pass, and started again,
+// six times; once every workload's usage is closed past C and every event
+// applied, both are killed at once, mid-pass. In the middle of a pass: the
+// database shows one under way (a batch of records committed within the
+// last 50 ms, cursors with something to close still behind), and the
+// victim is inside it. On PostgreSQL that is read from pg_stat_activity by
+// the replica's application_name, and the kills land at each statement of
+// a batch in turn (locking the cursors, reading the events, inserting the
+// records, writing the cursors, debiting the ledgers: killPhases), so a
+// bug whose window is one statement is met. On SQLite (WAL mode, every
+// transaction BEGIN IMMEDIATE: two processes share the file as two
+// replicas share a PostgreSQL database) the victim holds the database's
+// write lock, read from /proc/locks by its pid, so a kill lands anywhere
+// in one of its transactions; where /proc/locks cannot be read (not
+// Linux), the database's evidence alone decides.
 //
 // Then every second is recorded exactly once: per workload and kind, the
 // records never overlap nor cross an hour, and they add up (milliseconds,
@@ -62,10 +70,10 @@ const (
 // transitions it made, on its own (rational arithmetic, rounded down once),
 // both up to C (a bill fixed before the servers start) and up to where
 // each workload's usage is closed now; each prepaid organization's usage
-// debits add up to its workloads' bills, and a postpaid one has none.
-// gpugraph billing reconcile then finds no difference. The seed is logged;
-// METERING_KILL_SEED=<seed> replays the lifecycles (the kills' moments
-// are the machine's).
+// debits add up to its workloads' bills, and a postpaid one has none;
+// gpugraph billing reconcile exits 0 with no difference. The seed is
+// logged, and METERING_KILL_SEED=<seed> replays the lifecycles (the kills'
+// moments are the machine's).
 func TestKilledReplicasRecordEverySecondOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the server and runs it as processes")
