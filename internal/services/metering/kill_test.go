@@ -429,7 +429,9 @@ func (e *killEnv) start(i int) {
 	}
 	e.starts++
 	name := killReplicaNames[i]
-	p, err := proc.Start("gpugraph replica "+name, filepath.Join(e.dir, fmt.Sprintf("%s-%d.log", name, e.starts)), e.dir, nil, e.bin,
+	// Nothing but the flags: no fixture of the environment's.
+	p, err := proc.Start("gpugraph replica "+name, filepath.Join(e.dir, fmt.Sprintf("%s-%d.log", name, e.starts)), e.dir,
+		[]string{"GPUGRAPH_FIXTURES="}, e.bin,
 		"--addr", fmt.Sprintf("127.0.0.1:%d", port), "--database-url", e.replicaURL(i), "--demo=false",
 		"--metering-interval", "1s", "--provision-timeout", "24h", "--log-format", "json")
 	if err != nil {
