@@ -211,7 +211,8 @@ func (e *killEnv) run(rng *rand.Rand) {
 		t.Fatal(err)
 	}
 	e.st = st
-	// Killed last (cleanups run in reverse), so before the database goes.
+	// Registered after the database's cleanups, so run before them: the
+	// servers are gone before their database is dropped.
 	t.Cleanup(func() {
 		for i, p := range e.reps {
 			if p != nil {
