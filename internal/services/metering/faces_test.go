@@ -10,7 +10,6 @@ import (
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/dataset/datasettest"
-	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/services"
 	"gpugraph/internal/services/live"
@@ -29,7 +28,7 @@ import (
 // the command (8000 cents an hour).
 func settingsEnv(t *testing.T, st *store.Store) *servertest.Env {
 	env := servertest.NewWithOptions(t, st, servertest.Base,
-		servertest.Options{Services: services.Config{SpendLimitCentsPerHour: 8000}}, httpapi.Config{})
+		servertest.Options{Services: services.Config{SpendLimitCentsPerHour: 8000}}, servertest.Config{})
 	datasettest.Load(t, st, moneyKeys)
 	return env
 }
