@@ -875,7 +875,7 @@ func describeExit(err error) string {
 		return "exited with status 0"
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "was killed by " + ws.Signal().String()
+			return fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
 		}
 		return fmt.Sprintf("exited with status %d", ee.ExitCode())
 	default:

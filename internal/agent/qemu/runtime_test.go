@@ -237,15 +237,22 @@ func TestVMLifecycle(t *testing.T) {
 	}
 }
 
-// TestGuestPowerOffIsExited: a guest that powers itself off is reported
-// exited (the server's vm_exited), and its QEMU is gone.
-func TestGuestPowerOffIsExited(t *testing.T) {
+// TestGuestEnds: a guest that powers itself off is reported exited (the
+// server's vm_exited) and its QEMU is gone; a QEMU that dies is failed
+// with how it ended. The two VMs run side by side.
+func TestGuestEnds(t *testing.T) {
 	f := newFixture(t)
-	s := Spec{ID: "vm-off", Generation: 1, Action: ActionRun, Image: "guest-poweroff", CPUs: 1, MemoryGb: 1, DiskGb: 1}
-	f.rt.Apply([]Spec{s})
+	off := Spec{ID: "vm-off", Generation: 1, Action: ActionRun, Image: "guest-poweroff", CPUs: 1, MemoryGb: 1, DiskGb: 1}
+	crash := Spec{ID: "vm-crash", Generation: 1, Action: ActionRun, Image: "guest", CPUs: 1, MemoryGb: 1, DiskGb: 1}
+	f.rt.Apply([]Spec{off, crash})
+	wait(t, f.rt, "vm-crash", 1, agentapi.StateRunning)
+	syscall.Kill(pidOf(filepath.Join(f.dir, "vms", "vm-crash", "qemu.pid")), syscall.SIGKILL)
+	if w := wait(t, f.rt, "vm-crash", 1, agentapi.StateFailed); w.Message != "QEMU was killed by signal 9 (killed)." {
+		t.Errorf("vm-crash: message %q", w.Message)
+	}
 	w := wait(t, f.rt, "vm-off", 1, agentapi.StateExited)
 	if w.Message != ExitedMessage {
-		t.Errorf("message %q, want %q", w.Message, ExitedMessage)
+		t.Errorf("vm-off: message %q, want %q", w.Message, ExitedMessage)
 	}
 	if n := qemus(filepath.Join(f.dir, "vms", "vm-off", "qmp.sock")); n != 0 {
 		t.Errorf("%d QEMUs after the guest's poweroff, want 0", n)
