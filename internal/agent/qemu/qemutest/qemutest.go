@@ -244,7 +244,11 @@ func fetchKernel(dir, root string) error {
 		return fmt.Errorf("dpkg -x: %v: %s", err, bytes.TrimSpace(out))
 	}
 	os.RemoveAll(root)
-	return os.Rename(tmp, root)
+	if err := os.Rename(tmp, root); err != nil {
+		return err
+	}
+	return os.RemoveAll(debs) // unpacked, the package is not needed again
+
 }
 
 // cpio writes the newc archive format the kernel unpacks an initramfs
