@@ -258,3 +258,42 @@ func TestGuestEnds(t *testing.T) {
 		t.Errorf("%d QEMUs after the guest's poweroff, want 0", n)
 	}
 }
+
+// TestGuestOffWhileAgentAway: a guest that powers itself off while no
+// agent runs leaves its QEMU paused in status shutdown; the next agent
+// adopts it, reports it exited and quits it.
+func TestGuestOffWhileAgentAway(t *testing.T) {
+	f := newFixture(t)
+	s := Spec{ID: "vm-away", Generation: 1, Action: ActionRun, Image: "guest-poweroff", CPUs: 1, MemoryGb: 1, DiskGb: 1}
+	f.rt.Apply([]Spec{s})
+	wait(t, f.rt, "vm-away", 1, agentapi.StateStarting)
+	sock := filepath.Join(f.dir, "vms", "vm-away", "qmp.sock")
+	deadline := time.Now().Add(30 * time.Second)
+	for qemus(sock) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.rt.Close() // the agent stops before the guest is up
+	console := filepath.Join(f.dir, "vms", "vm-away", "console.log")
+	for time.Now().Before(deadline) {
+		if b, _ := os.ReadFile(console); strings.Contains(string(b), "gpugraph-guest: powering off by itself") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // the poweroff itself
+	if n := qemus(sock); n != 1 {
+		t.Fatalf("%d QEMUs after the guest's poweroff with no agent, want 1 (paused)", n)
+	}
+	rt2 := f.open()
+	rt2.Apply([]Spec{s})
+	if w := wait(t, rt2, "vm-away", 1, agentapi.StateExited); w.Message != ExitedMessage {
+		t.Errorf("message %q, want %q", w.Message, ExitedMessage)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for qemus(sock) != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := qemus(sock); n != 0 {
+		t.Errorf("%d QEMUs once the next agent read the poweroff, want 0", n)
+	}
+}
