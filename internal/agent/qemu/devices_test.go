@@ -200,3 +200,22 @@ func TestFromAssignment(t *testing.T) {
 		t.Errorf("an older server's assignment: action %q, want run", s.Action)
 	}
 }
+
+// TestStopOfAnEarlierAgentsVM: after an agent restart, a stop that names
+// no GPUs (a preempted VM's) holds those the VM was booted with, read
+// from its state file, so the preemptor's run waits for them.
+func TestStopOfAnEarlierAgentsVM(t *testing.T) {
+	dir := t.TempDir()
+	r := &Runtime{cfg: Config{StateDir: dir}}
+	must(t, os.MkdirAll(r.vmDir("vm-old"), 0o700))
+	(&vm{dir: r.vmDir("vm-old")}).writeState(vmState{Generation: 4, GPUs: []string{gpuA, gpuB}})
+	if got := r.bootedGPUs("vm-old"); !slices.Equal(got, []string{gpuA, gpuB}) {
+		t.Errorf("booted with %q, want both GPUs", got)
+	}
+	if got := r.bootedGPUs("vm-none"); got != nil {
+		t.Errorf("a VM with no state: %q, want none", got)
+	}
+	if got := r.bootedGPUs("../vm-old"); got != nil {
+		t.Errorf("a malformed id: %q, want none", got)
+	}
+}

@@ -232,7 +232,14 @@ func (r *Runtime) Apply(ss []Spec) {
 		}
 		if w == nil {
 			if _, ok := r.gpus[s.ID]; !ok && s.Action == ActionStop {
-				r.gpus[s.ID] = s.GPUs
+				// A VM this runtime did not start (an earlier agent did):
+				// it holds the GPUs the stop names, or, for a preempted
+				// one whose stop names none, those it was booted with.
+				gpus := s.GPUs
+				if len(gpus) == 0 {
+					gpus = r.bootedGPUs(s.ID)
+				}
+				r.gpus[s.ID] = gpus
 			}
 			w = &workload{want: make(chan Spec, 1), gen: s.Generation, state: agentapi.StateStarting}
 			r.work[s.ID] = w
@@ -607,6 +614,18 @@ func (r *Runtime) deleteDisk(s Spec) error {
 // its guest runs (a reboot moves it without a new process).
 type vmState struct {
 	Generation int `json:"generation"`
+	// GPUs are the UUIDs it was booted with: what a stop that names none
+	// (a preempted VM's) waits for, after an agent restart.
+	GPUs []string `json:"gpus,omitempty"`
+}
+
+// bootedGPUs answers the GPUs VM id's QEMU was booted with, from its
+// state file (none when it has none).
+func (r *Runtime) bootedGPUs(id string) []string {
+	if !volumeID.MatchString(id) {
+		return nil
+	}
+	return (&vm{dir: r.vmDir(id)}).readState().GPUs
 }
 
 // boot starts generation s: its disk, its GPUs' devices, then QEMU. It
@@ -639,7 +658,7 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	v.writeState(vmState{Generation: s.Generation})
+	v.writeState(vmState{Generation: s.Generation, GPUs: s.GPUs})
 	return v, off, nil
 }
 
