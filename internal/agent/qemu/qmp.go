@@ -20,8 +20,9 @@ import (
 type qmp struct {
 	conn net.Conn
 
-	wmu sync.Mutex // one command in flight: answers come in order
-	ans chan qmpMessage
+	wmu  sync.Mutex // one command in flight: answers come in order
+	ans  chan qmpMessage
+	next int // the id of the next command; QMP echoes it in the answer
 
 	mu     sync.Mutex
 	events []qmpEvent // every event seen, oldest first
@@ -36,6 +37,7 @@ type qmpMessage struct {
 		Class string `json:"class"`
 		Desc  string `json:"desc"`
 	} `json:"error"`
+	ID    int             `json:"id"`
 	Event string          `json:"event"`
 	Data  json.RawMessage `json:"data"`
 	QMP   json.RawMessage `json:"QMP"`
@@ -96,6 +98,12 @@ func (q *qmp) read(sc *bufio.Scanner) {
 			q.mu.Unlock()
 			continue
 		}
+		// An answer no command waits for any more (it timed out) is
+		// replaced by the next, never left to be read as another's.
+		select {
+		case <-q.ans:
+		default:
+		}
 		q.ans <- m
 	}
 	q.mu.Lock()
@@ -108,7 +116,9 @@ func (q *qmp) read(sc *bufio.Scanner) {
 func (q *qmp) run(command string, args any, timeout time.Duration) (json.RawMessage, error) {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
-	req := map[string]any{"execute": command}
+	q.next++
+	id := q.next
+	req := map[string]any{"execute": command, "id": id}
 	if args != nil {
 		req["arguments"] = args
 	}
@@ -120,19 +130,25 @@ func (q *qmp) run(command string, args any, timeout time.Duration) (json.RawMess
 	if _, err := q.conn.Write(append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("QMP %s: %w", command, err)
 	}
-	select {
-	case m := <-q.ans:
-		if m.Error != nil {
-			return nil, fmt.Errorf("QMP %s: %s: %s", command, m.Error.Class, m.Error.Desc)
+	deadline := time.After(timeout)
+	for {
+		select {
+		case m := <-q.ans:
+			if m.ID != id {
+				continue // a late answer to an earlier command
+			}
+			if m.Error != nil {
+				return nil, fmt.Errorf("QMP %s: %s: %s", command, m.Error.Class, m.Error.Desc)
+			}
+			return m.Return, nil
+		case <-q.closed:
+			if command == "quit" {
+				return nil, nil // QEMU closes the socket as it quits
+			}
+			return nil, fmt.Errorf("QMP %s: %w", command, q.closedErr())
+		case <-deadline:
+			return nil, fmt.Errorf("QMP %s: no answer in %v", command, timeout)
 		}
-		return m.Return, nil
-	case <-q.closed:
-		if command == "quit" {
-			return nil, nil // QEMU closes the socket as it quits
-		}
-		return nil, fmt.Errorf("QMP %s: %w", command, q.closedErr())
-	case <-time.After(timeout):
-		return nil, fmt.Errorf("QMP %s: no answer in %v", command, timeout)
 	}
 }
 
