@@ -41,11 +41,14 @@ func TestBinaryQEMU(t *testing.T) {
 	must(os.WriteFile(filepath.Join(images, "tiny", "ready-line"), []byte(qemutest.ReadyLine+"\n"), 0o644))
 	state := t.TempDir()
 	t.Cleanup(func() {
-		// The agent leaves its VMs running for the next one to adopt.
-		b, _ := os.ReadFile(filepath.Join(state, "vms", "vm-1", "qemu.pid"))
-		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
-			if c, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.Contains(string(c), state) {
-				syscall.Kill(pid, syscall.SIGKILL)
+		// The agent leaves its VMs running for the next one to adopt: each
+		// QEMU whose command line names the state directory is killed.
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if c, _ := os.ReadFile(p); strings.Contains(string(c), "qemu-system") && strings.Contains(string(c), state+"/") {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
 	})

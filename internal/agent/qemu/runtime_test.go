@@ -62,12 +62,16 @@ func (f *fixture) open() *Runtime {
 	return rt
 }
 
-// killAll kills every QEMU a test left under dir, by its pid file.
+// killAll kills every QEMU a test left under dir: each process whose
+// command line names dir (a pid file may be gone).
 func killAll(dir string) {
-	pids, _ := filepath.Glob(filepath.Join(dir, "vms", "*", "qemu.pid"))
-	for _, p := range pids {
-		if pid := pidOf(p); pid > 0 && strings.Contains(cmdlineOf(pid), dir) {
-			syscall.Kill(pid, syscall.SIGKILL)
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), dir+"/") {
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	}
 }
