@@ -36,7 +36,7 @@ build:
 	$(GO) build -o bin/ ./cmd/abusereport ./cmd/benchpeer ./cmd/benchreport ./cmd/cluster-agent ./cmd/fleetgen ./cmd/trackedbinaries
 	$(GO) build -o bin/demogen ./demo/gen
 
-## gpu-check: on a machine with NVIDIA GPUs, build the agent and check what it reads through the real NVML (inventory, health, XID watch, exporter metrics) against nvidia-smi -q; skips with a line where there is no GPU; under 3 minutes
+## gpu-check: on a machine with NVIDIA GPUs, report each GPU's VFIO readiness (IOMMU group, drivers), build the agent and check what it reads through the real NVML (inventory, health, XID watch, exporter metrics) against nvidia-smi -q; skips with a line where there is no GPU; under 3 minutes
 gpu-check:
 	sh scripts/gpu-check.sh
 

@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 skip() { echo "gpu-check: skipped: $1"; exit 0; }
 fail() { echo "gpu-check: FAIL: $1" >&2; exit 1; }
 
+# First, as it reads sysfs only: a GPU bound to vfio-pci for a VM is
+# invisible to NVML and nvidia-smi.
+echo "gpu-check: VFIO readiness (the QEMU runtime's passthrough; a report, never a failure)"
+sh scripts/vfio-report.sh
+
 command -v nvidia-smi >/dev/null 2>&1 || skip "nvidia-smi is not installed (no NVIDIA driver on this host)"
 timeout 30 nvidia-smi -L >/dev/null 2>&1 || skip "nvidia-smi finds no GPU"
 

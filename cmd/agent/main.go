@@ -8,11 +8,14 @@
 //	      [--mock-start-delay 2s] [--mock-fail-start ID]... [--mock-exit ID]...
 //	      [--runtime sim|containerd] [--containerd-address SOCK] [--volume-root DIR]
 //	      [--containerd-runtime-binary PATH] [--default-image REF] [--container-log-dir DIR]
+//	      [--runtime qemu] [--qemu-state-dir DIR] [--vm-images DIR] [--qemu-binary PATH]
+//	      [--qemu-accel auto|kvm|tcg] [--qemu-require-kvm] [--qemu-stop-grace 60s]
 //
 // --runtime chooses what runs the workloads the server assigns: sim (the
 // default with --mock) simulates a container runtime (sim.Runtime, package
 // internal/agent/sim); containerd runs pods in the node's containerd (package
-// internal/agent/containerd). Without either the agent reports no workloads, and
+// internal/agent/containerd); qemu runs VMs in QEMU (package internal/agent/qemu).
+// Without any the agent reports no workloads, and
 // the server fails what stays deploying after its --provision-timeout.
 //
 // Node identity: an operator enrolls the node (POST /v1/admin/nodes/enroll)
@@ -44,6 +47,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"gpugraph/internal/agent"
+	"gpugraph/internal/agent/qemu"
 	"gpugraph/internal/agent/sim"
 )
 
@@ -57,19 +61,23 @@ const (
 )
 
 type options struct {
-	server, token, nodeName, clusterID string
-	interval                           time.Duration
-	mock                               string
-	metricsAddr                        string
-	mockXIDs                           []sim.XID
-	ignoreXIDs                         []uint64
-	ignoreAllXIDs                      bool
-	mockStartDelay, mockStopDelay      time.Duration
-	mockFailStart, mockExit            []string
-	bootstrapToken, credentialFile     string
-	runtime, containerdAddress         string
-	volumeRoot, runtimeBinary          string
-	defaultImage, containerLogDir      string
+	server, token, nodeName, clusterID  string
+	interval                            time.Duration
+	mock                                string
+	metricsAddr                         string
+	mockXIDs                            []sim.XID
+	ignoreXIDs                          []uint64
+	ignoreAllXIDs                       bool
+	mockStartDelay, mockStopDelay       time.Duration
+	mockFailStart, mockExit             []string
+	bootstrapToken, credentialFile      string
+	runtime, containerdAddress          string
+	volumeRoot, runtimeBinary           string
+	defaultImage, containerLogDir       string
+	qemuStateDir, qemuBinary, qemuAccel string
+	vmImages                            string
+	qemuRequireKVM                      bool
+	qemuStopGrace                       time.Duration
 }
 
 func main() {
@@ -111,7 +119,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		cfg.NVML, cfg.Host = m, agent.HostInfo(m.HostInfo())
 		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
-		if opts.runtime != "containerd" {
+		if opts.runtime == "" || opts.runtime == "sim" {
 			cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, StopDelay: opts.mockStopDelay, FailStart: opts.mockFailStart,
 				Exit: opts.mockExit, Log: log}
 		}
@@ -132,6 +140,17 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		defer rt.Close()
 		cfg.Runtime = rt
 		log.Info("running pods in containerd", "address", opts.containerdAddress, "volumeRoot", opts.volumeRoot)
+	}
+
+	if opts.runtime == "qemu" {
+		rt, err := newQEMURuntime(opts, agent.BusIDOf(cfg.NVML), log)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return 1
+		}
+		defer rt.Close()
+		cfg.Runtime = rt
+		log.Info("running VMs in QEMU", "stateDir", opts.qemuStateDir, "accel", rt.Accel())
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -197,12 +216,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.Func("mock-exit", "with --mock, workload ID exits by itself once, after it ran (repeatable)", func(s string) error {
 		return appendID(&o.mockExit, "--mock-exit", s)
 	})
-	fs.StringVar(&o.runtime, "runtime", "", "what runs assigned workloads: sim (the default with --mock) or containerd (pods in the node's containerd)")
+	fs.StringVar(&o.runtime, "runtime", "", "what runs assigned workloads: sim (the default with --mock), containerd (pods in the node's containerd) or qemu (VMs in QEMU)")
 	fs.StringVar(&o.containerdAddress, "containerd-address", "/run/containerd/containerd.sock", "with --runtime containerd, containerd's socket")
 	fs.StringVar(&o.volumeRoot, "volume-root", "/var/lib/gpugraph/volumes", "with --runtime containerd, the folder that holds one directory per volume id, mounted at /workspace")
 	fs.StringVar(&o.runtimeBinary, "containerd-runtime-binary", "", "with --runtime containerd, the OCI runtime the runc shim calls instead of runc (nvidia-container-runtime on a GPU node)")
 	fs.StringVar(&o.defaultImage, "default-image", "", "with --runtime containerd, the image of an assignment that names none (an older server's)")
 	fs.StringVar(&o.containerLogDir, "container-log-dir", "", "with --runtime containerd, write each container's output to DIR/ID.log")
+	fs.StringVar(&o.qemuStateDir, "qemu-state-dir", "/var/lib/gpugraph/qemu", "with --runtime qemu, the folder of each VM's QMP socket, pid file and console, and of the disks (keep it short: a socket path is at most 107 bytes)")
+	fs.StringVar(&o.vmImages, "vm-images", "", "with --runtime qemu, the VM image catalog: DIR/NAME.qcow2 a base image, DIR/NAME/vmlinuz (initrd, cmdline, ready-line) a direct boot")
+	fs.StringVar(&o.qemuBinary, "qemu-binary", qemu.DefaultBinary, "with --runtime qemu, the QEMU system emulator")
+	fs.StringVar(&o.qemuAccel, "qemu-accel", "auto", "with --runtime qemu, auto (KVM when a probe runs a vCPU on /dev/kvm, else TCG), kvm or tcg")
+	fs.BoolVar(&o.qemuRequireKVM, "qemu-require-kvm", false, "with --runtime qemu, refuse to run VMs under TCG (software emulation)")
+	fs.DurationVar(&o.qemuStopGrace, "qemu-stop-grace", qemu.DefaultStopGrace, "with --runtime qemu, how long a stop waits for the guest to power off after the ACPI power button before QEMU is told to quit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -230,16 +255,42 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, errors.New("--mock-xid needs --mock")
 	case (len(o.mockFailStart) > 0 || len(o.mockExit) > 0) && o.mock == "":
 		return o, errors.New("--mock-fail-start and --mock-exit need --mock")
-	case o.runtime != "" && o.runtime != "sim" && o.runtime != "containerd":
-		return o, fmt.Errorf("--runtime %q: want sim or containerd", o.runtime)
+	case o.runtime != "" && o.runtime != "sim" && o.runtime != "containerd" && o.runtime != "qemu":
+		return o, fmt.Errorf("--runtime %q: want sim, containerd or qemu", o.runtime)
 	case o.runtime == "sim" && o.mock == "":
 		return o, errors.New("--runtime sim needs --mock")
 	case o.runtime == "containerd" && o.volumeRoot == "":
 		return o, errors.New("--runtime containerd needs --volume-root")
+	case o.runtime == "qemu" && o.qemuStateDir == "":
+		return o, errors.New("--runtime qemu needs --qemu-state-dir")
+	case o.qemuAccel != "auto" && o.qemuAccel != qemu.AccelKVM && o.qemuAccel != qemu.AccelTCG:
+		return o, fmt.Errorf("--qemu-accel %q: want auto, kvm or tcg", o.qemuAccel)
+	case o.qemuRequireKVM && o.qemuAccel == qemu.AccelTCG:
+		return o, errors.New("--qemu-require-kvm refuses --qemu-accel tcg")
+	case o.qemuStopGrace <= 0:
+		return o, fmt.Errorf("--qemu-stop-grace %v: must be positive", o.qemuStopGrace)
 	case o.mockStartDelay < 0:
 		return o, fmt.Errorf("--mock-start-delay %v: must not be negative", o.mockStartDelay)
 	case o.mockStopDelay < 0:
 		return o, fmt.Errorf("--mock-stop-delay %v: must not be negative", o.mockStopDelay)
 	}
 	return o, nil
+}
+
+// newQEMURuntime makes the QEMU runtime of o; busIDs finds a GPU's PCI
+// address by its UUID.
+func newQEMURuntime(o options, busIDs func(string) (string, error), log *slog.Logger) (*qemu.Runtime, error) {
+	images := map[string]qemu.Image{}
+	if o.vmImages != "" {
+		var err error
+		if images, err = qemu.LoadCatalog(o.vmImages); err != nil {
+			return nil, fmt.Errorf("--vm-images: %w", err)
+		}
+	}
+	accel := o.qemuAccel
+	if accel == "auto" {
+		accel = qemu.AccelAuto
+	}
+	return qemu.New(qemu.Config{StateDir: o.qemuStateDir, Binary: o.qemuBinary, Images: images, Accel: accel,
+		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: busIDs, Log: log})
 }

@@ -254,7 +254,11 @@ func TestRuntimeFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--runtime", "docker"}, `--runtime "docker": want sim or containerd`},
+		{[]string{"--runtime", "docker"}, `--runtime "docker": want sim, containerd or qemu`},
+		{[]string{"--runtime", "qemu", "--qemu-state-dir", ""}, "--runtime qemu needs --qemu-state-dir"},
+		{[]string{"--runtime", "qemu", "--qemu-accel", "hvf"}, `--qemu-accel "hvf": want auto, kvm or tcg`},
+		{[]string{"--runtime", "qemu", "--qemu-accel", "tcg", "--qemu-require-kvm"}, "--qemu-require-kvm refuses --qemu-accel tcg"},
+		{[]string{"--runtime", "qemu", "--qemu-stop-grace", "0s"}, "--qemu-stop-grace 0s: must be positive"},
 		{[]string{"--runtime", "sim"}, "--runtime sim needs --mock"},
 		{[]string{"--runtime", "containerd", "--volume-root", ""}, "--runtime containerd needs --volume-root"},
 	} {
@@ -266,5 +270,39 @@ func TestRuntimeFlags(t *testing.T) {
 	o, err := parseFlags(append(base, "--runtime", "containerd"), func(string) string { return "" }, io.Discard)
 	if err != nil || o.containerdAddress != "/run/containerd/containerd.sock" || o.volumeRoot != "/var/lib/gpugraph/volumes" {
 		t.Fatalf("defaults: %+v, %v", o, err)
+	}
+	o, err = parseFlags(append(base, "--runtime", "qemu"), func(string) string { return "" }, io.Discard)
+	if err != nil || o.qemuStateDir != "/var/lib/gpugraph/qemu" || o.qemuBinary != "qemu-system-x86_64" || o.qemuAccel != "auto" ||
+		o.qemuRequireKVM || o.qemuStopGrace != 60*time.Second || o.vmImages != "" {
+		t.Fatalf("qemu defaults: %+v, %v", o, err)
+	}
+	o, err = parseFlags(append(base, "--runtime", "qemu", "--qemu-state-dir", "/q", "--vm-images", "/img", "--qemu-binary", "/opt/qemu",
+		"--qemu-accel", "kvm", "--qemu-require-kvm", "--qemu-stop-grace", "5s"), func(string) string { return "" }, io.Discard)
+	if err != nil || o.qemuStateDir != "/q" || o.vmImages != "/img" || o.qemuBinary != "/opt/qemu" || o.qemuAccel != "kvm" ||
+		!o.qemuRequireKVM || o.qemuStopGrace != 5*time.Second {
+		t.Fatalf("qemu flags: %+v, %v", o, err)
+	}
+}
+
+// TestQEMURuntimeStartErrors: --runtime qemu without QEMU, with a
+// missing image catalog, or refusing TCG where TCG is asked for, exits 1
+// naming why, before it reports anything.
+func TestQEMURuntimeStartErrors(t *testing.T) {
+	base := []string{"--server", "http://127.0.0.1:1", "--token", "t", "--node-name", "n", "--mock", "dgxh100", "--runtime", "qemu",
+		"--qemu-state-dir", t.TempDir()}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--qemu-binary", "/nonexistent/qemu"}, `gpugraph-agent: qemu runtime: exec: "/nonexistent/qemu": stat /nonexistent/qemu: no such file or directory`},
+		{[]string{"--vm-images", "/nonexistent/images"}, "gpugraph-agent: --vm-images: VM images: open /nonexistent/images: no such file or directory"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(append(base, c.args...), func(string) string { return "" }, &stderr); code != 1 {
+			t.Errorf("%v: exit %d, want 1", c.args, code)
+		}
+		if !strings.Contains(stderr.String(), c.want+"\n") {
+			t.Errorf("%v: stderr\n%s\nwant the line %q", c.args, stderr.String(), c.want)
+		}
 	}
 }

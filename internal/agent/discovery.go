@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -103,4 +104,26 @@ func cString(b []int8) string {
 		out = append(out, byte(c))
 	}
 	return string(out)
+}
+
+// BusIDOf answers a lookup of a GPU's PCI address by its UUID through
+// lib (initialised by the time a workload is assigned), in the spelling
+// the inventory reports: what a runtime passes through to a VM.
+func BusIDOf(lib nvml.Interface) func(uuid string) (string, error) {
+	return func(uuid string) (string, error) {
+		gpus, err := Discover(lib, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return "", err
+		}
+		for _, g := range gpus {
+			if g.UUID != uuid {
+				continue
+			}
+			if g.Address == "" {
+				return "", fmt.Errorf("its PCI address cannot be read: %s", g.initErr)
+			}
+			return g.Address, nil
+		}
+		return "", errors.New("no such GPU on this node")
+	}
 }

@@ -114,3 +114,22 @@ func TestDiscoverUnreadableGPU(t *testing.T) {
 		t.Errorf("GPU 3: %s", health)
 	}
 }
+
+// TestBusIDOf: a GPU's address by its UUID, as the inventory spells it.
+func TestBusIDOf(t *testing.T) {
+	m := newMock(t, "dgxa100")
+	if ret := m.Init(); ret != nvml.SUCCESS {
+		t.Fatal(ret)
+	}
+	gpus, err := Discover(m, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := BusIDOf(m)
+	if a, err := lookup(gpus[2].UUID); a != "0000:47:00.0" || err != nil {
+		t.Errorf("GPU 2: %q, %v; want 0000:47:00.0", a, err)
+	}
+	if _, err := lookup("GPU-nope"); err == nil || err.Error() != "no such GPU on this node" {
+		t.Errorf("an unknown GPU: %v", err)
+	}
+}

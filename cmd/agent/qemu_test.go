@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/qemu/qemutest"
+)
+
+// TestBinaryQEMU: the agent binary with --runtime qemu on a simulated
+// server boots the VM it is assigned from its image catalog (under TCG,
+// as asked), reports it running once the guest is up, and gone once a
+// stop powered it off; its console holds the guest's boot lines.
+func TestBinaryQEMU(t *testing.T) {
+	qemutest.Binary(t)
+	g := qemutest.Build(t)
+	bin := agentBinary(t)
+	images := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(images, "tiny"), 0o755))
+	must(os.Symlink(g.Kernel, filepath.Join(images, "tiny", "vmlinuz")))
+	must(os.Symlink(g.Initrd, filepath.Join(images, "tiny", "initrd")))
+	must(os.WriteFile(filepath.Join(images, "tiny", "ready-line"), []byte(qemutest.ReadyLine+"\n"), 0o644))
+	state := t.TempDir()
+	t.Cleanup(func() {
+		// The agent leaves its VMs running for the next one to adopt: each
+		// QEMU whose command line names the state directory is killed.
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if c, _ := os.ReadFile(p); strings.Contains(string(c), "qemu-system") && strings.Contains(string(c), state+"/") {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	})
+
+	vm := agentapi.Assignment{ID: "vm-1", Generation: 1, Kind: agentapi.KindVM, Image: "tiny", CPUCores: 1, RAMGb: 1, DiskSizeGb: 1,
+		Volume: &agentapi.Volume{ID: "vol-1", SizeGb: 1, Fresh: true}, Action: agentapi.ActionRun}
+	var (
+		mu      sync.Mutex
+		assign  = []agentapi.Assignment{vm}
+		reports []agentapi.WorkloadReport
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == agentapi.HeartbeatPath {
+			var hb agentapi.HeartbeatRequest
+			json.Unmarshal(b, &hb)
+			reports = append(reports, hb.Workloads...)
+		}
+		json.NewEncoder(w).Encode(agentapi.ReportResponse{NodeID: "node-1", Status: "ok", Workloads: assign})
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--server", srv.URL, "--node-name", "qemu-node", "--token", "t", "--interval", "200ms", "--mock", "dgxh100",
+		"--runtime", "qemu", "--qemu-state-dir", state, "--vm-images", images, "--qemu-accel", "tcg", "--qemu-stop-grace", "20s")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	must(cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("exit after SIGTERM: %v, want 0\n%s", err, out.String())
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Error("agent ignored SIGTERM")
+		}
+	}()
+	await := func(gen int, state string) {
+		t.Helper()
+		deadline := time.After(90 * time.Second)
+		for {
+			mu.Lock()
+			var seen bool
+			for _, r := range reports {
+				seen = seen || (r.ID == "vm-1" && r.Generation == gen && r.State == state)
+			}
+			last := append([]agentapi.WorkloadReport(nil), reports[max(len(reports)-3, 0):]...)
+			mu.Unlock()
+			if seen {
+				return
+			}
+			select {
+			case err := <-exited:
+				t.Fatalf("agent exited: %v\n%s", err, out.String())
+			case <-deadline:
+				t.Fatalf("vm-1 generation %d never reported %s; last %+v\n%s", gen, state, last, out.String())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	await(1, agentapi.StateRunning)
+	console, err := os.ReadFile(filepath.Join(state, "vms", "vm-1", "console.log"))
+	if err != nil || !strings.Contains(string(console), qemutest.BootsPrefix+"0") || !strings.Contains(string(console), "Linux version") {
+		t.Errorf("console (%v) lacks the kernel's and the guest's boot lines:\n%s", err, console)
+	}
+	mu.Lock()
+	vm.Action = agentapi.ActionStop
+	assign = []agentapi.Assignment{vm}
+	mu.Unlock()
+	await(1, agentapi.StateGone)
+	if _, err := os.Stat(filepath.Join(state, "disks", "vol-1.qcow2")); err != nil {
+		t.Errorf("the stopped VM's disk: %v, want it kept", err)
+	}
+}

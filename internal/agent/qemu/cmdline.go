@@ -1,0 +1,117 @@
+package qemu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gpugraph/internal/agent"
+)
+
+// maxSocketPath is the longest unix socket path Linux takes.
+const maxSocketPath = 107
+
+// commandLine is QEMU's arguments for s: a q35 machine under the chosen
+// accelerator, s's vCPUs and memory, its disk on virtio, the serial
+// console appended to a file, QMP on a socket, one PCIe root port and
+// vfio-pci device per passed-through function. gpus are the PCI
+// addresses vfioDevices answered.
+func (r *Runtime) commandLine(s Spec, img Image, dir, disk string, gpus []string) ([]string, error) {
+	sock := filepath.Join(dir, "qmp.sock")
+	if len(sock) > maxSocketPath {
+		return nil, fmt.Errorf("the QMP socket path %s is longer than a unix socket allows (%d bytes); give the agent a shorter state directory", sock, maxSocketPath)
+	}
+	cpus := max(s.CPUs, 1)
+	mem := max(s.MemoryGb, 1) * r.cfg.MiBPerGb
+	args := []string{
+		"-name", "guest=" + s.ID + ",debug-threads=on",
+		"-machine", "q35",
+		"-accel", r.accel,
+	}
+	if r.accel == AccelKVM {
+		args = append(args, "-cpu", "host")
+	}
+	args = append(args,
+		"-smp", strconv.Itoa(cpus),
+		"-m", strconv.Itoa(mem),
+		"-nodefaults", "-no-user-config", "-display", "none",
+		// A guest's poweroff leaves QEMU paused in status shutdown, so the
+		// runtime (or the next agent) reads it and quits it.
+		"-action", "shutdown=pause",
+		"-chardev", "file,id=console,path="+filepath.Join(dir, "console.log")+",append=on",
+		"-serial", "chardev:console",
+		"-qmp", "unix:"+sock+",server=on,wait=off",
+		"-pidfile", filepath.Join(dir, "qemu.pid"),
+		"-drive", "file="+disk+",if=none,id=disk0,format=qcow2",
+		"-device", "virtio-blk-pci,drive=disk0,id=vda",
+	)
+	if img.Kernel != "" {
+		args = append(args, "-kernel", img.Kernel)
+		if img.Initrd != "" {
+			args = append(args, "-initrd", img.Initrd)
+		}
+		cmdline := img.Cmdline
+		if !strings.Contains(cmdline, "console=") {
+			cmdline = strings.TrimSpace("console=ttyS0 " + cmdline)
+		}
+		args = append(args, "-append", cmdline)
+	}
+	for i, addr := range gpus {
+		port := "gpu" + strconv.Itoa(i)
+		args = append(args,
+			"-device", fmt.Sprintf("pcie-root-port,id=%s,chassis=%d", port, i+1),
+			"-device", fmt.Sprintf("vfio-pci,host=%s,bus=%s", addr, port))
+	}
+	return args, nil
+}
+
+// vfioDevices answers the PCI functions to pass through for the GPUs
+// uuids: each GPU's whole IOMMU group (its audio function and the like),
+// bridges left to the host, each function checked bound to vfio-pci. A
+// GPU still bound to another driver (nvidia) is refused with a reason:
+// the node's operator binds GPUs to vfio-pci (README says how).
+func (r *Runtime) vfioDevices(uuids []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range uuids {
+		if r.cfg.GPUBusIDs == nil {
+			return nil, fmt.Errorf("GPU %s: this agent does not know its GPUs' PCI addresses", u)
+		}
+		raw, err := r.cfg.GPUBusIDs(u)
+		if err != nil {
+			return nil, fmt.Errorf("GPU %s: %w", u, err)
+		}
+		bus, err := agent.NormalizeBusID(raw)
+		if err != nil {
+			return nil, fmt.Errorf("GPU %s: %w", u, err)
+		}
+		addr := strings.ToLower(bus)
+		devs := filepath.Join(r.cfg.SysfsRoot, "bus", "pci", "devices")
+		members, err := os.ReadDir(filepath.Join(devs, addr, "iommu_group", "devices"))
+		if err != nil {
+			return nil, fmt.Errorf("GPU %s (%s) is in no IOMMU group: the host needs the IOMMU on (intel_iommu=on or amd_iommu=on) to pass it through", u, bus)
+		}
+		for _, m := range members {
+			fn := m.Name()
+			if seen[fn] {
+				continue
+			}
+			class, _ := os.ReadFile(filepath.Join(devs, fn, "class"))
+			if strings.HasPrefix(strings.TrimSpace(string(class)), "0x0604") {
+				continue // a PCI bridge stays with the host
+			}
+			driver := "no driver"
+			if l, err := os.Readlink(filepath.Join(devs, fn, "driver")); err == nil {
+				driver = filepath.Base(l)
+			}
+			if driver != "vfio-pci" {
+				return nil, fmt.Errorf("GPU %s (%s): %s in its IOMMU group is bound to %s, not vfio-pci; bind it to vfio-pci before a VM can have it", u, bus, fn, driver)
+			}
+			seen[fn] = true
+			out = append(out, fn)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,221 @@
+package qemu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/qemu/qemutest"
+)
+
+const (
+	gpuA = "GPU-11111111-2222-3333-4444-555555555555"
+	gpuB = "GPU-66666666-7777-8888-9999-000000000000"
+)
+
+// fakeSysfs lays out what Linux's sysfs shows of two GPUs: each with its
+// audio function in its IOMMU group, behind a bridge in the first group;
+// drivers as given by PCI address.
+func fakeSysfs(t *testing.T, drivers map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	groups := map[string][]string{
+		"7":  {"0000:3a:00.0", "0000:3b:00.0", "0000:3b:00.1"},
+		"12": {"0000:86:00.0", "0000:86:00.1"},
+	}
+	class := map[string]string{"0000:3a:00.0": "0x060400", "0000:3b:00.0": "0x030200", "0000:3b:00.1": "0x040300",
+		"0000:86:00.0": "0x030200", "0000:86:00.1": "0x040300"}
+	for g, members := range groups {
+		for _, m := range members {
+			dev := filepath.Join(root, "bus", "pci", "devices", m)
+			must(t, os.MkdirAll(dev, 0o755))
+			must(t, os.WriteFile(filepath.Join(dev, "class"), []byte(class[m]+"\n"), 0o644))
+			must(t, os.Symlink("../../../../kernel/iommu_groups/"+g, filepath.Join(dev, "iommu_group")))
+			if d := drivers[m]; d != "" {
+				must(t, os.Symlink("../../../../bus/pci/drivers/"+d, filepath.Join(dev, "driver")))
+			}
+			gdir := filepath.Join(root, "kernel", "iommu_groups", g, "devices")
+			must(t, os.MkdirAll(gdir, 0o755))
+			must(t, os.Symlink("../../../../bus/pci/devices/"+m, filepath.Join(gdir, m)))
+		}
+	}
+	return root
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// busIDs answers NVML's spelling of the two GPUs' addresses.
+func busIDs(uuid string) (string, error) {
+	switch uuid {
+	case gpuA:
+		return "00000000:3B:00.0", nil
+	case gpuB:
+		return "00000000:86:00.0", nil
+	}
+	return "", fmt.Errorf("no GPU %s on this node", uuid)
+}
+
+var allVFIO = map[string]string{"0000:3a:00.0": "pcieport", "0000:3b:00.0": "vfio-pci", "0000:3b:00.1": "vfio-pci",
+	"0000:86:00.0": "vfio-pci", "0000:86:00.1": "vfio-pci"}
+
+// TestCommandLine: vCPUs, memory (scaled), the disk, console and QMP, and
+// each GPU's whole IOMMU group (bridges left out) as vfio-pci devices,
+// each on a PCIe root port of its own.
+func TestCommandLine(t *testing.T) {
+	r := &Runtime{cfg: Config{MiBPerGb: 1024, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO)}, accel: AccelKVM}
+	gpus, err := r.vfioDevices([]string{gpuA, gpuB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0000:3b:00.0", "0000:3b:00.1", "0000:86:00.0", "0000:86:00.1"}; !slices.Equal(gpus, want) {
+		t.Fatalf("devices %q, want %q", gpus, want)
+	}
+	s := Spec{ID: "vm-1", CPUs: 8, MemoryGb: 64, DiskGb: 100}
+	args, err := r.commandLine(s, Image{Kernel: "/k", Initrd: "/i", Cmdline: "quiet"}, "/st/vms/vm-1", "/st/disks/vol.qcow2", gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "-name guest=vm-1,debug-threads=on -machine q35 -accel kvm -cpu host -smp 8 -m 65536 " +
+		"-nodefaults -no-user-config -display none -action shutdown=pause " +
+		"-chardev file,id=console,path=/st/vms/vm-1/console.log,append=on -serial chardev:console " +
+		"-qmp unix:/st/vms/vm-1/qmp.sock,server=on,wait=off -pidfile /st/vms/vm-1/qemu.pid " +
+		"-drive file=/st/disks/vol.qcow2,if=none,id=disk0,format=qcow2 -device virtio-blk-pci,drive=disk0,id=vda " +
+		"-kernel /k -initrd /i -append console=ttyS0 quiet " +
+		"-device pcie-root-port,id=gpu0,chassis=1 -device vfio-pci,host=0000:3b:00.0,bus=gpu0 " +
+		"-device pcie-root-port,id=gpu1,chassis=2 -device vfio-pci,host=0000:3b:00.1,bus=gpu1 " +
+		"-device pcie-root-port,id=gpu2,chassis=3 -device vfio-pci,host=0000:86:00.0,bus=gpu2 " +
+		"-device pcie-root-port,id=gpu3,chassis=4 -device vfio-pci,host=0000:86:00.1,bus=gpu3"
+	if got := strings.Join(args, " "); got != want {
+		t.Errorf("command line\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestVFIORefusals: a GPU (or a function of its group) bound to another
+// driver, one with no IOMMU group, and one the agent cannot place are
+// refused with a reason naming it.
+func TestVFIORefusals(t *testing.T) {
+	nvidia := map[string]string{"0000:3b:00.0": "nvidia", "0000:3b:00.1": "vfio-pci"}
+	audio := map[string]string{"0000:86:00.0": "vfio-pci", "0000:86:00.1": "snd_hda_intel"}
+	cases := []struct {
+		name    string
+		drivers map[string]string
+		gpu     string
+		busIDs  func(string) (string, error)
+		want    string
+	}{
+		{"bound to nvidia", nvidia, gpuA, busIDs, "GPU " + gpuA + " (0000:3B:00.0): 0000:3b:00.0 in its IOMMU group is bound to nvidia, not vfio-pci; bind it to vfio-pci before a VM can have it"},
+		{"its audio function", audio, gpuB, busIDs, "GPU " + gpuB + " (0000:86:00.0): 0000:86:00.1 in its IOMMU group is bound to snd_hda_intel, not vfio-pci; bind it to vfio-pci before a VM can have it"},
+		{"no IOMMU", allVFIO, gpuA, func(string) (string, error) { return "0000:5e:00.0", nil }, "GPU " + gpuA + " (0000:5E:00.0) is in no IOMMU group: the host needs the IOMMU on (intel_iommu=on or amd_iommu=on) to pass it through"},
+		{"unknown", allVFIO, "GPU-nope", busIDs, "GPU GPU-nope: no GPU GPU-nope on this node"},
+		{"no addresses", allVFIO, gpuA, nil, "GPU " + gpuA + ": this agent does not know its GPUs' PCI addresses"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Runtime{cfg: Config{GPUBusIDs: c.busIDs, SysfsRoot: fakeSysfs(t, c.drivers)}}
+			_, err := r.vfioDevices([]string{c.gpu})
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
+// TestGPUNeverInTwoVMs: a VM whose GPU another VM's QEMU still holds
+// waits (starting, no stage) and starts only once that one is gone; here
+// QEMU then fails on the missing device, which the report names. (No GPU
+// on this host: the first VM's hold is recorded as its boot records it.)
+func TestGPUNeverInTwoVMs(t *testing.T) {
+	qemutest.Binary(t)
+	dir := t.TempDir()
+	rt, err := New(Config{StateDir: dir, Accel: AccelTCG, MiBPerGb: 64, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO),
+		Images: map[string]Image{"img": {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(); killAll(dir) })
+	rt.claimNow("vm-holder", []string{gpuA})
+	rt.Apply([]Spec{{ID: "vm-b", Generation: 1, Action: ActionRun, Image: "img", GPUs: []string{gpuA}, DiskGb: 1}})
+	time.Sleep(500 * time.Millisecond)
+	rep := rt.Report()
+	if len(rep) != 1 || rep[0].State != agentapi.StateStarting || rep[0].ProvisioningStage != "" {
+		t.Fatalf("while the GPU is held: %+v, want vm-b starting with no stage", rep)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vms", "vm-b")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("vm-b was set up while its GPU was held: %v", err)
+	}
+	rt.release("vm-holder")
+	w := wait(t, rt, "vm-b", 1, agentapi.StateFailed)
+	if !strings.HasPrefix(w.Message, "QEMU did not start: exited with status 1: ") || !strings.Contains(w.Message, "0000:3b:00.0") {
+		t.Errorf("message %q, want QEMU's failure naming the device", w.Message)
+	}
+}
+
+// TestUnknownImageAndPods: an image not in the catalog and a pod fail
+// with a sentence saying why; TCG asked for with KVM required is refused.
+func TestUnknownImageAndPods(t *testing.T) {
+	qemutest.Binary(t)
+	dir := t.TempDir()
+	rt, err := New(Config{StateDir: dir, Accel: AccelTCG, Images: map[string]Image{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	rt.Assign([]agentapi.Assignment{
+		{ID: "vm-x", Generation: 1, Kind: agentapi.KindVM, Image: "debian-13", Action: agentapi.ActionRun},
+		{ID: "pod-x", Generation: 1, Kind: agentapi.KindPod, Image: "busybox", Action: agentapi.ActionRun},
+	})
+	if w := wait(t, rt, "vm-x", 1, agentapi.StateFailed); w.Message != `the VM image "debian-13" is not in this node's catalog.` {
+		t.Errorf("vm-x: %q", w.Message)
+	}
+	if w := wait(t, rt, "pod-x", 1, agentapi.StateFailed); w.Message != "this node's runtime runs VMs only (QEMU); a pod needs a container runtime." {
+		t.Errorf("pod-x: %q", w.Message)
+	}
+	if _, err := New(Config{StateDir: dir, Accel: AccelTCG, RequireKVM: true}); err == nil || !strings.Contains(err.Error(), "KVM is not usable: TCG was asked for and KVM is required") {
+		t.Errorf("TCG with KVM required: %v", err)
+	}
+}
+
+// TestFromAssignment: a reboot stays a reboot (in place), a recreate of a
+// VM is read as one, the disk size falls back to the volume's.
+func TestFromAssignment(t *testing.T) {
+	s := FromAssignment(agentapi.Assignment{ID: "vm-1", Generation: 3, Kind: agentapi.KindVM, Image: "img", Action: agentapi.ActionRecreate,
+		GPUs: []string{gpuA}, CPUCores: 4, RAMGb: 16, Volume: &agentapi.Volume{ID: "vol-1", SizeGb: 200, Fresh: true}})
+	want := Spec{ID: "vm-1", Generation: 3, Action: ActionReboot, Image: "img", GPUs: []string{gpuA}, CPUs: 4, MemoryGb: 16, DiskGb: 200,
+		Volume: Volume{ID: "vol-1", Fresh: true}}
+	if fmt.Sprint(s) != fmt.Sprint(want) {
+		t.Errorf("got %+v\nwant %+v", s, want)
+	}
+	if s := FromAssignment(agentapi.Assignment{ID: "vm-1", Generation: 1, Kind: agentapi.KindVM}); s.Action != ActionRun {
+		t.Errorf("an older server's assignment: action %q, want run", s.Action)
+	}
+}
+
+// TestStopOfAnEarlierAgentsVM: after an agent restart, a stop that names
+// no GPUs (a preempted VM's) holds those the VM was booted with, read
+// from its state file, so the preemptor's run waits for them.
+func TestStopOfAnEarlierAgentsVM(t *testing.T) {
+	dir := t.TempDir()
+	r := &Runtime{cfg: Config{StateDir: dir}}
+	must(t, os.MkdirAll(r.vmDir("vm-old"), 0o700))
+	(&vm{dir: r.vmDir("vm-old")}).writeState(vmState{Generation: 4, GPUs: []string{gpuA, gpuB}})
+	if got := r.bootedGPUs("vm-old"); !slices.Equal(got, []string{gpuA, gpuB}) {
+		t.Errorf("booted with %q, want both GPUs", got)
+	}
+	if got := r.bootedGPUs("vm-none"); got != nil {
+		t.Errorf("a VM with no state: %q, want none", got)
+	}
+	if got := r.bootedGPUs("../vm-old"); got != nil {
+		t.Errorf("a malformed id: %q, want none", got)
+	}
+}
