@@ -103,6 +103,8 @@ type Assignment struct {
 	CPUCores   int `json:"cpuCores,omitempty"`
 	RAMGb      int `json:"ramGb,omitempty"`
 	DiskSizeGb int `json:"diskSizeGb,omitempty"`
+	// SSHPublicKeys are a VM's OpenSSH public keys, handed to its guest by cloud-init.
+	SSHPublicKeys []string `json:"sshPublicKeys,omitempty"`
 	// Volume is the persistent storage bound to the workload on this
 	// node: a pod's /workspace, a VM's disk. Absent when it has none.
 	Volume *Volume `json:"volume,omitempty"`
