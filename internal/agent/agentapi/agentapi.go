@@ -210,6 +210,10 @@ type WorkloadReport struct {
 	// ProvisioningStage is where a starting workload is (one of
 	// ProvisioningStages after scheduled; ready once running); optional.
 	ProvisioningStage string `json:"provisioningStage,omitempty"`
+	// Endpoint is where the workload answers, as its runtime knows it
+	// (a VM's forwarded SSH port: ssh://HOST:PORT); optional, and not yet
+	// recorded by the server.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // ReportResponse is the answer to either report: the node's id and status
