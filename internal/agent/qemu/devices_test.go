@@ -116,7 +116,7 @@ func TestCommandLine(t *testing.T) {
 	if m := macOf("vm-1"); !regexp.MustCompile(`^52:54:00(:[0-9a-f]{2}){3}$`).MatchString(m) || m == macOf("vm-2") {
 		t.Errorf("MACs %s (vm-1) and %s (vm-2): want QEMU's prefix, one per VM", m, macOf("vm-2"))
 	}
-	if p, err := r.forwardPort(0); p != 0 || err != nil {
+	if p, err := r.forwardPort("vm-1", 0); p != 0 || err != nil {
 		t.Errorf("bridged forward port %d, %v; want none", p, err)
 	}
 	if e := r.endpoint(0); e != "" {

@@ -3,6 +3,7 @@ package qemu
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -49,27 +50,47 @@ func macOf(id string) string {
 	return fmt.Sprintf("52:54:00:%02x:%02x:%02x", h[0], h[1], h[2])
 }
 
-// forwardPort answers the host port to forward to VM's SSH: the one it
-// had before when it is free (its endpoint stays the same across a stop
-// and start), else one the kernel picks. 0 with bridged networking. The
-// port is free when chosen; another process may take it before QEMU
-// binds it, which fails the start (QEMU says so in its last line).
-func (r *Runtime) forwardPort(before int) (int, error) {
+// forwardPort answers the host port to forward to VM id's SSH: the one
+// it had before when it is free (its endpoint stays the same across a
+// stop and start), else one the kernel picks; never one this runtime
+// gave another VM (whose QEMU may not have bound it yet). 0 with bridged
+// networking. The port is free when chosen; another process may take it
+// before QEMU binds it, which fails the start (QEMU says so in its last
+// line).
+func (r *Runtime) forwardPort(id string, before int) (int, error) {
 	if r.cfg.Net == NetBridge {
 		return 0, nil
 	}
-	if before > 0 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	taken := func(p int) bool {
+		for other, q := range r.ports {
+			if other != id && q == p {
+				return true
+			}
+		}
+		return false
+	}
+	if before > 0 && !taken(before) {
 		if l, err := net.Listen("tcp", net.JoinHostPort(r.cfg.ForwardAddr, strconv.Itoa(before))); err == nil {
 			l.Close()
+			r.ports[id] = before
 			return before, nil
 		}
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(r.cfg.ForwardAddr, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("a host port to forward to the guest's SSH: %w", err)
+	for range 20 {
+		l, err := net.Listen("tcp", net.JoinHostPort(r.cfg.ForwardAddr, "0"))
+		if err != nil {
+			return 0, fmt.Errorf("a host port to forward to the guest's SSH: %w", err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !taken(p) {
+			r.ports[id] = p
+			return p, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("a host port to forward to the guest's SSH: the kernel kept offering ports given to other VMs")
 }
 
 // endpoint answers the URL where a VM forwarded on port answers, "" for

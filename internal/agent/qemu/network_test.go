@@ -125,3 +125,33 @@ func readBanner(t *testing.T, addr string) string {
 	t.Fatalf("no banner from %s: %v", addr, last)
 	return ""
 }
+
+// TestForwardPorts: a VM gets back the port it had when it is free, and
+// never a port given to another VM whose QEMU has not bound it yet.
+func TestForwardPorts(t *testing.T) {
+	r := &Runtime{cfg: Config{Net: NetUser, ForwardAddr: "127.0.0.1"}, ports: map[string]int{}}
+	a, err := r.forwardPort("vm-a", 0)
+	if err != nil || a == 0 {
+		t.Fatalf("vm-a: port %d, %v", a, err)
+	}
+	if again, err := r.forwardPort("vm-a", a); again != a || err != nil {
+		t.Errorf("vm-a again: port %d, %v; want %d, the one it had", again, err, a)
+	}
+	// vm-b had a's port once (before a restart of the agent): a holds it.
+	b, err := r.forwardPort("vm-b", a)
+	if err != nil || b == 0 || b == a {
+		t.Errorf("vm-b, which had %d before: port %d, %v; want another", a, b, err)
+	}
+	// A port something else listens on is not given.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer l.Close()
+	busy := l.Addr().(*net.TCPAddr).Port
+	if c, err := r.forwardPort("vm-c", busy); err != nil || c == busy || c == a || c == b {
+		t.Errorf("vm-c, whose port %d is busy: port %d, %v; want a free one of its own", busy, c, err)
+	}
+	r.cfg.EndpointHost = "node-7.example"
+	if e, want := r.endpoint(a), "ssh://node-7.example:"+strconv.Itoa(a); e != want {
+		t.Errorf("endpoint %q, want %q", e, want)
+	}
+}

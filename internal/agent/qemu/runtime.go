@@ -117,6 +117,7 @@ type Runtime struct {
 	work  map[string]*workload
 	held  map[string]bool     // volume ids used since New: never made anew as fresh
 	gpus  map[string][]string // the GPUs each VM's QEMU may hold, from its start until it is gone
+	ports map[string]int      // the host port forwarded to each VM's SSH, while the runtime knows it
 	freed chan struct{}
 }
 
@@ -212,7 +213,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Runtime{cfg: cfg, accel: accel, ctx: ctx, cancel: cancel, work: map[string]*workload{},
-		held: map[string]bool{}, gpus: map[string][]string{}, freed: make(chan struct{})}
+		held: map[string]bool{}, gpus: map[string][]string{}, ports: map[string]int{}, freed: make(chan struct{})}
 	r.wg.Go(r.keepConsoles)
 	return r, nil
 }
@@ -350,6 +351,7 @@ func (r *Runtime) Report() []agentapi.WorkloadReport {
 		w.mu.Unlock()
 		if forget {
 			delete(r.work, id)
+			delete(r.ports, id)
 		}
 	}
 	return out
@@ -769,7 +771,7 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("the cloud-init seed: %w", err)
 	}
-	port, err := r.forwardPort(before.SSHPort)
+	port, err := r.forwardPort(s.ID, before.SSHPort)
 	if err != nil {
 		return nil, 0, err
 	}
