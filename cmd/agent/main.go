@@ -10,11 +10,15 @@
 //	      [--containerd-runtime-binary PATH] [--default-image REF] [--container-log-dir DIR]
 //	      [--runtime qemu] [--qemu-state-dir DIR] [--vm-images DIR] [--qemu-binary PATH]
 //	      [--qemu-accel auto|kvm|tcg] [--qemu-require-kvm] [--qemu-stop-grace 60s]
+//	      [--qemu-net user|bridge] [--qemu-forward-addr ADDR] [--qemu-endpoint-host HOST]
+//	      [--qemu-bridge BRIDGE]
 //
 // --runtime chooses what runs the workloads the server assigns: sim (the
 // default with --mock) simulates a container runtime (sim.Runtime, package
 // internal/agent/sim); containerd runs pods in the node's containerd (package
-// internal/agent/containerd); qemu runs VMs in QEMU (package internal/agent/qemu).
+// internal/agent/containerd); qemu runs VMs in QEMU (package internal/agent/qemu),
+// and hands pods to containerd when --containerd-address is given too, or
+// to the simulated runtime with --mock (agent.Dispatch).
 // Without any the agent reports no workloads, and
 // the server fails what stays deploying after its --provision-timeout.
 //
@@ -78,6 +82,11 @@ type options struct {
 	vmImages                            string
 	qemuRequireKVM                      bool
 	qemuStopGrace                       time.Duration
+	qemuNet, qemuBridge                 string
+	qemuForwardAddr, qemuEndpointHost   string
+	// podsInContainerd: --runtime qemu with --containerd-address given,
+	// so pods go to containerd beside the VMs.
+	podsInContainerd bool
 }
 
 func main() {
@@ -120,8 +129,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		cfg.NVML, cfg.Host = m, agent.HostInfo(m.HostInfo())
 		cfg.AfterHeartbeat = m.RaiseAfterFirstHeartbeat(opts.mockXIDs, log)
 		if opts.runtime == "" || opts.runtime == "sim" {
-			cfg.Runtime = &sim.Runtime{StartDelay: opts.mockStartDelay, StopDelay: opts.mockStopDelay, FailStart: opts.mockFailStart,
-				Exit: opts.mockExit, Log: log}
+			cfg.Runtime = simRuntime(opts, log)
 		}
 		log.Info("running on a simulated server", "mock", opts.mock)
 	} else {
@@ -150,7 +158,21 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		defer rt.Close()
 		cfg.Runtime = rt
-		log.Info("running VMs in QEMU", "stateDir", opts.qemuStateDir, "accel", rt.Accel())
+		log.Info("running VMs in QEMU", "stateDir", opts.qemuStateDir, "accel", rt.Accel(), "net", opts.qemuNet)
+		switch {
+		case opts.podsInContainerd:
+			pods, err := newContainerdRuntime(opts, log)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+				return 1
+			}
+			defer pods.Close()
+			cfg.Runtime = agent.Dispatch{VMs: rt, Pods: pods}
+			log.Info("running pods in containerd", "address", opts.containerdAddress, "volumeRoot", opts.volumeRoot)
+		case opts.mock != "":
+			cfg.Runtime = agent.Dispatch{VMs: rt, Pods: simRuntime(opts, log)}
+			log.Info("simulating pods")
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -167,6 +189,12 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 	}
 	return 1
+}
+
+// simRuntime is the simulated runtime of --mock.
+func simRuntime(o options, log *slog.Logger) *sim.Runtime {
+	return &sim.Runtime{StartDelay: o.mockStartDelay, StopDelay: o.mockStopDelay, FailStart: o.mockFailStart,
+		Exit: o.mockExit, Log: log}
 }
 
 // appendID adds a workload id given to flag, which must be one word.
@@ -228,9 +256,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.qemuAccel, "qemu-accel", "auto", "with --runtime qemu, auto (KVM when a probe runs a vCPU on /dev/kvm, else TCG), kvm or tcg")
 	fs.BoolVar(&o.qemuRequireKVM, "qemu-require-kvm", false, "with --runtime qemu, refuse to run VMs under TCG (software emulation)")
 	fs.DurationVar(&o.qemuStopGrace, "qemu-stop-grace", qemu.DefaultStopGrace, "with --runtime qemu, how long a stop waits for the guest to power off after the ACPI power button before QEMU is told to quit")
+	fs.StringVar(&o.qemuNet, "qemu-net", qemu.NetUser, "with --runtime qemu, the VMs' network: user (QEMU's user-mode networking, each VM's SSH port forwarded from a free host port, its endpoint) or bridge (a tap in --qemu-bridge)")
+	fs.StringVar(&o.qemuForwardAddr, "qemu-forward-addr", "0.0.0.0", "with --qemu-net user, the host address the VMs' forwarded SSH ports listen on")
+	fs.StringVar(&o.qemuEndpointHost, "qemu-endpoint-host", "", "with --qemu-net user, the host name a VM's endpoint names (default: --qemu-forward-addr when it is one address, else the host's name)")
+	fs.StringVar(&o.qemuBridge, "qemu-bridge", "", "with --qemu-net bridge, the host bridge the VMs' taps join (QEMU's bridge helper must allow it)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "containerd-address" && o.runtime == "qemu" {
+			o.podsInContainerd = true
+		}
+	})
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
@@ -267,6 +304,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		return o, fmt.Errorf("--qemu-accel %q: want auto, kvm or tcg", o.qemuAccel)
 	case o.qemuRequireKVM && o.qemuAccel == qemu.AccelTCG:
 		return o, errors.New("--qemu-require-kvm refuses --qemu-accel tcg")
+	case o.qemuNet != qemu.NetUser && o.qemuNet != qemu.NetBridge:
+		return o, fmt.Errorf("--qemu-net %q: want user or bridge", o.qemuNet)
+	case o.qemuNet == qemu.NetBridge && o.qemuBridge == "":
+		return o, errors.New("--qemu-net bridge needs --qemu-bridge")
 	case o.qemuStopGrace <= 0:
 		return o, fmt.Errorf("--qemu-stop-grace %v: must be positive", o.qemuStopGrace)
 	case o.mockStartDelay < 0:
@@ -292,5 +333,6 @@ func newQEMURuntime(o options, busIDs func(string) (string, error), log *slog.Lo
 		accel = qemu.AccelAuto
 	}
 	return qemu.New(qemu.Config{StateDir: o.qemuStateDir, Binary: o.qemuBinary, Images: images, Accel: accel,
-		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: busIDs, Log: log})
+		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: busIDs, Net: o.qemuNet, Bridge: o.qemuBridge,
+		ForwardAddr: o.qemuForwardAddr, EndpointHost: o.qemuEndpointHost, Log: log})
 }

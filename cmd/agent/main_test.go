@@ -259,6 +259,8 @@ func TestRuntimeFlags(t *testing.T) {
 		{[]string{"--runtime", "qemu", "--qemu-accel", "hvf"}, `--qemu-accel "hvf": want auto, kvm or tcg`},
 		{[]string{"--runtime", "qemu", "--qemu-accel", "tcg", "--qemu-require-kvm"}, "--qemu-require-kvm refuses --qemu-accel tcg"},
 		{[]string{"--runtime", "qemu", "--qemu-stop-grace", "0s"}, "--qemu-stop-grace 0s: must be positive"},
+		{[]string{"--runtime", "qemu", "--qemu-net", "slirp"}, `--qemu-net "slirp": want user or bridge`},
+		{[]string{"--runtime", "qemu", "--qemu-net", "bridge"}, "--qemu-net bridge needs --qemu-bridge"},
 		{[]string{"--runtime", "sim"}, "--runtime sim needs --mock"},
 		{[]string{"--runtime", "containerd", "--volume-root", ""}, "--runtime containerd needs --volume-root"},
 	} {
@@ -273,8 +275,19 @@ func TestRuntimeFlags(t *testing.T) {
 	}
 	o, err = parseFlags(append(base, "--runtime", "qemu"), func(string) string { return "" }, io.Discard)
 	if err != nil || o.qemuStateDir != "/var/lib/gpugraph/qemu" || o.qemuBinary != "qemu-system-x86_64" || o.qemuAccel != "auto" ||
-		o.qemuRequireKVM || o.qemuStopGrace != 60*time.Second || o.vmImages != "" {
+		o.qemuRequireKVM || o.qemuStopGrace != 60*time.Second || o.vmImages != "" || o.qemuNet != "user" || o.qemuForwardAddr != "0.0.0.0" ||
+		o.qemuEndpointHost != "" || o.qemuBridge != "" || o.podsInContainerd {
 		t.Fatalf("qemu defaults: %+v, %v", o, err)
+	}
+	// Pods go to containerd beside QEMU only when its address is given.
+	o, err = parseFlags(append(base, "--runtime", "qemu", "--containerd-address", "/run/c.sock", "--qemu-net", "bridge", "--qemu-bridge", "br0"),
+		func(string) string { return "" }, io.Discard)
+	if err != nil || !o.podsInContainerd || o.containerdAddress != "/run/c.sock" || o.qemuNet != "bridge" || o.qemuBridge != "br0" {
+		t.Fatalf("qemu with containerd: %+v, %v", o, err)
+	}
+	o, err = parseFlags(append(base, "--runtime", "containerd", "--containerd-address", "/run/c.sock"), func(string) string { return "" }, io.Discard)
+	if err != nil || o.podsInContainerd {
+		t.Fatalf("containerd alone: %+v, %v", o, err)
 	}
 	o, err = parseFlags(append(base, "--runtime", "qemu", "--qemu-state-dir", "/q", "--vm-images", "/img", "--qemu-binary", "/opt/qemu",
 		"--qemu-accel", "kvm", "--qemu-require-kvm", "--qemu-stop-grace", "5s"), func(string) string { return "" }, io.Discard)
@@ -296,6 +309,7 @@ func TestQEMURuntimeStartErrors(t *testing.T) {
 	}{
 		{[]string{"--qemu-binary", "/nonexistent/qemu"}, `gpugraph-agent: qemu runtime: exec: "/nonexistent/qemu": stat /nonexistent/qemu: no such file or directory`},
 		{[]string{"--vm-images", "/nonexistent/images"}, "gpugraph-agent: --vm-images: VM images: open /nonexistent/images: no such file or directory"},
+		{[]string{"--qemu-forward-addr", "nowhere"}, `gpugraph-agent: qemu runtime: forward address "nowhere" is not an IP address`},
 	} {
 		var stderr bytes.Buffer
 		if code := run(append(base, c.args...), func(string) string { return "" }, &stderr); code != 1 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,8 +23,10 @@ import (
 
 // TestBinaryQEMU: the agent binary with --runtime qemu on a simulated
 // server boots the VM it is assigned from its image catalog (under TCG,
-// as asked), reports it running once the guest is up, and gone once a
-// stop powered it off; its console holds the guest's boot lines.
+// as asked), reports it running once the guest is up, with its endpoint
+// (the forwarded SSH port), and gone once a stop powered it off; its
+// console holds the guest's boot lines. The pod it is assigned beside
+// goes to the simulated runtime (--mock), not to QEMU.
 func TestBinaryQEMU(t *testing.T) {
 	qemutest.Binary(t)
 	g := qemutest.Build(t)
@@ -55,9 +58,10 @@ func TestBinaryQEMU(t *testing.T) {
 
 	vm := agentapi.Assignment{ID: "vm-1", Generation: 1, Kind: agentapi.KindVM, Image: "tiny", CPUCores: 1, RAMGb: 1, DiskSizeGb: 1,
 		Volume: &agentapi.Volume{ID: "vol-1", SizeGb: 1, Fresh: true}, Action: agentapi.ActionRun}
+	pod := agentapi.Assignment{ID: "pod-1", Generation: 1, Kind: agentapi.KindPod, Image: "busybox", Action: agentapi.ActionRun}
 	var (
 		mu      sync.Mutex
-		assign  = []agentapi.Assignment{vm}
+		assign  = []agentapi.Assignment{vm, pod}
 		reports []agentapi.WorkloadReport
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +78,8 @@ func TestBinaryQEMU(t *testing.T) {
 	defer srv.Close()
 	var out bytes.Buffer
 	cmd := exec.Command(bin, "--server", srv.URL, "--node-name", "qemu-node", "--token", "t", "--interval", "200ms", "--mock", "dgxh100",
-		"--runtime", "qemu", "--qemu-state-dir", state, "--vm-images", images, "--qemu-accel", "tcg", "--qemu-stop-grace", "20s")
+		"--runtime", "qemu", "--qemu-state-dir", state, "--vm-images", images, "--qemu-accel", "tcg", "--qemu-stop-grace", "20s",
+		"--qemu-forward-addr", "127.0.0.1", "--mock-start-delay", "0s")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	must(cmd.Start())
 	exited := make(chan error, 1)
@@ -91,39 +96,44 @@ func TestBinaryQEMU(t *testing.T) {
 			t.Error("agent ignored SIGTERM")
 		}
 	}()
-	await := func(gen int, state string) {
+	await := func(id string, gen int, state string) agentapi.WorkloadReport {
 		t.Helper()
 		deadline := time.After(90 * time.Second)
 		for {
 			mu.Lock()
-			var seen bool
+			var seen *agentapi.WorkloadReport
 			for _, r := range reports {
-				seen = seen || (r.ID == "vm-1" && r.Generation == gen && r.State == state)
+				if r.ID == id && r.Generation == gen && r.State == state {
+					seen = &r
+				}
 			}
 			last := append([]agentapi.WorkloadReport(nil), reports[max(len(reports)-3, 0):]...)
 			mu.Unlock()
-			if seen {
-				return
+			if seen != nil {
+				return *seen
 			}
 			select {
 			case err := <-exited:
 				t.Fatalf("agent exited: %v\n%s", err, out.String())
 			case <-deadline:
-				t.Fatalf("vm-1 generation %d never reported %s; last %+v\n%s", gen, state, last, out.String())
+				t.Fatalf("%s generation %d never reported %s; last %+v\n%s", id, gen, state, last, out.String())
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
-	await(1, agentapi.StateRunning)
+	if r := await("vm-1", 1, agentapi.StateRunning); !regexp.MustCompile(`^ssh://127\.0\.0\.1:[0-9]+$`).MatchString(r.Endpoint) {
+		t.Errorf("vm-1's endpoint %q, want ssh://127.0.0.1:PORT", r.Endpoint)
+	}
+	await("pod-1", 1, agentapi.StateRunning)
 	console, err := os.ReadFile(filepath.Join(state, "vms", "vm-1", "console.log"))
 	if err != nil || !strings.Contains(string(console), qemutest.BootsPrefix+"0") || !strings.Contains(string(console), "Linux version") {
 		t.Errorf("console (%v) lacks the kernel's and the guest's boot lines:\n%s", err, console)
 	}
 	mu.Lock()
 	vm.Action = agentapi.ActionStop
-	assign = []agentapi.Assignment{vm}
+	assign = []agentapi.Assignment{vm, pod}
 	mu.Unlock()
-	await(1, agentapi.StateGone)
+	await("vm-1", 1, agentapi.StateGone)
 	if _, err := os.Stat(filepath.Join(state, "disks", "vol-1.qcow2")); err != nil {
 		t.Errorf("the stopped VM's disk: %v, want it kept", err)
 	}

@@ -103,6 +103,8 @@ type Assignment struct {
 	CPUCores   int `json:"cpuCores,omitempty"`
 	RAMGb      int `json:"ramGb,omitempty"`
 	DiskSizeGb int `json:"diskSizeGb,omitempty"`
+	// SSHPublicKeys are a VM's OpenSSH public keys, handed to its guest by cloud-init.
+	SSHPublicKeys []string `json:"sshPublicKeys,omitempty"`
 	// Volume is the persistent storage bound to the workload on this
 	// node: a pod's /workspace, a VM's disk. Absent when it has none.
 	Volume *Volume `json:"volume,omitempty"`
@@ -208,6 +210,10 @@ type WorkloadReport struct {
 	// ProvisioningStage is where a starting workload is (one of
 	// ProvisioningStages after scheduled; ready once running); optional.
 	ProvisioningStage string `json:"provisioningStage,omitempty"`
+	// Endpoint is where the workload answers, as its runtime knows it
+	// (a VM's forwarded SSH port: ssh://HOST:PORT); optional, and not yet
+	// recorded by the server.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // ReportResponse is the answer to either report: the node's id and status

@@ -15,10 +15,11 @@ const maxSocketPath = 107
 
 // commandLine is QEMU's arguments for s: a q35 machine under the chosen
 // accelerator, s's vCPUs and memory, its disk on virtio, the serial
-// console appended to a file, QMP on a socket, one PCIe root port and
+// console appended to a file, QMP on a socket, the cloud-init seed, a
+// virtio NIC (network.go), one PCIe root port and
 // vfio-pci device per passed-through function. gpus are the PCI
 // addresses vfioDevices answered.
-func (r *Runtime) commandLine(s Spec, img Image, dir, disk string, gpus []string) ([]string, error) {
+func (r *Runtime) commandLine(s Spec, img Image, dir, disk, seed string, port int, gpus []string) ([]string, error) {
 	sock := filepath.Join(dir, "qmp.sock")
 	if len(sock) > maxSocketPath {
 		return nil, fmt.Errorf("the QMP socket path %s is longer than a unix socket allows (%d bytes); give the agent a shorter state directory", sock, maxSocketPath)
@@ -47,6 +48,8 @@ func (r *Runtime) commandLine(s Spec, img Image, dir, disk string, gpus []string
 		"-drive", "file="+disk+",if=none,id=disk0,format=qcow2",
 		"-device", "virtio-blk-pci,drive=disk0,id=vda",
 	)
+	args = append(args, seedArgs(seed)...)
+	args = append(args, r.netArgs(s, port)...)
 	if img.Kernel != "" {
 		args = append(args, "-kernel", img.Kernel)
 		if img.Initrd != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ var allVFIO = map[string]string{"0000:3a:00.0": "pcieport", "0000:3b:00.0": "vfi
 // each GPU's whole IOMMU group (bridges left out) as vfio-pci devices,
 // each on a PCIe root port of its own.
 func TestCommandLine(t *testing.T) {
-	r := &Runtime{cfg: Config{MiBPerGb: 1024, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO)}, accel: AccelKVM}
+	r := &Runtime{cfg: Config{MiBPerGb: 1024, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO), Net: NetUser, ForwardAddr: "0.0.0.0"}, accel: AccelKVM}
 	gpus, err := r.vfioDevices([]string{gpuA, gpuB})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestCommandLine(t *testing.T) {
 		t.Fatalf("devices %q, want %q", gpus, want)
 	}
 	s := Spec{ID: "vm-1", CPUs: 8, MemoryGb: 64, DiskGb: 100}
-	args, err := r.commandLine(s, Image{Kernel: "/k", Initrd: "/i", Cmdline: "quiet"}, "/st/vms/vm-1", "/st/disks/vol.qcow2", gpus)
+	args, err := r.commandLine(s, Image{Kernel: "/k", Initrd: "/i", Cmdline: "quiet"}, "/st/vms/vm-1", "/st/disks/vol.qcow2", "/st/vms/vm-1/seed", 40022, gpus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +92,8 @@ func TestCommandLine(t *testing.T) {
 		"-chardev file,id=console,path=/st/vms/vm-1/console.log,append=on -serial chardev:console " +
 		"-qmp unix:/st/vms/vm-1/qmp.sock,server=on,wait=off -pidfile /st/vms/vm-1/qemu.pid " +
 		"-drive file=/st/disks/vol.qcow2,if=none,id=disk0,format=qcow2 -device virtio-blk-pci,drive=disk0,id=vda " +
+		"-drive if=none,id=seed,driver=vvfat,dir=/st/vms/vm-1/seed,label=cidata,read-only=on -device virtio-blk-pci,drive=seed,id=vdb " +
+		"-netdev user,id=net0,hostfwd=tcp:0.0.0.0:40022-:22 -device virtio-net-pci,netdev=net0,mac=" + macOf("vm-1") + " " +
 		"-kernel /k -initrd /i -append console=ttyS0 quiet " +
 		"-device pcie-root-port,id=gpu0,chassis=1 -device vfio-pci,host=0000:3b:00.0,bus=gpu0 " +
 		"-device pcie-root-port,id=gpu1,chassis=2 -device vfio-pci,host=0000:3b:00.1,bus=gpu1 " +
@@ -98,6 +101,26 @@ func TestCommandLine(t *testing.T) {
 		"-device pcie-root-port,id=gpu3,chassis=4 -device vfio-pci,host=0000:86:00.1,bus=gpu3"
 	if got := strings.Join(args, " "); got != want {
 		t.Errorf("command line\n got %s\nwant %s", got, want)
+	}
+
+	// Bridged: the NIC on a tap in the bridge, no port forwarded; the MAC
+	// is the VM's own and the same at every boot.
+	r.cfg.Net, r.cfg.Bridge = NetBridge, "br-vms"
+	args, err = r.commandLine(s, Image{}, "/st/vms/vm-1", "/st/disks/vol.qcow2", "/st/vms/vm-1/seed", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(args, " "), "-netdev bridge,id=net0,br=br-vms -device virtio-net-pci,netdev=net0,mac="+macOf("vm-1"); !strings.HasSuffix(got, want) {
+		t.Errorf("bridged command line\n got %s\nwant it to end %s", got, want)
+	}
+	if m := macOf("vm-1"); !regexp.MustCompile(`^52:54:00(:[0-9a-f]{2}){3}$`).MatchString(m) || m == macOf("vm-2") {
+		t.Errorf("MACs %s (vm-1) and %s (vm-2): want QEMU's prefix, one per VM", m, macOf("vm-2"))
+	}
+	if p, err := r.forwardPort("vm-1", 0); p != 0 || err != nil {
+		t.Errorf("bridged forward port %d, %v; want none", p, err)
+	}
+	if e := r.endpoint(0); e != "" {
+		t.Errorf("bridged endpoint %q, want none", e)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,12 +43,16 @@ const (
 	DefaultBinary    = "qemu-system-x86_64"
 	DefaultStopGrace = 60 * time.Second
 	DefaultMiBPerGb  = 1024
-	// ConsoleTail is how much of a VM's serial console Console answers.
-	ConsoleTail = 64 << 10
-	// consoleKeep: a console file past this size is cut to its last
-	// ConsoleTail bytes when its VM next boots.
-	consoleKeep = 1 << 20
-	qmpWait     = 10 * time.Second
+	// ConsoleTailBytes is how much of a VM's serial console ConsoleTail
+	// answers.
+	ConsoleTailBytes = 64 << 10
+	// DefaultConsoleLimit: a console file past this size is rotated (its
+	// last ConsoleTailBytes kept aside, the file emptied), while the VM
+	// runs and before each boot.
+	DefaultConsoleLimit = 1 << 20
+	// consoleCheck is how often the running VMs' consoles are measured.
+	consoleCheck = time.Second
+	qmpWait      = 10 * time.Second
 )
 
 // Accelerators.
@@ -85,7 +90,18 @@ type Config struct {
 	// PCI devices and IOMMU groups are read ("" is /sys).
 	GPUBusIDs func(uuid string) (string, error)
 	SysfsRoot string
-	Log       *slog.Logger
+	// Net is NetUser ("" too) or NetBridge. With NetUser each VM's SSH
+	// port is forwarded from a free port of ForwardAddr ("" is 0.0.0.0,
+	// every address of the host), and its endpoint is
+	// ssh://EndpointHost:PORT (EndpointHost "" is ForwardAddr when that
+	// names one address, else the host's name). With NetBridge the NIC is
+	// on a tap in Bridge, added by QEMU's bridge helper.
+	Net, Bridge               string
+	ForwardAddr, EndpointHost string
+	// ConsoleLimit is the size past which a VM's console file is rotated;
+	// 0 is DefaultConsoleLimit.
+	ConsoleLimit int64
+	Log          *slog.Logger
 }
 
 // Runtime runs VMs in QEMU; New makes one, Close stops its workers and
@@ -101,6 +117,7 @@ type Runtime struct {
 	work  map[string]*workload
 	held  map[string]bool     // volume ids used since New: never made anew as fresh
 	gpus  map[string][]string // the GPUs each VM's QEMU may hold, from its start until it is gone
+	ports map[string]int      // the host port forwarded to each VM's SSH, while the runtime knows it
 	freed chan struct{}
 }
 
@@ -112,6 +129,7 @@ type workload struct {
 	state    string
 	message  string
 	stage    string
+	endpoint string // where its guest answers while its QEMU runs
 	unlisted bool
 	ended    bool
 }
@@ -155,6 +173,34 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.ConsoleLimit <= 0 {
+		cfg.ConsoleLimit = DefaultConsoleLimit
+	}
+	switch cfg.Net {
+	case "", NetUser:
+		cfg.Net = NetUser
+		if cfg.ForwardAddr == "" {
+			cfg.ForwardAddr = "0.0.0.0"
+		}
+		ip := net.ParseIP(cfg.ForwardAddr)
+		if ip == nil {
+			return nil, fmt.Errorf("qemu runtime: forward address %q is not an IP address", cfg.ForwardAddr)
+		}
+		if cfg.EndpointHost == "" && !ip.IsUnspecified() {
+			cfg.EndpointHost = cfg.ForwardAddr
+		}
+		if cfg.EndpointHost == "" {
+			if cfg.EndpointHost, err = os.Hostname(); err != nil {
+				return nil, fmt.Errorf("qemu runtime: the host's name for VM endpoints: %w", err)
+			}
+		}
+	case NetBridge:
+		if cfg.Bridge == "" {
+			return nil, errors.New("qemu runtime: bridged networking needs a bridge")
+		}
+	default:
+		return nil, fmt.Errorf("qemu runtime: network %q: want %s or %s", cfg.Net, NetUser, NetBridge)
+	}
 	accel, err := chooseAccel(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("qemu runtime: %w", err)
@@ -166,8 +212,10 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("qemu runtime: state directory: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runtime{cfg: cfg, accel: accel, ctx: ctx, cancel: cancel, work: map[string]*workload{},
-		held: map[string]bool{}, gpus: map[string][]string{}, freed: make(chan struct{})}, nil
+	r := &Runtime{cfg: cfg, accel: accel, ctx: ctx, cancel: cancel, work: map[string]*workload{},
+		held: map[string]bool{}, gpus: map[string][]string{}, ports: map[string]int{}, freed: make(chan struct{})}
+	r.wg.Go(r.keepConsoles)
+	return r, nil
 }
 
 func chooseAccel(cfg Config) (string, error) {
@@ -273,9 +321,18 @@ func (w *workload) push(s Spec) {
 func (w *workload) set(gen int, state, message, stage string) {
 	w.mu.Lock()
 	w.gen, w.state, w.message, w.stage = gen, state, message, stage
-	if state == agentapi.StateRunning {
+	switch state {
+	case agentapi.StateRunning:
 		w.stage = agentapi.StageReady
+	case agentapi.StateExited, agentapi.StateFailed, agentapi.StateGone:
+		w.endpoint = "" // its QEMU is gone
 	}
+	w.mu.Unlock()
+}
+
+func (w *workload) setEndpoint(e string) {
+	w.mu.Lock()
+	w.endpoint = e
 	w.mu.Unlock()
 }
 
@@ -288,23 +345,76 @@ func (r *Runtime) Report() []agentapi.WorkloadReport {
 	for _, id := range ids {
 		w := r.work[id]
 		w.mu.Lock()
-		out = append(out, agentapi.WorkloadReport{ID: id, Generation: w.gen, State: w.state, Message: w.message, ProvisioningStage: w.stage})
+		out = append(out, agentapi.WorkloadReport{ID: id, Generation: w.gen, State: w.state, Message: w.message, ProvisioningStage: w.stage,
+			Endpoint: w.endpoint})
 		forget := w.unlisted && w.state == agentapi.StateGone
 		w.mu.Unlock()
 		if forget {
 			delete(r.work, id)
+			delete(r.ports, id)
 		}
 	}
 	return out
 }
 
-// Console answers the last ConsoleTail bytes of VM id's serial console
-// (kept across its boots on this node), or os.ErrNotExist.
-func (r *Runtime) Console(id string) ([]byte, error) {
+// ConsoleTail answers the last ConsoleTailBytes of VM id's serial
+// console (kept across its boots on this node, across a rotation too), or
+// os.ErrNotExist.
+func (r *Runtime) ConsoleTail(id string) ([]byte, error) {
 	if !volumeID.MatchString(id) {
 		return nil, os.ErrNotExist
 	}
-	return tail(filepath.Join(r.vmDir(id), "console.log"), ConsoleTail)
+	dir := r.vmDir(id)
+	cur, err := tail(filepath.Join(dir, "console.log"), ConsoleTailBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(cur) < ConsoleTailBytes {
+		prev, _ := tail(filepath.Join(dir, "console.prev"), int64(ConsoleTailBytes-len(cur)))
+		cur = append(prev, cur...)
+	}
+	return cur, nil
+}
+
+// keepConsoles rotates the console of each VM whose file passed
+// ConsoleLimit, every consoleCheck, so a guest that writes its console
+// without end between boots is bounded all the same.
+func (r *Runtime) keepConsoles() {
+	t := time.NewTicker(consoleCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+		dirs, _ := os.ReadDir(filepath.Join(r.cfg.StateDir, "vms"))
+		for _, d := range dirs {
+			rotateConsole(filepath.Join(r.cfg.StateDir, "vms", d.Name()), r.cfg.ConsoleLimit)
+		}
+	}
+}
+
+// rotateConsole keeps dir's console.log under limit: past it, its last
+// ConsoleTailBytes go to console.prev and console.log is emptied. QEMU
+// keeps appending (it opened the file O_APPEND), so its next line starts
+// the emptied file; what it wrote between the copy and the truncation
+// (microseconds) is lost, which a console that rotates tolerates.
+func rotateConsole(dir string, limit int64) {
+	path := filepath.Join(dir, "console.log")
+	st, err := os.Stat(path)
+	if err != nil || st.Size() <= limit {
+		return
+	}
+	b, err := tail(path, ConsoleTailBytes)
+	if err != nil {
+		return
+	}
+	prev := filepath.Join(dir, "console.prev")
+	if os.WriteFile(prev+".new", b, 0o600) != nil || os.Rename(prev+".new", prev) != nil {
+		return
+	}
+	os.Truncate(path, 0)
 }
 
 func tail(path string, n int64) ([]byte, error) {
@@ -439,10 +549,12 @@ func (r *Runtime) loop(id string, w *workload) {
 			case s.Generation == st.Generation:
 				// This very generation, adopted: running as it was.
 				w.set(s.Generation, agentapi.StateRunning, "", "")
+				w.setEndpoint(r.endpoint(st.SSHPort))
 				r.claimNow(id, s.GPUs)
 				continue
 			case s.Action == ActionReboot:
 				w.set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
+				w.setEndpoint(r.endpoint(st.SSHPort))
 				off := consoleSize(v.dir)
 				if err := v.reset(); err != nil {
 					log.Error("reboot", "generation", s.Generation, "err", err)
@@ -617,6 +729,10 @@ type vmState struct {
 	// GPUs are the UUIDs it was booted with: what a stop that names none
 	// (a preempted VM's) waits for, after an agent restart.
 	GPUs []string `json:"gpus,omitempty"`
+	// SSHPort is the host port forwarded to its SSH (user-mode
+	// networking): its endpoint, kept for the next agent and tried first
+	// at its next boot.
+	SSHPort int `json:"sshPort,omitempty"`
 }
 
 // bootedGPUs answers the GPUs VM id's QEMU was booted with, from its
@@ -645,12 +761,21 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, 0, err
 	}
+	before := (&vm{dir: dir}).readState()
 	for _, f := range []string{"qmp.sock", "qemu.pid", "state.json"} {
 		os.Remove(filepath.Join(dir, f))
 	}
-	trimConsole(filepath.Join(dir, "console.log"))
+	rotateConsole(dir, r.cfg.ConsoleLimit)
 	off := consoleSize(dir)
-	args, err := r.commandLine(s, img, dir, disk, gpus)
+	seed, err := writeSeed(dir, s)
+	if err != nil {
+		return nil, 0, fmt.Errorf("the cloud-init seed: %w", err)
+	}
+	port, err := r.forwardPort(s.ID, before.SSHPort)
+	if err != nil {
+		return nil, 0, err
+	}
+	args, err := r.commandLine(s, img, dir, disk, seed, port, gpus)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -658,20 +783,9 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	v.writeState(vmState{Generation: s.Generation, GPUs: s.GPUs})
+	v.writeState(vmState{Generation: s.Generation, GPUs: s.GPUs, SSHPort: port})
+	w.setEndpoint(r.endpoint(port))
 	return v, off, nil
-}
-
-// trimConsole cuts a console file past consoleKeep to its tail, before
-// QEMU opens it.
-func trimConsole(path string) {
-	st, err := os.Stat(path)
-	if err != nil || st.Size() <= consoleKeep {
-		return
-	}
-	if b, err := tail(path, ConsoleTail); err == nil {
-		os.WriteFile(path, b, 0o600)
-	}
 }
 
 func consoleSize(dir string) int64 {
@@ -699,6 +813,9 @@ func (r *Runtime) watchReady(dir string, off int64, img Image) (<-chan struct{},
 		for {
 			if f, err := os.Open(path); err == nil {
 				st, _ := f.Stat()
+				if st != nil && st.Size() < off {
+					off = 0 // rotated meanwhile (rotateConsole)
+				}
 				if st != nil && st.Size() > off {
 					b := make([]byte, st.Size()-off)
 					n, _ := f.ReadAt(b, off)

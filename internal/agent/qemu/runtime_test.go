@@ -32,7 +32,7 @@ func testConfig(dir string, g qemutest.Guest) Config {
 	} else if accel == "" {
 		accel = AccelTCG
 	}
-	return Config{StateDir: dir, Accel: accel, MiBPerGb: testMiBPerGb, StopGrace: 20 * time.Second,
+	return Config{StateDir: dir, Accel: accel, MiBPerGb: testMiBPerGb, StopGrace: 20 * time.Second, ForwardAddr: "127.0.0.1",
 		Images: map[string]Image{
 			"guest":          {Kernel: g.Kernel, Initrd: g.Initrd, Cmdline: "quiet", ReadyLine: qemutest.ReadyLine},
 			"guest-poweroff": {Kernel: g.Kernel, Initrd: g.Initrd, Cmdline: "quiet " + qemutest.PowerOffCmdline, ReadyLine: qemutest.ReadyLine},
@@ -123,7 +123,7 @@ func wait(t *testing.T, rt *Runtime, id string, gen int, state string) agentapi.
 // lastBoots answers the boot count the guest printed last.
 func lastBoots(t *testing.T, rt *Runtime, id string) string {
 	t.Helper()
-	b, err := rt.Console(id)
+	b, err := rt.ConsoleTail(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestVMLifecycle(t *testing.T) {
 	if n := qemus(sock); n != 0 {
 		t.Fatalf("%d QEMUs after the stop, want 0", n)
 	}
-	if b, _ := rt.Console("vm-a"); !strings.Contains(string(b), "gpugraph-guest: power button") {
+	if b, _ := rt.ConsoleTail("vm-a"); !strings.Contains(string(b), "gpugraph-guest: power button") {
 		t.Errorf("the guest never saw the ACPI power button:\n%s", b)
 	}
 	// Start on the same disk.

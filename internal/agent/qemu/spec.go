@@ -26,6 +26,8 @@ type Spec struct {
 	MemoryGb int // guest memory in GiB (Config.MiBPerGb scales it); 0 is 1
 	DiskGb   int // the qcow2's virtual size; 0 is 1
 	Volume   Volume
+	// SSHPublicKeys go to the guest in its cloud-init seed.
+	SSHPublicKeys []string
 	// Unsupported, when set, is why this runtime cannot run it (a pod).
 	Unsupported string
 }
@@ -46,7 +48,7 @@ type Volume struct {
 // is read as a reboot; a pod is not this runtime's.
 func FromAssignment(a agentapi.Assignment) Spec {
 	s := Spec{ID: a.ID, Generation: a.Generation, Action: a.Action, Image: a.Image, GPUs: a.GPUs,
-		CPUs: a.CPUCores, MemoryGb: a.RAMGb, DiskGb: a.DiskSizeGb}
+		CPUs: a.CPUCores, MemoryGb: a.RAMGb, DiskGb: a.DiskSizeGb, SSHPublicKeys: a.SSHPublicKeys}
 	switch a.Action {
 	case "":
 		s.Action = ActionRun

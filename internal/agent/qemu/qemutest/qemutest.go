@@ -3,7 +3,9 @@
 // -x: nothing is installed), and an initramfs of busybox-static whose
 // init loads the kernel's virtio modules, mounts the VM's disk (making a
 // file system on a fresh one), counts its boots in a marker file on it,
-// prints them on the serial console, powers off when the ACPI power
+// prints them on the serial console, prints the cloud-init seed it finds
+// (the disk labelled cidata), answers a banner on port 22 of its NIC
+// (user-mode networking's address), powers off when the ACPI power
 // button is pressed, and powers off by itself when the kernel command
 // line says gpugraph.poweroff.
 //
@@ -42,12 +44,24 @@ const (
 	BootsPrefix = "gpugraph-guest: boots-before="
 	// PowerOffCmdline makes the guest power off by itself once ready.
 	PowerOffCmdline = "gpugraph.poweroff"
+	// SeedPrefix starts the line naming the device labelled cidata (the
+	// cloud-init seed); SeedFilePrefix + "meta-data: " or "user-data: "
+	// starts each line of those files, as the guest read them.
+	SeedPrefix     = "gpugraph-guest: seed "
+	SeedFilePrefix = "gpugraph-guest: "
+	// Banner is what the guest answers on its port 22 (user-mode
+	// networking's address 10.0.2.15), once a connection: a stand-in for
+	// sshd's first line.
+	Banner = "SSH-2.0-gpugraph-guest"
 )
 
 // Modules the init loads, in this order: the cloud kernel's virtio
 // drivers are modules (ext4 is built in), and the ACPI power button
 // needs button and evdev.
-var Modules = []string{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci", "virtio_blk", "button", "evdev"}
+// virtio_net needs failover and net_failover; the cloud-init seed (a FAT
+// disk) needs fat, vfat and their code pages.
+var Modules = []string{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci", "virtio_blk", "button", "evdev",
+	"failover", "net_failover", "virtio_net", "fat", "vfat", "nls_cp437", "nls_ascii"}
 
 // Guest is a kernel and an initramfs to boot directly.
 type Guest struct {
@@ -79,6 +93,20 @@ for e in /sys/class/input/event*; do
 		(dd if=/dev/input/${e##*/} of=/dev/null bs=24 count=1 2>/dev/null; off "power button") &
 	fi
 done
+seed=$(findfs LABEL=cidata 2>/dev/null)
+if [ -n "$seed" ]; then
+	echo "gpugraph-guest: seed $seed"
+	mkdir -p /seed
+	if mount -t vfat -o ro "$seed" /seed; then
+		for f in meta-data user-data; do sed "s/^/gpugraph-guest: $f: /" /seed/$f; done
+		umount /seed
+	fi
+fi
+if ip link set eth0 up 2>/dev/null; then
+	ip addr add 10.0.2.15/24 dev eth0
+	ip route add default via 10.0.2.2
+	(while true; do echo "SSH-2.0-gpugraph-guest" | nc -l -p 22; done) &
+fi
 echo "gpugraph-guest: ready"
 if grep -q gpugraph.poweroff /proc/cmdline; then
 	sleep 1
