@@ -67,29 +67,9 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.server+path, bytes.NewReader(body))
+	respBody, err := c.send(ctx, http.MethodPost, path, "application/json", body)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("User-Agent", "gpugraph-agent/"+Version)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	// Bounded so a misbehaving server cannot make the agent buffer much.
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("POST %s: reading answer: %w", path, err)
-	}
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody), Code: errorCode(respBody)}
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
 	}
 	// An empty answer (an older or minimal server) decodes as nothing.
 	if out == nil || len(bytes.TrimSpace(respBody)) == 0 {
@@ -99,6 +79,43 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 		return fmt.Errorf("POST %s: decoding answer: %w", path, err)
 	}
 	return nil
+}
+
+// Put sends body to path with a PUT (a VM's console); any 2xx answer is
+// success and its body is ignored.
+func (c *Client) Put(ctx context.Context, path, contentType string, body []byte) error {
+	_, err := c.send(ctx, http.MethodPut, path, contentType, body)
+	return err
+}
+
+// send makes one request and answers a 2xx answer's body; a 401 or 403
+// is an *AuthError, any other non-2xx a *StatusError.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("User-Agent", "gpugraph-agent/"+Version)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	// Bounded so a misbehaving server cannot make the agent buffer much.
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading answer: %w", method, path, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody), Code: errorCode(respBody)}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return nil, &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
+	}
+	return respBody, nil
 }
 
 // errorCode is the code of an OpenRelay-shaped error body,
