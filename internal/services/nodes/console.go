@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"context"
-	"net/http"
 
 	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/services/compute"
@@ -38,7 +37,7 @@ func (s *Service) PutConsole(ctx context.Context, who Reporter, vmID string, out
 		return err
 	}
 	if p == nil || p.CapabilityTier == models.TierPod || p.NodeName != who.Node.NodeName || p.ClusterID != who.Node.ClusterID {
-		return apierr.New(http.StatusNotFound, CodeConsoleVMNotOnNode, "there is no VM %s on node %s", vmID, who.Node.NodeName)
+		return apierr.NotFound(CodeConsoleVMNotOnNode, "there is no VM %s on node %s", vmID, who.Node.NodeName)
 	}
 	if len(output) > compute.ConsoleBytes {
 		output = output[len(output)-compute.ConsoleBytes:]
