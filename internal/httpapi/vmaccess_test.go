@@ -211,6 +211,20 @@ func TestCreateVMSSHPublicKeys(t *testing.T) {
 		if _, keys := assignedKeys(t, env.Srv.URL, cred, got.CreateVM.ID); !slices.Equal(keys, []string{ec}) {
 			t.Errorf("createVm's keys in the assignment: %q", keys)
 		}
+		// createVm's Idempotency-Key: the keys are argument values, so other
+		// keys under the same key are another request.
+		gqlBody := func(keys []string) []byte {
+			b, _ := json.Marshal(map[string]any{"query": m, "variables": in(keys)})
+			return b
+		}
+		gkey := http.Header{"Idempotency-Key": {"gql-keys-1"}, "Content-Type": {"application/json"}}
+		s1, first := env.Do(http.MethodPost, "/graphql", "acme-operator", gqlBody([]string{ed}), gkey)
+		s2, again := env.Do(http.MethodPost, "/graphql", "acme-operator", gqlBody([]string{ed}), gkey)
+		s3, otherKeys := env.Do(http.MethodPost, "/graphql", "acme-operator", gqlBody([]string{ec}), gkey)
+		if s1 != 200 || s2 != 200 || string(again) != string(first) || s3 != http.StatusUnprocessableEntity ||
+			!strings.Contains(string(otherKeys), `"code":"IDEMPOTENCY_KEY_REUSED"`) {
+			t.Errorf("createVm with an Idempotency-Key: %d %s; again %d %s; other keys %d %s", s1, first, s2, again, s3, otherKeys)
+		}
 	})
 }
 
