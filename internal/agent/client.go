@@ -29,6 +29,8 @@ func NewClient(server, token string, hc *http.Client) *Client {
 // AuthError means the server refused the token. Retrying cannot help, so
 // the agent stops on it.
 type AuthError struct {
+	// Method is the request's ("" reads POST, the reports').
+	Method string
 	Path   string
 	Status int
 	Body   string
@@ -38,26 +40,34 @@ type AuthError struct {
 
 func (e *AuthError) Error() string {
 	if e.Code == agentapi.CodeNodeCredentialRequired {
-		return fmt.Sprintf("the server requires a node credential and refuses API keys (--token): %d %s on POST %s. "+
+		return fmt.Sprintf("the server requires a node credential and refuses API keys (--token): %d %s on %s %s. "+
 			"Ask an operator to enroll this node (POST /v1/admin/nodes/enroll, GraphQL enrollNode or gpugraph nodes enroll) "+
 			"and start the agent with the one-time token it gives: --bootstrap-token TOKEN --credential-file FILE "+
 			"(--token works only against a server started with --node-credentials-required=false, for a node never enrolled)",
-			e.Status, http.StatusText(e.Status), e.Path)
+			e.Status, http.StatusText(e.Status), methodOr(e.Method), e.Path)
 	}
-	return fmt.Sprintf("server refused the token with %d %s on POST %s (%s); check --credential-file or --bootstrap-token "+
+	return fmt.Sprintf("server refused the token with %d %s on %s %s (%s); check --credential-file or --bootstrap-token "+
 		"(--token, an API key with the nodes.report permission, only where the server runs with --node-credentials-required=false)",
-		e.Status, http.StatusText(e.Status), e.Path, e.Body)
+		e.Status, http.StatusText(e.Status), methodOr(e.Method), e.Path, e.Body)
+}
+
+func methodOr(m string) string {
+	if m == "" {
+		return http.MethodPost
+	}
+	return m
 }
 
 // StatusError is any other non-2xx answer; the agent retries it.
 type StatusError struct {
+	Method string // as AuthError's
 	Path   string
 	Status int
 	Body   string
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("POST %s: %d %s: %s", e.Path, e.Status, http.StatusText(e.Status), e.Body)
+	return fmt.Sprintf("%s %s: %d %s: %s", methodOr(e.Method), e.Path, e.Status, http.StatusText(e.Status), e.Body)
 }
 
 // PostJSON sends in as JSON to path and, on a 2xx answer, decodes the body
@@ -111,9 +121,9 @@ func (c *Client) send(ctx context.Context, method, path, contentType string, bod
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, &AuthError{Path: path, Status: resp.StatusCode, Body: snippet(respBody), Code: errorCode(respBody)}
+		return nil, &AuthError{Method: method, Path: path, Status: resp.StatusCode, Body: snippet(respBody), Code: errorCode(respBody)}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return nil, &StatusError{Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
+		return nil, &StatusError{Method: method, Path: path, Status: resp.StatusCode, Body: snippet(respBody)}
 	}
 	return respBody, nil
 }
