@@ -104,9 +104,9 @@ type VMPlacement struct {
 
 // VMPlacementOf answers row id's node and kind, nil when there is no
 // such row or it is deleted.
-func (s *Store) VMPlacementOf(ctx context.Context, id string) (*VMPlacement, error) {
+func (s *Store) VMPlacementOf(tx *Txn, id string) (*VMPlacement, error) {
 	var rows []VMPlacement
-	err := s.WithContext(ctx).Table("vms v").
+	err := tx.db.Table("vms v").
 		Select("v.id, v.capability_tier, COALESCE(n.id, '') AS node_id, COALESCE(n.name, '') AS node_name, COALESCE(n.cluster_id, '') AS cluster_id").
 		Joins("LEFT JOIN nodes n ON n.id = v.node_id").
 		Where("v.id = ? AND v.deleted_at IS NULL", id).Limit(1).Scan(&rows).Error

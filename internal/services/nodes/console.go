@@ -32,17 +32,20 @@ func (s *Service) PutConsole(ctx context.Context, who Reporter, vmID string, out
 	if vmID == "" || len(vmID) > maxTextLen || !printable(vmID) || containsSpace(vmID) {
 		return apierr.BadRequest("the VM id must be 1 to %d bytes of printable text without spaces", maxTextLen)
 	}
-	p, err := s.store.VMPlacementOf(ctx, vmID)
-	if err != nil {
-		return err
-	}
-	if p == nil || p.CapabilityTier == models.TierPod || p.NodeName != who.Node.NodeName || p.ClusterID != who.Node.ClusterID {
-		return apierr.NotFound(CodeConsoleVMNotOnNode, "there is no VM %s on node %s", vmID, who.Node.NodeName)
-	}
 	if len(output) > compute.ConsoleBytes {
 		output = output[len(output)-compute.ConsoleBytes:]
 	}
+	// The check and the write in one transaction, the row unlocked: a
+	// move committed between them lets the old node write the VM's
+	// console once more, which the new node's first push replaces.
 	return s.store.InTx(ctx, func(tx *store.Txn) error {
+		p, err := s.store.VMPlacementOf(tx, vmID)
+		if err != nil {
+			return err
+		}
+		if p == nil || p.CapabilityTier == models.TierPod || p.NodeName != who.Node.NodeName || p.ClusterID != who.Node.ClusterID {
+			return apierr.NotFound(CodeConsoleVMNotOnNode, "there is no VM %s on node %s", vmID, who.Node.NodeName)
+		}
 		return s.store.PutConsole(tx, vmID, p.NodeID, output, store.Now())
 	})
 }
