@@ -406,6 +406,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"volume":            {Resolver: true},
 			"queuePosition":     {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"events":            {Resolver: true},
+			"console":           {Resolver: true},
 			"costSoFar":         {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
 		}},
 		"VmConnection": {Go: reflect.TypeFor[model.VMConnection](), Fields: map[string]fieldmodel.FieldBinding{
@@ -413,6 +414,12 @@ var FieldBindings = &fieldmodel.Bindings{
 			"nodes":      {Struct: "Nodes"},
 			"pageInfo":   {Struct: "PageInfo"},
 			"totalCount": {Struct: "TotalCount", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+		}},
+		"VmConsole": {Go: reflect.TypeFor[model.VMConsole](), Fields: map[string]fieldmodel.FieldBinding{
+			"output":     {Struct: "Output", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"text":       {Struct: "Text", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"bytes":      {Struct: "Bytes", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
+			"capturedAt": {Struct: "CapturedAt", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
 		}},
 		"VmEdge": {Go: reflect.TypeFor[model.VMEdge](), Fields: map[string]fieldmodel.FieldBinding{
 			"cursor": {Struct: "Cursor", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},

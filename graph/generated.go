@@ -504,6 +504,7 @@ type ComplexityRoot struct {
 		CPUCores          func(childComplexity int) int
 		CapabilityTier    func(childComplexity int) int
 		ComputeClass      func(childComplexity int) int
+		Console           func(childComplexity int) int
 		CostSoFar         func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		DiskSizeGb        func(childComplexity int) int
@@ -544,6 +545,13 @@ type ComplexityRoot struct {
 		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	VmConsole struct {
+		Bytes      func(childComplexity int) int
+		CapturedAt func(childComplexity int) int
+		Output     func(childComplexity int) int
+		Text       func(childComplexity int) int
 	}
 
 	VmEdge struct {
@@ -706,6 +714,7 @@ type VMResolver interface {
 	Volume(ctx context.Context, obj *models.VM) (*models.Volume, error)
 	QueuePosition(ctx context.Context, obj *models.VM) (*int, error)
 	Events(ctx context.Context, obj *models.VM, after *string, limit *int) ([]*models.VMEvent, error)
+	Console(ctx context.Context, obj *models.VM) (*model.VMConsole, error)
 	CostSoFar(ctx context.Context, obj *models.VM) (*float64, error)
 }
 type VmEventResolver interface {
@@ -2749,6 +2758,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.ComputeClass(childComplexity), true
+	case "VM.console":
+		if e.ComplexityRoot.VM.Console == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VM.Console(childComplexity), true
 	case "VM.costSoFar":
 		if e.ComplexityRoot.VM.CostSoFar == nil {
 			break
@@ -2977,6 +2992,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VmConnection.TotalCount(childComplexity), true
+
+	case "VmConsole.bytes":
+		if e.ComplexityRoot.VmConsole.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConsole.Bytes(childComplexity), true
+	case "VmConsole.capturedAt":
+		if e.ComplexityRoot.VmConsole.CapturedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConsole.CapturedAt(childComplexity), true
+	case "VmConsole.output":
+		if e.ComplexityRoot.VmConsole.Output == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConsole.Output(childComplexity), true
+	case "VmConsole.text":
+		if e.ComplexityRoot.VmConsole.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VmConsole.Text(childComplexity), true
 
 	case "VmEdge.cursor":
 		if e.ComplexityRoot.VmEdge.Cursor == nil {
@@ -4062,6 +4102,8 @@ input CreateVmInput {
   queue: Boolean
   "Its place in its organization's queue while pending: 0–1000, higher first, default 0."
   priority: Int
+  "OpenSSH public keys its guest authorizes (cloud-init), as authorized_keys writes them: \"type base64 [comment]\", one key an entry, at most 16; ssh-ed25519, ecdsa-sha2-nistp256/384/521, ssh-rsa of at least 2048 bits, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com. A VM's only; anything else is a BAD_REQUEST naming the entry. Kept with the VM and never shown back."
+  sshPublicKeys: [String!]
 }
 
 extend type VM {
@@ -4077,6 +4119,23 @@ extend type VM {
     "How many events at most (1–500, default 50)."
     limit: Int
   ): [VmEvent!]!
+}
+
+extend type VM {
+  "The last 64 KiB of its serial console, as its node last pushed it (GET /v1/vms/{id}/console); null for a pod, which has none. Up to 64 KiB each: select it on one VM, not on a page."
+  console: VmConsole
+}
+
+"The tail of a VM's serial console, as its node pushed it last."
+type VmConsole {
+  "The bytes, base64 (standard, padded), exactly as the guest wrote them; empty when nothing was captured yet."
+  output: String!
+  "The same bytes as text: invalid UTF-8 replaced by U+FFFD."
+  text: String!
+  "How many bytes (at most 65536)."
+  bytes: Int!
+  "When its node pushed them; null when nothing was captured yet."
+  capturedAt: Time
 }
 
 "One status change of a VM or pod, as the event log keeps it."
@@ -5841,6 +5900,8 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_queuePosition(ctx, field)
 	case "events":
 		return ec.fieldContext_VM_events(ctx, field)
+	case "console":
+		return ec.fieldContext_VM_console(ctx, field)
 	case "costSoFar":
 		return ec.fieldContext_VM_costSoFar(ctx, field)
 	}
@@ -5859,6 +5920,20 @@ func (ec *executionContext) childFields_VmConnection(ctx context.Context, field 
 		return ec.fieldContext_VmConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VmConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_VmConsole(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "output":
+		return ec.fieldContext_VmConsole_output(ctx, field)
+	case "text":
+		return ec.fieldContext_VmConsole_text(ctx, field)
+	case "bytes":
+		return ec.fieldContext_VmConsole_bytes(ctx, field)
+	case "capturedAt":
+		return ec.fieldContext_VmConsole_capturedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VmConsole", field.Name)
 }
 
 func (ec *executionContext) childFields_VmEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16367,6 +16442,38 @@ func (ec *executionContext) fieldContext_VM_events(ctx context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _VM_console(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VM_console(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VM().Console(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VMConsole) graphql.Marshaler {
+			return ec.marshalOVmConsole2ᚖgpugraphᚋgraphᚋmodelᚐVMConsole(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VM_console(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VM",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VmConsole(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _VM_costSoFar(ctx context.Context, field graphql.CollectedField, obj *models.VM) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16507,6 +16614,98 @@ func (ec *executionContext) _VmConnection_totalCount(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_VmConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VmConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _VmConsole_output(ctx context.Context, field graphql.CollectedField, obj *model.VMConsole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConsole_output(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Output, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConsole_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmConsole", field, false, false, "String")
+}
+
+func (ec *executionContext) _VmConsole_text(ctx context.Context, field graphql.CollectedField, obj *model.VMConsole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConsole_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConsole_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmConsole", field, false, false, "String")
+}
+
+func (ec *executionContext) _VmConsole_bytes(ctx context.Context, field graphql.CollectedField, obj *model.VMConsole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConsole_bytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VmConsole_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmConsole", field, false, false, "Int")
+}
+
+func (ec *executionContext) _VmConsole_capturedAt(ctx context.Context, field graphql.CollectedField, obj *model.VMConsole) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VmConsole_capturedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CapturedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VmConsole_capturedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VmConsole", field, false, false, "Time")
 }
 
 func (ec *executionContext) _VmEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.VMEdge) (ret graphql.Marshaler) {
@@ -18328,7 +18527,7 @@ func (ec *executionContext) unmarshalInputCreateVmInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "capabilityTier", "gpuModelId", "gpuCount", "cpuCores", "ramGb", "diskSizeGb", "imageUrl", "volumeGb", "public", "clusterId", "nodePool", "queue", "priority"}
+	fieldsInOrder := [...]string{"name", "capabilityTier", "gpuModelId", "gpuCount", "cpuCores", "ramGb", "diskSizeGb", "imageUrl", "volumeGb", "public", "clusterId", "nodePool", "queue", "priority", "sshPublicKeys"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18433,6 +18632,13 @@ func (ec *executionContext) unmarshalInputCreateVmInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Priority = data
+		case "sshPublicKeys":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sshPublicKeys"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SSHPublicKeys = data
 		}
 	}
 	return it, nil
@@ -22121,6 +22327,12 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_events(ctx, field, obj)
 				})
+		case "console":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VM_console(ctx, field, obj)
+				})
 		case "costSoFar":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -22173,6 +22385,54 @@ func (ec *executionContext) _VmConnection(ctx context.Context, sel ast.Selection
 		case "totalCount":
 			out.Values[i] = ec._VmConnection_totalCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var vmConsoleImplementors = []string{"VmConsole"}
+
+func (ec *executionContext) _VmConsole(ctx context.Context, sel ast.SelectionSet, obj *model.VMConsole) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, vmConsoleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VmConsole")
+		case "output":
+			out.Values[i] = ec._VmConsole_output(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._VmConsole_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bytes":
+			out.Values[i] = ec._VmConsole_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capturedAt":
+			out.Values[i] = ec._VmConsole_capturedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -24631,6 +24891,13 @@ func (ec *executionContext) marshalOVM2ᚖgpugraphᚋmodelsᚐVM(ctx context.Con
 		return graphql.Null
 	}
 	return ec._VM(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOVmConsole2ᚖgpugraphᚋgraphᚋmodelᚐVMConsole(ctx context.Context, sel ast.SelectionSet, v *model.VMConsole) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._VmConsole(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOVmStatus2ᚕgpugraphᚋmodelsᚐVMStatusᚄ(ctx context.Context, v any) ([]models.VMStatus, error) {

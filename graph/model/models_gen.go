@@ -368,6 +368,18 @@ type VMConnection struct {
 	TotalCount int `json:"totalCount"`
 }
 
+// The tail of a VM's serial console, as its node pushed it last.
+type VMConsole struct {
+	// The bytes, base64 (standard, padded), exactly as the guest wrote them; empty when nothing was captured yet.
+	Output string `json:"output"`
+	// The same bytes as text: invalid UTF-8 replaced by U+FFFD.
+	Text string `json:"text"`
+	// How many bytes (at most 65536).
+	Bytes int `json:"bytes"`
+	// When its node pushed them; null when nothing was captured yet.
+	CapturedAt *time.Time `json:"capturedAt,omitempty"`
+}
+
 // A VM or pod of a cursor page, with its cursor.
 type VMEdge struct {
 	// Opaque; pass it as after to read on from this row.

@@ -48,9 +48,7 @@ func (d Dispatch) Report() []agentapi.WorkloadReport {
 // ConsoleTail answers what the VM side's ConsoleTail answers for VM id,
 // so a Dispatch offers the same optional reading as the VM runtime alone.
 func (d Dispatch) ConsoleTail(id string) ([]byte, error) {
-	if c, ok := d.VMs.(interface {
-		ConsoleTail(string) ([]byte, error)
-	}); ok {
+	if c, ok := d.VMs.(ConsoleReader); ok {
 		return c.ConsoleTail(id)
 	}
 	return nil, os.ErrNotExist

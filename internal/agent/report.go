@@ -24,6 +24,7 @@ type reporter struct {
 	warnedNoRuntime bool
 	book            *assignmentBook // for the exporter's pod labels
 	sequence        int64           // of the last report sent
+	consoles        consolePusher
 }
 
 // nextSequence numbers a report: the current time in Unix nanoseconds, or
@@ -89,6 +90,7 @@ func (r *reporter) heartbeatLoop(ctx context.Context) error {
 			b.Reset()
 			r.heartbeats++
 			r.log.Debug("heartbeat accepted", "n", r.heartbeats)
+			r.pushConsoles(ctx, resp.Workloads)
 			if r.cfg.AfterHeartbeat != nil {
 				r.cfg.AfterHeartbeat(r.heartbeats)
 			}

@@ -34,6 +34,10 @@ var Declared = NewRegistry(
 	// level (loaders.CostByVM), once billing.read is checked
 	// (resolvers/billing.go).
 	Derived[models.VM]("VM", "costSoFar", "ID"),
+	// The console's stored tail, read by the VMs' ids in one statement a
+	// level (loaders.ConsoleByVM), once compute.read is checked
+	// (resolvers/vmconsole.go); a pod's is null without a read.
+	Derived[models.VM]("VM", "console", "ID", "CapabilityTier"),
 
 	// Shared inventory, as VM.node.
 	Load("Volume", "node", loaders.NodeByID, volumeNodeID, Plain, Reads("NodeID")),

@@ -39,6 +39,9 @@ type Assignment struct {
 	// one, else the one deleted last (a terminated row's, for the agent to
 	// delete); nil when it has none here.
 	Volume *models.Volume
+	// SSHPublicKeys are a VM's keys (its create's), for its runs; none
+	// for a pod and for a row being torn down.
+	SSHPublicKeys []string
 }
 
 // assignmentRow is what Assignments reads of a row.
@@ -102,6 +105,10 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []model
 	if err != nil {
 		return nil, err
 	}
+	keys, err := sshKeysOf(db, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Assignment, len(rows))
 	for i, r := range rows {
 		a := Assignment{ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
@@ -110,6 +117,9 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []model
 			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action}
 		if v, ok := vols[r.ID]; ok {
 			a.Volume = &v
+		}
+		if !a.Pod && !a.TearingDown {
+			a.SSHPublicKeys = keys[r.ID]
 		}
 		if a.GPUUUIDs == nil {
 			a.GPUUUIDs = []string{}

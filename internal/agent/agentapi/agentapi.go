@@ -4,7 +4,10 @@
 // and the server does not link NVML to read them.
 package agentapi
 
-import "slices"
+import (
+	"net/url"
+	"slices"
+)
 
 // InventoryRequest is POSTed to /v1/agent/inventory on start.
 type InventoryRequest struct {
@@ -63,6 +66,17 @@ const (
 	HeartbeatPath = "/v1/agent/heartbeat"
 )
 
+// ConsolePath is where the agent PUTs the tail of a VM's serial console
+// (the raw bytes, application/octet-stream, at most ConsoleBytes: the
+// server keeps the last ConsoleBytes of a longer body). It answers 204;
+// 404 VM_NOT_ON_NODE for a VM that is not on the agent's node. Only a node
+// credential pushes.
+func ConsolePath(vmID string) string { return "/v1/agent/vms/" + url.PathEscape(vmID) + "/console" }
+
+// ConsoleBytes is how much of a VM's serial console the server keeps and
+// answers: the last 64 KiB.
+const ConsoleBytes = 64 << 10
+
 // Workloads: the server tells the agent, in the answer to either report,
 // which VMs and pods should be running on its node (Assignment), and the
 // agent reports each one's state in its next heartbeat (WorkloadReport).
@@ -103,8 +117,6 @@ type Assignment struct {
 	CPUCores   int `json:"cpuCores,omitempty"`
 	RAMGb      int `json:"ramGb,omitempty"`
 	DiskSizeGb int `json:"diskSizeGb,omitempty"`
-	// SSHPublicKeys are a VM's OpenSSH public keys, handed to its guest by cloud-init.
-	SSHPublicKeys []string `json:"sshPublicKeys,omitempty"`
 	// Volume is the persistent storage bound to the workload on this
 	// node: a pod's /workspace, a VM's disk. Absent when it has none.
 	Volume *Volume `json:"volume,omitempty"`
@@ -115,6 +127,11 @@ type Assignment struct {
 	// Action is what the agent is to do with this generation: one of
 	// Actions; "" (an older server) is ActionRun.
 	Action string `json:"action,omitempty"`
+	// SSHPublicKeys are the OpenSSH public keys (authorized_keys lines,
+	// checked by the server) a VM's guest authorizes: the runtime hands
+	// them to cloud-init (a NoCloud seed) on every run. Only for KindVM,
+	// never with ActionStop; absent when the create carried none.
+	SSHPublicKeys []string `json:"sshPublicKeys,omitempty"`
 }
 
 // Kinds of workload.

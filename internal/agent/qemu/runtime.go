@@ -35,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"gpugraph/internal/agent"
 	"gpugraph/internal/agent/agentapi"
 )
 
@@ -356,6 +357,9 @@ func (r *Runtime) Report() []agentapi.WorkloadReport {
 	}
 	return out
 }
+
+// The agent pushes what ConsoleTail answers to the server (GET /v1/vms/{id}/console).
+var _ agent.ConsoleReader = (*Runtime)(nil)
 
 // ConsoleTail answers the last ConsoleTailBytes of VM id's serial
 // console (kept across its boots on this node, across a rotation too), or

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -43,6 +44,10 @@ type Runtime struct {
 	mu     sync.Mutex
 	runs   map[string]*workload
 	exited map[string]bool // ids whose one exit has happened
+	// consoles are the VMs' serial consoles, by id: a few synthetic
+	// lines a run (ConsoleTail), kept across its generations as a
+	// console file is, bounded, dropped with the VM.
+	consoles map[string][]byte
 }
 
 type workload struct {
@@ -57,6 +62,8 @@ type workload struct {
 	started  bool   // it left starting's first step: its GPUs are in use
 	reported string // the state last reported
 	stage    string // the provisioning stage reported last
+	vm       bool   // a VM (agentapi.KindVM): it writes a console
+	sshKeys  int    // how many SSH public keys its run was given
 }
 
 // startingStages are the stages a starting workload walks, in order.
@@ -81,7 +88,7 @@ func (m *Runtime) Assign(as []agentapi.Assignment) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.runs == nil {
-		m.runs, m.exited = map[string]*workload{}, map[string]bool{}
+		m.runs, m.exited, m.consoles = map[string]*workload{}, map[string]bool{}, map[string][]byte{}
 	}
 	listed := make(map[string]bool, len(as))
 	for _, a := range as {
@@ -98,19 +105,29 @@ func (m *Runtime) Assign(as []agentapi.Assignment) {
 				}
 				r.stopAt = m.now()
 				m.log().Info("workload told stop; tearing down", "workload", a.ID, "generation", a.Generation)
+				if r.vm {
+					m.writeConsole(a.ID, "ACPI: power button pressed; the system is going down for poweroff\r\n")
+				}
 			}
 			continue
 		}
 		if r != nil && r.generation == a.Generation {
 			continue
 		}
-		m.runs[a.ID] = &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateStarting, gpus: a.GPUs}
+		w := &workload{generation: a.Generation, assignedAt: m.now(), state: agentapi.StateStarting, gpus: a.GPUs,
+			vm: a.Kind == agentapi.KindVM, sshKeys: len(a.SSHPublicKeys)}
+		m.runs[a.ID] = w
+		if w.vm {
+			m.writeConsole(a.ID, fmt.Sprintf("SeaBIOS (simulated)\r\nBooting %s, generation %d: %d vCPUs, %d GB RAM, %d GPUs\r\n",
+				a.ID, a.Generation, a.CPUCores, a.RAMGb, len(a.GPUs)))
+		}
 		m.log().Info("workload assigned; starting", "workload", a.ID, "generation", a.Generation, "gpus", len(a.GPUs),
 			"action", a.Action)
 	}
 	for id := range m.runs {
 		if !listed[id] {
 			delete(m.runs, id)
+			delete(m.consoles, id)
 			m.log().Info("workload no longer assigned; dropped", "workload", id)
 		}
 	}
@@ -154,10 +171,37 @@ func (m *Runtime) advance(id string, r *workload) {
 		r.stage = startingStages[slices.Index(startingStages, r.stage)+1]
 	case r.state == agentapi.StateStarting && m.now().Sub(r.assignedAt) >= m.StartDelay:
 		r.state, r.stage = agentapi.StateRunning, agentapi.StageReady
+		if r.vm {
+			m.writeConsole(id, fmt.Sprintf("cloud-init: %d SSH public keys authorized for the default user\r\n%s login: ", r.sshKeys, id))
+		}
 	case r.state == agentapi.StateRunning && r.reported == agentapi.StateRunning && slices.Contains(m.Exit, id) && !m.exited[id]:
 		m.exited[id] = true
 		r.state, r.message = agentapi.StateExited, ExitMessage
 	}
+}
+
+// ConsoleBytes bounds each simulated console, as a runtime's console
+// file is bounded.
+const ConsoleBytes = agentapi.ConsoleBytes
+
+// writeConsole appends s to VM id's console, keeping its last
+// ConsoleBytes. The caller holds m.mu.
+func (m *Runtime) writeConsole(id, s string) {
+	c := append(m.consoles[id], s...)
+	if len(c) > ConsoleBytes {
+		c = append([]byte(nil), c[len(c)-ConsoleBytes:]...)
+	}
+	m.consoles[id] = c
+}
+
+// ConsoleTail implements agent.ConsoleReader: the simulated VM's console,
+// a few lines a run (its boot, how many SSH keys cloud-init was given,
+// a login prompt, an ACPI power-off when told stop); nil for a pod or an
+// id not assigned here.
+func (m *Runtime) ConsoleTail(id string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.consoles[id]), nil
 }
 
 // inUse reports whether a workload other than id that started here and is

@@ -43,6 +43,9 @@ type Loaders struct {
 	// not a VM of the caller's organization). VM.costSoFar reads it after
 	// checking billing.read.
 	CostByVM *dataloader.Loader[string, *VMCost]
+	// ConsoleByVM is the stored tail of a VM's serial console (nil: none
+	// captured, or not a VM of the caller's organization).
+	ConsoleByVM *dataloader.Loader[string, *store.Console]
 	// BalanceByOrg is an organization's balance, burn, runway and spend
 	// limit as package metering decides them for the caller (its refusal,
 	// for one the caller may not read, is that key's error): every money
@@ -103,6 +106,7 @@ type fetchers struct {
 	events      func(context.Context, []string) ([]*models.VMEvent, error)
 	volumes     func(context.Context, []string) ([]*models.Volume, error)
 	costs       func(context.Context, []string) ([]*VMCost, error)
+	consoles    func(context.Context, []string) ([]*store.Console, error)
 }
 
 // VMCost is a VM's closed usage cost, in micro-cents.
@@ -136,6 +140,7 @@ func projectID(p *models.Project) string   { return p.ID }
 func eventVM(e *models.VMEvent) string     { return e.VMID }
 func volumeVM(v *models.Volume) string     { return v.VMID }
 func costVM(c *VMCost) string              { return c.VMID }
+func consoleVM(c *store.Console) string    { return c.VMID }
 
 // Money is what BalanceByOrg reads through: the metering service, which
 // checks that the caller may read the organization's money and decides
@@ -196,6 +201,9 @@ func New(st *store.Store, money Money, c *auth.Caller, wait time.Duration) *Load
 			}
 			return out, err
 		},
+		consoles: func(ctx context.Context, ids []string) ([]*store.Console, error) {
+			return st.ConsolesOf(ctx, org, ids)
+		},
 	}
 	l.NodeByID = one(wait, f.nodesByID, nodeID)
 	l.NodeByName = one(wait, f.nodesByName, nodeKey)
@@ -209,6 +217,7 @@ func New(st *store.Store, money Money, c *auth.Caller, wait time.Duration) *Load
 	l.EventsByVM = many(wait, f.events, eventVM)
 	l.VolumeByVM = one(wait, f.volumes, volumeVM)
 	l.CostByVM = one(wait, f.costs, costVM)
+	l.ConsoleByVM = one(wait, f.consoles, consoleVM)
 	l.BalanceByOrg = each(wait, func(ctx context.Context, orgID string) (*metering.Balance, error) {
 		return money.Balance(ctx, c, orgID)
 	})

@@ -2,11 +2,14 @@ package rest
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/route"
+	"gpugraph/internal/lib/apierr"
 	"gpugraph/internal/services/nodes"
 )
 
@@ -26,6 +29,7 @@ func (api *API) agentRoutes() []endpoint {
 		{"POST /v1/agent/inventory", Costs(infrastructure, api.reporting(api.agentInventory))},
 		{"POST /v1/agent/heartbeat", Costs(infrastructure, api.reporting(api.agentHeartbeat))},
 		{"POST " + agentapi.RegisterPath, Costs(infrastructure, http.HandlerFunc(api.agentRegister))},
+		{"PUT /v1/agent/vms/{id}/console", Costs(infrastructure, api.reporting(api.agentConsole))},
 	}
 }
 
@@ -109,4 +113,23 @@ func reportBodyOf(rep nodes.Report) agentapi.ReportResponse {
 // so a newer agent can report to an older server.
 func decodeAgentReport(w http.ResponseWriter, r *http.Request, into any) error {
 	return decodeBody(w, r, into, maxReportBytes, 0)
+}
+
+// agentConsole keeps the tail of a VM's serial console its node pushed:
+// the body is the raw bytes (any content type), of which the last
+// agentapi.ConsoleBytes are kept. 204 when kept.
+func (api *API) agentConsole(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxReportBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return apierr.New(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the request body is larger than %d bytes", maxReportBytes)
+	case err != nil:
+		return err
+	}
+	if err := api.Services.Nodes.PutConsole(r.Context(), reporterOf(r), r.PathValue("id"), body); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/base64"
 	"net/http"
 	"strconv"
 
@@ -23,6 +24,7 @@ func (api *API) vmRoutes() []endpoint {
 		{"POST /v1/vms", openRelay(operate, api.idempotent(api.createVM))},
 		{"GET /v1/vms/{id}", openRelay(read, api.getVM)},
 		{"GET /v1/vms/{id}/events", openRelay(read, api.vmEvents)},
+		{"GET /v1/vms/{id}/console", openRelay(read, api.vmConsole)},
 		{"POST /v1/vms/{id}/stop", openRelay(operate, api.idempotent(api.stopVM))},
 		{"DELETE /v1/vms/{id}", openRelay(operate, api.idempotent(api.terminateVM))},
 	}
@@ -175,5 +177,30 @@ func (api *API) terminateVM(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, encodeVM(res))
+	return nil
+}
+
+// consoleJSON is a VM's serial console, as EC2's GetConsoleOutput answers
+// it: the bytes base64 (they are the guest's, not necessarily UTF-8),
+// their count, and when its node pushed them (null, with no output, while
+// nothing was captured).
+type consoleJSON struct {
+	VMID       string  `json:"vmId"`
+	Output     string  `json:"output"`
+	Bytes      int     `json:"bytes"`
+	CapturedAt *string `json:"capturedAt"`
+}
+
+func (api *API) vmConsole(w http.ResponseWriter, r *http.Request) error {
+	c, err := api.Services.Compute.ConsoleOf(r.Context(), auth.FromContext(r.Context()), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := consoleJSON{VMID: c.VMID, Output: base64.StdEncoding.EncodeToString(c.Output), Bytes: len(c.Output)}
+	if c.CapturedAt != nil {
+		at := models.FormatTime(*c.CapturedAt)
+		out.CapturedAt = &at
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -57,6 +57,10 @@ type CreateRequest struct {
 	// Priority orders the VM in its organization's queue while pending
 	// (0–1000, default 0, higher first).
 	Priority *int `json:"priority"`
+	// SSHPublicKeys are OpenSSH public keys a VM's guest authorizes (the
+	// node hands them to cloud-init): at most MaxSSHKeys, each one key
+	// (checkSSHKeys). A pod takes none.
+	SSHPublicKeys []string `json:"sshPublicKeys"`
 }
 
 // The bounds of a create's parts (docs/decisions/0003-creating-vms-and-pods.md).
@@ -96,6 +100,7 @@ type spec struct {
 	cluster, pool        *string
 	typeName             string
 	price                int
+	sshKeys              []string
 }
 
 // check refuses bad input with a 400 naming the field, in the request's
@@ -224,7 +229,23 @@ func (r *CreateRequest) checkPlacement(s *spec) error {
 		s.queue = *r.Queue
 	}
 	var err error
-	s.priority, err = bounded("priority", r.Priority, 0, MaxPriority, false)
+	if s.priority, err = bounded("priority", r.Priority, 0, MaxPriority, false); err != nil {
+		return err
+	}
+	return r.checkAccess(s)
+}
+
+// checkAccess checks the keys a VM's guest authorizes; a pod takes none
+// (a container is reached through its endpoint, not a guest's sshd).
+func (r *CreateRequest) checkAccess(s *spec) error {
+	if r.SSHPublicKeys == nil {
+		return nil
+	}
+	if s.pod {
+		return apierr.BadRequest(`sshPublicKeys is a VM's (its guest's cloud-init authorizes them); a pod (capabilityTier "pod") takes none`)
+	}
+	var err error
+	s.sshKeys, err = checkSSHKeys(r.SSHPublicKeys)
 	return err
 }
 
@@ -412,6 +433,9 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	// organization's quota row is locked after it and before any node, as
 	// restart's lock order has it. A pending row counts against the quota.
 	if err := c.st.InsertVM(c.tx, vm); err != nil {
+		return nil, err
+	}
+	if err := c.st.InsertSSHKeys(c.tx, id, sp.sshKeys); err != nil {
 		return nil, err
 	}
 	if err := quotas.Check(c.st, c.tx, quotas.Ask{OrganizationID: orgID, VMID: id, GPUModelID: m.ID, GPUs: sp.gpus}); err != nil {

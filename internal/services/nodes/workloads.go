@@ -259,7 +259,7 @@ func assignmentsOf(as []store.Assignment) []agentapi.Assignment {
 	for i, a := range as {
 		w := agentapi.Assignment{ID: a.ID, Generation: a.Generation, GPUs: a.GPUUUIDs, GPUIndexes: a.GPUIndexes,
 			Kind: agentapi.KindVM, Image: a.Image, CPUCores: a.CPUCores, RAMGb: a.RAMGb, DiskSizeGb: a.DiskSizeGb,
-			Public: a.Public, EndpointURL: a.EndpointURL, Action: agentapi.ActionRun}
+			Public: a.Public, EndpointURL: a.EndpointURL, Action: agentapi.ActionRun, SSHPublicKeys: a.SSHPublicKeys}
 		var vol *agentapi.Volume
 		if v := a.Volume; v != nil {
 			vol = &agentapi.Volume{ID: v.ID, SizeGb: v.SizeGb, Fresh: v.Fresh}
