@@ -242,3 +242,14 @@ func (s *Store) LockVM(tx *Txn, orgID, id string) (*models.VM, error) {
 	}
 	return &vms[0], nil
 }
+
+// SetEndpoint records url as where VM vm answers (its endpointUrl), as
+// its node's runtime reported it; the caller locked vm in tx.
+func (s *Store) SetEndpoint(tx *Txn, vm *models.VM, url string, now time.Time) error {
+	if err := tx.db.Model(&models.VM{}).Where("id = ?", vm.ID).
+		Updates(map[string]any{"endpoint_url": url, "updated_at": now}).Error; err != nil {
+		return err
+	}
+	vm.EndpointURL, vm.UpdatedAt = url, now
+	return nil
+}

@@ -228,8 +228,8 @@ type WorkloadReport struct {
 	// ProvisioningStages after scheduled; ready once running); optional.
 	ProvisioningStage string `json:"provisioningStage,omitempty"`
 	// Endpoint is where the workload answers, as its runtime knows it
-	// (a VM's forwarded SSH port: ssh://HOST:PORT); optional, and not yet
-	// recorded by the server.
+	// (a VM's forwarded SSH port: ssh://HOST:PORT); optional. The server
+	// records a VM's as its endpointUrl.
 	Endpoint string `json:"endpoint,omitempty"`
 }
 

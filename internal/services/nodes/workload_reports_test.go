@@ -138,3 +138,52 @@ func TestProvisionTimeoutSweep(t *testing.T) {
 		}
 	})
 }
+
+// A VM's reported endpoint becomes its endpointUrl (the node's runtime
+// knows where it answers: a forwarded port); a pod's stays the platform's,
+// another generation's report changes nothing, and a bad endpoint is a
+// 400 naming the field that writes nothing.
+func TestReportedEndpoint(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		if _, err := dataset.LoadFile(context.Background(), st, []byte(handFixture)); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(servertest.Checked(t, servertest.Handler(st, servertest.Options{}, servertest.Config{})))
+		t.Cleanup(srv.Close)
+		hand := servertest.NodeCredential(t, st, "dgx-hand", "c-wl")
+		report := func(id string, gen int, endpoint string) agentapi.WorkloadReport {
+			return agentapi.WorkloadReport{ID: id, Generation: gen, State: agentapi.StateRunning, Endpoint: endpoint}
+		}
+		podBefore := servertest.ReadVM(t, st, "pod-nofit").EndpointURL
+
+		servertest.HeartbeatAs(t, srv.URL, hand, "dgx-hand", nil, report("vm-dep", 7, "ssh://10.0.0.7:40007"))
+		if got := servertest.ReadVM(t, st, "vm-dep").EndpointURL; got != "" {
+			t.Errorf("another generation's endpoint was recorded: %q", got)
+		}
+		servertest.HeartbeatAs(t, srv.URL, hand, "dgx-hand", nil,
+			report("vm-dep", 0, "ssh://10.0.0.7:40022"), report("pod-nofit", 0, "ssh://10.0.0.7:40023"))
+		if got := servertest.ReadVM(t, st, "vm-dep").EndpointURL; got != "ssh://10.0.0.7:40022" {
+			t.Errorf("vm-dep's endpointUrl %q, want the reported ssh://10.0.0.7:40022", got)
+		}
+		if got := servertest.ReadVM(t, st, "pod-nofit").EndpointURL; got != podBefore {
+			t.Errorf("the pod's endpointUrl became %q, want the platform's %q", got, podBefore)
+		}
+
+		for _, tc := range []struct{ endpoint, want string }{
+			{"10.0.0.7:40022", "workloads[0].endpoint \\\"10.0.0.7:40022\\\" is not an absolute URL with a host"},
+			{"ftp://10.0.0.7:21", "workloads[0].endpoint \\\"ftp://10.0.0.7:21\\\" is not an ssh, http or https URL"},
+			{"ssh://root:pw@10.0.0.7:22", "is not an absolute URL with a host (and no credentials)"},
+			{"ssh://10.0.0.7:22/ x", "workloads[0].endpoint must be at most 2048 bytes of printable text without spaces"},
+			{"https://" + strings.Repeat("a", 2048) + ".example", "must be at most 2048 bytes"},
+		} {
+			code, body := servertest.PostAs(t, srv.URL+agentapi.HeartbeatPath, hand,
+				servertest.HeartbeatBody("dgx-hand", nil, report("vm-dep", 0, tc.endpoint)))
+			if code != 400 || !strings.Contains(body, tc.want) {
+				t.Errorf("endpoint %.40q: %d %s, want a 400 saying %q", tc.endpoint, code, body, tc.want)
+			}
+		}
+		if got := servertest.ReadVM(t, st, "vm-dep").EndpointURL; got != "ssh://10.0.0.7:40022" {
+			t.Errorf("a refused report changed vm-dep's endpointUrl to %q", got)
+		}
+	})
+}

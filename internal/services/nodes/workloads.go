@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type workloadReport struct {
 	// Stage is the provisioning stage it reached (one of agentStages), ""
 	// when the agent said none.
 	Stage string
+	// Endpoint is where a VM answers as its runtime knows it (ssh://HOST:PORT
+	// of a forwarded port), "" when the agent said none.
+	Endpoint string
 }
 
 // agentStages are the provisioning stages an agent reports, in order; the
@@ -158,6 +162,13 @@ func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports
 		if vm == nil || vm.Generation != r.Generation {
 			continue
 		}
+		// Where a VM answers is the node's to say (a forwarded port, a
+		// bridge address); a pod's endpoint is the platform's route.
+		if r.Endpoint != "" && r.Endpoint != vm.EndpointURL && !vm.IsPod() {
+			if err := s.store.SetEndpoint(tx, vm, r.Endpoint, now); err != nil {
+				return nil, err
+			}
+		}
 		stage := stageOf(vm, r)
 		name, detail := workloadTransition(vm, r)
 		if name == "" || !models.Step(name).Allows(vm) {
@@ -224,8 +235,11 @@ func checkWorkloads(in []agentapi.WorkloadReport) ([]workloadReport, error) {
 			return nil, apierr.BadRequest("%s.provisioningStage %q is not one of %s (the server sets %s and %s itself)", field,
 				w.ProvisioningStage, strings.Join(agentStages, ", "), agentapi.StageQueued, agentapi.StageScheduled)
 		}
+		if err := checkEndpoint(field+".endpoint", w.Endpoint); err != nil {
+			return nil, err
+		}
 		seen[w.ID] = i
-		out[i] = workloadReport{ID: w.ID, Generation: w.Generation, State: w.State, Message: w.Message, Stage: w.ProvisioningStage}
+		out[i] = workloadReport{ID: w.ID, Generation: w.Generation, State: w.State, Message: w.Message, Stage: w.ProvisioningStage, Endpoint: w.Endpoint}
 	}
 	return out, nil
 }
@@ -284,4 +298,27 @@ func assignmentsOf(as []store.Assignment) []agentapi.Assignment {
 		out[i] = w
 	}
 	return out
+}
+
+// maxEndpointLen bounds a reported endpoint, as the create's endpointUrl.
+const maxEndpointLen = 2048
+
+// checkEndpoint holds a reported endpoint to an absolute URL of ssh, http
+// or https with a host, no credentials, printable and bounded: it becomes
+// the VM's endpointUrl, which its owner reads and follows.
+func checkEndpoint(field, s string) error {
+	if s == "" {
+		return nil
+	}
+	if len(s) > maxEndpointLen || !printable(s) || containsSpace(s) {
+		return apierr.BadRequest("%s must be at most %d bytes of printable text without spaces", field, maxEndpointLen)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
+		return apierr.BadRequest("%s %q is not an absolute URL with a host (and no credentials)", field, s)
+	}
+	if u.Scheme != "ssh" && u.Scheme != "http" && u.Scheme != "https" {
+		return apierr.BadRequest("%s %q is not an ssh, http or https URL", field, s)
+	}
+	return nil
 }
