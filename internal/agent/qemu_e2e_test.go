@@ -37,6 +37,7 @@ import (
 // catalog lacks fails the start naming it. Each sentence is one step of
 // qemuSteps, run in order on one VM and node.
 func TestAgentRunsVMsInQEMU(t *testing.T) {
+	t.Parallel() // beside the package's other end-to-end tests (own servers, stores, ports and state directory)
 	if testing.Short() {
 		t.Skip("boots QEMU guests through the agent binary")
 	}
