@@ -32,8 +32,9 @@ import (
 // passes its provisioning stages and is running once its guest is up;
 // restartVm of it is a reboot of the same QEMU, acknowledged on vmEvents
 // with its generation, its disk's marker kept; a stop is stopped with
-// tearingDown until QEMU is gone; a restart boots the same disk; a guest
-// that powers itself off is stopped with vm_exited; an image the node's
+// tearingDown until QEMU is gone; a restart boots the same disk; a QEMU
+// killed is failed with how it ended, and restarts on the same disk; a
+// guest that powers itself off is stopped with vm_exited; an image the node's
 // catalog lacks fails the start naming it. Each sentence is one step of
 // qemuSteps, run in order on one VM and node.
 func TestAgentRunsVMsInQEMU(t *testing.T) {
@@ -186,6 +187,24 @@ var qemuSteps = []struct {
 		q.console(t, qemutest.BootsPrefix+"2\n")
 		q.pid = q.qemuPid(t)
 	}},
+	{"a crashed QEMU is failed, and restarts on its disk", func(t *testing.T, q *qemuRun) {
+		if err := syscall.Kill(q.pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		v := q.wait(t, q.vm, models.VMFailed)
+		if want := models.ReasonVMFailedPrefix + "QEMU was killed by signal 9 (killed)"; !strings.HasPrefix(v.StatusReason, want) || v.TearingDown {
+			t.Errorf("after its QEMU was killed: %q, tearingDown %v; want %q… (and QEMU's last log line), false", v.StatusReason, v.TearingDown, want)
+		}
+		servertest.CheckVM(t, q.st, v, v.StatusReason, 0)
+		servertest.CheckEvents(t, q.st, q.vm, "agent-running:deploying>running:agent:dgx-qe", "vm-crashed:running>failed:agent:dgx-qe")
+		if code, body := servertest.PostAs(t, q.url+"/v1/vms/"+q.vm+"/restart", "qe-op", ""); code != http.StatusOK {
+			t.Fatalf("restart after the crash: %d %s", code, body)
+		}
+		servertest.CheckVM(t, q.st, q.wait(t, q.vm, models.VMRunning), models.ReasonUserRestarted, 1)
+		servertest.CheckEvents(t, q.st, q.vm, "restart-deploy:failed>deploying:user:*", "agent-running:deploying>running:agent:dgx-qe")
+		q.console(t, qemutest.BootsPrefix+"3\n")
+		q.pid = q.qemuPid(t)
+	}},
 	{"the guest's own poweroff is vm_exited", func(t *testing.T, q *qemuRun) {
 		id := q.create(t, "qe-off", "tiny-off")
 		q.wait(t, id, models.VMRunning)
@@ -223,8 +242,8 @@ func (q *qemuRun) create(t *testing.T, name, image string) string {
 
 // wait polls VM id until it is in status want (and every extra check
 // holds), for at most 2 minutes (a guest boots in seconds under TCG on an
-// idle machine, many times that on a busy one); a row that failed when
-// want is another status ends the wait at once.
+// idle machine, many times that on a busy one); a row that ended
+// otherwise (failed, or stopped and torn down) ends the wait at once.
 func (q *qemuRun) wait(t *testing.T, id string, want models.VMStatus, extra ...func(*models.VM) bool) *models.VM {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -237,8 +256,9 @@ func (q *qemuRun) wait(t *testing.T, id string, want models.VMStatus, extra ...f
 		if ok {
 			return vm
 		}
-		if time.Now().After(deadline) || (vm.Status == models.VMFailed && want != models.VMFailed) {
-			t.Fatalf("waited up to 2 minutes for %s to be %s; it is %s (%q, generation %d, tearingDown %v)\nagent output:\n%s",
+		ended := (vm.Status == models.VMFailed || vm.Status == models.VMStopped && !vm.TearingDown) && vm.Status != want
+		if time.Now().After(deadline) || ended {
+			t.Fatalf("%s: want %s (within 2 minutes); it is %s (%q, generation %d, tearingDown %v)\nagent output:\n%s",
 				id, want, vm.Status, vm.StatusReason, vm.Generation, vm.TearingDown, q.a.output())
 		}
 		time.Sleep(50 * time.Millisecond)
