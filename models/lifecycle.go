@@ -50,6 +50,11 @@ const (
 	// or the RFC 3339 instant the node leaves at.
 	ReasonFailedToStartPrefix = "container failed to start: "
 	ReasonNodeLeavingPrefix   = "node leaving at "
+	// ReasonVMFailedPrefix: a running VM's process ended without the
+	// guest powering off (its QEMU crashed or was killed); the detail is
+	// the node agent's sentence naming how it ended. A guest that powered
+	// itself off is ReasonVMExited instead.
+	ReasonVMFailedPrefix = "vm failed while running: "
 	// ReasonPendingTimeoutPrefix: a pending VM or pod waited longer than
 	// --pending-timeout; the detail says how long that was.
 	ReasonPendingTimeoutPrefix = "pending timeout: "
@@ -88,6 +93,7 @@ const (
 	AgentFailedStart TransitionName = "agent-failed-start"
 	ProvisionTimeout TransitionName = "provision-timeout"
 	VMExited         TransitionName = "vm-exited"
+	VMCrashed        TransitionName = "vm-crashed"
 	PodJobLost       TransitionName = "pod-job-lost"
 	PodResubmit      TransitionName = "pod-resubmit"
 	UserStop         TransitionName = "user-stop"
@@ -295,6 +301,8 @@ var Lifecycle = []Transition{
 		From: []VMStatus{VMDeploying}, To: VMFailed, Reason: ReasonFailedToStartPrefix, Detailed: true, Resources: Releases},
 	{Name: VMExited, Trigger: "node agent reports that the VM exited by itself", Kinds: VMsOnly,
 		From: []VMStatus{VMRunning}, To: VMStopped, Reason: ReasonVMExited, Resources: Releases, NodeEnded: true},
+	{Name: VMCrashed, Trigger: "node agent reports that the running VM failed (its process crashed: not the guest's own poweroff)", Kinds: VMsOnly,
+		From: []VMStatus{VMRunning}, To: VMFailed, Reason: ReasonVMFailedPrefix, Detailed: true, Resources: Releases, NodeEnded: true},
 	{Name: PodJobLost, Trigger: "node agent reports that the pod lost its supervisor or job on a live node", Kinds: PodsOnly,
 		From: []VMStatus{VMRunning}, To: VMInterrupted, Reason: ReasonJobLost, Resources: Keeps},
 	{Name: PodResubmit, Trigger: "the platform re-submits a pod that lost its job, when it fits on its node", Kinds: PodsOnly,

@@ -8,7 +8,7 @@ import (
 
 var transitionNames = []TransitionName{
 	RestartReboot, RestartResume, RestartDeploy, RestartReplace, NodeLost, NodeBack, ExpireVM, ExpirePod,
-	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, PodJobLost, PodResubmit, UserStop, UserTerminate,
+	AgentRunning, AgentFailedStart, ProvisionTimeout, VMExited, VMCrashed, PodJobLost, PodResubmit, UserStop, UserTerminate,
 	NodeLeaving, NodeStaying, NodeRemoval, SpotPreempted, SpotReclaimed, OrgSuspended, OrgBalance, BalanceRanOut, OrgDeleted,
 	CreatePlaced, CreateQueued, QueuePlaced, QueueTimeout, AgentRestarted, AgentGone, TeardownExpired,
 }
@@ -140,6 +140,9 @@ func TestEverySeedReasonIsProduced(t *testing.T) {
 func TestReasonFor(t *testing.T) {
 	if r, ok := Step(AgentFailedStart).ReasonFor("the image could not be pulled."); !ok || r != "container failed to start: the image could not be pulled." {
 		t.Errorf("detailed: %q %v", r, ok)
+	}
+	if r, ok := Step(VMCrashed).ReasonFor("QEMU was killed by signal 9 (killed)."); !ok || r != "vm failed while running: QEMU was killed by signal 9 (killed)." {
+		t.Errorf("vm-crashed: %q %v", r, ok)
 	}
 	if _, ok := Step(AgentRunning).ReasonFor("x"); ok {
 		t.Error("a kept reason writes nothing")

@@ -151,7 +151,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	}
 
 	if opts.runtime == "qemu" {
-		rt, err := newQEMURuntime(opts, agent.BusIDOf(cfg.NVML), log)
+		// The simulator's GPUs are no PCI devices: its VMs boot without them.
+		rt, err := newQEMURuntime(opts, agent.BusIDOf(cfg.NVML), opts.mock != "", log)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
@@ -319,8 +320,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 }
 
 // newQEMURuntime makes the QEMU runtime of o; busIDs finds a GPU's PCI
-// address by its UUID.
-func newQEMURuntime(o options, busIDs func(string) (string, error), log *slog.Logger) (*qemu.Runtime, error) {
+// address by its UUID; simulated says the GPUs are the simulator's
+// (--mock), which are passed through to no VM.
+func newQEMURuntime(o options, busIDs func(string) (string, error), simulated bool, log *slog.Logger) (*qemu.Runtime, error) {
 	images := map[string]qemu.Image{}
 	if o.vmImages != "" {
 		var err error
@@ -333,6 +335,6 @@ func newQEMURuntime(o options, busIDs func(string) (string, error), log *slog.Lo
 		accel = qemu.AccelAuto
 	}
 	return qemu.New(qemu.Config{StateDir: o.qemuStateDir, Binary: o.qemuBinary, Images: images, Accel: accel,
-		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: busIDs, Net: o.qemuNet, Bridge: o.qemuBridge,
+		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: busIDs, SimulatedGPUs: simulated, Net: o.qemuNet, Bridge: o.qemuBridge,
 		ForwardAddr: o.qemuForwardAddr, EndpointHost: o.qemuEndpointHost, Log: log})
 }

@@ -102,7 +102,12 @@ type Config struct {
 	// ConsoleLimit is the size past which a VM's console file is rotated;
 	// 0 is DefaultConsoleLimit.
 	ConsoleLimit int64
-	Log          *slog.Logger
+	// SimulatedGPUs: the node's GPUs are the agent's simulator's (--mock),
+	// none of them a PCI device, so a VM boots without passthrough devices
+	// (its GPUs are still held from its start until it is gone, as real
+	// ones are). Never set on a real node.
+	SimulatedGPUs bool
+	Log           *slog.Logger
 }
 
 // Runtime runs VMs in QEMU; New makes one, Close stops its workers and
@@ -756,9 +761,11 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	gpus, err := r.vfioDevices(s.GPUs)
-	if err != nil {
-		return nil, 0, err
+	var gpus []string
+	if !r.cfg.SimulatedGPUs {
+		if gpus, err = r.vfioDevices(s.GPUs); err != nil {
+			return nil, 0, err
+		}
 	}
 	w.set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
 	dir := r.vmDir(s.ID)

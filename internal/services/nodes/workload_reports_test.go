@@ -139,6 +139,66 @@ func TestProvisionTimeoutSweep(t *testing.T) {
 	})
 }
 
+// endsFixture: two running VMs and a running pod on dgx-ends.
+const endsFixture = `{
+ "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
+ "organizations": [{"id": "o-end", "name": "End", "tenantId": 81}],
+ "nodes": [{"id": "n-ends", "name": "dgx-ends", "clusterId": "c-end", "status": "online", "agentVersion": "2.6.1", "cpuCores": 64, "ramGb": 512, "diskGb": 4000,
+            "gpus": [{"id": "e0", "index": 0, "uuid": "GPU-e0", "modelId": "h100"}, {"id": "e1", "index": 1, "uuid": "GPU-e1", "modelId": "h100"},
+                     {"id": "e2", "index": 2, "uuid": "GPU-e2", "modelId": "h100"}]}],
+ "vms": [{"id": "vm-off", "name": "off", "organizationId": "o-end", "nodeId": "n-ends", "status": "running",
+          "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["e0"], "cpuCores": 8, "ramGb": 64, "diskSizeGb": 100},
+         {"id": "vm-crash", "name": "crash", "organizationId": "o-end", "nodeId": "n-ends", "status": "running",
+          "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["e1"], "cpuCores": 8, "ramGb": 64, "diskSizeGb": 100},
+         {"id": "pod-crash", "name": "pod-crash", "organizationId": "o-end", "nodeId": "n-ends", "status": "running", "capabilityTier": "pod",
+          "gpuModelId": "h100", "gpuCount": 1, "gpuIds": ["e2"], "volumeGb": 10}]
+}`
+
+// A running VM's end, as its agent reports it: a guest that powered
+// itself off (exited) is stopped with vm_exited; a VM whose process
+// crashed (failed) is failed with the agent's sentence (vm-crashed); both
+// release their GPU at once (the agent saw them end). A running pod that
+// fails still loses its job and is re-submitted on its GPU.
+func TestRunningVMEnds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		if _, err := dataset.LoadFile(context.Background(), st, []byte(endsFixture)); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(servertest.Checked(t, servertest.Handler(st, servertest.Options{}, servertest.Config{})))
+		t.Cleanup(srv.Close)
+		cred := servertest.NodeCredential(t, st, "dgx-ends", "c-end")
+		const crash = "QEMU was killed by signal 9 (killed)."
+		servertest.HeartbeatAs(t, srv.URL, cred, "dgx-ends", nil,
+			agentapi.WorkloadReport{ID: "vm-off", State: agentapi.StateExited, Message: "the guest powered itself off."},
+			agentapi.WorkloadReport{ID: "vm-crash", State: agentapi.StateFailed, Message: crash},
+			agentapi.WorkloadReport{ID: "pod-crash", State: agentapi.StateFailed, Message: "its process exited with status 2."})
+
+		off := servertest.ReadVM(t, st, "vm-off")
+		if off.Status != models.VMStopped || off.TearingDown {
+			t.Errorf("vm-off: %s, tearingDown %v; want stopped, false", off.Status, off.TearingDown)
+		}
+		servertest.CheckVM(t, st, off, models.ReasonVMExited, 0)
+		servertest.CheckEvents(t, st, "vm-off", "vm-exited:running>stopped:agent:dgx-ends")
+
+		crashed := servertest.ReadVM(t, st, "vm-crash")
+		if crashed.Status != models.VMFailed || crashed.TearingDown {
+			t.Errorf("vm-crash: %s, tearingDown %v; want failed, false", crashed.Status, crashed.TearingDown)
+		}
+		servertest.CheckVM(t, st, crashed, "vm failed while running: QEMU was killed by signal 9 (killed).", 0)
+		servertest.CheckEvents(t, st, "vm-crash", "vm-crashed:running>failed:agent:dgx-ends")
+
+		p := servertest.ReadVM(t, st, "pod-crash")
+		if p.Status != models.VMDeploying {
+			t.Errorf("pod-crash: %s, want deploying (re-submitted on its GPU)", p.Status)
+		}
+		servertest.CheckVM(t, st, p, models.ReasonJobLost, 1)
+		servertest.CheckEvents(t, st, "pod-crash", "pod-job-lost:running>interrupted:agent:dgx-ends", "pod-resubmit:interrupted>deploying:platform:")
+		if v := storetest.Violations(t, st); v != nil {
+			t.Errorf("violations: %v", v)
+		}
+	})
+}
+
 // A VM's reported endpoint becomes its endpointUrl (the node's runtime
 // knows where it answers: a forwarded port); a pod's stays the platform's,
 // another generation's report changes nothing, and a bad endpoint is a

@@ -101,14 +101,27 @@ func workloadTransition(vm *models.VM, r workloadReport) (models.TransitionName,
 		return models.AgentFailedStart, msg
 	case vm.Status == models.VMRunning && (r.State == agentapi.StateExited || r.State == agentapi.StateFailed):
 		// A pod's runtime is the platform's: it lost its job and is
-		// re-submitted. A plain VM that ends (or crashes) is the owner's
-		// own shutdown as far as the platform can tell.
+		// re-submitted. A plain VM's end is the row vmEnds names for it.
 		if vm.IsPod() {
 			return models.PodJobLost, ""
 		}
-		return models.VMExited, ""
+		name := vmEnds[r.State]
+		if models.Step(name).Detailed {
+			return name, r.Message
+		}
+		return name, ""
 	}
 	return "", ""
+}
+
+// vmEnds is the row a running VM's end moves it by, by the state its
+// agent reports: a guest that powered itself off (exited) is the owner's
+// own shutdown, stopped with vm_exited; a VM whose process the runtime
+// lost (failed: QEMU crashed or was killed) is failed, with the agent's
+// sentence naming how it ended.
+var vmEnds = map[string]models.TransitionName{
+	agentapi.StateExited: models.VMExited,
+	agentapi.StateFailed: models.VMCrashed,
 }
 
 // tearingDown reports whether vm's node is to tear it down: it left the

@@ -7,7 +7,8 @@
 // (the disk labelled cidata), answers a banner on port 22 of its NIC
 // (user-mode networking's address), powers off when the ACPI power
 // button is pressed, and powers off by itself when the kernel command
-// line says gpugraph.poweroff.
+// line says gpugraph.poweroff (gpugraph.poweroff=N: N seconds after it
+// is ready).
 //
 // The kernel and initramfs are kept in a cache outside the repository:
 // $GPUGRAPH_QEMU_GUEST_DIR, else the user cache directory
@@ -42,7 +43,9 @@ const KernelPackage = "linux-image-cloud-amd64"
 const (
 	ReadyLine   = "gpugraph-guest: ready"
 	BootsPrefix = "gpugraph-guest: boots-before="
-	// PowerOffCmdline makes the guest power off by itself once ready.
+	// PowerOffCmdline makes the guest power off by itself a second after
+	// it is ready; PowerOffCmdline+"=N" after N seconds (long enough for
+	// an agent's heartbeats to report it running first).
 	PowerOffCmdline = "gpugraph.poweroff"
 	// SeedPrefix starts the line naming the device labelled cidata (the
 	// cloud-init seed); SeedFilePrefix + "meta-data: " or "user-data: "
@@ -109,7 +112,8 @@ if ip link set eth0 up 2>/dev/null; then
 fi
 echo "gpugraph-guest: ready"
 if grep -q gpugraph.poweroff /proc/cmdline; then
-	sleep 1
+	d=$(sed -n 's/.*gpugraph[.]poweroff=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
+	sleep ${d:-1}
 	off "powering off by itself"
 fi
 while true; do sleep 3600; done
