@@ -59,11 +59,24 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("the pod side still runs %v", g)
 	}
 
-	// Neither simulated side keeps a console.
-	if _, err := d.ConsoleTail("vm-1"); !errors.Is(err, os.ErrNotExist) {
+	// The console is the VM side's; a VM side that keeps none answers
+	// os.ErrNotExist.
+	kept, err := vms.ConsoleTail("vm-1")
+	if err != nil || len(kept) == 0 {
+		t.Fatalf("the simulated VM side's console: %q, %v", kept, err)
+	}
+	if got, err := d.ConsoleTail("vm-1"); err != nil || string(got) != string(kept) {
+		t.Errorf("ConsoleTail through Dispatch: %q, %v, want the VM side's %q", got, err, kept)
+	}
+	bare := agent.Dispatch{VMs: noConsole{vms}, Pods: pods}
+	if _, err := bare.ConsoleTail("vm-1"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ConsoleTail with no console on the VM side: %v, want os.ErrNotExist", err)
 	}
 }
+
+// noConsole is a runtime that keeps no console: only agent.Runtime's
+// methods of the one it wraps.
+type noConsole struct{ agent.Runtime }
 
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
