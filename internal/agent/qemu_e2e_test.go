@@ -2,10 +2,14 @@ package agent_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/agent/qemu/qemutest"
@@ -29,7 +35,9 @@ import (
 // both engines: the real server and the real agent binary with --runtime
 // qemu (the test guest under TCG, --mock NVML, whose simulated GPUs are
 // held but passed through to no VM). A VM created with POST /v1/vms
-// passes its provisioning stages and is running once its guest is up;
+// passes its provisioning stages and is running once its guest is up, its
+// SSH key in its cloud-init seed, its endpointUrl the forwarded SSH port and
+// its console readable through the API;
 // restartVm of it is a reboot of the same QEMU, acknowledged on vmEvents
 // with its generation, its disk's marker kept; a stop is stopped with
 // tearingDown until QEMU is gone; a restart boots the same disk; a QEMU
@@ -77,6 +85,7 @@ type qemuRun struct {
 	a     *agentProc
 	state string
 	vm    string // the VM the first step created
+	key   string // the SSH public key it was created with
 	pid   int    // its QEMU's pid, while it runs
 }
 
@@ -87,7 +96,8 @@ var qemuSteps = []struct {
 	run  func(t *testing.T, q *qemuRun)
 }{
 	{"create boots to running", func(t *testing.T, q *qemuRun) {
-		q.vm = q.create(t, "qe", "tiny")
+		q.key = testSSHKey(t)
+		q.vm = q.create(t, "qe", "tiny", q.key)
 		v := q.wait(t, q.vm, models.VMRunning)
 		servertest.CheckVM(t, q.st, v, "", 1)
 		servertest.CheckEvents(t, q.st, q.vm, "create-placed:pending>deploying:user:*", "agent-running:deploying>running:agent:dgx-qe")
@@ -108,6 +118,48 @@ var qemuSteps = []struct {
 		}
 		q.console(t, qemutest.ReadyLine, qemutest.BootsPrefix+"0\n")
 		q.pid = q.qemuPid(t)
+	}},
+	{"the API shows where it answers and its console", func(t *testing.T, q *qemuRun) {
+		// Its SSH key reached the guest through the cloud-init seed.
+		q.console(t, qemutest.SeedPrefix, qemutest.SeedFilePrefix+"user-data: ", strings.TrimSpace(q.key))
+		// The node reported its forwarded SSH port; the server keeps it as
+		// the VM's endpointUrl.
+		v := q.wait(t, q.vm, models.VMRunning, func(v *models.VM) bool { return strings.HasPrefix(v.EndpointURL, "ssh://") })
+		if u, err := url.Parse(v.EndpointURL); err != nil || u.Port() == "" {
+			t.Errorf("endpointUrl %q, want ssh://HOST:PORT", v.EndpointURL)
+		}
+		// The console its node pushed, as a tenant reads it: REST and GraphQL.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			req, _ := http.NewRequest(http.MethodGet, q.url+"/v1/vms/"+q.vm+"/console", nil)
+			req.Header.Set("Authorization", "Bearer qe-op")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c struct{ Output string }
+			err = json.NewDecoder(resp.Body).Decode(&c)
+			resp.Body.Close()
+			out, _ := base64.StdEncoding.DecodeString(c.Output)
+			if err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(out), qemutest.ReadyLine) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET console: %d %v, output %q, want the guest's ready line", resp.StatusCode, err, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		data := servertest.GQLDo(t, q.url, "qe-op", `query($id: ID!) { vm(id: $id) { endpointUrl console { text } } }`, map[string]any{"id": q.vm})
+		var got struct {
+			VM struct {
+				EndpointURL string
+				Console     struct{ Text string }
+			}
+		}
+		if err := json.Unmarshal(data, &got); err != nil || got.VM.EndpointURL != v.EndpointURL ||
+			!strings.Contains(got.VM.Console.Text, qemutest.BootsPrefix+"0") {
+			t.Errorf("vm { endpointUrl console } answered %s, want %s and the first boot's lines", data, v.EndpointURL)
+		}
 	}},
 	{"restartVm reboots in place", func(t *testing.T, q *qemuRun) {
 		// From the VM's last event on: the restart's are the next,
@@ -228,11 +280,14 @@ var qemuSteps = []struct {
 	}},
 }
 
-// create makes a one-GPU VM booting image and answers its id.
-func (q *qemuRun) create(t *testing.T, name, image string) string {
+// create makes a one-GPU VM booting image, with these SSH public keys,
+// and answers its id.
+func (q *qemuRun) create(t *testing.T, name, image string, keys ...string) string {
 	t.Helper()
+	ks, _ := json.Marshal(append([]string{}, keys...))
 	code, body := servertest.PostAs(t, q.url+"/v1/vms", "qe-op", fmt.Sprintf(
-		`{"name": %q, "gpuModelId": "h100", "gpuCount": 1, "cpuCores": 1, "ramGb": 1, "diskSizeGb": 1, "imageUrl": %q}`, name, image))
+		`{"name": %q, "gpuModelId": "h100", "gpuCount": 1, "cpuCores": 1, "ramGb": 1, "diskSizeGb": 1, "imageUrl": %q, "sshPublicKeys": %s}`,
+		name, image, ks))
 	var vm struct{ ID, Status string }
 	if err := json.Unmarshal([]byte(body), &vm); err != nil || code != http.StatusCreated || vm.Status != "deploying" {
 		t.Fatalf("create %s: %d %s, want 201 deploying", name, code, body)
@@ -345,4 +400,18 @@ func qemuFixture(t *testing.T) string {
  "nodes": [{"id": "n-qe", "name": "dgx-qe", "clusterId": "c-qe", "status": "online", "agentVersion": "2.6.1", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
             "gpus": [` + strings.Join(gpus, ",") + `]}]
 }`
+}
+
+// testSSHKey is a fresh ed25519 public key as an authorized_keys line.
+func testSSHKey(t *testing.T) string {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))) + " e2e@gpugraph"
 }
