@@ -196,36 +196,12 @@ func (r *organizationResolver) Usage(ctx context.Context, o *models.Organization
 const ledgerList = "ledger"
 
 func (r *organizationResolver) Ledger(ctx context.Context, o *models.Organization, first *int, after *string) (*model.LedgerEntryConnection, error) {
-	c, err := auth.Authenticate(ctx)
+	conn, err := idPage(ctx, r, o, ledgerList, first, after, r.Services.Metering.Ledger, func(e *models.LedgerEntry) int64 { return e.ID })
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Services.Metering.MayRead(c, o.ID); err != nil {
-		return nil, err
-	}
-	page, err := paging.ParseCursor(ledgerList, 0, first, after)
-	if err != nil {
-		return nil, err
-	}
-	var from int64
-	if page.After != nil {
-		if from, err = strconv.ParseInt(page.After.ID, 10, 64); err != nil {
-			return nil, apierr.BadRequest("after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
-		}
-	}
-	es, more, err := r.Services.Metering.Ledger(ctx, c, o.ID, from, page.First)
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]*models.LedgerEntry, len(es))
-	for i := range es {
-		rows[i] = &es[i]
-	}
-	conn := paging.NewConnection(ledgerList, page, rows, more, 0, func(e *models.LedgerEntry) paging.Key {
-		return paging.Key{Sort: []*string{}, ID: strconv.FormatInt(e.ID, 10)}
-	})
-	out := &model.LedgerEntryConnection{Nodes: rows, PageInfo: pageInfo(conn), Edges: make([]*model.LedgerEntryEdge, len(rows))}
-	for i, e := range rows {
+	out := &model.LedgerEntryConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), Edges: make([]*model.LedgerEntryEdge, len(conn.Rows))}
+	for i, e := range conn.Rows {
 		out.Edges[i] = &model.LedgerEntryEdge{Cursor: conn.Cursors[i], Node: e}
 	}
 	return out, nil
@@ -236,6 +212,23 @@ func (r *organizationResolver) Ledger(ctx context.Context, o *models.Organizatio
 const billingEventList = "billingEvents"
 
 func (r *organizationResolver) BillingEvents(ctx context.Context, o *models.Organization, first *int, after *string) (*model.BillingEventConnection, error) {
+	conn, err := idPage(ctx, r, o, billingEventList, first, after, r.Services.Metering.BillingEvents, func(e *models.BillingEvent) int64 { return e.Seq })
+	if err != nil {
+		return nil, err
+	}
+	out := &model.BillingEventConnection{Nodes: conn.Rows, PageInfo: pageInfo(conn), Edges: make([]*model.BillingEventEdge, len(conn.Rows))}
+	for i, e := range conn.Rows {
+		out.Edges[i] = &model.BillingEventEdge{Cursor: conn.Cursors[i], Node: e}
+	}
+	return out, nil
+}
+
+// idPage reads one page of an organization's money list whose rows count
+// up by an id of their own (the ledger, the billing events): the caller
+// may read the organization's money, the cursor is this list's, and the
+// page is read after the cursor's id.
+func idPage[T any](ctx context.Context, r *organizationResolver, o *models.Organization, list string, first *int, after *string,
+	read func(context.Context, *auth.Caller, string, int64, int) ([]T, bool, error), id func(*T) int64) (*paging.Connection[T], error) {
 	c, err := auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
@@ -243,7 +236,7 @@ func (r *organizationResolver) BillingEvents(ctx context.Context, o *models.Orga
 	if err := r.Services.Metering.MayRead(c, o.ID); err != nil {
 		return nil, err
 	}
-	page, err := paging.ParseCursor(billingEventList, 0, first, after)
+	page, err := paging.ParseCursor(list, 0, first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -253,22 +246,17 @@ func (r *organizationResolver) BillingEvents(ctx context.Context, o *models.Orga
 			return nil, apierr.BadRequest("after is not a cursor of this list and order: pass an endCursor or edge cursor it answered")
 		}
 	}
-	evs, more, err := r.Services.Metering.BillingEvents(ctx, c, o.ID, from, page.First)
+	got, more, err := read(ctx, c, o.ID, from, page.First)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]*models.BillingEvent, len(evs))
-	for i := range evs {
-		rows[i] = &evs[i]
+	rows := make([]*T, len(got))
+	for i := range got {
+		rows[i] = &got[i]
 	}
-	conn := paging.NewConnection(billingEventList, page, rows, more, 0, func(e *models.BillingEvent) paging.Key {
-		return paging.Key{Sort: []*string{}, ID: strconv.FormatInt(e.Seq, 10)}
-	})
-	out := &model.BillingEventConnection{Nodes: rows, PageInfo: pageInfo(conn), Edges: make([]*model.BillingEventEdge, len(rows))}
-	for i, e := range rows {
-		out.Edges[i] = &model.BillingEventEdge{Cursor: conn.Cursors[i], Node: e}
-	}
-	return out, nil
+	return paging.NewConnection(list, page, rows, more, 0, func(e *T) paging.Key {
+		return paging.Key{Sort: []*string{}, ID: strconv.FormatInt(id(e), 10)}
+	}), nil
 }
 
 // A billing event's id is its organization's own count.
