@@ -129,23 +129,37 @@ type PassthroughRuntime interface {
 
 // withPassedThrough answers gpus and, after them, each GPU rt passed
 // through that NVML did not list, with no NVML handle: it is reported
-// healthy with no live figures (its guest has it), as last known.
+// healthy with no live figures (its guest has it), as last known, its
+// index too unless one of gpus has it now.
 func withPassedThrough(gpus []*GPU, rt Runtime, log *slog.Logger) []*GPU {
 	p, ok := rt.(PassthroughRuntime)
 	if !ok {
 		return gpus
 	}
 	seen := make(map[string]bool, len(gpus))
+	used := make(map[int]bool, len(gpus))
 	for _, g := range gpus {
 		seen[g.UUID] = true
+		used[g.Index] = true
 	}
 	for _, id := range p.PassedThroughGPUs() {
 		if id.UUID == "" || seen[id.UUID] {
 			continue
 		}
 		seen[id.UUID] = true
-		log.Info("GPU bound to vfio-pci (NVML does not see it) kept in the inventory as last known", "index", id.Index, "uuid", id.UUID, "address", id.Address)
-		gpus = append(gpus, &GPU{Index: id.Index, UUID: id.UUID, Address: id.Address, Name: id.Name, MemoryBytes: id.MemoryBytes})
+		idx := id.Index
+		if used[idx] {
+			// NVML numbers only the GPUs it sees, so another may have
+			// this one's index now; the server takes one GPU per index
+			// (an inventory with two is refused), so it gets the lowest
+			// free one.
+			for idx = 0; used[idx]; idx++ {
+			}
+			log.Warn("a GPU bound to vfio-pci is reported under another index: NVML gave its last known one to another GPU", "uuid", id.UUID, "was", id.Index, "index", idx)
+		}
+		used[idx] = true
+		log.Info("GPU bound to vfio-pci (NVML does not see it) kept in the inventory as last known", "index", idx, "uuid", id.UUID, "address", id.Address)
+		gpus = append(gpus, &GPU{Index: idx, UUID: id.UUID, Address: id.Address, Name: id.Name, MemoryBytes: id.MemoryBytes})
 	}
 	return gpus
 }

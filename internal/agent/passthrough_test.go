@@ -97,6 +97,17 @@ func TestPassedThroughGPUsStayReported(t *testing.T) {
 	if g := gpus[7]; fmt.Sprint(GPUIdentity{g.Index, g.UUID, g.Address, g.Name, g.MemoryBytes}) != fmt.Sprint(want) || g.device != nil {
 		t.Fatalf("the passed-through GPU: %+v", g)
 	}
+	// One whose index NVML now gives another GPU (NVML numbers only the
+	// GPUs it sees) takes the lowest free one: the server refuses an
+	// inventory with two GPUs of one index.
+	renumbered := withPassedThrough(seen[:len(seen):len(seen)], passing{ids: []GPUIdentity{{Index: 5, UUID: "GPU-x"}, want}}, testLogger(t))
+	var got []string
+	for _, g := range renumbered[7:] {
+		got = append(got, fmt.Sprint(g.UUID, "/", g.Index))
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]string{"GPU-x/2", gone.UUID + "/8"}) {
+		t.Errorf("indexes of the kept GPUs %q, want GPU-x at 2 (free), %s at 8 (its 2 taken)", got, gone.UUID)
+	}
 	if got := withPassedThrough(seen, fakeRuntime{}, testLogger(t)); len(got) != 7 {
 		t.Errorf("a runtime that passes nothing through: %d GPUs, want 7", len(got))
 	}
