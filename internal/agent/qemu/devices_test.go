@@ -173,13 +173,13 @@ func TestVFIORefusals(t *testing.T) {
 // on this host: the first VM's hold is recorded as its boot records it.)
 func TestGPUNeverInTwoVMs(t *testing.T) {
 	qemutest.Binary(t)
-	dir := t.TempDir()
+	dir := qemutest.StateDir(t)
 	rt, err := New(Config{StateDir: dir, Accel: AccelTCG, MiBPerGb: 64, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO),
 		Images: map[string]Image{"img": {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rt.Close(); killAll(dir) })
+	t.Cleanup(rt.Close)
 	rt.claimNow("vm-holder", []string{gpuA})
 	rt.Apply([]Spec{{ID: "vm-b", Generation: 1, Action: ActionRun, Image: "img", GPUs: []string{gpuA}, DiskGb: 1}})
 	time.Sleep(500 * time.Millisecond)
