@@ -11,7 +11,8 @@
 // down meanwhile still reads what happened. A restarted agent adopts
 // the QEMU it finds by its pid file and socket instead of starting a
 // second one. Each VM's GPUs are passed through with vfio-pci, whole
-// IOMMU groups, after their driver binding is checked; like the
+// IOMMU groups, after their driver binding is checked (or, with
+// VFIORebind, after the runtime moved them to vfio-pci, vfio.go); like the
 // containerd runtime, a run waits until no other VM it tears down may
 // hold one of its GPUs.
 package qemu
