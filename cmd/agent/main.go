@@ -11,7 +11,7 @@
 //	      [--runtime qemu] [--qemu-state-dir DIR] [--vm-images DIR] [--qemu-binary PATH]
 //	      [--qemu-accel auto|kvm|tcg] [--qemu-require-kvm] [--qemu-stop-grace 60s]
 //	      [--qemu-net user|bridge] [--qemu-forward-addr ADDR] [--qemu-endpoint-host HOST]
-//	      [--qemu-bridge BRIDGE]
+//	      [--qemu-bridge BRIDGE] [--qemu-vfio-rebind]
 //
 // --runtime chooses what runs the workloads the server assigns: sim (the
 // default with --mock) simulates a container runtime (sim.Runtime, package
@@ -81,6 +81,7 @@ type options struct {
 	qemuStateDir, qemuBinary, qemuAccel string
 	vmImages                            string
 	qemuRequireKVM                      bool
+	qemuVFIORebind                      bool
 	qemuStopGrace                       time.Duration
 	qemuNet, qemuBridge                 string
 	qemuForwardAddr, qemuEndpointHost   string
@@ -152,7 +153,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 
 	if opts.runtime == "qemu" {
 		// The simulator's GPUs are no PCI devices: its VMs boot without them.
-		rt, err := newQEMURuntime(opts, agent.BusIDOf(cfg.NVML), opts.mock != "", log)
+		rt, err := newQEMURuntime(opts, agent.IdentityOf(cfg.NVML), opts.mock != "", log)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return 1
@@ -260,6 +261,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	fs.StringVar(&o.qemuNet, "qemu-net", qemu.NetUser, "with --runtime qemu, the VMs' network: user (QEMU's user-mode networking, each VM's SSH port forwarded from a free host port, its endpoint) or bridge (a tap in --qemu-bridge)")
 	fs.StringVar(&o.qemuForwardAddr, "qemu-forward-addr", "0.0.0.0", "with --qemu-net user, the host address the VMs' forwarded SSH ports listen on")
 	fs.StringVar(&o.qemuEndpointHost, "qemu-endpoint-host", "", "with --qemu-net user, the host name a VM's endpoint names (default: --qemu-forward-addr when it is one address, else the host's name)")
+	fs.BoolVar(&o.qemuVFIORebind, "qemu-vfio-rebind", false, "with --runtime qemu, move each VM's GPU (its whole IOMMU group, bridges left out) from its driver (nvidia) to vfio-pci at the VM's start and give it back when the VM is gone; without it a GPU not bound to vfio-pci is refused")
 	fs.StringVar(&o.qemuBridge, "qemu-bridge", "", "with --qemu-net bridge, the host bridge the VMs' taps join (QEMU's bridge helper must allow it)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -322,7 +324,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 // newQEMURuntime makes the QEMU runtime of o; busIDs finds a GPU's PCI
 // address by its UUID; simulated says the GPUs are the simulator's
 // (--mock), which are passed through to no VM.
-func newQEMURuntime(o options, busIDs func(string) (string, error), simulated bool, log *slog.Logger) (*qemu.Runtime, error) {
+func newQEMURuntime(o options, gpus func(string) (agent.GPUIdentity, error), simulated bool, log *slog.Logger) (*qemu.Runtime, error) {
 	images := map[string]qemu.Image{}
 	if o.vmImages != "" {
 		var err error
@@ -335,6 +337,7 @@ func newQEMURuntime(o options, busIDs func(string) (string, error), simulated bo
 		accel = qemu.AccelAuto
 	}
 	return qemu.New(qemu.Config{StateDir: o.qemuStateDir, Binary: o.qemuBinary, Images: images, Accel: accel,
-		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: busIDs, SimulatedGPUs: simulated, Net: o.qemuNet, Bridge: o.qemuBridge,
+		RequireKVM: o.qemuRequireKVM, StopGrace: o.qemuStopGrace, GPUBusIDs: agent.BusIDs(gpus), GPUInfo: gpus,
+		VFIORebind: o.qemuVFIORebind, SimulatedGPUs: simulated, Net: o.qemuNet, Bridge: o.qemuBridge,
 		ForwardAddr: o.qemuForwardAddr, EndpointHost: o.qemuEndpointHost, Log: log})
 }

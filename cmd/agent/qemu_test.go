@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,19 +41,9 @@ func TestBinaryQEMU(t *testing.T) {
 	must(os.Symlink(g.Kernel, filepath.Join(images, "tiny", "vmlinuz")))
 	must(os.Symlink(g.Initrd, filepath.Join(images, "tiny", "initrd")))
 	must(os.WriteFile(filepath.Join(images, "tiny", "ready-line"), []byte(qemutest.ReadyLine+"\n"), 0o644))
-	state := t.TempDir()
-	t.Cleanup(func() {
-		// The agent leaves its VMs running for the next one to adopt: each
-		// QEMU whose command line names the state directory is killed.
-		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range procs {
-			if c, _ := os.ReadFile(p); strings.Contains(string(c), "qemu-system") && strings.Contains(string(c), state+"/") {
-				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-		}
-	})
+	// The agent leaves its VMs running for the next one to adopt:
+	// StateDir kills each QEMU under it when the test ends.
+	state := qemutest.StateDir(t)
 
 	vm := agentapi.Assignment{ID: "vm-1", Generation: 1, Kind: agentapi.KindVM, Image: "tiny", CPUCores: 1, RAMGb: 1, DiskSizeGb: 1,
 		Volume: &agentapi.Volume{ID: "vol-1", SizeGb: 1, Fresh: true}, Action: agentapi.ActionRun}

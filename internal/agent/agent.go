@@ -132,6 +132,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	// The inventory is what NVML sees now plus the GPUs the runtime has
+	// passed through to VMs (bound to vfio-pci, which NVML does not see).
+	// It is fixed for the run: a GPU moved to vfio-pci later stays in it.
+	gpus = withPassedThrough(gpus, cfg.Runtime, log)
 	for _, g := range gpus {
 		log.Info("GPU found", "index", g.Index, "uuid", g.UUID, "address", g.Address, "name", g.Name, "memoryBytes", g.MemoryBytes)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -106,24 +107,107 @@ func cString(b []int8) string {
 	return string(out)
 }
 
-// BusIDOf answers a lookup of a GPU's PCI address by its UUID through
-// lib (initialised by the time a workload is assigned), in the spelling
-// the inventory reports: what a runtime passes through to a VM.
-func BusIDOf(lib nvml.Interface) func(uuid string) (string, error) {
-	return func(uuid string) (string, error) {
+// GPUIdentity is what the inventory says of a GPU that does not change
+// while it is on the node: what a runtime that passes GPUs through to VMs
+// keeps of each, since NVML sees no GPU bound to vfio-pci.
+type GPUIdentity struct {
+	Index       int    `json:"index"`
+	UUID        string `json:"uuid"`
+	Address     string `json:"address"`
+	Name        string `json:"name"`
+	MemoryBytes uint64 `json:"memoryBytes"`
+}
+
+// PassthroughRuntime is implemented by a Runtime that passes GPUs through
+// to VMs (QEMU's, with vfio-pci). PassedThroughGPUs answers the GPUs it
+// knows (from its VMs' records) that are bound to vfio-pci now: NVML does
+// not see them, so Run adds them to the inventory as last known rather
+// than let the server think them gone.
+type PassthroughRuntime interface {
+	PassedThroughGPUs() []GPUIdentity
+}
+
+// withPassedThrough answers gpus and, after them, each GPU rt passed
+// through that NVML did not list, with no NVML handle: it is reported
+// healthy with no live figures (its guest has it), as last known, its
+// index too unless one of gpus has it now.
+func withPassedThrough(gpus []*GPU, rt Runtime, log *slog.Logger) []*GPU {
+	p, ok := rt.(PassthroughRuntime)
+	if !ok {
+		return gpus
+	}
+	seen := make(map[string]bool, len(gpus))
+	used := make(map[int]bool, len(gpus))
+	for _, g := range gpus {
+		seen[g.UUID] = true
+		used[g.Index] = true
+	}
+	for _, id := range p.PassedThroughGPUs() {
+		if id.UUID == "" || seen[id.UUID] {
+			continue
+		}
+		seen[id.UUID] = true
+		idx := id.Index
+		if used[idx] {
+			// NVML numbers only the GPUs it sees, so another may have
+			// this one's index now; the server takes one GPU per index
+			// (an inventory with two is refused), so it gets the lowest
+			// free one.
+			for idx = 0; used[idx]; idx++ {
+			}
+			log.Warn("a GPU bound to vfio-pci is reported under another index: NVML gave its last known one to another GPU", "uuid", id.UUID, "was", id.Index, "index", idx)
+		}
+		used[idx] = true
+		log.Info("GPU bound to vfio-pci (NVML does not see it) kept in the inventory as last known", "index", idx, "uuid", id.UUID, "address", id.Address)
+		gpus = append(gpus, &GPU{Index: idx, UUID: id.UUID, Address: id.Address, Name: id.Name, MemoryBytes: id.MemoryBytes})
+	}
+	return gpus
+}
+
+// IdentityOf answers a lookup of a GPU's identity by its UUID through lib
+// (initialised by the time a workload is assigned). What NVML answered
+// once is kept for the rest of the run: a GPU moved to vfio-pci for a VM
+// vanishes from NVML, and its next VM still needs its address.
+func IdentityOf(lib nvml.Interface) func(uuid string) (GPUIdentity, error) {
+	var mu sync.Mutex
+	known := map[string]GPUIdentity{}
+	return func(uuid string) (GPUIdentity, error) {
 		gpus, err := Discover(lib, slog.New(slog.DiscardHandler))
-		if err != nil {
-			return "", err
-		}
+		mu.Lock()
+		defer mu.Unlock()
+		var found *GPU
 		for _, g := range gpus {
-			if g.UUID != uuid {
-				continue
+			if g.Address != "" {
+				known[g.UUID] = GPUIdentity{Index: g.Index, UUID: g.UUID, Address: g.Address, Name: g.Name, MemoryBytes: g.MemoryBytes}
 			}
-			if g.Address == "" {
-				return "", fmt.Errorf("its PCI address cannot be read: %s", g.initErr)
+			if g.UUID == uuid {
+				found = g
 			}
-			return g.Address, nil
 		}
-		return "", errors.New("no such GPU on this node")
+		if id, ok := known[uuid]; ok {
+			return id, nil
+		}
+		switch {
+		case err != nil:
+			return GPUIdentity{}, err
+		case found != nil:
+			return GPUIdentity{}, fmt.Errorf("its PCI address cannot be read: %s", found.initErr)
+		}
+		return GPUIdentity{}, errors.New("no such GPU on this node")
+	}
+}
+
+// BusIDOf answers a lookup of a GPU's PCI address by its UUID through
+// lib, in the spelling the inventory reports: what a runtime passes
+// through to a VM.
+func BusIDOf(lib nvml.Interface) func(uuid string) (string, error) {
+	return BusIDs(IdentityOf(lib))
+}
+
+// BusIDs answers the addresses of what ids answers.
+func BusIDs(ids func(uuid string) (GPUIdentity, error)) func(uuid string) (string, error) {
+	return func(uuid string) (string, error) {
+		id, err := ids(uuid)
+		return id.Address, err
 	}
 }

@@ -17,8 +17,10 @@ import (
 //
 // The ordering rule is kept within each side, not across them: a GPU
 // passed to a VM is bound to vfio-pci and one a pod uses to nvidia, so one
-// GPU does not move between a VM and a pod without its operator
-// rebinding it, which the agent never does.
+// GPU does not move between a VM and a pod unless its operator rebinds
+// it, or the QEMU runtime does (--qemu-vfio-rebind): it takes a GPU only
+// at a VM's start (the server's placement holds a GPU for one workload
+// at a time) and gives it back once that VM is gone.
 type Dispatch struct {
 	VMs, Pods Runtime
 }
@@ -52,4 +54,13 @@ func (d Dispatch) ConsoleTail(id string) ([]byte, error) {
 		return c.ConsoleTail(id)
 	}
 	return nil, os.ErrNotExist
+}
+
+// PassedThroughGPUs answers what the VM side passed through, so a
+// Dispatch offers the same optional reading as the VM runtime alone.
+func (d Dispatch) PassedThroughGPUs() []GPUIdentity {
+	if p, ok := d.VMs.(PassthroughRuntime); ok {
+		return p.PassedThroughGPUs()
+	}
+	return nil
 }

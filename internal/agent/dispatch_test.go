@@ -72,7 +72,25 @@ func TestDispatch(t *testing.T) {
 	if _, err := bare.ConsoleTail("vm-1"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ConsoleTail with no console on the VM side: %v, want os.ErrNotExist", err)
 	}
+
+	// The GPUs passed through are the VM side's (none from one that
+	// passes none through).
+	g := agent.GPUIdentity{Index: 1, UUID: "GPU-1", Address: "0000:3B:00.0"}
+	if got := (agent.Dispatch{VMs: passing{vms, []agent.GPUIdentity{g}}, Pods: pods}).PassedThroughGPUs(); len(got) != 1 || got[0] != g {
+		t.Errorf("PassedThroughGPUs through Dispatch: %+v, want %+v", got, g)
+	}
+	if got := bare.PassedThroughGPUs(); got != nil {
+		t.Errorf("PassedThroughGPUs with none on the VM side: %+v", got)
+	}
 }
+
+// passing is a VM runtime that passed GPUs through.
+type passing struct {
+	agent.Runtime
+	gpus []agent.GPUIdentity
+}
+
+func (p passing) PassedThroughGPUs() []agent.GPUIdentity { return p.gpus }
 
 // noConsole is a runtime that keeps no console: only agent.Runtime's
 // methods of the one it wraps.

@@ -41,6 +41,9 @@ func NewXIDWatcher(lib nvml.Interface, gpus []*GPU, health *HealthState, policy 
 	}
 	w := &XIDWatcher{lib: lib, gpus: gpus, health: health, policy: policy, log: log, waitTimeout: waitTimeout, set: set}
 	for _, g := range gpus {
+		if g.device == nil {
+			continue // passed through to a VM: its guest's driver sees its XIDs
+		}
 		supported, ret := g.device.GetSupportedEventTypes()
 		if ret != nvml.SUCCESS {
 			health.MarkFailed(g.UUID, fmt.Sprintf("NVML GetSupportedEventTypes: %v", ret))

@@ -114,7 +114,7 @@ func (h *HealthState) uuids() []string {
 // They are not in the device plugin's checks; they are gpugraph's addition.
 func (h *HealthState) CheckMemoryErrors(gpus []*GPU) {
 	for _, g := range gpus {
-		if h.isFailed(g.UUID) {
+		if g.device == nil || h.isFailed(g.UUID) { // no handle: passed through to a VM
 			continue
 		}
 		h.checkRemappedRows(g)

@@ -209,9 +209,12 @@ func (r *reporter) heartbeat() agentapi.HeartbeatRequest {
 	return req
 }
 
-// usage reads live figures; a GPU that cannot answer (MIG mode, lost)
-// reports zeros rather than holding up the heartbeat.
+// usage reads live figures; a GPU that cannot answer (MIG mode, lost,
+// passed through to a VM) reports zeros rather than holding up the heartbeat.
 func (r *reporter) usage(g *GPU) (utilization int, memUsed uint64) {
+	if g.device == nil {
+		return 0, 0 // passed through to a VM: NVML has no handle on it
+	}
 	if u, ret := g.device.GetUtilizationRates(); ret == nvml.SUCCESS {
 		utilization = int(min(u.Gpu, 100))
 	} else {

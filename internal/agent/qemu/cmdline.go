@@ -2,12 +2,9 @@ package qemu
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"gpugraph/internal/agent"
 )
 
 // maxSocketPath is the longest unix socket path Linux takes.
@@ -68,53 +65,4 @@ func (r *Runtime) commandLine(s Spec, img Image, dir, disk, seed string, port in
 			"-device", fmt.Sprintf("vfio-pci,host=%s,bus=%s", addr, port))
 	}
 	return args, nil
-}
-
-// vfioDevices answers the PCI functions to pass through for the GPUs
-// uuids: each GPU's whole IOMMU group (its audio function and the like),
-// bridges left to the host, each function checked bound to vfio-pci. A
-// GPU still bound to another driver (nvidia) is refused with a reason:
-// the node's operator binds GPUs to vfio-pci (README says how).
-func (r *Runtime) vfioDevices(uuids []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, u := range uuids {
-		if r.cfg.GPUBusIDs == nil {
-			return nil, fmt.Errorf("GPU %s: this agent does not know its GPUs' PCI addresses", u)
-		}
-		raw, err := r.cfg.GPUBusIDs(u)
-		if err != nil {
-			return nil, fmt.Errorf("GPU %s: %w", u, err)
-		}
-		bus, err := agent.NormalizeBusID(raw)
-		if err != nil {
-			return nil, fmt.Errorf("GPU %s: %w", u, err)
-		}
-		addr := strings.ToLower(bus)
-		devs := filepath.Join(r.cfg.SysfsRoot, "bus", "pci", "devices")
-		members, err := os.ReadDir(filepath.Join(devs, addr, "iommu_group", "devices"))
-		if err != nil {
-			return nil, fmt.Errorf("GPU %s (%s) is in no IOMMU group: the host needs the IOMMU on (intel_iommu=on or amd_iommu=on) to pass it through", u, bus)
-		}
-		for _, m := range members {
-			fn := m.Name()
-			if seen[fn] {
-				continue
-			}
-			class, _ := os.ReadFile(filepath.Join(devs, fn, "class"))
-			if strings.HasPrefix(strings.TrimSpace(string(class)), "0x0604") {
-				continue // a PCI bridge stays with the host
-			}
-			driver := "no driver"
-			if l, err := os.Readlink(filepath.Join(devs, fn, "driver")); err == nil {
-				driver = filepath.Base(l)
-			}
-			if driver != "vfio-pci" {
-				return nil, fmt.Errorf("GPU %s (%s): %s in its IOMMU group is bound to %s, not vfio-pci; bind it to vfio-pci before a VM can have it", u, bus, fn, driver)
-			}
-			seen[fn] = true
-			out = append(out, fn)
-		}
-	}
-	return out, nil
 }

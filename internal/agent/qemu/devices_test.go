@@ -1,6 +1,7 @@
 package qemu
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -20,23 +21,35 @@ const (
 	gpuB = "GPU-66666666-7777-8888-9999-000000000000"
 )
 
-// fakeSysfs lays out what Linux's sysfs shows of two GPUs: each with its
-// audio function in its IOMMU group, behind a bridge in the first group;
-// drivers as given by PCI address.
+// fakeSysfs lays out what Linux's sysfs shows of three NVIDIA GPUs: the
+// first two each with its audio function in its IOMMU group, behind a
+// bridge in the first group; the third (0000:af:00.0) alone in its group;
+// drivers as given by PCI address. The attributes the rebind writes
+// (driver_override, each driver's unbind, drivers_probe) are there,
+// empty, as the kernel's are.
 func fakeSysfs(t *testing.T, drivers map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	groups := map[string][]string{
 		"7":  {"0000:3a:00.0", "0000:3b:00.0", "0000:3b:00.1"},
 		"12": {"0000:86:00.0", "0000:86:00.1"},
+		"20": {"0000:af:00.0"},
 	}
 	class := map[string]string{"0000:3a:00.0": "0x060400", "0000:3b:00.0": "0x030200", "0000:3b:00.1": "0x040300",
-		"0000:86:00.0": "0x030200", "0000:86:00.1": "0x040300"}
+		"0000:86:00.0": "0x030200", "0000:86:00.1": "0x040300", "0000:af:00.0": "0x030200"}
+	vendor := map[string]string{"0000:3a:00.0": "0x8086"}
+	for _, d := range []string{"nvidia", "snd_hda_intel", "vfio-pci", "pcieport"} {
+		must(t, os.MkdirAll(filepath.Join(root, "bus", "pci", "drivers", d), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, "bus", "pci", "drivers", d, "unbind"), nil, 0o200))
+	}
+	must(t, os.WriteFile(filepath.Join(root, "bus", "pci", "drivers_probe"), nil, 0o200))
 	for g, members := range groups {
 		for _, m := range members {
 			dev := filepath.Join(root, "bus", "pci", "devices", m)
 			must(t, os.MkdirAll(dev, 0o755))
 			must(t, os.WriteFile(filepath.Join(dev, "class"), []byte(class[m]+"\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(dev, "vendor"), []byte(cmp.Or(vendor[m], "0x10de")+"\n"), 0o644))
+			must(t, os.WriteFile(filepath.Join(dev, "driver_override"), []byte("(null)\n"), 0o644))
 			must(t, os.Symlink("../../../../kernel/iommu_groups/"+g, filepath.Join(dev, "iommu_group")))
 			if d := drivers[m]; d != "" {
 				must(t, os.Symlink("../../../../bus/pci/drivers/"+d, filepath.Join(dev, "driver")))
@@ -75,9 +88,9 @@ var allVFIO = map[string]string{"0000:3a:00.0": "pcieport", "0000:3b:00.0": "vfi
 // each on a PCIe root port of its own.
 func TestCommandLine(t *testing.T) {
 	r := &Runtime{cfg: Config{MiBPerGb: 1024, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO), Net: NetUser, ForwardAddr: "0.0.0.0"}, accel: AccelKVM}
-	gpus, err := r.vfioDevices([]string{gpuA, gpuB})
-	if err != nil {
-		t.Fatal(err)
+	gpus, move, err := r.vfioDevices([]string{gpuA, gpuB})
+	if err != nil || move != nil {
+		t.Fatal(err, move)
 	}
 	if want := []string{"0000:3b:00.0", "0000:3b:00.1", "0000:86:00.0", "0000:86:00.1"}; !slices.Equal(gpus, want) {
 		t.Fatalf("devices %q, want %q", gpus, want)
@@ -146,7 +159,7 @@ func TestVFIORefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := &Runtime{cfg: Config{GPUBusIDs: c.busIDs, SysfsRoot: fakeSysfs(t, c.drivers)}}
-			_, err := r.vfioDevices([]string{c.gpu})
+			_, _, err := r.vfioDevices([]string{c.gpu})
 			if err == nil || err.Error() != c.want {
 				t.Errorf("error %v\nwant %s", err, c.want)
 			}
@@ -160,13 +173,13 @@ func TestVFIORefusals(t *testing.T) {
 // on this host: the first VM's hold is recorded as its boot records it.)
 func TestGPUNeverInTwoVMs(t *testing.T) {
 	qemutest.Binary(t)
-	dir := t.TempDir()
+	dir := qemutest.StateDir(t)
 	rt, err := New(Config{StateDir: dir, Accel: AccelTCG, MiBPerGb: 64, GPUBusIDs: busIDs, SysfsRoot: fakeSysfs(t, allVFIO),
 		Images: map[string]Image{"img": {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rt.Close(); killAll(dir) })
+	t.Cleanup(rt.Close)
 	rt.claimNow("vm-holder", []string{gpuA})
 	rt.Apply([]Spec{{ID: "vm-b", Generation: 1, Action: ActionRun, Image: "img", GPUs: []string{gpuA}, DiskGb: 1}})
 	time.Sleep(500 * time.Millisecond)

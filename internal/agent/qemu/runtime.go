@@ -11,7 +11,8 @@
 // down meanwhile still reads what happened. A restarted agent adopts
 // the QEMU it finds by its pid file and socket instead of starting a
 // second one. Each VM's GPUs are passed through with vfio-pci, whole
-// IOMMU groups, after their driver binding is checked; like the
+// IOMMU groups, after their driver binding is checked (or, with
+// VFIORebind, after the runtime moved them to vfio-pci, vfio.go); like the
 // containerd runtime, a run waits until no other VM it tears down may
 // hold one of its GPUs.
 package qemu
@@ -91,6 +92,16 @@ type Config struct {
 	// PCI devices and IOMMU groups are read ("" is /sys).
 	GPUBusIDs func(uuid string) (string, error)
 	SysfsRoot string
+	// GPUInfo, when set, answers a GPU's identity (agent.IdentityOf):
+	// kept in the state of each VM it is passed through to, so the agent
+	// still reports it while it is bound to vfio-pci, which NVML does
+	// not see (PassedThroughGPUs).
+	GPUInfo func(uuid string) (agent.GPUIdentity, error)
+	// VFIORebind lets the runtime move a VM's GPU functions that are
+	// bound to another driver (nvidia) to vfio-pci at its start, and give
+	// them back when the VM is gone (vfio.go). Without it such a GPU is
+	// refused with a reason.
+	VFIORebind bool
 	// Net is NetUser ("" too) or NetBridge. With NetUser each VM's SSH
 	// port is forwarded from a free port of ForwardAddr ("" is 0.0.0.0,
 	// every address of the host), and its endpoint is
@@ -113,11 +124,14 @@ type Config struct {
 // Runtime runs VMs in QEMU; New makes one, Close stops its workers and
 // leaves the VMs running for the next agent to adopt.
 type Runtime struct {
-	cfg    Config
-	accel  string
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cfg Config
+	// sysfsWrite, when set, writes sysfs attributes instead of
+	// writeSysfs: tests play the kernel's part with it.
+	sysfsWrite func(path, val string) error
+	accel      string
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 
 	mu    sync.Mutex
 	work  map[string]*workload
@@ -486,7 +500,7 @@ func (r *Runtime) loop(id string, w *workload) {
 					log.Info("vm exited: the guest powered itself off", "generation", cur.Generation)
 					w.set(cur.Generation, agentapi.StateExited, ExitedMessage, "")
 					v = nil
-					r.release(id)
+					r.gone(id)
 				}
 				continue
 			case <-exitC:
@@ -496,7 +510,7 @@ func (r *Runtime) loop(id string, w *workload) {
 				log.Error("vm failed", "generation", cur.Generation, "message", msg)
 				w.set(cur.Generation, agentapi.StateFailed, msg, "")
 				v = nil
-				r.release(id)
+				r.gone(id)
 				continue
 			}
 		}
@@ -527,7 +541,7 @@ func (r *Runtime) loop(id string, w *workload) {
 			}
 			log.Info("vm gone", "generation", s.Generation)
 			w.set(s.Generation, agentapi.StateGone, "", "")
-			r.release(id)
+			r.gone(id)
 			w.mu.Lock()
 			w.ended = w.unlisted
 			w.mu.Unlock()
@@ -552,7 +566,7 @@ func (r *Runtime) loop(id string, w *workload) {
 				// Powered off while no agent watched: it ended by itself.
 				v.quit(r.cfg.StopGrace)
 				v = nil
-				r.release(id)
+				r.gone(id)
 				w.set(s.Generation, agentapi.StateExited, ExitedMessage, "")
 				continue
 			case s.Generation == st.Generation:
@@ -579,7 +593,7 @@ func (r *Runtime) loop(id string, w *workload) {
 				// A new run of another generation: the old QEMU goes first.
 				v.quit(r.cfg.StopGrace)
 				v = nil
-				r.release(id)
+				r.gone(id)
 			}
 		}
 		w.set(s.Generation, agentapi.StateStarting, "", "")
@@ -595,7 +609,7 @@ func (r *Runtime) loop(id string, w *workload) {
 		if err != nil {
 			log.Error("start", "generation", s.Generation, "err", err)
 			w.set(s.Generation, agentapi.StateFailed, err.Error(), "")
-			r.release(id)
+			r.gone(id)
 			continue
 		}
 		v = nv
@@ -660,6 +674,15 @@ func (r *Runtime) usedBy(id string, gpus []string) string {
 		}
 	}
 	return ""
+}
+
+// gone is called once VM id's QEMU is gone (stopped, exited, crashed,
+// replaced, or never started): the functions the runtime moved to
+// vfio-pci for it go back to the host, then its GPUs are free for the
+// next VM, so that VM finds them where the host left them.
+func (r *Runtime) gone(id string) {
+	r.giveBackRecorded(id)
+	r.release(id)
 }
 
 func (r *Runtime) release(id string) {
@@ -742,6 +765,13 @@ type vmState struct {
 	// networking): its endpoint, kept for the next agent and tried first
 	// at its next boot.
 	SSHPort int `json:"sshPort,omitempty"`
+	// Moved are the PCI functions the runtime moved to vfio-pci for it
+	// (VFIORebind), recorded before they are moved: given back to the
+	// host when its QEMU is gone, by this agent or the next.
+	Moved []moved `json:"moved,omitempty"`
+	// Identities are its GPUs as NVML last answered them: what the
+	// inventory reports of them while they are bound to vfio-pci.
+	Identities []agent.GPUIdentity `json:"gpuIdentities,omitempty"`
 }
 
 // bootedGPUs answers the GPUs VM id's QEMU was booted with, from its
@@ -761,11 +791,17 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	// What an earlier QEMU of this VM (gone while no agent watched) had
+	// moved to vfio-pci goes back first, so the record is this boot's.
+	r.giveBackRecorded(s.ID)
 	var gpus []string
+	var move []moved
+	var ids []agent.GPUIdentity
 	if !r.cfg.SimulatedGPUs {
-		if gpus, err = r.vfioDevices(s.GPUs); err != nil {
+		if gpus, move, err = r.vfioDevices(s.GPUs); err != nil {
 			return nil, 0, err
 		}
+		ids = r.identities(s.GPUs)
 	}
 	w.set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
 	dir := r.vmDir(s.ID)
@@ -775,6 +811,15 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	before := (&vm{dir: dir}).readState()
 	for _, f := range []string{"qmp.sock", "qemu.pid", "state.json"} {
 		os.Remove(filepath.Join(dir, f))
+	}
+	if len(move) > 0 {
+		// Recorded before they are moved: an agent that dies midway
+		// still gives them back (a function never moved is left alone).
+		(&vm{dir: dir}).writeState(vmState{GPUs: s.GPUs, Moved: move, Identities: ids})
+		if err := r.rebind(s.ID, move); err != nil {
+			(&vm{dir: dir}).writeState(vmState{GPUs: s.GPUs, Identities: ids})
+			return nil, 0, err
+		}
 	}
 	rotateConsole(dir, r.cfg.ConsoleLimit)
 	off := consoleSize(dir)
@@ -794,7 +839,7 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	v.writeState(vmState{Generation: s.Generation, GPUs: s.GPUs, SSHPort: port})
+	v.writeState(vmState{Generation: s.Generation, GPUs: s.GPUs, SSHPort: port, Moved: move, Identities: ids})
 	w.setEndpoint(r.endpoint(port))
 	return v, off, nil
 }

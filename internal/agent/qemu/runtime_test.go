@@ -43,9 +43,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	qemutest.Binary(t)
 	g := qemutest.Build(t)
-	dir := t.TempDir()
+	dir := qemutest.StateDir(t)
 	f := &fixture{t: t, dir: dir, guest: g}
-	t.Cleanup(func() { killAll(dir) })
 	f.rt = f.open()
 	return f
 }
@@ -62,20 +61,6 @@ func (f *fixture) open() *Runtime {
 	return rt
 }
 
-// killAll kills every QEMU a test left under dir: each process whose
-// command line names dir (a pid file may be gone).
-func killAll(dir string) {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), dir+"/") {
-			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	}
-}
-
 func pidOf(path string) int {
 	b, _ := os.ReadFile(path)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -87,21 +72,9 @@ func cmdlineOf(pid int) string {
 	return strings.ReplaceAll(string(b), "\x00", " ")
 }
 
-// qemus counts the live QEMU processes whose command line names sock.
-func qemus(sock string) int {
-	n := 0
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), "qemu-system") && strings.Contains(string(b), sock) {
-			st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-			if f := strings.Fields(string(st)); len(f) > 2 && f[2] != "Z" {
-				n++
-			}
-		}
-	}
-	return n
-}
+// qemus counts the live QEMU processes of the VM whose QMP socket is
+// sock: those whose command line names its directory.
+func qemus(sock string) int { return len(qemutest.Running(filepath.Dir(sock))) }
 
 func wait(t *testing.T, rt *Runtime, id string, gen int, state string) agentapi.WorkloadReport {
 	t.Helper()
