@@ -9,6 +9,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -232,6 +233,7 @@ func TestCreateVMSSHPublicKeys(t *testing.T) {
 type consoleJSON struct {
 	VMID       string  `json:"vmId"`
 	Output     []byte  `json:"output"`
+	Text       string  `json:"text"`
 	Bytes      int     `json:"bytes"`
 	CapturedAt *string `json:"capturedAt"`
 }
@@ -307,7 +309,7 @@ func TestVMConsole(t *testing.T) {
 		}
 
 		// Nothing captured yet.
-		if s, b := read(url, "acme-reader", "vm-acme-1"); s != 200 || string(b) != `{"vmId":"vm-acme-1","output":"","bytes":0,"capturedAt":null}`+"\n" {
+		if s, b := read(url, "acme-reader", "vm-acme-1"); s != 200 || string(b) != `{"vmId":"vm-acme-1","output":"","text":"","bytes":0,"capturedAt":null}`+"\n" {
 			t.Errorf("before any push: %d %s", s, b)
 		}
 
@@ -318,6 +320,30 @@ func TestVMConsole(t *testing.T) {
 		c := console(url, "vm-acme-1")
 		if string(c.Output) != string(boot) || c.Bytes != len(boot) || c.VMID != "vm-acme-1" || c.CapturedAt == nil {
 			t.Errorf("console: %+v, want the %d bytes pushed", c, len(boot))
+		}
+		asText := "SeaBIOS\r\n\x1b[0mLinux version 6.1\r\n\uFFFD not UTF-8\r\nlogin: "
+		if c.Text != asText {
+			t.Errorf("console text %q, want %q (invalid UTF-8 replaced)", c.Text, asText)
+		}
+		// Accept: text/plain ranked above JSON: the text alone.
+		for accept, plain := range map[string]bool{"text/plain": true, "text/plain, application/json;q=0.5": true,
+			"application/json, text/plain": false, "*/*": false} {
+			req, _ := http.NewRequest(http.MethodGet, url+"/v1/vms/vm-acme-1/console", nil)
+			req.Header.Set("Authorization", "Bearer acme-reader")
+			req.Header.Set("Accept", accept)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ct := resp.Header.Get("Content-Type")
+			if plain && (resp.StatusCode != 200 || ct != "text/plain; charset=utf-8" || string(body) != asText) {
+				t.Errorf("Accept %q: %d %s %q, want the text alone", accept, resp.StatusCode, ct, body)
+			}
+			if !plain && (resp.StatusCode != 200 || !strings.HasPrefix(ct, "application/json")) {
+				t.Errorf("Accept %q: %d %s, want JSON", accept, resp.StatusCode, ct)
+			}
 		}
 		other := httptest.NewServer(servertest.Handler(st, servertest.Options{}, servertest.Config{}))
 		defer other.Close()

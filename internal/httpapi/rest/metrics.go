@@ -219,7 +219,12 @@ func writeMetricsCSV(w http.ResponseWriter, status int, res podmetrics.Result) {
 
 // prefersCSV reports whether an Accept header ranks text/csv above JSON;
 // on a tie the type listed first wins, and JSON is the default.
-func prefersCSV(accept string) bool {
+func prefersCSV(accept string) bool { return prefersOverJSON(accept, "text/csv") }
+
+// prefersOverJSON reports whether an Accept header ranks the text type
+// mediaType (or text/*) above JSON; on a tie the type listed first wins,
+// and JSON is the default.
+func prefersOverJSON(accept, mediaType string) bool {
 	best := func(types ...string) (q float64, at int) {
 		q, at = -1, -1
 		for i, part := range strings.Split(accept, ",") {
@@ -241,12 +246,12 @@ func prefersCSV(accept string) bool {
 		}
 		return q, at
 	}
-	csvQ, csvAt := best("text/csv", "text/*")
+	textQ, textAt := best(mediaType, "text/*")
 	jsonQ, jsonAt := best("application/json", "application/*", "*/*")
-	if csvQ <= 0 {
+	if textQ <= 0 {
 		return false
 	}
-	return csvQ > jsonQ || (csvQ == jsonQ && csvAt < jsonAt)
+	return textQ > jsonQ || (textQ == jsonQ && textAt < jsonAt)
 }
 
 // MaxSamplesBody bounds an ingestion body: podmetrics.MaxBatchSamples

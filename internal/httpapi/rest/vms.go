@@ -2,8 +2,10 @@ package rest
 
 import (
 	"encoding/base64"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/httpapi/route"
@@ -181,12 +183,13 @@ func (api *API) terminateVM(w http.ResponseWriter, r *http.Request) error {
 }
 
 // consoleJSON is a VM's serial console, as EC2's GetConsoleOutput answers
-// it: the bytes base64 (they are the guest's, not necessarily UTF-8),
-// their count, and when its node pushed them (null, with no output, while
-// nothing was captured).
+// it: the bytes base64 (they are the guest's, not necessarily UTF-8), the
+// same as text (as GraphQL's VM.console.text), their count, and when its
+// node pushed them (null, with no output, while nothing was captured).
 type consoleJSON struct {
 	VMID       string  `json:"vmId"`
 	Output     string  `json:"output"`
+	Text       string  `json:"text"`
 	Bytes      int     `json:"bytes"`
 	CapturedAt *string `json:"capturedAt"`
 }
@@ -196,7 +199,16 @@ func (api *API) vmConsole(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := consoleJSON{VMID: c.VMID, Output: base64.StdEncoding.EncodeToString(c.Output), Bytes: len(c.Output)}
+	text := strings.ToValidUTF8(string(c.Output), "\uFFFD")
+	if prefersOverJSON(r.Header.Get("Accept"), "text/plain") {
+		// What a terminal shows: the text alone, as `aws ec2
+		// get-console-output --output text` prints it.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, text)
+		return nil
+	}
+	out := consoleJSON{VMID: c.VMID, Output: base64.StdEncoding.EncodeToString(c.Output), Text: text, Bytes: len(c.Output)}
 	if c.CapturedAt != nil {
 		at := models.FormatTime(*c.CapturedAt)
 		out.CapturedAt = &at
