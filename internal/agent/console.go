@@ -60,6 +60,8 @@ func (r *reporter) pushConsoles(ctx context.Context, as []agentapi.Assignment) {
 		switch {
 		case err == nil:
 			p.sent[a.ID] = sum
+		case ctx.Err() != nil:
+			return // the agent is stopping: nothing failed
 		case errors.As(err, &ae), errors.As(err, &se) && se.Status == http.StatusMethodNotAllowed:
 			r.log.Warn("the server takes no console pushes from this agent; VMs' consoles stay on the node", "err", err)
 			p.off = true

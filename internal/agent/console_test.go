@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/lib/lockedbuf"
 )
 
 // consoleRuntime is a Runtime that keeps consoles, set by the test.
@@ -99,4 +101,24 @@ func TestConsolePushes(t *testing.T) {
 	step("refused for good", "vm-a:11")
 	rt.consoles["vm-a"] = []byte("login: root\r\n#")
 	step("after a 403", "")
+}
+
+// An agent that is stopping (its context cancelled mid-push) logs no
+// failure: nothing failed, and the next agent pushes what changed.
+func TestConsolePushStoppingIsQuiet(t *testing.T) {
+	srv := &consoleServer{status: map[string]int{}, bodies: map[string][]byte{}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	var logged lockedbuf.Buffer
+	rt := consoleRuntime{consoles: map[string][]byte{"vm-a": []byte("boot\r\n")}}
+	r := &reporter{cfg: Config{Runtime: rt}, log: slog.New(slog.NewTextHandler(&logged, nil)), client: NewClient(hs.URL, "tok", hs.Client())}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r.pushConsoles(ctx, []agentapi.Assignment{{ID: "vm-a", Kind: agentapi.KindVM}})
+	if s := logged.String(); s != "" {
+		t.Errorf("a push cut short by the agent's stop logged %q, want nothing", s)
+	}
+	if _, ok := r.consoles.sent["vm-a"]; ok {
+		t.Error("a push cut short was remembered as sent")
+	}
 }
