@@ -38,14 +38,32 @@ func newSup(t *testing.T, run func(sv *Supervisor[spec], id string, w *Workload[
 	return sv
 }
 
+// wait answers what c gives, or false once the test has ended (a
+// worker never outlives a failed test).
+func wait[T any](sv *Supervisor[spec], c <-chan T) (T, bool) {
+	select {
+	case v := <-c:
+		return v, true
+	case <-sv.cfg.Ctx.Done():
+		var zero T
+		return zero, false
+	}
+}
+
 // TestLatestSpecWins: specs pushed while the worker reads none replace
 // each other; the worker then reads only the newest.
 func TestLatestSpecWins(t *testing.T) {
 	gate := make(chan struct{})
 	got := make(chan spec, 10)
 	sv := newSup(t, func(sv *Supervisor[spec], id string, w *Workload[spec]) {
-		<-gate
-		got <- <-w.Want()
+		if _, ok := wait(sv, gate); !ok {
+			return
+		}
+		s, ok := wait(sv, w.Want())
+		if !ok {
+			return
+		}
+		got <- s
 		select {
 		case s := <-w.Want():
 			got <- s
@@ -75,11 +93,16 @@ func TestUnlistedStopPushedOnce(t *testing.T) {
 	got := make(chan spec, 10)
 	sv := newSup(t, func(sv *Supervisor[spec], id string, w *Workload[spec]) {
 		for range 4 {
-			s := <-w.Want()
+			s, ok := wait(sv, w.Want())
+			if !ok {
+				return
+			}
 			w.Set(s.gen, agentapi.StateRunning, "", "")
 			got <- s
 		}
-		<-step // Apply(nil) twice more meanwhile
+		if _, ok := wait(sv, step); !ok { // Apply(nil) twice more meanwhile
+			return
+		}
 		select {
 		case s := <-w.Want():
 			got <- s
@@ -200,9 +223,14 @@ func TestStrangerStopHoldsItsGPUs(t *testing.T) {
 	waiting := &signal{Handler: quiet.Handler(), c: make(chan struct{})}
 	teardown := make(chan struct{})
 	sv := newSup(t, func(sv *Supervisor[spec], id string, w *Workload[spec]) {
-		s := <-w.Want()
+		s, ok := wait(sv, w.Want())
+		if !ok {
+			return
+		}
 		if s.action == agentapi.ActionStop {
-			<-teardown
+			if _, ok := wait(sv, teardown); !ok {
+				return
+			}
 			sv.Gone(id, w, s.gen)
 			return
 		}
