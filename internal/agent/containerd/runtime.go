@@ -13,7 +13,9 @@
 // A preempted workload's stop comes with its preemptor's run on the same
 // GPUs, and the server, which gave them over at once, no longer lists them
 // with the stop: the runtime goes by the GPUs it started that workload with
-// (docs/contract.md#agent, the ordering rule).
+// (docs/contract.md#agent, the ordering rule). That rule, each workload's
+// worker and the following of the server's list are package supervise's,
+// shared with the QEMU runtime; this package keeps the containers.
 package containerd
 
 import (
@@ -128,13 +130,7 @@ func (r *Runtime) Close() {
 }
 
 // Assign implements agent.Runtime.
-func (r *Runtime) Assign(as []agentapi.Assignment) {
-	ss := make([]Spec, len(as))
-	for i, a := range as {
-		ss[i] = FromAssignment(a)
-	}
-	r.Apply(ss)
-}
+func (r *Runtime) Assign(as []agentapi.Assignment) { r.Apply(supervise.Specs(as, FromAssignment)) }
 
 // Apply makes ss the set of pods that should exist: a new id or
 // generation starts (a recreate on a new snapshot), a stop tears down, an
@@ -159,24 +155,19 @@ func (r *Runtime) loop(id string, w *workload) {
 	var cur Spec
 	var have bool
 	var exitC <-chan containerd.ExitStatus
-	var next *Spec // a spec that came while a run waited for its GPUs
 	log := r.cfg.Log.With("workload", id)
 	for {
 		var s Spec
-		if next != nil {
-			s, next = *next, nil
-		} else {
-			select {
-			case <-r.ctx.Done():
-				return
-			case s = <-w.Want():
-			case st := <-exitC:
-				exitC = nil
-				state, msg := exitState(st, cur)
-				log.Info("workload ended", "generation", cur.Generation, "state", state, "message", msg)
-				w.Set(cur.Generation, state, msg, "")
-				continue
-			}
+		select {
+		case <-r.ctx.Done():
+			return
+		case s = <-w.Want():
+		case st := <-exitC:
+			exitC = nil
+			state, msg := exitState(st, cur)
+			log.Info("workload ended", "generation", cur.Generation, "state", state, "message", msg)
+			w.Set(cur.Generation, state, msg, "")
+			continue
 		}
 		if have && supervise.Same(s, cur) {
 			continue
@@ -188,13 +179,7 @@ func (r *Runtime) loop(id string, w *workload) {
 			if err == nil && s.Volume.Delete {
 				err = r.deleteVolume(s)
 			}
-			if err != nil {
-				log.Error("stop", "generation", s.Generation, "err", err)
-				w.Set(s.Generation, agentapi.StateFailed, "the runtime could not remove its container: "+err.Error(), "")
-				continue
-			}
-			log.Info("workload gone", "generation", s.Generation)
-			if r.sup.Gone(id, w, s.Generation) {
+			if r.sup.Stopped(id, w, s.Generation, "the runtime could not remove its container: ", err, log) {
 				return
 			}
 			continue
@@ -203,21 +188,16 @@ func (r *Runtime) loop(id string, w *workload) {
 			w.Set(s.Generation, agentapi.StateFailed, s.Unsupported, "")
 			continue
 		}
-		w.Set(s.Generation, agentapi.StateStarting, "", "")
-		newer, ok := r.sup.Claim(id, s, w, log)
-		if !ok {
-			return
-		}
-		if newer != nil {
-			next = newer
+		if !r.sup.Claim(id, s, w, log) {
+			// The runtime closes, or another spec came while s waited
+			// for its GPUs: the next read acts on what was pushed last,
+			// s itself included.
+			have = false
 			continue
 		}
 		c, err := r.start(s, w)
 		if err != nil {
-			log.Error("start", "generation", s.Generation, "err", err)
-			w.Set(s.Generation, agentapi.StateFailed, err.Error(), "")
-			// What it made is cleaned up: its GPUs are free again.
-			r.sup.Release(id)
+			r.sup.StartFailed(id, w, s.Generation, err, log)
 			continue
 		}
 		exitC = c

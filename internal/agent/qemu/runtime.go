@@ -13,7 +13,8 @@
 // second one. Each VM's GPUs are passed through with vfio-pci, whole
 // IOMMU groups, after their driver binding is checked; like the
 // containerd runtime, a run waits until no other VM it tears down may
-// hold one of its GPUs.
+// hold one of its GPUs: both runtimes' workers, the following of the
+// server's list and that rule are package supervise's.
 package qemu
 
 import (
@@ -263,13 +264,7 @@ func (r *Runtime) Close() {
 }
 
 // Assign implements agent.Runtime.
-func (r *Runtime) Assign(as []agentapi.Assignment) {
-	ss := make([]Spec, len(as))
-	for i, a := range as {
-		ss[i] = FromAssignment(a)
-	}
-	r.Apply(ss)
-}
+func (r *Runtime) Assign(as []agentapi.Assignment) { r.Apply(supervise.Specs(as, FromAssignment)) }
 
 // Apply makes ss the set of VMs that should exist, as the containerd
 // runtime's Apply does for pods: a new id or generation is acted on, an id
@@ -368,7 +363,6 @@ func (r *Runtime) loop(id string, w *workload) {
 	var v *vm
 	var ready <-chan struct{}
 	var stopReady context.CancelFunc = func() {}
-	var next *Spec
 	log := r.cfg.Log.With("vm", id)
 	defer func() { stopReady() }()
 	for {
@@ -377,44 +371,40 @@ func (r *Runtime) loop(id string, w *workload) {
 		if v != nil {
 			exitC, evC = v.exited, v.eventC()
 		}
-		if next != nil {
-			s, next = *next, nil
-		} else {
-			select {
-			case <-r.ctx.Done():
-				if v != nil {
-					v.detach()
-				}
-				return
-			case s = <-w.Want():
-			case <-ready:
-				ready = nil
-				log.Info("vm running", "generation", cur.Generation)
-				w.Set(cur.Generation, agentapi.StateRunning, "", "")
-				continue
-			case <-evC:
-				if v.guestOff() {
-					// The guest powered itself off: QEMU waits paused in
-					// status shutdown (-action shutdown=pause) until told.
-					stopReady()
-					ready = nil
-					v.quit(r.cfg.StopGrace)
-					log.Info("vm exited: the guest powered itself off", "generation", cur.Generation)
-					w.Set(cur.Generation, agentapi.StateExited, ExitedMessage, "")
-					v = nil
-					r.sup.Release(id)
-				}
-				continue
-			case <-exitC:
+		select {
+		case <-r.ctx.Done():
+			if v != nil {
+				v.detach()
+			}
+			return
+		case s = <-w.Want():
+		case <-ready:
+			ready = nil
+			log.Info("vm running", "generation", cur.Generation)
+			w.Set(cur.Generation, agentapi.StateRunning, "", "")
+			continue
+		case <-evC:
+			if v.guestOff() {
+				// The guest powered itself off: QEMU waits paused in
+				// status shutdown (-action shutdown=pause) until told.
 				stopReady()
 				ready = nil
-				msg := v.exitMessage()
-				log.Error("vm failed", "generation", cur.Generation, "message", msg)
-				w.Set(cur.Generation, agentapi.StateFailed, msg, "")
+				v.quit(r.cfg.StopGrace)
+				log.Info("vm exited: the guest powered itself off", "generation", cur.Generation)
+				w.Set(cur.Generation, agentapi.StateExited, ExitedMessage, "")
 				v = nil
 				r.sup.Release(id)
-				continue
 			}
+			continue
+		case <-exitC:
+			stopReady()
+			ready = nil
+			msg := v.exitMessage()
+			log.Error("vm failed", "generation", cur.Generation, "message", msg)
+			w.Set(cur.Generation, agentapi.StateFailed, msg, "")
+			v = nil
+			r.sup.Release(id)
+			continue
 		}
 		if have && supervise.Same(s, cur) {
 			continue
@@ -436,13 +426,7 @@ func (r *Runtime) loop(id string, w *workload) {
 			if s.Volume.Delete {
 				err = r.deleteDisk(s)
 			}
-			if err != nil {
-				log.Error("stop", "generation", s.Generation, "err", err)
-				w.Set(s.Generation, agentapi.StateFailed, "the runtime could not delete its disk: "+err.Error(), "")
-				continue
-			}
-			log.Info("vm gone", "generation", s.Generation)
-			if r.sup.Gone(id, w, s.Generation) {
+			if r.sup.Stopped(id, w, s.Generation, "the runtime could not delete its disk: ", err, log) {
 				return
 			}
 			continue
@@ -493,20 +477,16 @@ func (r *Runtime) loop(id string, w *workload) {
 				r.sup.Release(id)
 			}
 		}
-		w.Set(s.Generation, agentapi.StateStarting, "", "")
-		newer, ok := r.sup.Claim(id, s, w, log)
-		if !ok {
-			return
-		}
-		if newer != nil {
-			next = newer
+		if !r.sup.Claim(id, s, w, log) {
+			// The runtime closes, or another spec came while s waited
+			// for its GPUs: the next read acts on what was pushed last,
+			// s itself included.
+			have = false
 			continue
 		}
 		nv, off, err := r.boot(s, img, w)
 		if err != nil {
-			log.Error("start", "generation", s.Generation, "err", err)
-			w.Set(s.Generation, agentapi.StateFailed, err.Error(), "")
-			r.sup.Release(id)
+			r.sup.StartFailed(id, w, s.Generation, err, log)
 			continue
 		}
 		v = nv

@@ -51,6 +51,15 @@ func Same(a, b Spec) bool {
 	return ha.Generation == hb.Generation && ha.Action == hb.Action
 }
 
+// Specs maps the server's list to a runtime's specs, in its order.
+func Specs[S Spec](as []agentapi.Assignment, from func(agentapi.Assignment) S) []S {
+	ss := make([]S, len(as))
+	for i, a := range as {
+		ss[i] = from(a)
+	}
+	return ss
+}
+
 // Use is what a workload may hold of the node's GPUs: its GPUs' UUIDs, or
 // any GPU.
 type Use struct {
@@ -243,6 +252,19 @@ func (sv *Supervisor[S]) Report() []agentapi.WorkloadReport {
 	return out
 }
 
+// Stopped ends a stop of generation of workload id. With err, the
+// teardown failed: it reports failed, failure then err's text, and the
+// worker goes on (the server repeats the stop). Without, it is Gone.
+func (sv *Supervisor[S]) Stopped(id string, w *Workload[S], generation int, failure string, err error, log *slog.Logger) bool {
+	if err != nil {
+		log.Error("stop", "generation", generation, "err", err)
+		w.Set(generation, agentapi.StateFailed, failure+err.Error(), "")
+		return false
+	}
+	log.Info("gone", "generation", generation)
+	return sv.Gone(id, w, generation)
+}
+
 // Gone records that generation of workload id is torn down: it reports
 // gone, then its GPUs are released (gone is reported before a run that
 // waited for them starts). It answers true when id is no longer listed:
@@ -256,12 +278,23 @@ func (sv *Supervisor[S]) Gone(id string, w *Workload[S], generation int) bool {
 	return w.ended
 }
 
-// Claim waits until no other workload may use one of s's GPUs, then
-// records them as id's. A spec for id that differs from s and comes
-// meanwhile is answered instead (the run waited for is moot; the server
-// repeats s itself every report). It answers false when Ctx is done.
-func (sv *Supervisor[S]) Claim(id string, s S, w *Workload[S], log *slog.Logger) (*S, bool) {
+// StartFailed reports that generation of workload id failed to start
+// with err; what the start made is cleaned up, so its GPUs are free again.
+func (sv *Supervisor[S]) StartFailed(id string, w *Workload[S], generation int, err error, log *slog.Logger) {
+	log.Error("start", "generation", generation, "err", err)
+	w.Set(generation, agentapi.StateFailed, err.Error(), "")
+	sv.Release(id)
+}
+
+// Claim reports s starting (no stage yet), waits until no other workload
+// may use one of s's GPUs, records them as id's and answers true. A spec
+// for id that differs from s and comes meanwhile makes the run waited
+// for moot (the server repeats s itself every report): it is put back
+// for the worker's next read, unless a newer one came already, and Claim
+// answers false, as it does when Ctx is done.
+func (sv *Supervisor[S]) Claim(id string, s S, w *Workload[S], log *slog.Logger) bool {
 	h := s.Head()
+	w.Set(h.Generation, agentapi.StateStarting, "", "")
 	logged := false
 	for {
 		sv.mu.Lock()
@@ -272,7 +305,7 @@ func (sv *Supervisor[S]) Claim(id string, s S, w *Workload[S], log *slog.Logger)
 		freed := sv.freed
 		sv.mu.Unlock()
 		if other == "" {
-			return nil, true
+			return true
 		}
 		if !logged {
 			log.Info("waiting for a GPU that another workload still tears down", "generation", h.Generation, "other", other)
@@ -280,10 +313,16 @@ func (sv *Supervisor[S]) Claim(id string, s S, w *Workload[S], log *slog.Logger)
 		}
 		select {
 		case <-sv.cfg.Ctx.Done():
-			return nil, false
+			return false
 		case n := <-w.want:
 			if !Same(n, s) {
-				return &n, true
+				sv.mu.Lock() // Apply pushes under it: a push never blocks
+				select {
+				case w.want <- n:
+				default:
+				}
+				sv.mu.Unlock()
+				return false
 			}
 		case <-freed:
 		}

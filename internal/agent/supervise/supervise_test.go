@@ -163,13 +163,8 @@ func TestGPUNeverClaimedTwice(t *testing.T) {
 				continue
 			}
 			cur, have = s, true
-			newer, ok := sv.Claim(id, s, w, quiet)
-			if !ok {
-				return
-			}
-			if newer != nil {
-				t.Errorf("%s: a newer spec %+v while it waited", id, *newer)
-				return
+			if !sv.Claim(id, s, w, quiet) {
+				return // the test ended: no other spec comes
 			}
 			n := holders.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -235,7 +230,7 @@ func TestStrangerStopHoldsItsGPUs(t *testing.T) {
 			return
 		}
 		w.Set(s.gen, agentapi.StateStarting, "", "")
-		if _, ok := sv.Claim(id, s, w, slog.New(waiting)); ok {
+		if sv.Claim(id, s, w, slog.New(waiting)) {
 			w.Set(s.gen, agentapi.StateRunning, "", "")
 		}
 	})
@@ -259,5 +254,49 @@ func TestStrangerStopHoldsItsGPUs(t *testing.T) {
 			break
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestClaimGivesWayToANewerSpec: a spec that comes while a run waits for
+// its GPUs ends the wait; Claim answers false, claims nothing and leaves
+// that spec for the worker's next read.
+func TestClaimGivesWayToANewerSpec(t *testing.T) {
+	waiting := &signal{Handler: quiet.Handler(), c: make(chan struct{})}
+	got := make(chan spec, 1)
+	sv := newSup(t, func(sv *Supervisor[spec], id string, w *Workload[spec]) {
+		s, ok := wait(sv, w.Want())
+		if !ok || id == "old" {
+			return
+		}
+		if sv.Claim(id, s, w, slog.New(waiting)) {
+			t.Error("new claimed GPU-y while old's stop holds any GPU")
+			return
+		}
+		if n, ok := wait(sv, w.Want()); ok {
+			got <- n
+		}
+	})
+	old := spec{id: "old", gen: 4, action: agentapi.ActionStop}
+	sv.Apply([]spec{old, {id: "new", gen: 1, action: agentapi.ActionRun, gpus: []string{"GPU-y"}}})
+	select {
+	case <-waiting.c:
+	case <-time.After(30 * time.Second):
+		t.Fatal("new never waited for the GPUs old's stop holds")
+	}
+	stop := spec{id: "new", gen: 1, action: agentapi.ActionStop}
+	sv.Apply([]spec{old, stop})
+	select {
+	case n := <-got:
+		if n.id != stop.id || n.gen != stop.gen || n.action != stop.action {
+			t.Fatalf("the worker read %+v after Claim gave way, want %+v", n, stop)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the spec that ended the wait never reached the worker")
+	}
+	sv.mu.Lock()
+	_, held := sv.gpus["new"]
+	sv.mu.Unlock()
+	if held {
+		t.Fatal("new holds GPUs after Claim gave way")
 	}
 }
