@@ -72,7 +72,7 @@ type Config[S Spec] struct {
 	// Ctx ends the workers (Claim answers false once it is done).
 	Ctx context.Context
 	// Run is a workload's worker: it reads its specs from w.Want until Ctx
-	// is done, or it returns after a stop when Gone says so.
+	// is done, or it returns after a stop when Stopped (Gone) says so.
 	Run func(id string, w *Workload[S])
 	// Stop answers the stop pushed, once, to an id no longer listed.
 	Stop func(id string, generation int) S
