@@ -13,7 +13,9 @@
 // A preempted workload's stop comes with its preemptor's run on the same
 // GPUs, and the server, which gave them over at once, no longer lists them
 // with the stop: the runtime goes by the GPUs it started that workload with
-// (docs/contract.md#agent, the ordering rule).
+// (docs/contract.md#agent, the ordering rule). That rule, each workload's
+// worker and the following of the server's list are package supervise's,
+// shared with the QEMU runtime; this package keeps the containers.
 package containerd
 
 import (
@@ -21,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,6 +41,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/supervise"
 )
 
 // Defaults of Config.
@@ -78,37 +80,15 @@ type Runtime struct {
 	cfg    Config
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// sup keeps the workloads, their workers and the GPUs each
+	// container may use, from its start until its removal.
+	sup *supervise.Supervisor[Spec]
 
 	mu   sync.Mutex
-	work map[string]*workload
 	held map[string]bool // volume ids mounted since New: never emptied as fresh
-	// gpus are the GPUs each workload's container may use, from its
-	// start until its removal; freed is closed (and replaced) whenever an
-	// entry goes, waking the runs that wait for their GPUs.
-	gpus  map[string]gpuUse
-	freed chan struct{}
 }
 
-// gpuUse is what a container may hold: its GPUs' UUIDs, or any GPU when
-// the runtime never started it (a container an earlier agent left, told
-// stop with no GPUs).
-type gpuUse struct {
-	uuids []string
-	any   bool
-}
-
-type workload struct {
-	want chan Spec // the latest desired spec; capacity 1, newest wins
-
-	mu       sync.Mutex
-	gen      int
-	state    string
-	message  string
-	stage    string // provisioning stage while starting
-	unlisted bool   // no longer assigned: stopping, then forgotten once gone is reported
-	ended    bool   // its loop returned (gone while unlisted): assigned again, it needs a new one
-}
+type workload = supervise.Workload[Spec]
 
 // New checks cfg and answers a Runtime.
 func New(cfg Config) (*Runtime, error) {
@@ -134,119 +114,40 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("containerd runtime: volume root: %w", err)
 	}
 	ctx, cancel := context.WithCancel(namespaces.WithNamespace(context.Background(), cfg.Namespace))
-	return &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, work: map[string]*workload{}, held: map[string]bool{},
-		gpus: map[string]gpuUse{}, freed: make(chan struct{})}, nil
+	r := &Runtime{cfg: cfg, ctx: ctx, cancel: cancel, held: map[string]bool{}}
+	r.sup = supervise.New(supervise.Config[Spec]{Ctx: ctx, Run: r.loop,
+		Stop: func(id string, gen int) Spec { return Spec{ID: id, Generation: gen, Action: ActionStop} },
+		// A container this runtime did not start: it may hold any GPU
+		// (or those the stop names) until it is removed.
+		Stranger: func(s Spec) supervise.Use { return supervise.Use{UUIDs: s.GPUs, Any: len(s.GPUs) == 0} }})
+	return r, nil
 }
 
 // Close stops the workers; containers keep running.
 func (r *Runtime) Close() {
 	r.cancel()
-	r.wg.Wait()
+	r.sup.Wait()
 }
 
 // Assign implements agent.Runtime.
-func (r *Runtime) Assign(as []agentapi.Assignment) {
-	ss := make([]Spec, len(as))
-	for i, a := range as {
-		ss[i] = FromAssignment(a)
-	}
-	r.Apply(ss)
-}
+func (r *Runtime) Assign(as []agentapi.Assignment) { r.Apply(supervise.Specs(as, FromAssignment)) }
 
 // Apply makes ss the set of pods that should exist: a new id or
 // generation starts (a recreate on a new snapshot), a stop tears down, an
 // id not listed is stopped and forgotten after it was reported gone. It
 // does not wait: each workload's worker does the work.
 func (r *Runtime) Apply(ss []Spec) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	listed := make(map[string]bool, len(ss))
-	for _, s := range ss {
-		if s.Image == "" {
-			s.Image = r.cfg.DefaultImage
-		}
-		listed[s.ID] = true
-		w := r.work[s.ID]
-		if w != nil {
-			w.mu.Lock()
-			w.unlisted = false
-			ended := w.ended
-			w.mu.Unlock()
-			if ended {
-				// Gone and its loop over, but not yet forgotten by a
-				// Report: it is assigned afresh.
-				w = nil
-			}
-		}
-		if w == nil {
-			if _, ok := r.gpus[s.ID]; !ok && s.Action == ActionStop {
-				// A container this runtime did not start: it may hold any
-				// GPU (or those the stop names) until it is removed.
-				r.gpus[s.ID] = gpuUse{uuids: s.GPUs, any: len(s.GPUs) == 0}
-			}
-			w = &workload{want: make(chan Spec, 1), gen: s.Generation, state: agentapi.StateStarting}
-			r.work[s.ID] = w
-			r.wg.Go(func() { r.loop(s.ID, w) })
-		}
-		w.push(s)
-	}
-	for id, w := range r.work {
-		if listed[id] {
-			continue
-		}
-		w.mu.Lock()
-		first := !w.unlisted
-		w.unlisted = true
-		gen := w.gen
-		w.mu.Unlock()
-		if first {
-			w.push(Spec{ID: id, Generation: gen, Action: ActionStop})
+	ss = slices.Clone(ss)
+	for i := range ss {
+		if ss[i].Image == "" {
+			ss[i].Image = r.cfg.DefaultImage
 		}
 	}
-}
-
-func (w *workload) push(s Spec) {
-	select {
-	case <-w.want:
-	default:
-	}
-	w.want <- s
-}
-
-func (w *workload) set(gen int, state, message string) {
-	w.mu.Lock()
-	w.gen, w.state, w.message = gen, state, message
-	w.stage = ""
-	if state == agentapi.StateRunning {
-		w.stage = agentapi.StageReady
-	}
-	w.mu.Unlock()
-}
-
-func (w *workload) setStage(stage string) {
-	w.mu.Lock()
-	w.stage = stage
-	w.mu.Unlock()
+	r.sup.Apply(ss)
 }
 
 // Report implements agent.Runtime.
-func (r *Runtime) Report() []agentapi.WorkloadReport {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := slices.Sorted(maps.Keys(r.work))
-	out := make([]agentapi.WorkloadReport, 0, len(ids))
-	for _, id := range ids {
-		w := r.work[id]
-		w.mu.Lock()
-		out = append(out, agentapi.WorkloadReport{ID: id, Generation: w.gen, State: w.state, Message: w.message, ProvisioningStage: w.stage})
-		forget := w.unlisted && w.state == StateGone
-		w.mu.Unlock()
-		if forget {
-			delete(r.work, id)
-		}
-	}
-	return out
-}
+func (r *Runtime) Report() []agentapi.WorkloadReport { return r.sup.Report() }
 
 // loop is the one goroutine that touches workload id's container, so its
 // steps never interleave.
@@ -254,26 +155,21 @@ func (r *Runtime) loop(id string, w *workload) {
 	var cur Spec
 	var have bool
 	var exitC <-chan containerd.ExitStatus
-	var next *Spec // a spec that came while a run waited for its GPUs
 	log := r.cfg.Log.With("workload", id)
 	for {
 		var s Spec
-		if next != nil {
-			s, next = *next, nil
-		} else {
-			select {
-			case <-r.ctx.Done():
-				return
-			case s = <-w.want:
-			case st := <-exitC:
-				exitC = nil
-				state, msg := exitState(st, cur)
-				log.Info("workload ended", "generation", cur.Generation, "state", state, "message", msg)
-				w.set(cur.Generation, state, msg)
-				continue
-			}
+		select {
+		case <-r.ctx.Done():
+			return
+		case s = <-w.Want():
+		case st := <-exitC:
+			exitC = nil
+			state, msg := exitState(st, cur)
+			log.Info("workload ended", "generation", cur.Generation, "state", state, "message", msg)
+			w.Set(cur.Generation, state, msg, "")
+			continue
 		}
-		if have && s.Generation == cur.Generation && s.Action == cur.Action {
+		if have && supervise.Same(s, cur) {
 			continue
 		}
 		cur, have = s, true
@@ -283,107 +179,30 @@ func (r *Runtime) loop(id string, w *workload) {
 			if err == nil && s.Volume.Delete {
 				err = r.deleteVolume(s)
 			}
-			if err != nil {
-				log.Error("stop", "generation", s.Generation, "err", err)
-				w.set(s.Generation, agentapi.StateFailed, "the runtime could not remove its container: "+err.Error())
-				continue
-			}
-			log.Info("workload gone", "generation", s.Generation)
-			w.set(s.Generation, StateGone, "")
-			// Gone is reported before a run waiting for its GPUs starts.
-			r.release(id)
-			w.mu.Lock() // Apply reads ended and writes unlisted under it
-			w.ended = w.unlisted
-			w.mu.Unlock()
-			if w.ended {
+			if r.sup.Stopped(id, w, s.Generation, "the runtime could not remove its container: ", err, log) {
 				return
 			}
 			continue
 		}
 		if s.Unsupported != "" {
-			w.set(s.Generation, agentapi.StateFailed, s.Unsupported)
+			w.Set(s.Generation, agentapi.StateFailed, s.Unsupported, "")
 			continue
 		}
-		w.set(s.Generation, agentapi.StateStarting, "")
-		newer, ok := r.claim(id, s, w, log)
-		if !ok {
-			return
-		}
-		if newer != nil {
-			next = newer
+		if !r.sup.Claim(id, s, w, log) {
+			// The runtime closes, or another spec came while s waited
+			// for its GPUs: the next read acts on what was pushed last,
+			// s itself included.
+			have = false
 			continue
 		}
 		c, err := r.start(s, w)
 		if err != nil {
-			log.Error("start", "generation", s.Generation, "err", err)
-			w.set(s.Generation, agentapi.StateFailed, err.Error())
-			// What it made is cleaned up: its GPUs are free again.
-			r.release(id)
+			r.sup.StartFailed(id, w, s.Generation, err, log)
 			continue
 		}
 		exitC = c
 		log.Info("workload running", "generation", s.Generation, "image", s.Image, "gpus", len(s.GPUs))
-		w.set(s.Generation, agentapi.StateRunning, "")
-	}
-}
-
-// claim waits until no other workload's container may use one of s's
-// GPUs, then records them as id's. A spec for id that differs from s and
-// comes meanwhile is answered instead (the run waited for is moot); the
-// server repeats s itself every report. It answers false when the runtime
-// closes.
-func (r *Runtime) claim(id string, s Spec, w *workload, log *slog.Logger) (*Spec, bool) {
-	logged := false
-	for {
-		r.mu.Lock()
-		other := r.usedBy(id, s.GPUs)
-		if other == "" {
-			r.gpus[id] = gpuUse{uuids: s.GPUs}
-		}
-		freed := r.freed
-		r.mu.Unlock()
-		if other == "" {
-			return nil, true
-		}
-		if !logged {
-			log.Info("waiting for a GPU that another workload still tears down", "generation", s.Generation, "other", other)
-			logged = true
-		}
-		select {
-		case <-r.ctx.Done():
-			return nil, false
-		case n := <-w.want:
-			if n.Generation != s.Generation || n.Action != s.Action {
-				return &n, true
-			}
-		case <-freed:
-		}
-	}
-}
-
-// usedBy answers a workload other than id whose container may use one of
-// gpus, or ""; r.mu is held.
-func (r *Runtime) usedBy(id string, gpus []string) string {
-	if len(gpus) == 0 {
-		return ""
-	}
-	for other, u := range r.gpus {
-		if other != id && (u.any || agentapi.SharesGPU(u.uuids, gpus)) {
-			return other
-		}
-	}
-	return ""
-}
-
-// release forgets the GPUs of id's container, which is removed, and
-// wakes the runs waiting for GPUs.
-func (r *Runtime) release(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.gpus[id]; ok {
-		delete(r.gpus, id)
-		close(r.freed)
-		r.freed = make(chan struct{})
+		w.Set(s.Generation, agentapi.StateRunning, "", "")
 	}
 }
 
@@ -515,17 +334,17 @@ func (r *Runtime) start(s Spec, w *workload) (<-chan containerd.ExitStatus, erro
 	if err := r.remove(s.ID); err != nil {
 		return nil, fmt.Errorf("remove the previous container: %w", err)
 	}
-	w.setStage(agentapi.StagePullingImage)
+	w.SetStage(agentapi.StagePullingImage)
 	img, err := r.image(s.Image)
 	if err != nil {
 		return nil, err
 	}
-	w.setStage(agentapi.StageCreatingVolume)
+	w.SetStage(agentapi.StageCreatingVolume)
 	dir, err := r.volumeDir(s)
 	if err != nil {
 		return nil, err
 	}
-	w.setStage(agentapi.StageBooting)
+	w.SetStage(agentapi.StageBooting)
 	mount := s.Volume.MountPath
 	if mount == "" {
 		mount = WorkspacePath

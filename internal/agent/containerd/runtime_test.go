@@ -294,14 +294,9 @@ func TestAssignedAgainAfterItsLoopEnded(t *testing.T) {
 	f.rt.Apply(run(1))
 	f.wait(t, "pod-a", 1, agentapi.StateRunning)
 	f.rt.Apply(nil)
-	f.rt.mu.Lock()
-	w := f.rt.work["pod-a"]
-	f.rt.mu.Unlock()
+	w := f.rt.sup.Workload("pod-a")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		w.mu.Lock()
-		ended := w.ended
-		w.mu.Unlock()
-		if ended {
+		if w.Ended() {
 			break
 		}
 		if time.Now().After(deadline) {

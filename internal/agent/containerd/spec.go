@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/supervise"
 )
 
 // Actions a Spec carries. A pod has no reboot: a reboot of a pod is a
@@ -51,6 +52,11 @@ type Volume struct {
 	Fresh bool
 	// Delete, with ActionStop, removes the directory after the teardown.
 	Delete bool
+}
+
+// Head is what the shared supervisor reads of s.
+func (s Spec) Head() supervise.Head {
+	return supervise.Head{ID: s.ID, Generation: s.Generation, Action: s.Action, GPUs: s.GPUs}
 }
 
 // FromAssignment maps an assignment of the wire to a Spec. An older

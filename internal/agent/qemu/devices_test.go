@@ -180,7 +180,7 @@ func TestGPUNeverInTwoVMs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(rt.Close)
-	rt.claimNow("vm-holder", []string{gpuA})
+	rt.sup.Hold("vm-holder", []string{gpuA})
 	rt.Apply([]Spec{{ID: "vm-b", Generation: 1, Action: ActionRun, Image: "img", GPUs: []string{gpuA}, DiskGb: 1}})
 	time.Sleep(500 * time.Millisecond)
 	rep := rt.Report()
@@ -190,7 +190,7 @@ func TestGPUNeverInTwoVMs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "vms", "vm-b")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("vm-b was set up while its GPU was held: %v", err)
 	}
-	rt.release("vm-holder")
+	rt.sup.Release("vm-holder")
 	w := wait(t, rt, "vm-b", 1, agentapi.StateFailed)
 	if !strings.HasPrefix(w.Message, "QEMU did not start: exited with status 1: ") || !strings.Contains(w.Message, "0000:3b:00.0") {
 		t.Errorf("message %q, want QEMU's failure naming the device", w.Message)

@@ -14,7 +14,8 @@
 // IOMMU groups, after their driver binding is checked (or, with
 // VFIORebind, after the runtime moved them to vfio-pci, vfio.go); like the
 // containerd runtime, a run waits until no other VM it tears down may
-// hold one of its GPUs.
+// hold one of its GPUs: both runtimes' workers, the following of the
+// server's list and that rule are package supervise's.
 package qemu
 
 import (
@@ -23,13 +24,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +37,7 @@ import (
 
 	"gpugraph/internal/agent"
 	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/supervise"
 )
 
 // Defaults of Config.
@@ -132,27 +132,16 @@ type Runtime struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
+	// sup keeps the VMs, their workers and the GPUs each VM's QEMU may
+	// hold, from its start until it is gone.
+	sup *supervise.Supervisor[Spec]
 
 	mu    sync.Mutex
-	work  map[string]*workload
-	held  map[string]bool     // volume ids used since New: never made anew as fresh
-	gpus  map[string][]string // the GPUs each VM's QEMU may hold, from its start until it is gone
-	ports map[string]int      // the host port forwarded to each VM's SSH, while the runtime knows it
-	freed chan struct{}
+	held  map[string]bool // volume ids used since New: never made anew as fresh
+	ports map[string]int  // the host port forwarded to each VM's SSH, while the runtime knows it
 }
 
-type workload struct {
-	want chan Spec // the latest desired spec; capacity 1, newest wins
-
-	mu       sync.Mutex
-	gen      int
-	state    string
-	message  string
-	stage    string
-	endpoint string // where its guest answers while its QEMU runs
-	unlisted bool
-	ended    bool
-}
+type workload = supervise.Workload[Spec]
 
 var volumeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
@@ -232,8 +221,25 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("qemu runtime: state directory: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Runtime{cfg: cfg, accel: accel, ctx: ctx, cancel: cancel, work: map[string]*workload{},
-		held: map[string]bool{}, gpus: map[string][]string{}, ports: map[string]int{}, freed: make(chan struct{})}
+	r := &Runtime{cfg: cfg, accel: accel, ctx: ctx, cancel: cancel, held: map[string]bool{}, ports: map[string]int{}}
+	r.sup = supervise.New(supervise.Config[Spec]{Ctx: ctx, Run: r.loop,
+		Stop: func(id string, gen int) Spec { return Spec{ID: id, Generation: gen, Action: ActionStop} },
+		// A VM this runtime did not start (an earlier agent did): it holds
+		// the GPUs the stop names, or, for a preempted one whose stop names
+		// none, those it was booted with. One with neither is taken to hold
+		// none: its QEMU's own command line would say.
+		Stranger: func(s Spec) supervise.Use {
+			gpus := s.GPUs
+			if len(gpus) == 0 {
+				gpus = r.bootedGPUs(s.ID)
+			}
+			return supervise.Use{UUIDs: gpus}
+		},
+		Forget: func(id string) {
+			r.mu.Lock()
+			delete(r.ports, id)
+			r.mu.Unlock()
+		}})
 	r.wg.Go(r.keepConsoles)
 	return r, nil
 }
@@ -267,115 +273,20 @@ func (r *Runtime) Accel() string { return r.accel }
 // Close stops the workers; the VMs keep running.
 func (r *Runtime) Close() {
 	r.cancel()
+	r.sup.Wait()
 	r.wg.Wait()
 }
 
 // Assign implements agent.Runtime.
-func (r *Runtime) Assign(as []agentapi.Assignment) {
-	ss := make([]Spec, len(as))
-	for i, a := range as {
-		ss[i] = FromAssignment(a)
-	}
-	r.Apply(ss)
-}
+func (r *Runtime) Assign(as []agentapi.Assignment) { r.Apply(supervise.Specs(as, FromAssignment)) }
 
 // Apply makes ss the set of VMs that should exist, as the containerd
 // runtime's Apply does for pods: a new id or generation is acted on, an id
 // not listed is stopped and forgotten after it was reported gone.
-func (r *Runtime) Apply(ss []Spec) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	listed := make(map[string]bool, len(ss))
-	for _, s := range ss {
-		listed[s.ID] = true
-		w := r.work[s.ID]
-		if w != nil {
-			w.mu.Lock()
-			w.unlisted = false
-			ended := w.ended
-			w.mu.Unlock()
-			if ended {
-				w = nil
-			}
-		}
-		if w == nil {
-			if _, ok := r.gpus[s.ID]; !ok && s.Action == ActionStop {
-				// A VM this runtime did not start (an earlier agent did):
-				// it holds the GPUs the stop names, or, for a preempted
-				// one whose stop names none, those it was booted with.
-				gpus := s.GPUs
-				if len(gpus) == 0 {
-					gpus = r.bootedGPUs(s.ID)
-				}
-				r.gpus[s.ID] = gpus
-			}
-			w = &workload{want: make(chan Spec, 1), gen: s.Generation, state: agentapi.StateStarting}
-			r.work[s.ID] = w
-			r.wg.Go(func() { r.loop(s.ID, w) })
-		}
-		w.push(s)
-	}
-	for id, w := range r.work {
-		if listed[id] {
-			continue
-		}
-		w.mu.Lock()
-		first := !w.unlisted
-		w.unlisted = true
-		gen := w.gen
-		w.mu.Unlock()
-		if first {
-			w.push(Spec{ID: id, Generation: gen, Action: ActionStop})
-		}
-	}
-}
-
-func (w *workload) push(s Spec) {
-	select {
-	case <-w.want:
-	default:
-	}
-	w.want <- s
-}
-
-func (w *workload) set(gen int, state, message, stage string) {
-	w.mu.Lock()
-	w.gen, w.state, w.message, w.stage = gen, state, message, stage
-	switch state {
-	case agentapi.StateRunning:
-		w.stage = agentapi.StageReady
-	case agentapi.StateExited, agentapi.StateFailed, agentapi.StateGone:
-		w.endpoint = "" // its QEMU is gone
-	}
-	w.mu.Unlock()
-}
-
-func (w *workload) setEndpoint(e string) {
-	w.mu.Lock()
-	w.endpoint = e
-	w.mu.Unlock()
-}
+func (r *Runtime) Apply(ss []Spec) { r.sup.Apply(ss) }
 
 // Report implements agent.Runtime.
-func (r *Runtime) Report() []agentapi.WorkloadReport {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := slices.Sorted(maps.Keys(r.work))
-	out := make([]agentapi.WorkloadReport, 0, len(ids))
-	for _, id := range ids {
-		w := r.work[id]
-		w.mu.Lock()
-		out = append(out, agentapi.WorkloadReport{ID: id, Generation: w.gen, State: w.state, Message: w.message, ProvisioningStage: w.stage,
-			Endpoint: w.endpoint})
-		forget := w.unlisted && w.state == agentapi.StateGone
-		w.mu.Unlock()
-		if forget {
-			delete(r.work, id)
-			delete(r.ports, id)
-		}
-	}
-	return out
-}
+func (r *Runtime) Report() []agentapi.WorkloadReport { return r.sup.Report() }
 
 // The agent pushes what ConsoleTail answers to the server (GET /v1/vms/{id}/console).
 var _ agent.ConsoleReader = (*Runtime)(nil)
@@ -466,7 +377,6 @@ func (r *Runtime) loop(id string, w *workload) {
 	var v *vm
 	var ready <-chan struct{}
 	var stopReady context.CancelFunc = func() {}
-	var next *Spec
 	log := r.cfg.Log.With("vm", id)
 	defer func() { stopReady() }()
 	for {
@@ -475,46 +385,42 @@ func (r *Runtime) loop(id string, w *workload) {
 		if v != nil {
 			exitC, evC = v.exited, v.eventC()
 		}
-		if next != nil {
-			s, next = *next, nil
-		} else {
-			select {
-			case <-r.ctx.Done():
-				if v != nil {
-					v.detach()
-				}
-				return
-			case s = <-w.want:
-			case <-ready:
-				ready = nil
-				log.Info("vm running", "generation", cur.Generation)
-				w.set(cur.Generation, agentapi.StateRunning, "", "")
-				continue
-			case <-evC:
-				if v.guestOff() {
-					// The guest powered itself off: QEMU waits paused in
-					// status shutdown (-action shutdown=pause) until told.
-					stopReady()
-					ready = nil
-					v.quit(r.cfg.StopGrace)
-					log.Info("vm exited: the guest powered itself off", "generation", cur.Generation)
-					w.set(cur.Generation, agentapi.StateExited, ExitedMessage, "")
-					v = nil
-					r.gone(id)
-				}
-				continue
-			case <-exitC:
+		select {
+		case <-r.ctx.Done():
+			if v != nil {
+				v.detach()
+			}
+			return
+		case s = <-w.Want():
+		case <-ready:
+			ready = nil
+			log.Info("vm running", "generation", cur.Generation)
+			w.Set(cur.Generation, agentapi.StateRunning, "", "")
+			continue
+		case <-evC:
+			if v.guestOff() {
+				// The guest powered itself off: QEMU waits paused in
+				// status shutdown (-action shutdown=pause) until told.
 				stopReady()
 				ready = nil
-				msg := v.exitMessage()
-				log.Error("vm failed", "generation", cur.Generation, "message", msg)
-				w.set(cur.Generation, agentapi.StateFailed, msg, "")
+				v.quit(r.cfg.StopGrace)
+				log.Info("vm exited: the guest powered itself off", "generation", cur.Generation)
+				w.Set(cur.Generation, agentapi.StateExited, ExitedMessage, "")
 				v = nil
 				r.gone(id)
-				continue
 			}
+			continue
+		case <-exitC:
+			stopReady()
+			ready = nil
+			msg := v.exitMessage()
+			log.Error("vm failed", "generation", cur.Generation, "message", msg)
+			w.Set(cur.Generation, agentapi.StateFailed, msg, "")
+			v = nil
+			r.gone(id)
+			continue
 		}
-		if have && s.Generation == cur.Generation && s.Action == cur.Action {
+		if have && supervise.Same(s, cur) {
 			continue
 		}
 		cur, have = s, true
@@ -534,29 +440,19 @@ func (r *Runtime) loop(id string, w *workload) {
 			if s.Volume.Delete {
 				err = r.deleteDisk(s)
 			}
-			if err != nil {
-				log.Error("stop", "generation", s.Generation, "err", err)
-				w.set(s.Generation, agentapi.StateFailed, "the runtime could not delete its disk: "+err.Error(), "")
-				continue
-			}
-			log.Info("vm gone", "generation", s.Generation)
-			w.set(s.Generation, agentapi.StateGone, "", "")
-			r.gone(id)
-			w.mu.Lock()
-			w.ended = w.unlisted
-			w.mu.Unlock()
-			if w.ended {
+			r.giveBackRecorded(id) // its QEMU is gone, whether or not its disk went
+			if r.sup.Stopped(id, w, s.Generation, "the runtime could not delete its disk: ", err, log) {
 				return
 			}
 			continue
 		}
 		if s.Unsupported != "" {
-			w.set(s.Generation, agentapi.StateFailed, s.Unsupported, "")
+			w.Set(s.Generation, agentapi.StateFailed, s.Unsupported, "")
 			continue
 		}
 		img, ok := r.cfg.Images[s.Image]
 		if !ok {
-			w.set(s.Generation, agentapi.StateFailed, fmt.Sprintf("the VM image %q is not in this node's catalog.", s.Image), "")
+			w.Set(s.Generation, agentapi.StateFailed, fmt.Sprintf("the VM image %q is not in this node's catalog.", s.Image), "")
 			continue
 		}
 		if v != nil {
@@ -567,21 +463,21 @@ func (r *Runtime) loop(id string, w *workload) {
 				v.quit(r.cfg.StopGrace)
 				v = nil
 				r.gone(id)
-				w.set(s.Generation, agentapi.StateExited, ExitedMessage, "")
+				w.Set(s.Generation, agentapi.StateExited, ExitedMessage, "")
 				continue
 			case s.Generation == st.Generation:
 				// This very generation, adopted: running as it was.
-				w.set(s.Generation, agentapi.StateRunning, "", "")
-				w.setEndpoint(r.endpoint(st.SSHPort))
-				r.claimNow(id, s.GPUs)
+				w.Set(s.Generation, agentapi.StateRunning, "", "")
+				w.SetEndpoint(r.endpoint(st.SSHPort))
+				r.sup.Hold(id, s.GPUs)
 				continue
 			case s.Action == ActionReboot:
-				w.set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
-				w.setEndpoint(r.endpoint(st.SSHPort))
+				w.Set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
+				w.SetEndpoint(r.endpoint(st.SSHPort))
 				off := consoleSize(v.dir)
 				if err := v.reset(); err != nil {
 					log.Error("reboot", "generation", s.Generation, "err", err)
-					w.set(s.Generation, agentapi.StateFailed, "the reboot failed: "+err.Error(), "")
+					w.Set(s.Generation, agentapi.StateFailed, "the reboot failed: "+err.Error(), "")
 					continue
 				}
 				st.Generation = s.Generation
@@ -596,20 +492,17 @@ func (r *Runtime) loop(id string, w *workload) {
 				r.gone(id)
 			}
 		}
-		w.set(s.Generation, agentapi.StateStarting, "", "")
-		newer, ok := r.claim(id, s, w, log)
-		if !ok {
-			return
-		}
-		if newer != nil {
-			next = newer
+		if !r.sup.Claim(id, s, w, log) {
+			// The runtime closes, or another spec came while s waited
+			// for its GPUs: the next read acts on what was pushed last,
+			// s itself included.
+			have = false
 			continue
 		}
 		nv, off, err := r.boot(s, img, w)
 		if err != nil {
-			log.Error("start", "generation", s.Generation, "err", err)
-			w.set(s.Generation, agentapi.StateFailed, err.Error(), "")
-			r.gone(id)
+			r.giveBackRecorded(id)
+			r.sup.StartFailed(id, w, s.Generation, err, log)
 			continue
 		}
 		v = nv
@@ -621,78 +514,14 @@ func (r *Runtime) loop(id string, w *workload) {
 // ExitedMessage is the report's sentence for a guest that powered off.
 const ExitedMessage = "the guest powered itself off."
 
-// claim waits until no other VM's QEMU may hold one of s's GPUs, then
-// records them as id's (the containerd runtime's rule): a GPU is never
-// passed to two VMs. A different spec that comes meanwhile is answered
-// instead. It answers false when the runtime closes.
-func (r *Runtime) claim(id string, s Spec, w *workload, log *slog.Logger) (*Spec, bool) {
-	logged := false
-	for {
-		r.mu.Lock()
-		other := r.usedBy(id, s.GPUs)
-		if other == "" {
-			r.gpus[id] = s.GPUs
-		}
-		freed := r.freed
-		r.mu.Unlock()
-		if other == "" {
-			return nil, true
-		}
-		if !logged {
-			log.Info("waiting for a GPU that another VM still holds", "generation", s.Generation, "other", other)
-			logged = true
-		}
-		select {
-		case <-r.ctx.Done():
-			return nil, false
-		case n := <-w.want:
-			if n.Generation != s.Generation || n.Action != s.Action {
-				return &n, true
-			}
-		case <-freed:
-		}
-	}
-}
-
-// claimNow records the GPUs of a QEMU that already runs (adopted).
-func (r *Runtime) claimNow(id string, gpus []string) {
-	r.mu.Lock()
-	r.gpus[id] = gpus
-	r.mu.Unlock()
-}
-
-// usedBy answers a VM other than id whose QEMU may hold one of gpus, or
-// ""; r.mu is held. A VM told stop with no GPUs (one this agent did not
-// start) is taken to hold none: its QEMU's own command line would say.
-func (r *Runtime) usedBy(id string, gpus []string) string {
-	if len(gpus) == 0 {
-		return ""
-	}
-	for _, other := range slices.Sorted(maps.Keys(r.gpus)) {
-		if other != id && agentapi.SharesGPU(r.gpus[other], gpus) {
-			return other
-		}
-	}
-	return ""
-}
-
-// gone is called once VM id's QEMU is gone (stopped, exited, crashed,
-// replaced, or never started): the functions the runtime moved to
-// vfio-pci for it go back to the host, then its GPUs are free for the
-// next VM, so that VM finds them where the host left them.
+// gone is called once VM id's QEMU is gone (exited, crashed, replaced):
+// the functions the runtime moved to vfio-pci for it go back to the host,
+// then its GPUs are free for the next VM, so that VM finds them where the
+// host left them. A stop's and a failed start's do the same through
+// supervise's Stopped and StartFailed, after giveBackRecorded.
 func (r *Runtime) gone(id string) {
 	r.giveBackRecorded(id)
-	r.release(id)
-}
-
-func (r *Runtime) release(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.gpus[id]; ok {
-		delete(r.gpus, id)
-		close(r.freed)
-		r.freed = make(chan struct{})
-	}
+	r.sup.Release(id)
 }
 
 // diskPath answers s's qcow2 under StateDir/disks.
@@ -786,7 +615,7 @@ func (r *Runtime) bootedGPUs(id string) []string {
 // boot starts generation s: its disk, its GPUs' devices, then QEMU. It
 // answers the VM and the console's size before the boot.
 func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
-	w.set(s.Generation, agentapi.StateStarting, "", agentapi.StageCreatingVolume)
+	w.Set(s.Generation, agentapi.StateStarting, "", agentapi.StageCreatingVolume)
 	disk, err := r.disk(s, img)
 	if err != nil {
 		return nil, 0, err
@@ -803,7 +632,7 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 		}
 		ids = r.identities(s.GPUs)
 	}
-	w.set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
+	w.Set(s.Generation, agentapi.StateStarting, "", agentapi.StageBooting)
 	dir := r.vmDir(s.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, 0, err
@@ -840,7 +669,7 @@ func (r *Runtime) boot(s Spec, img Image, w *workload) (*vm, int64, error) {
 		return nil, 0, err
 	}
 	v.writeState(vmState{Generation: s.Generation, GPUs: s.GPUs, SSHPort: port, Moved: move, Identities: ids})
-	w.setEndpoint(r.endpoint(port))
+	w.SetEndpoint(r.endpoint(port))
 	return v, off, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gpugraph/internal/agent/agentapi"
+	"gpugraph/internal/agent/supervise"
 )
 
 // Actions a Spec carries: a VM has no recreate, a reboot is in place.
@@ -41,6 +42,11 @@ type Volume struct {
 	Fresh bool
 	// Delete, with ActionStop, removes the disk after the VM is gone.
 	Delete bool
+}
+
+// Head is what the shared supervisor reads of s.
+func (s Spec) Head() supervise.Head {
+	return supervise.Head{ID: s.ID, Generation: s.Generation, Action: s.Action, GPUs: s.GPUs}
 }
 
 // FromAssignment maps an assignment of the wire to a Spec. An older

@@ -200,12 +200,10 @@ func (r *Runtime) giveBack(id string, ms []moved) {
 		// Never taken from under another VM: one that booted on this
 		// GPU while this VM's record was left (its QEMU gone while no
 		// agent watched) keeps it on vfio-pci.
-		r.mu.Lock()
 		other := ""
 		if m.GPU != "" {
-			other = r.usedBy(id, []string{m.GPU})
+			other = r.sup.HeldBy(id, []string{m.GPU})
 		}
-		r.mu.Unlock()
 		if other != "" {
 			r.cfg.Log.Warn("a function moved to vfio-pci for a VM is left on vfio-pci: another VM holds its GPU", "vm", id, "function", m.Function, "other", other)
 			continue

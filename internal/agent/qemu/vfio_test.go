@@ -17,6 +17,7 @@ import (
 	"gpugraph/internal/agent"
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/agent/qemu/qemutest"
+	"gpugraph/internal/agent/supervise"
 )
 
 // fakeKernel plays the kernel's part behind a fake sysfs tree: each write
@@ -92,7 +93,8 @@ func (k *fakeKernel) driver(fn string) string {
 // rebindRuntime is a runtime with VFIORebind on k's tree.
 func rebindRuntime(t *testing.T, k *fakeKernel) *Runtime {
 	r := &Runtime{cfg: Config{StateDir: t.TempDir(), GPUBusIDs: busIDs, SysfsRoot: k.root, VFIORebind: true, Log: slog.New(slog.DiscardHandler)},
-		sysfsWrite: k.write, gpus: map[string][]string{}, freed: make(chan struct{})}
+		sysfsWrite: k.write}
+	r.sup = supervise.New(supervise.Config[Spec]{Ctx: t.Context()})
 	return r
 }
 
@@ -254,7 +256,7 @@ func TestGiveBackRecordedOnly(t *testing.T) {
 	// Another VM booted on the GPU while vm-1's record was left.
 	next := rebindRuntime(t, k)
 	next.cfg.StateDir = r.cfg.StateDir
-	next.claimNow("vm-2", []string{gpuA})
+	next.sup.Hold("vm-2", []string{gpuA})
 	k.writes = nil
 	next.gone("vm-1")
 	if len(k.writes) != 0 || k.driver("0000:3b:00.0") != vfioPCI {
@@ -266,7 +268,7 @@ func TestGiveBackRecordedOnly(t *testing.T) {
 
 	// Recorded again, with no other VM on it: given back.
 	(&vm{dir: r.vmDir("vm-1")}).writeState(vmState{Generation: 2, GPUs: []string{gpuA}, Moved: move})
-	next.release("vm-2")
+	next.sup.Release("vm-2")
 	next.gone("vm-1")
 	if want := givesBack("0000:3b:00.1", "0000:3b:00.0"); !slices.Equal(k.writes, want) {
 		t.Errorf("give-back writes\n got %q\nwant %q", k.writes, want)
