@@ -31,17 +31,11 @@ type Console struct {
 // 404 VM_NOT_FOUND when the organization has no VM or pod by that id, 404
 // CONSOLE_NOT_FOUND for a pod. The caller must hold compute.read.
 func (s *Service) ConsoleOf(ctx context.Context, caller *auth.Caller, id string) (*Console, error) {
-	if err := s.MayRead(caller); err != nil {
-		return nil, err
-	}
-	vms, err := s.store.VMsByIDs(ctx, caller.OrganizationID, []string{id}, nil)
+	vm, err := s.readOne(ctx, caller, id)
 	if err != nil {
 		return nil, err
 	}
-	if len(vms) == 0 {
-		return nil, notFound(id)
-	}
-	if vms[0].IsPod() {
+	if vm.IsPod() {
 		return nil, podHasNoConsole(id)
 	}
 	got, err := s.store.ConsolesOf(ctx, caller.OrganizationID, []string{id})

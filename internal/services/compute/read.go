@@ -66,6 +66,21 @@ func (s *Service) List(ctx context.Context, caller *auth.Caller, q ListQuery) ([
 // restart answers it; 404 VM_NOT_FOUND when the organization has none by
 // that id.
 func (s *Service) Get(ctx context.Context, caller *auth.Caller, id string) (*Result, error) {
+	vm, err := s.readOne(ctx, caller, id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Details(ctx, []*models.VM{vm})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// readOne reads the caller's VM or pod id (compute.read): 404
+// VM_NOT_FOUND when the organization has none by that id, as another
+// organization's does not exist for it.
+func (s *Service) readOne(ctx context.Context, caller *auth.Caller, id string) (*models.VM, error) {
 	if err := s.MayRead(caller); err != nil {
 		return nil, err
 	}
@@ -76,11 +91,7 @@ func (s *Service) Get(ctx context.Context, caller *auth.Caller, id string) (*Res
 	if len(vms) == 0 {
 		return nil, notFound(id)
 	}
-	res, err := s.Details(ctx, vms)
-	if err != nil {
-		return nil, err
-	}
-	return res[0], nil
+	return vms[0], nil
 }
 
 // Details reads the GPUs and models of vms, two statements whatever their
