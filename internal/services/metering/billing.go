@@ -308,26 +308,36 @@ const MaxLedgerPage = 500
 // entries after the entry id after, oldest first, and whether more
 // follow.
 func (s *Service) Ledger(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.LedgerEntry, bool, error) {
+	return readPage(ctx, s, caller, orgID, "a ledger entry", after, limit, MaxLedgerPage, s.store.LedgerEntries)
+}
+
+// readPage reads a page of one of organization orgID's money lists (the
+// ledger, the billing events), what naming its rows: the caller may read
+// the organization's money, after is 0 or a row's id, limit is 1 to max;
+// it answers at most limit rows after after, oldest first, and whether
+// more follow (read reads one past the page to know).
+func readPage[T any](ctx context.Context, s *Service, caller *auth.Caller, orgID, what string, after int64, limit, max int,
+	read func(context.Context, string, int64, int) ([]T, error)) ([]T, bool, error) {
 	if err := s.MayRead(caller, orgID); err != nil {
 		return nil, false, err
 	}
 	if after < 0 {
-		return nil, false, apierr.BadRequest("after must be a ledger entry id (0 or more), got %d", after)
+		return nil, false, apierr.BadRequest("after must be %s id (0 or more), got %d", what, after)
 	}
-	if limit < 1 || limit > MaxLedgerPage {
-		return nil, false, apierr.BadRequest("limit must be between 1 and %d, got %d", MaxLedgerPage, limit)
+	if limit < 1 || limit > max {
+		return nil, false, apierr.BadRequest("limit must be between 1 and %d, got %d", max, limit)
 	}
 	if err := s.known(ctx, orgID); err != nil {
 		return nil, false, err
 	}
-	es, err := s.store.LedgerEntries(ctx, orgID, after, limit+1)
+	rows, err := read(ctx, orgID, after, limit+1)
 	if err != nil {
 		return nil, false, err
 	}
-	if len(es) > limit {
-		return es[:limit], true, nil
+	if len(rows) > limit {
+		return rows[:limit], true, nil
 	}
-	return es, false, nil
+	return rows, false, nil
 }
 
 // SpendLimit answers organization orgID's spend limit in cents per hour:

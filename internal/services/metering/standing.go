@@ -317,26 +317,7 @@ const MaxBillingEventPage = 500
 // most limit after its event after (the organization's own numbering,
 // models.BillingEvent.Seq), oldest first, and whether more follow.
 func (s *Service) BillingEvents(ctx context.Context, caller *auth.Caller, orgID string, after int64, limit int) ([]models.BillingEvent, bool, error) {
-	if err := s.MayRead(caller, orgID); err != nil {
-		return nil, false, err
-	}
-	if after < 0 {
-		return nil, false, apierr.BadRequest("after must be a billing event id (0 or more), got %d", after)
-	}
-	if limit < 1 || limit > MaxBillingEventPage {
-		return nil, false, apierr.BadRequest("limit must be between 1 and %d, got %d", MaxBillingEventPage, limit)
-	}
-	if err := s.known(ctx, orgID); err != nil {
-		return nil, false, err
-	}
-	evs, err := s.store.BillingEvents(ctx, orgID, after, limit+1)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(evs) > limit {
-		return evs[:limit], true, nil
-	}
-	return evs, false, nil
+	return readPage(ctx, s, caller, orgID, "a billing event", after, limit, MaxBillingEventPage, s.store.BillingEvents)
 }
 
 // SubscribeBillingEvents streams organization orgID's billing events
