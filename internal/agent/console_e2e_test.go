@@ -2,16 +2,11 @@ package agent_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 
 	"gpugraph/internal/agent"
 	"gpugraph/internal/agent/sim"
@@ -39,15 +34,7 @@ func TestAgentPushesTheConsole(t *testing.T) {
 	bin := buildAgent(t)
 	var keys []string
 	for i := range 2 {
-		pub, _, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k, err := ssh.NewPublicKey(pub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, fmt.Sprintf("%s key-%d", strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))), i))
+		keys = append(keys, testSSHKeyNamed(t, fmt.Sprintf("key-%d", i)))
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		if _, err := dataset.LoadFile(context.Background(), st, []byte(workloadsFixture(t))); err != nil {

@@ -23,7 +23,6 @@ import (
 
 	"gpugraph/internal/agent/agentapi"
 	"gpugraph/internal/agent/qemu/qemutest"
-	"gpugraph/internal/agent/sim"
 	"gpugraph/internal/dataset"
 	"gpugraph/internal/httpapi/servertest"
 	"gpugraph/internal/store"
@@ -385,25 +384,22 @@ func qemuCatalog(t *testing.T, g qemutest.Guest) string {
 // qemuFixture is one simulated DGX H100 (8 GPUs) running nothing and an
 // organization with an operator key.
 func qemuFixture(t *testing.T) string {
-	m, err := sim.NewServer("dgxh100", "dgx-qe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gpus []string
-	for i := range 8 {
-		gpus = append(gpus, fmt.Sprintf(`{"id": "qe-g%d", "index": %d, "uuid": %q, "modelId": "h100"}`, i, i, m.Device(i).UUID))
-	}
 	return `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
  "organizations": [{"id": "o-qe", "name": "QE", "tenantId": 83}],
  "apiKeys": [{"token": "qe-op", "organizationId": "o-qe", "permissions": ["compute.read", "compute.operate"]}],
  "nodes": [{"id": "n-qe", "name": "dgx-qe", "clusterId": "c-qe", "status": "online", "agentVersion": "2.6.1", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
-            "gpus": [` + strings.Join(gpus, ",") + `]}]
+            "gpus": [` + simGPUs(t, "dgx-qe", "qe-g") + `]}]
 }`
 }
 
-// testSSHKey is a fresh ed25519 public key as an authorized_keys line.
-func testSSHKey(t *testing.T) string {
+// testSSHKey is a fresh ed25519 public key as an authorized_keys line
+// with comment e2e@gpugraph.
+func testSSHKey(t *testing.T) string { return testSSHKeyNamed(t, "e2e@gpugraph") }
+
+// testSSHKeyNamed is a fresh ed25519 public key as an authorized_keys
+// line with comment.
+func testSSHKeyNamed(t *testing.T, comment string) string {
 	t.Helper()
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -413,5 +409,5 @@ func testSSHKey(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))) + " e2e@gpugraph"
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))) + " " + comment
 }

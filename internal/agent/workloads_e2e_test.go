@@ -130,20 +130,12 @@ func (h *heartbeatWatch) wrap(next http.Handler) http.Handler {
 }
 
 func workloadsFixture(t *testing.T) string {
-	m, err := sim.NewServer("dgxh100", "dgx-wl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gpus []string
-	for i := range 8 {
-		gpus = append(gpus, fmt.Sprintf(`{"id": "wl-g%d", "index": %d, "uuid": %q, "modelId": "h100"}`, i, i, m.Device(i).UUID))
-	}
 	return `{
  "gpuModels": [{"id": "h100", "name": "NVIDIA H100 80GB HBM3", "manufacturer": "NVIDIA", "memoryGb": 80}],
  "organizations": [{"id": "o-wl", "name": "WL", "tenantId": 78}],
  "apiKeys": [{"token": "wl-op", "organizationId": "o-wl", "permissions": ["compute.read", "compute.operate"]}],
  "nodes": [{"id": "n-wl", "name": "dgx-wl", "clusterId": "c-wl", "status": "online", "agentVersion": "2.6.1", "cpuCores": 224, "ramGb": 2048, "diskGb": 27939,
-            "gpus": [` + strings.Join(gpus, ",") + `]}],
+            "gpus": [` + simGPUs(t, "dgx-wl", "wl-g") + `]}],
  "vms": [{"id": "vm-up", "name": "up", "organizationId": "o-wl", "nodeId": "n-wl", "status": "stopped", "statusReason": "user_stopped",
           "gpuModelId": "h100", "gpuCount": 2, "cpuCores": 16, "ramGb": 128, "diskSizeGb": 200},
          {"id": "vm-bad", "name": "bad", "organizationId": "o-wl", "nodeId": "n-wl", "status": "stopped", "statusReason": "user_stopped",
@@ -160,4 +152,19 @@ func workloadsFixture(t *testing.T) string {
 func startAgentArgs(t *testing.T, bin, url, node, bootstrapToken string, args ...string) *agentProc {
 	t.Helper()
 	return runAgent(t, bin, withBootstrapToken(bootstrapToken), append([]string{"--server", url, "--node-name", node}, args...)...)
+}
+
+// simGPUs is the fixture's GPU list of node name as --mock dgxh100
+// simulates it (8 H100s, the simulator's UUIDs), their ids prefix0 … prefix7.
+func simGPUs(t *testing.T, name, prefix string) string {
+	t.Helper()
+	m, err := sim.NewServer("dgxh100", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus := make([]string, 8)
+	for i := range gpus {
+		gpus[i] = fmt.Sprintf(`{"id": "%s%d", "index": %d, "uuid": %q, "modelId": "h100"}`, prefix, i, i, m.Device(i).UUID)
+	}
+	return strings.Join(gpus, ",")
 }
