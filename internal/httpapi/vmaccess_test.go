@@ -253,17 +253,11 @@ func putConsole(t *testing.T, url, cred, id string, body []byte) (int, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	_, _ = fmt.Fprint(&b, "")
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, string(b)
 }
 
 // The serial console, both engines: a node pushes the tail of its VM's
@@ -287,16 +281,11 @@ func TestVMConsole(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			var b strings.Builder
-			buf := make([]byte, 1<<16)
-			for {
-				n, err := resp.Body.Read(buf)
-				b.Write(buf[:n])
-				if err != nil {
-					break
-				}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
 			}
-			return resp.StatusCode, []byte(b.String())
+			return resp.StatusCode, b
 		}
 		console := func(srv, id string) consoleJSON {
 			t.Helper()
