@@ -1,0 +1,5 @@
+import { render } from 'preact';
+import { App } from './App';
+import './console.css';
+
+render(<App />, document.getElementById('console')!);
