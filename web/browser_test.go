@@ -57,6 +57,21 @@ func chromium(t *testing.T) string {
 // so one is enough here.
 func demoServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	return demoEnv(t).Server
+}
+
+// demo is a demo server with its handles, for a test that acts on what it
+// serves behind the API's back: its store, and the services it was wired
+// with (Config.Services).
+type demoHandles struct {
+	Server *httptest.Server
+	Store  *store.Store
+	Config httpapi.Config
+}
+
+// demoEnv is demoServer with its handles.
+func demoEnv(t *testing.T) demoHandles {
+	t.Helper()
 	st := storetest.Open(t, store.SQLite)
 	b, err := demo.JSON(time.Now())
 	if err != nil {
@@ -66,9 +81,10 @@ func demoServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	feed := live.New(st, live.Limits{})
-	srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, httpapi.Config{})))
+	cfg := servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, httpapi.Config{})
+	srv := httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(func() { feed.Shutdown(); srv.Close() })
-	return srv
+	return demoHandles{Server: srv, Store: st, Config: cfg}
 }
 
 // One Chromium serves every browser test of the package, each test in a

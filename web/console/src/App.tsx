@@ -62,6 +62,7 @@ function KeyForm({ refused, onKey }: { refused: CombinedError | null; onKey: (ke
           value={typed}
           onInput={(e) => setTyped(e.currentTarget.value)}
           aria-describedby="gg-key-help"
+          autoFocus
         />
         <button type="submit">Open</button>
         <p id="gg-key-help">

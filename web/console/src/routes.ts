@@ -47,8 +47,15 @@ export function navigate(href: string): void {
 }
 
 // useLocation is the current path, updated on navigate and Back/Forward.
+// /console and /console/ become the default page's path, so its link is
+// the current one and a reload lands on it.
 export function useLocation(): string {
-  const [path, setPath] = useState(location.pathname);
+  const [path, setPath] = useState(() => {
+    if (location.pathname === '/console' || location.pathname === base) {
+      history.replaceState(null, '', hrefOf(defaultPage) + location.search);
+    }
+    return location.pathname;
+  });
   useEffect(() => {
     const on = () => setPath(location.pathname);
     addEventListener('popstate', on);
