@@ -212,7 +212,7 @@ func TestConsoleBrowserVMs(t *testing.T) {
 	srv := demoServer(t)
 	c := openConsole(t, srv, "")
 	t.Logf("first load of /console until the key form is interactive: %.0f ms", c.readyAt())
-	if got := focusedID(t, c.ctx); got != "gg-key" {
+	if got := focused(t, c.ctx); got != "gg-key" {
 		t.Errorf("focus on load: %q, want the key field (gg-key)", got)
 	}
 	c.axe() // the key form
@@ -248,16 +248,6 @@ func TestConsoleBrowserVMs(t *testing.T) {
 	c.onlyOwnHost()
 	c.keyInSessionOnly("acme-operator")
 	c.screenshot("vms")
-}
-
-// focusedID is the id of the element that has the focus.
-func focusedID(t *testing.T, ctx context.Context) string {
-	t.Helper()
-	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ''`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // A key the server refuses brings the key form back with the API's own

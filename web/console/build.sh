@@ -8,12 +8,7 @@ set -eu
 cd "$(dirname "$0")"
 
 # Lockfile entries must not name a registry host (see web/build/build.sh).
-node -e '
-const fs = require("fs");
-const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8"));
-for (const p of Object.values(lock.packages || {})) delete p.resolved;
-fs.writeFileSync("package-lock.json", JSON.stringify(lock, null, 2) + "\n");
-'
+node ../build/strip-resolved.cjs
 
 npm ci --no-audit --no-fund --ignore-scripts
 sh generate.sh "${1:-../dist/console}"
