@@ -72,6 +72,13 @@ type demoHandles struct {
 // demoEnv is demoServer with its handles.
 func demoEnv(t *testing.T) demoHandles {
 	t.Helper()
+	return demoEnvWith(t, httpapi.Config{})
+}
+
+// demoEnvWith is demoEnv on a server configured as cfg (rate limits,
+// concurrency); the store and services are wired in as demoEnv's.
+func demoEnvWith(t *testing.T, cfg httpapi.Config) demoHandles {
+	t.Helper()
 	st := storetest.Open(t, store.SQLite)
 	b, err := demo.JSON(time.Now())
 	if err != nil {
@@ -81,7 +88,7 @@ func demoEnv(t *testing.T) demoHandles {
 		t.Fatal(err)
 	}
 	feed := live.New(st, live.Limits{})
-	cfg := servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, httpapi.Config{})
+	cfg = servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, cfg)
 	srv := httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(func() { feed.Shutdown(); srv.Close() })
 	return demoHandles{Server: srv, Store: st, Config: cfg}

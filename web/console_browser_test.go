@@ -7,12 +7,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"gpugraph/internal/httpapi"
+	"gpugraph/internal/lib/ratelimit"
 )
 
 // The console's browser harness: each page's test opens the console on a
@@ -276,4 +280,36 @@ func TestConsoleBrowserKeyRefused(t *testing.T) {
 		t.Errorf("storage holds %d entries after Forget key", stored)
 	}
 	c.onlyOwnHost()
+}
+
+// An error with a retryAfter shows the API's message and code as they
+// are, and counts down from its retryAfter. A key allowed one request
+// (and one more every 5 s) makes the shell's second query a 429.
+func TestConsoleBrowserRetryAfter(t *testing.T) {
+	env := demoEnvWith(t, httpapi.Config{RateLimits: map[ratelimit.Class]ratelimit.Limit{ratelimit.API: {Rate: 0.2, Burst: 1}}})
+	c := openConsole(t, env.Server, "/vms")
+	c.typeKey("acme-reader")
+	c.within("the refusal's countdown", chromedp.WaitVisible(chromedp.CSS(`.gg-error .gg-retry`)))
+	shown, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]string](`(() => {
+	  const e = document.querySelector('.gg-retry').closest('li');
+	  return {message: e.querySelector('.gg-error-message').textContent, code: e.querySelector('.gg-error-code').textContent,
+	    retryAfter: e.querySelector('.gg-retry').dataset.retryAfter, countdown: e.querySelector('.gg-retry').textContent};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := graphql(t, env.Server, "acme-reader", `{ vms { total } }`)["errors"].([]any)[0].(map[string]any)
+	ext := answer["extensions"].(map[string]any)
+	// The two refusals differ only in the seconds they name.
+	secs := regexp.MustCompile(`\d+ s$`)
+	if secs.ReplaceAllString(shown["message"], "N s") != secs.ReplaceAllString(answer["message"].(string), "N s") ||
+		!strings.HasSuffix(shown["message"], " "+shown["retryAfter"]+" s") || shown["code"] != ext["code"] {
+		t.Errorf("shown %q, the API answers %v", shown, answer)
+	}
+	// It counts down: another whole number of seconds, or "retry now".
+	c.within("the countdown ticking", chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
+	  const t = document.querySelector('.gg-retry').textContent;
+	  return t !== 'retry in %s s' && /^retry (in [0-9]+ s|now)$/.test(t);
+	})()`, shown["retryAfter"]), chromedp.WithPollingTimeout(10*time.Second)))
+	c.axe()
 }
