@@ -6,7 +6,7 @@ SHELL       := bash
 PKGS    ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run build gpu-check test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground
+.PHONY: run build gpu-check test fuzz generate check-generate lint bench bench-peer bench-micro abuse playground console console-screenshots
 
 # progress runs the command in $(1) saying every 10 s that it still runs,
 # so a long compile (SQLite's C is one file) is never silent. The ticker
@@ -115,3 +115,11 @@ bench-micro:
 ## playground: rebuild the embedded GraphiQL bundle from web/build (needs npm)
 playground:
 	sh web/build/build.sh
+
+## console: rebuild the fleet console (/console) from web/console: typed operations (web/console/src/gql) from schema.graphqls, tsc, the bundle into web/dist/console (needs npm)
+console:
+	sh web/console/build.sh
+
+## console-screenshots: run the console's browser tests, writing each page's screenshot to docs/console/<page>.png (needs chromium and the console's modules: sh web/console/install.sh)
+console-screenshots:
+	GPUGRAPH_CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run 'TestConsoleBrowser' ./web/

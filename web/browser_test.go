@@ -57,6 +57,28 @@ func chromium(t *testing.T) string {
 // so one is enough here.
 func demoServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	return demoEnv(t).Server
+}
+
+// demo is a demo server with its handles, for a test that acts on what it
+// serves behind the API's back: its store, and the services it was wired
+// with (Config.Services).
+type demoHandles struct {
+	Server *httptest.Server
+	Store  *store.Store
+	Config httpapi.Config
+}
+
+// demoEnv is demoServer with its handles.
+func demoEnv(t *testing.T) demoHandles {
+	t.Helper()
+	return demoEnvWith(t, httpapi.Config{})
+}
+
+// demoEnvWith is demoEnv on a server configured as cfg (rate limits,
+// concurrency); the store and services are wired in as demoEnv's.
+func demoEnvWith(t *testing.T, cfg httpapi.Config) demoHandles {
+	t.Helper()
 	st := storetest.Open(t, store.SQLite)
 	b, err := demo.JSON(time.Now())
 	if err != nil {
@@ -66,9 +88,10 @@ func demoServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	feed := live.New(st, live.Limits{})
-	srv := httptest.NewServer(httpapi.New(servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, httpapi.Config{})))
+	cfg = servertest.Wire(st, servertest.Options{Services: services.Config{Live: feed}, LoaderWait: time.Millisecond}, cfg)
+	srv := httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(func() { feed.Shutdown(); srv.Close() })
-	return srv
+	return demoHandles{Server: srv, Store: st, Config: cfg}
 }
 
 // One Chromium serves every browser test of the package, each test in a

@@ -46,26 +46,40 @@ func contentSecurityPolicy(host string) string {
 // "/assets/<file>". Mount it with http.StripPrefix to serve it elsewhere; the
 // page refers to its assets by relative URLs.
 func Handler() http.Handler {
-	index := mustRead("index.html")
 	mux := http.NewServeMux()
-	for name, ctype := range assetTypes {
-		body := mustRead(name)
+	index := mountAssets(mux, "", "./assets/", assetTypes, mustRead("index.html"))
+	mux.Handle("GET /{$}", page(index))
+	return mux
+}
+
+// mountAssets serves each file of types (under dist/dir) at
+// GET /assets/<file> below the path of the page linking it as
+// ref+<file>, and answers index with each such link content-versioned.
+func mountAssets(mux *http.ServeMux, dir, ref string, types map[string]string, index []byte) []byte {
+	prefix := strings.TrimPrefix(ref, ".")
+	for name, ctype := range types {
+		body := mustRead(dir + name)
 		sum := sha256.Sum256(body)
 		version := hex.EncodeToString(sum[:8])
 		// Asset names carry no hash, so the page links a content-versioned
 		// URL; that lets browsers cache assets for good and still pick up
 		// a new bundle as soon as the binary is upgraded.
 		index = bytes.ReplaceAll(index,
-			[]byte(`"./assets/`+name+`"`),
-			[]byte(`"./assets/`+name+`?v=`+version+`"`))
-		mux.Handle("GET /assets/"+name, serve(variants{
-			identity: body, gzip: mustRead(name + ".gz"), br: mustRead(name + ".br"),
+			[]byte(`"`+ref+name+`"`),
+			[]byte(`"`+ref+name+`?v=`+version+`"`))
+		mux.Handle("GET "+prefix+name, serve(variants{
+			identity: body, gzip: mustRead(dir + name + ".gz"), br: mustRead(dir + name + ".br"),
 		}, ctype, version, "public, max-age=31536000, immutable"))
 	}
+	return index
+}
+
+// page serves an HTML page, revalidated on every load so that it always
+// links the assets of the running binary.
+func page(index []byte) http.Handler {
 	sum := sha256.Sum256(index)
-	mux.Handle("GET /{$}", serve(variants{identity: index, gzip: gzipped(index)},
-		"text/html; charset=utf-8", hex.EncodeToString(sum[:8]), "no-cache"))
-	return mux
+	return serve(variants{identity: index, gzip: gzipped(index)},
+		"text/html; charset=utf-8", hex.EncodeToString(sum[:8]), "no-cache")
 }
 
 // variants are one resource's bytes in each encoding it is stored in; a

@@ -32,6 +32,19 @@ func TestHealthMetricsPlayground(t *testing.T) {
 		if status != 200 || !strings.Contains(string(body), "assets/graphiql.js") {
 			t.Errorf("playground = %d", status)
 		}
+		// The console: its page on every path of the app, its assets
+		// under /console/assets/ only.
+		for _, path := range []string{"/console", "/console/", "/console/vms"} {
+			if status, body := env.Do("GET", path, "", nil, nil); status != 200 || !strings.Contains(string(body), "/console/assets/console.js?v=") {
+				t.Errorf("console at %s = %d", path, status)
+			}
+		}
+		if status, _ := env.Do("GET", "/console/assets/console.css", "", nil, nil); status != 200 {
+			t.Errorf("console's stylesheet = %d", status)
+		}
+		if status, _ := env.Do("GET", "/console/assets/missing.js", "", nil, nil); status != 404 {
+			t.Errorf("a missing console asset = %d, want 404", status)
+		}
 		// The database going away turns health red.
 		st.Close()
 		if status, _ := env.Do("GET", "/healthz", "", nil, nil); status != 503 {

@@ -219,6 +219,9 @@ func newServer(cfg Config) (http.Handler, *routeMux) {
 	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.Handle("GET /{$}", web.Handler())
 	mux.Handle("GET /assets/", web.Handler())
+	console := web.Console()
+	mux.Handle("GET /console", console)
+	mux.Handle("GET /console/", console)
 	gql := newGraphQL(cfg, res, g, newLoaders, reg)
 	conns := transport.Conns{InitTimeout: cfg.WebSocketInitTimeout, Admit: g.AdmitWebsocket, InitTimedOut: g.WebsocketInitTimedOut}
 	graphQLRoute := middleware.Route{Policy: route.Policy{MaxBody: MaxGraphQLBody}, API: "graphql", WriteError: transport.WriteError, Streams: true}

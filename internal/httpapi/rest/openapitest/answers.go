@@ -32,19 +32,22 @@ type Exchange struct {
 // Undocumented says why a request is outside the REST document by
 // design, or "" when it is not: the GraphQL endpoint's answers are the
 // GraphQL schema's (the document lists its transports only), and the
-// playground is a web page. The route test reads the same list.
+// playground and the console are web pages. The route test reads the same
+// list.
 func Undocumented(method, path string) string {
 	switch {
 	case path == "/graphql":
 		return "GraphQL: its answers follow schema.graphqls, not the REST document"
 	case method == http.MethodGet && (path == "/" || strings.HasPrefix(path, "/assets/")):
 		return "the playground, a web page"
+	case method == http.MethodGet && (path == "/console" || strings.HasPrefix(path, "/console/")):
+		return "the console, a web app"
 	}
 	return ""
 }
 
 // UndocumentedPatterns are the ServeMux patterns Undocumented covers.
-var UndocumentedPatterns = []string{"/graphql", "GET /{$}", "GET /assets/"}
+var UndocumentedPatterns = []string{"/graphql", "GET /{$}", "GET /assets/", "GET /console", "GET /console/"}
 
 // CheckExchange checks one exchange against the served document. A request
 // the document has no operation for must have answered 404 or 405 (else a
