@@ -409,6 +409,12 @@ var FieldBindings = &fieldmodel.Bindings{
 			"console":           {Resolver: true},
 			"costSoFar":         {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
 		}},
+		"Viewer": {Go: reflect.TypeFor[models.Viewer](), Fields: map[string]fieldmodel.FieldBinding{
+			"credentialId":     {Struct: "CredentialID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"organizationId":   {Struct: "OrganizationID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"organizationName": {Struct: "OrganizationName", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+			"permissions":      {Struct: "Permissions", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
+		}},
 		"VmConnection": {Go: reflect.TypeFor[model.VMConnection](), Fields: map[string]fieldmodel.FieldBinding{
 			"edges":      {Struct: "Edges"},
 			"nodes":      {Struct: "Nodes"},
@@ -472,6 +478,7 @@ var FieldBindings = &fieldmodel.Bindings{
 		"workloadPods":    reflect.TypeFor[*model.PodList](),
 		"revisionPods":    reflect.TypeFor[[]*models.Pod](),
 		"podMetrics":      reflect.TypeFor[*model.PodMetrics](),
+		"viewer":          reflect.TypeFor[*models.Viewer](),
 		"apiKeys":         reflect.TypeFor[[]*model.Credential](),
 		"applications":    reflect.TypeFor[[]*model.Credential](),
 		"projects":        reflect.TypeFor[[]*models.Project](),

@@ -464,6 +464,7 @@ type ComplexityRoot struct {
 		Projects        func(childComplexity int) int
 		RevisionPods    func(childComplexity int, revisionID string, deleted *bool) int
 		VM              func(childComplexity int, id string) int
+		Viewer          func(childComplexity int) int
 		Vms             func(childComplexity int, status []models.VMStatus, offset *int, limit *int) int
 		VmsConnection   func(childComplexity int, status []models.VMStatus, first *int, after *string) int
 		WorkloadPods    func(childComplexity int, workloadID string, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) int
@@ -538,6 +539,13 @@ type ComplexityRoot struct {
 		Tier              func(childComplexity int) int
 		Volume            func(childComplexity int) int
 		VolumeGb          func(childComplexity int) int
+	}
+
+	Viewer struct {
+		CredentialID     func(childComplexity int) int
+		OrganizationID   func(childComplexity int) int
+		OrganizationName func(childComplexity int) int
+		Permissions      func(childComplexity int) int
 	}
 
 	VmConnection struct {
@@ -681,6 +689,7 @@ type QueryResolver interface {
 	WorkloadPods(ctx context.Context, workloadID string, where map[string]any, filterBy []string, search *string, sortBy *filterby.SortField, sortOrder *filterby.Order, offset *int, limit *int, deleted *bool, completed *bool) (*model.PodList, error)
 	RevisionPods(ctx context.Context, revisionID string, deleted *bool) ([]*models.Pod, error)
 	PodMetrics(ctx context.Context, workloadID string, podID string, metricTypes []model.PodMetricType, start time.Time, end time.Time, numberOfSamples *int) (*model.PodMetrics, error)
+	Viewer(ctx context.Context) (*models.Viewer, error)
 	APIKeys(ctx context.Context, organizationID *string) ([]*model.Credential, error)
 	Applications(ctx context.Context, organizationID *string) ([]*model.Credential, error)
 	Projects(ctx context.Context) ([]*models.Project, error)
@@ -2585,6 +2594,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.VM(childComplexity, args["id"].(string)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 	case "Query.vms":
 		if e.ComplexityRoot.Query.Vms == nil {
 			break
@@ -2967,6 +2982,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.VM.VolumeGb(childComplexity), true
+
+	case "Viewer.credentialId":
+		if e.ComplexityRoot.Viewer.CredentialID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.CredentialID(childComplexity), true
+	case "Viewer.organizationId":
+		if e.ComplexityRoot.Viewer.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.OrganizationID(childComplexity), true
+	case "Viewer.organizationName":
+		if e.ComplexityRoot.Viewer.OrganizationName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.OrganizationName(childComplexity), true
+	case "Viewer.permissions":
+		if e.ComplexityRoot.Viewer.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Permissions(childComplexity), true
 
 	case "VmConnection.edges":
 		if e.ComplexityRoot.VmConnection.Edges == nil {
@@ -4331,6 +4371,23 @@ input CredentialInput {
   permissions: [String!]!
   "When it expires: days (90d), a duration (36h) or an RFC 3339 instant; absent: never."
   expires: String
+}
+
+"The credential a request is made with, and the organization it acts for: what a console reads to greet its user and to offer only the pages and actions the key may use (GitHub's viewer)."
+type Viewer {
+  "A key's id (12 hex digits of its hash, as the event log names it) or an application's clientId."
+  credentialId: ID!
+  "The organization it acts for."
+  organizationId: ID!
+  "That organization's display name."
+  organizationName: String!
+  "The permissions it holds, implied ones included, as the auth contract names them."
+  permissions: [String!]!
+}
+
+extend type Query {
+  "The caller's own credential and organization. Needs any valid credential, and no permission."
+  viewer: Viewer!
 }
 
 # Credential administration (the admin permission: the caller's own
@@ -5906,6 +5963,20 @@ func (ec *executionContext) childFields_VM(ctx context.Context, field graphql.Co
 		return ec.fieldContext_VM_costSoFar(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type VM", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "credentialId":
+		return ec.fieldContext_Viewer_credentialId(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Viewer_organizationId(ctx, field)
+	case "organizationName":
+		return ec.fieldContext_Viewer_organizationName(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Viewer_permissions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields_VmConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14507,6 +14578,38 @@ func (ec *executionContext) fieldContext_Query_podMetrics(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Viewer) graphql.Marshaler {
+			return ec.marshalNViewer2ᚖgpugraphᚋmodelsᚐViewer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_apiKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16495,6 +16598,98 @@ func (ec *executionContext) _VM_costSoFar(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_VM_costSoFar(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("VM", field, true, true, "Float")
+}
+
+func (ec *executionContext) _Viewer_credentialId(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_credentialId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CredentialID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_credentialId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Viewer_organizationId(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Viewer_organizationName(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_organizationName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_organizationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
+}
+
+func (ec *executionContext) _Viewer_permissions(ctx context.Context, field graphql.CollectedField, obj *models.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Permissions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
 }
 
 func (ec *executionContext) _VmConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.VMConnection) (ret graphql.Marshaler) {
@@ -21821,6 +22016,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_podMetrics(ctx, field)
 				})
+		case "viewer":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_viewer(ctx, field)
+				})
 		case "apiKeys":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -22339,6 +22540,54 @@ func (ec *executionContext) _VM(ctx context.Context, sel ast.SelectionSet, obj *
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._VM_costSoFar(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var viewerImplementors = []string{"Viewer"}
+
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *models.Viewer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Viewer")
+		case "credentialId":
+			out.Values[i] = ec._Viewer_credentialId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationId":
+			out.Values[i] = ec._Viewer_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationName":
+			out.Values[i] = ec._Viewer_organizationName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissions":
+			out.Values[i] = ec._Viewer_permissions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24082,6 +24331,14 @@ func (ec *executionContext) marshalNVM2ᚖgpugraphᚋmodelsᚐVM(ctx context.Con
 		return graphql.Null
 	}
 	return ec._VM(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNViewer2ᚖgpugraphᚋmodelsᚐViewer(ctx context.Context, sel ast.SelectionSet, v *models.Viewer) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Viewer!")
+		return graphql.Null
+	}
+	return ec._Viewer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNVmConnection2ᚖgpugraphᚋgraphᚋmodelᚐVMConnection(ctx context.Context, sel ast.SelectionSet, v *model.VMConnection) graphql.Marshaler {

@@ -69,3 +69,13 @@ func KeyIDOf(tokenHash string) string {
 	}
 	return tokenHash
 }
+
+// Viewer is the credential a request is made with and the organization it
+// acts for (GraphQL's viewer): what a console reads to greet its user and
+// to offer only what the key may do.
+type Viewer struct {
+	CredentialID     string   `json:"credentialId"`
+	OrganizationID   string   `json:"organizationId"`
+	OrganizationName string   `json:"organizationName"`
+	Permissions      []string `json:"permissions"`
+}

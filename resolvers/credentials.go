@@ -122,3 +122,11 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+func (r *queryResolver) Viewer(ctx context.Context) (*models.Viewer, error) {
+	c, err := auth.Authenticate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.credentials().Viewer(ctx, c)
+}

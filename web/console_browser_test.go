@@ -236,9 +236,11 @@ func TestConsoleBrowserVMs(t *testing.T) {
 		t.Errorf("path %q (%v)", path, err)
 	}
 
-	// The header names the key's organization, or shows the API's refusal
-	// when the key may not read it (organization needs billing.read).
-	c.within("the header's organization", chromedp.WaitVisible(chromedp.CSS(`.gg-org strong, .gg-org .gg-error`)))
+	// The header names the key's organization and what it holds (viewer).
+	c.within("the header's organization", chromedp.WaitVisible(`//p[@class="gg-org"]/strong[normalize-space(.)="Acme Robotics"]`))
+	if held, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`document.querySelector('.gg-perms').textContent`)); !strings.HasSuffix(held, ": compute.read, compute.operate, workloads.read") {
+		t.Errorf("the header says the key holds %q", held)
+	}
 
 	// The nav: real links, the current one marked; another page and Back.
 	c.goTo("Fleet")

@@ -370,3 +370,30 @@ func checkName(field, s string, emptyOK bool) error {
 	}
 	return nil
 }
+
+// Viewer answers who the caller is: its credential, its organization and
+// the permissions it holds. Any credential may ask, as it may know itself;
+// it names only its own organization.
+func (s *Service) Viewer(ctx context.Context, caller *auth.Caller) (*models.Viewer, error) {
+	var org *models.Organization
+	err := s.store.InTx(ctx, func(tx *store.Txn) error {
+		var err error
+		org, err = s.store.Organization(tx, caller.OrganizationID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	perms := caller.Permissions()
+	if perms == nil {
+		perms = []string{}
+	}
+	return &models.Viewer{
+		// An access token's KeyID is "app:<clientId>"; the Credential
+		// type names an application by its clientId alone.
+		CredentialID:     strings.TrimPrefix(caller.KeyID, "app:"),
+		OrganizationID:   org.ID,
+		OrganizationName: org.Name,
+		Permissions:      perms,
+	}, nil
+}

@@ -74,31 +74,34 @@ function KeyForm({ refused, onKey }: { refused: CombinedError | null; onKey: (ke
   );
 }
 
-const OrganizationQuery = graphql(`
-  query ConsoleOrganization {
-    organization {
-      id
-      name
+const ViewerQuery = graphql(`
+  query ConsoleViewer {
+    viewer {
+      credentialId
+      organizationId
+      organizationName
+      permissions
     }
   }
 `);
 
-// Organization names the key's organization; organization needs
-// billing.read, admin or nodes.admin, so a key with none of them shows the
-// API's refusal instead of a name.
-function Organization() {
-  const [{ data, error }] = useQuery({ query: OrganizationQuery });
+// Viewer names the key's organization and what the key holds (viewer
+// needs no permission, so every key can greet its user).
+function Viewer() {
+  const [{ data, error }] = useQuery({ query: ViewerQuery });
   if (data) {
+    const v = data.viewer;
     return (
       <p class="gg-org">
-        Organization <strong>{data.organization.name}</strong> <code>{data.organization.id}</code>
+        <strong>{v.organizationName}</strong> <code>{v.organizationId}</code>{' '}
+        <span class="gg-perms">key {v.credentialId}: {v.permissions.join(', ')}</span>
       </p>
     );
   }
   if (error) {
     return (
       <div class="gg-org">
-        Organization: <ApiError error={error} />
+        <ApiError error={error} />
       </div>
     );
   }
@@ -126,7 +129,7 @@ function Shell({ onForget }: { onForget: () => void }) {
       <a class="gg-skip" href="#gg-main">Skip to the page</a>
       <header class="gg-header">
         <span class="gg-brand">gpugraph</span>
-        <Organization />
+        <Viewer />
         <button type="button" onClick={onForget}>Forget key</button>
       </header>
       <nav class="gg-nav" aria-label="Pages">
