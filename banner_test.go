@@ -88,7 +88,7 @@ func getJSON(t *testing.T, url, key string, v any) int {
 	return resp.StatusCode
 }
 
-// On the demo's data the banner names the playground, the demo keys and
+// On the demo's data the banner names the console, the playground, the demo keys and
 // an admin key of this start at every start, not only at the one that
 // loaded the data; it is the last thing written once the start is done,
 // and the start's log is a few lines: the agents' own are at DEBUG.
@@ -99,6 +99,9 @@ func TestDemoBannerEveryStart(t *testing.T) {
 		got, adminKey := demoStart(t, db)
 		if !strings.Contains(got, "Playground: http://127.0.0.1:") || !strings.Contains(got, "(type a key into its API key field)") {
 			t.Errorf("start %d: no playground URL:\n%s", start, got)
+		}
+		if !strings.Contains(got, "Console: http://127.0.0.1:") || !strings.Contains(got, "/console (the fleet, VMs, pods and usage in a browser") {
+			t.Errorf("start %d: no console URL:\n%s", start, got)
 		}
 		for _, k := range demo.Keys() {
 			if !strings.Contains(got, "  "+k.Token+" ") {
@@ -180,12 +183,12 @@ func TestNoAdminKeyWithoutDemo(t *testing.T) {
 func TestDemoBannerURL(t *testing.T) {
 	var b bytes.Buffer
 	printDemoBanner(&b, &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, true, "gpgkey_x")
-	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "Playground: http://localhost:8080/ ") {
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, "Console: http://localhost:8080/console ") {
 		t.Errorf("wildcard listener: %q", first)
 	}
 	b.Reset()
 	printDemoBanner(&b, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 9000}, true, "gpgkey_x")
-	if !strings.HasPrefix(b.String(), "Playground: http://10.0.0.7:9000/ ") ||
+	if !strings.HasPrefix(b.String(), "Console: http://10.0.0.7:9000/console ") || !strings.Contains(b.String(), "\nPlayground: http://10.0.0.7:9000/ ") ||
 		!strings.Contains(b.String(), "  acme-reader            Acme Robotics  compute.read workloads.read\n") {
 		t.Errorf("banner:\n%s", b.String())
 	}

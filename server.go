@@ -760,8 +760,8 @@ commands:
 }
 
 // printDemoBanner tells whoever started the server, at every start on the
-// demo's data (not only the one that loaded it), where the playground is,
-// which keys to type into it — and that the agent keys (nodes.report)
+// demo's data (not only the one that loaded it), where the console and the
+// playground are, which keys to type into them — and that the agent keys (nodes.report)
 // report only in legacy mode, since the demo's own agents do not need them
 // — this start's admin key, and three commands to try.
 func printDemoBanner(w io.Writer, addr net.Addr, credentialsRequired bool, adminKey string) {
@@ -770,6 +770,7 @@ func printDemoBanner(w io.Writer, addr net.Addr, credentialsRequired bool, admin
 		url = fmt.Sprintf("http://localhost:%d/", tcp.Port)
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
+	fmt.Fprintf(w, "Console: %sconsole (the fleet, VMs, pods and usage in a browser; type a key below into it)\n", url)
 	fmt.Fprintf(w, "Playground: %s (type a key into its API key field). Demo API keys (send as Authorization: Bearer <key>):\n", url)
 	for _, k := range demo.Keys() {
 		note := ""
