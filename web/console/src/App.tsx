@@ -1,9 +1,9 @@
 import type { CombinedError } from '@urql/core';
-import { Provider, useQuery } from '@urql/preact';
+import { Provider } from '@urql/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from './ApiError';
 import { makeClient } from './client';
-import { graphql } from './gql';
+import { useViewer } from './viewer';
 import { normalizeKey, storedKey, storeKey } from './key';
 import { followLink, hrefOf, pageOf, pages, useLocation } from './routes';
 
@@ -74,23 +74,11 @@ function KeyForm({ refused, onKey }: { refused: CombinedError | null; onKey: (ke
   );
 }
 
-const ViewerQuery = graphql(`
-  query ConsoleViewer {
-    viewer {
-      credentialId
-      organizationId
-      organizationName
-      permissions
-    }
-  }
-`);
-
 // Viewer names the key's organization and what the key holds (viewer
 // needs no permission, so every key can greet its user).
 function Viewer() {
-  const [{ data, error }] = useQuery({ query: ViewerQuery });
-  if (data) {
-    const v = data.viewer;
+  const { viewer: v, error } = useViewer();
+  if (v) {
     return (
       <p class="gg-org">
         <strong>{v.organizationName}</strong> <code>{v.organizationId}</code>{' '}

@@ -14,12 +14,12 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n": typeof types.ConsoleViewerDocument,
     "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n": typeof types.ConsoleVmsDocument,
+    "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n": typeof types.ConsoleViewerDocument,
 };
 const documents: Documents = {
-    "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n": types.ConsoleViewerDocument,
     "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n": types.ConsoleVmsDocument,
+    "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n": types.ConsoleViewerDocument,
 };
 
 /**
@@ -39,11 +39,11 @@ export function graphql(source: string): unknown;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n"): (typeof documents)["\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n"];
+export function graphql(source: "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n"): (typeof documents)["\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
