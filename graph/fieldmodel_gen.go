@@ -94,6 +94,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"memoryUsedBytes": {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalFloat(v.Float()) }},
 			"model":           {Struct: "Model"},
 			"vm":              {Resolver: true},
+			"holder":          {Resolver: true},
 			"node":            {Resolver: true},
 		}},
 		"GpuConnection": {Go: reflect.TypeFor[model.GPUConnection](), Fields: map[string]fieldmodel.FieldBinding{
@@ -105,6 +106,10 @@ var FieldBindings = &fieldmodel.Bindings{
 		"GpuEdge": {Go: reflect.TypeFor[model.GPUEdge](), Fields: map[string]fieldmodel.FieldBinding{
 			"cursor": {Struct: "Cursor", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalString(v.String()) }},
 			"node":   {Struct: "Node"},
+		}},
+		"GpuHolder": {Go: reflect.TypeFor[models.GPUHolder](), Fields: map[string]fieldmodel.FieldBinding{
+			"organizationId": {Struct: "OrganizationID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
+			"vmId":           {Struct: "VMID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
 		}},
 		"GpuModel": {Go: reflect.TypeFor[models.GPUModel](), Fields: map[string]fieldmodel.FieldBinding{
 			"id":           {Struct: "ID", Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalID(v.String()) }},
@@ -193,6 +198,7 @@ var FieldBindings = &fieldmodel.Bindings{
 			"leavingAt":       {Struct: "LeavingAt", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
 			"lastHeartbeatAt": {Struct: "LastHeartbeatAt", Leaf: func(v reflect.Value) graphql.Marshaler { return models.MarshalTime(v.Interface().(time.Time)) }},
 			"gpus":            {Resolver: true},
+			"freeGpuCount":    {Resolver: true, Leaf: func(v reflect.Value) graphql.Marshaler { return graphql.MarshalInt(int(v.Int())) }},
 			"vms":             {Resolver: true},
 		}},
 		"NodeAffinityPreferred": {Go: reflect.TypeFor[models.NodeAffinityPreferred](), Fields: map[string]fieldmodel.FieldBinding{
@@ -505,12 +511,17 @@ func init() { fieldmodel.Declared.Bind(FieldBindings) }
 type GpuLoads struct{}
 
 var (
-	loadGpuVm   = fieldmodel.Declared.Field("Gpu", "vm")
-	loadGpuNode = fieldmodel.Declared.Field("Gpu", "node")
+	loadGpuVm     = fieldmodel.Declared.Field("Gpu", "vm")
+	loadGpuHolder = fieldmodel.Declared.Field("Gpu", "holder")
+	loadGpuNode   = fieldmodel.Declared.Field("Gpu", "node")
 )
 
 func (GpuLoads) VM(ctx context.Context, obj *models.GPU) (*models.VM, error) {
 	return fieldmodel.Resolve[*models.VM](ctx, loadGpuVm, obj)
+}
+
+func (GpuLoads) Holder(ctx context.Context, obj *models.GPU) (*models.GPUHolder, error) {
+	return fieldmodel.Resolve[*models.GPUHolder](ctx, loadGpuHolder, obj)
 }
 
 func (GpuLoads) Node(ctx context.Context, obj *models.GPU) (*models.Node, error) {

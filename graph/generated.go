@@ -122,6 +122,7 @@ type ComplexityRoot struct {
 		Address         func(childComplexity int) int
 		FailedReason    func(childComplexity int) int
 		Health          func(childComplexity int) int
+		Holder          func(childComplexity int) int
 		ID              func(childComplexity int) int
 		Index           func(childComplexity int) int
 		MemoryUsedBytes func(childComplexity int) int
@@ -144,6 +145,11 @@ type ComplexityRoot struct {
 	GpuEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	GpuHolder struct {
+		OrganizationID func(childComplexity int) int
+		VMID           func(childComplexity int) int
 	}
 
 	GpuModel struct {
@@ -256,6 +262,7 @@ type ComplexityRoot struct {
 		ClusterID       func(childComplexity int) int
 		DiskGb          func(childComplexity int) int
 		FabricID        func(childComplexity int) int
+		FreeGPUCount    func(childComplexity int) int
 		Gpus            func(childComplexity int) int
 		ID              func(childComplexity int) int
 		LastHeartbeatAt func(childComplexity int) int
@@ -623,6 +630,7 @@ type GpuResolver interface {
 	MemoryUsedBytes(ctx context.Context, obj *models.GPU) (*float64, error)
 
 	VM(ctx context.Context, obj *models.GPU) (*models.VM, error)
+	Holder(ctx context.Context, obj *models.GPU) (*models.GPUHolder, error)
 	Node(ctx context.Context, obj *models.GPU) (*models.Node, error)
 }
 type LedgerEntryResolver interface {
@@ -654,6 +662,7 @@ type MutationResolver interface {
 }
 type NodeResolver interface {
 	Gpus(ctx context.Context, obj *models.Node) ([]*models.GPU, error)
+	FreeGPUCount(ctx context.Context, obj *models.Node) (int, error)
 	Vms(ctx context.Context, obj *models.Node) ([]*models.VM, error)
 }
 type NodeEventResolver interface {
@@ -1009,6 +1018,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gpu.Health(childComplexity), true
+	case "Gpu.holder":
+		if e.ComplexityRoot.Gpu.Holder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gpu.Holder(childComplexity), true
 	case "Gpu.id":
 		if e.ComplexityRoot.Gpu.ID == nil {
 			break
@@ -1107,6 +1122,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GpuEdge.Node(childComplexity), true
+
+	case "GpuHolder.organizationId":
+		if e.ComplexityRoot.GpuHolder.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuHolder.OrganizationID(childComplexity), true
+	case "GpuHolder.vmId":
+		if e.ComplexityRoot.GpuHolder.VMID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GpuHolder.VMID(childComplexity), true
 
 	case "GpuModel.id":
 		if e.ComplexityRoot.GpuModel.ID == nil {
@@ -1641,6 +1669,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Node.FabricID(childComplexity), true
+	case "Node.freeGpuCount":
+		if e.ComplexityRoot.Node.FreeGPUCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Node.FreeGPUCount(childComplexity), true
 	case "Node.gpus":
 		if e.ComplexityRoot.Node.Gpus == nil {
 			break
@@ -3554,6 +3588,8 @@ type Node {
   lastHeartbeatAt: Time
   "Its GPUs, by index."
   gpus: [Gpu!]!
+  "How many of its GPUs are healthy and held by no VM or pod: a count, whoever holds the others (a GPU's vm names only the caller's own), as instance types count what could be placed."
+  freeGpuCount: Int!
   "The caller's organization's VMs and pods on this node; other organizations' allocations are not shown."
   vms: [VM!]!
 }
@@ -3564,6 +3600,14 @@ enum GpuHealth {
   HEALTHY
   "Failed (see failedReason): never given out."
   FAILED
+}
+
+"Who holds a GPU, as the fleet's operator sees it."
+type GpuHolder {
+  "The organization of the VM or pod holding it."
+  organizationId: ID!
+  "The VM or pod holding it."
+  vmId: ID!
 }
 
 "One GPU of a node."
@@ -3592,6 +3636,8 @@ type Gpu {
   model: GpuModel!
   "The VM or pod holding this GPU, when it is the caller's organization's."
   vm: VM
+  "Who holds it, whichever organization: answered only to a key with nodes.admin (the fleet's operator); null when it is free, and for any other key (a tenant reads its own holder in vm, and only counts of the rest: Node.freeGpuCount)."
+  holder: GpuHolder
   "The node it is in."
   node: Node!
 }
@@ -5257,6 +5303,8 @@ func (ec *executionContext) childFields_Gpu(ctx context.Context, field graphql.C
 		return ec.fieldContext_Gpu_model(ctx, field)
 	case "vm":
 		return ec.fieldContext_Gpu_vm(ctx, field)
+	case "holder":
+		return ec.fieldContext_Gpu_holder(ctx, field)
 	case "node":
 		return ec.fieldContext_Gpu_node(ctx, field)
 	}
@@ -5285,6 +5333,16 @@ func (ec *executionContext) childFields_GpuEdge(ctx context.Context, field graph
 		return ec.fieldContext_GpuEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GpuEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GpuHolder(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organizationId":
+		return ec.fieldContext_GpuHolder_organizationId(ctx, field)
+	case "vmId":
+		return ec.fieldContext_GpuHolder_vmId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GpuHolder", field.Name)
 }
 
 func (ec *executionContext) childFields_GpuModel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5477,6 +5535,8 @@ func (ec *executionContext) childFields_Node(ctx context.Context, field graphql.
 		return ec.fieldContext_Node_lastHeartbeatAt(ctx, field)
 	case "gpus":
 		return ec.fieldContext_Node_gpus(ctx, field)
+	case "freeGpuCount":
+		return ec.fieldContext_Node_freeGpuCount(ctx, field)
 	case "vms":
 		return ec.fieldContext_Node_vms(ctx, field)
 	}
@@ -8727,6 +8787,38 @@ func (ec *executionContext) fieldContext_Gpu_vm(_ context.Context, field graphql
 	return fc, nil
 }
 
+func (ec *executionContext) _Gpu_holder(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gpu_holder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Gpu().Holder(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.GPUHolder) graphql.Marshaler {
+			return ec.marshalOGpuHolder2ᚖgpugraphᚋmodelsᚐGPUHolder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Gpu_holder(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Gpu",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GpuHolder(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Gpu_node(ctx context.Context, field graphql.CollectedField, obj *models.GPU) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8931,6 +9023,52 @@ func (ec *executionContext) fieldContext_GpuEdge_node(_ context.Context, field g
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _GpuHolder_organizationId(ctx context.Context, field graphql.CollectedField, obj *models.GPUHolder) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuHolder_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuHolder_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuHolder", field, false, false, "ID")
+}
+
+func (ec *executionContext) _GpuHolder_vmId(ctx context.Context, field graphql.CollectedField, obj *models.GPUHolder) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GpuHolder_vmId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VMID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GpuHolder_vmId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GpuHolder", field, false, false, "ID")
 }
 
 func (ec *executionContext) _GpuModel_id(ctx context.Context, field graphql.CollectedField, obj *models.GPUModel) (ret graphql.Marshaler) {
@@ -11235,6 +11373,29 @@ func (ec *executionContext) fieldContext_Node_gpus(_ context.Context, field grap
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Node_freeGpuCount(ctx context.Context, field graphql.CollectedField, obj *models.Node) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Node_freeGpuCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Node().FreeGPUCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Node_freeGpuCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Node", field, true, true, "Int")
 }
 
 func (ec *executionContext) _Node_vms(ctx context.Context, field graphql.CollectedField, obj *models.Node) (ret graphql.Marshaler) {
@@ -19808,6 +19969,12 @@ func (ec *executionContext) _Gpu(ctx context.Context, sel ast.SelectionSet, obj 
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Gpu_vm(ctx, field, obj)
 				})
+		case "holder":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Gpu_holder(ctx, field, obj)
+				})
 		case "node":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -19897,6 +20064,44 @@ func (ec *executionContext) _GpuEdge(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "node":
 			out.Values[i] = ec._GpuEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var gpuHolderImplementors = []string{"GpuHolder"}
+
+func (ec *executionContext) _GpuHolder(ctx context.Context, sel ast.SelectionSet, obj *models.GPUHolder) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gpuHolderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GpuHolder")
+		case "organizationId":
+			out.Values[i] = ec._GpuHolder_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "vmId":
+			out.Values[i] = ec._GpuHolder_vmId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20733,6 +20938,12 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Node_gpus(ctx, field, obj)
+				})
+		case "freeGpuCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Node_freeGpuCount(ctx, field, obj)
 				})
 		case "vms":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -24669,6 +24880,13 @@ func (ec *executionContext) marshalOGpuHealth2ᚖgpugraphᚋmodelsᚐGPUHealth(c
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOGpuHolder2ᚖgpugraphᚋmodelsᚐGPUHolder(ctx context.Context, sel ast.SelectionSet, v *models.GPUHolder) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GpuHolder(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOGpuManufacturer2ᚖgpugraphᚋmodelsᚐManufacturer(ctx context.Context, v any) (*models.Manufacturer, error) {

@@ -60,3 +60,10 @@ type GPU struct {
 	// resolver call per GPU. Never stored, never read from a row.
 	Model *GPUModel `gorm:"-" json:"-"`
 }
+
+// GPUHolder is who holds a GPU, whichever organization: what the fleet's
+// operator sees (Gpu.holder), read by the holders' ids.
+type GPUHolder struct {
+	VMID           string `gorm:"column:id" json:"vmId"`
+	OrganizationID string `json:"organizationId"`
+}

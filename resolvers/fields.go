@@ -80,7 +80,22 @@ var (
 	vmGPUIDs          = fieldmodel.Declared.Field("VM", "gpuIds")
 	vmGPUManufacturer = fieldmodel.Declared.Field("VM", "gpuManufacturer")
 	vmGPUModelName    = fieldmodel.Declared.Field("VM", "gpuModelName")
+	nodeFreeGPUCount  = fieldmodel.Declared.Field("Node", "freeGpuCount")
 )
+
+func (r *nodeResolver) FreeGPUCount(ctx context.Context, n *models.Node) (int, error) {
+	gpus, err := fieldmodel.Resolve[[]*models.GPU](ctx, nodeFreeGPUCount, n)
+	if err != nil {
+		return 0, err
+	}
+	free := 0
+	for _, g := range gpus {
+		if g.Health == models.GPUHealthy && g.HolderVMID == nil {
+			free++
+		}
+	}
+	return free, nil
+}
 
 func (r *gpuResolver) MemoryUsedBytes(ctx context.Context, g *models.GPU) (*float64, error) {
 	if g.MemoryUsedBytes == nil {

@@ -44,12 +44,18 @@ var Declared = NewRegistry(
 
 	Load("Node", "gpus", loaders.GPUsByNode, nodeID, Plain, SameKeyAs(loaders.NodeByID), Reads("ID")),
 	Load("Node", "vms", loaders.VMsByNode, nodeID, Plain, SameKeyAs(loaders.NodeByID), Reads("ID")),
+	// Counted from the loader's rows by a resolver (resolvers/fields.go):
+	// a tenant sees how many GPUs are free, not whose the others are.
+	Load("Node", "freeGpuCount", loaders.GPUsByNode, nodeID, SameKeyAs(loaders.NodeByID), Reads("ID"), ReadsRows("Health", "HolderVMID")),
 
 	// gqlgen reads Gpu.model off models.GPU.Model, which every list of
 	// GPUs fills from the catalog loader when it is selected: a resolver
 	// per GPU would cost a goroutine each on a page of thousands.
 	Load("Gpu", "model", loaders.ModelByID, gpuModelID, Plain, Reads("ModelID"), Filled(fillGPUModels)),
 	Load("Gpu", "vm", loaders.VMByID, gpuHolderID, Plain, Reads("HolderVMID")),
+	// Whichever organization's, for the fleet's operator only: the loader
+	// reads nothing for any other caller (loaders.HolderByVM).
+	Load("Gpu", "holder", loaders.HolderByVM, gpuHolderID, Plain, Reads("HolderVMID")),
 	Load("Gpu", "node", loaders.NodeByID, gpuNodeID, Plain, Reads("NodeID")),
 	// A float of the integer column (resolvers/inventory.go).
 	Derived[models.GPU]("Gpu", "memoryUsedBytes", "MemoryUsedBytes"),

@@ -18,11 +18,12 @@ func TestHardwareQueries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		env := servertest.New(t, st, servertest.Base)
 
-		r := env.GraphQL("acme-reader", `{ node(id: "n1") { name status fabricId gpus { index address health failedReason model { name manufacturer } vm { id } } vms { id gpuIds } } }`, nil)
+		r := env.GraphQL("acme-reader", `{ node(id: "n1") { name status fabricId freeGpuCount gpus { index address health failedReason model { name manufacturer } vm { id } } vms { id gpuIds } } }`, nil)
 		var got struct {
 			Node struct {
 				Name, Status string
 				FabricID     *string
+				FreeGpuCount int
 				GPUs         []struct {
 					Index        int
 					Address      string
@@ -51,6 +52,11 @@ func TestHardwareQueries(t *testing.T) {
 		// GPU 3 is Globex's: Acme sees the GPU, not its holder.
 		if n.GPUs[3].VM != nil {
 			t.Errorf("another organization's holder is visible: %+v", n.GPUs[3].VM)
+		}
+		// 8 GPUs: 0–2 Acme's, 3 and 4 Globex's, 7 failed; Acme counts the free
+		// ones without learning whose the others are.
+		if n.FreeGpuCount != 2 {
+			t.Errorf("freeGpuCount %d, want 2", n.FreeGpuCount)
 		}
 		var ids []string
 		for _, v := range n.Vms {
@@ -221,9 +227,61 @@ func fleet(n int) string {
 		vms = append(vms, fmt.Sprintf(`{"id":"vm%d","name":"vm%d","organizationId":"o","nodeId":"n%d","status":"running","gpuModelId":"h100","gpuCount":2,"gpuIds":["n%d-g0","n%d-g1"]}`, i, i, i, i, i))
 	}
 	return `{"gpuModels":[{"id":"h100","name":"NVIDIA H100","manufacturer":"NVIDIA","memoryGb":80}],
-		"organizations":[{"id":"o","name":"Fleet","tenantId":9}],
-		"apiKeys":[{"token":"fleet-reader","organizationId":"o","permissions":["compute.read"]}],
+		"organizations":[{"id":"o","name":"Fleet","tenantId":9},{"id":"ops","name":"Operator","tenantId":10}],
+		"apiKeys":[{"token":"fleet-reader","organizationId":"o","permissions":["compute.read"]},
+		           {"token":"fleet-operator","organizationId":"ops","permissions":["compute.read","nodes.admin"]}],
 		"nodes":[` + strings.Join(nodes, ",") + `],"vms":[` + strings.Join(vms, ",") + `]}`
+}
+
+// A GPU's holder, whichever organization's, is the fleet operator's
+// (nodes.admin) to read; any other key reads null, its own holders
+// included (it reads those in vm), and counts of the rest.
+func TestGPUHolderIsTheOperators(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		env := servertest.New(t, st, fleet(2))
+		const q = `{ node(id: "n1") { freeGpuCount gpus { index holder { organizationId vmId } vm { id } } } }`
+		holders := func(token string) string {
+			t.Helper()
+			var got struct {
+				Node struct {
+					FreeGpuCount int
+					GPUs         []struct {
+						Index  int
+						Holder *struct{ OrganizationID, VMID string }
+						VM     *struct{ ID string }
+					}
+				}
+			}
+			env.Decode(env.GraphQL(token, q, nil), &got)
+			out := []string{fmt.Sprintf("free=%d", got.Node.FreeGpuCount)}
+			for _, g := range got.Node.GPUs {
+				h, v := "-", "-"
+				if g.Holder != nil {
+					h = g.Holder.OrganizationID + "/" + g.Holder.VMID
+				}
+				if g.VM != nil {
+					v = g.VM.ID
+				}
+				out = append(out, fmt.Sprintf("%d:%s:%s", g.Index, h, v))
+			}
+			return strings.Join(out, " ")
+		}
+		if got, want := holders("fleet-operator"), "free=6 0:o/vm1:- 1:o/vm1:- 2:-:- 3:-:- 4:-:- 5:-:- 6:-:- 7:-:-"; got != want {
+			t.Errorf("operator:\n got %s\nwant %s", got, want)
+		}
+		if got, want := holders("fleet-reader"), "free=6 0:-:vm1 1:-:vm1 2:-:- 3:-:- 4:-:- 5:-:- 6:-:- 7:-:-"; got != want {
+			t.Errorf("tenant:\n got %s\nwant %s", got, want)
+		}
+		// The same through a planned list (nodes), which answers without
+		// gqlgen's resolvers.
+		r := env.GraphQL("fleet-operator", `{ nodes { name gpus { holder { organizationId vmId } } } }`, nil)
+		if want := `{"name":"node-001","gpus":[{"holder":{"organizationId":"o","vmId":"vm1"}},{"holder":{"organizationId":"o","vmId":"vm1"}},{"holder":null}`; !strings.Contains(string(r.Data), want) {
+			t.Errorf("nodes as the operator: %s", r.Data)
+		}
+		if r := env.GraphQL("fleet-reader", `{ nodes { gpus { holder { vmId } } } }`, nil); strings.Contains(string(r.Data), "vmId\":\"") {
+			t.Errorf("nodes as a tenant: %s", r.Data)
+		}
+	})
 }
 
 func TestIntrospectionFlagAndPersistedQueries(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 
 // derived are the fields a plan leaves to gqlgen: their resolvers derive a
 // value (or take arguments) rather than answer a loader's rows.
-var derived = map[string]bool{"VM.gpuIds": true, "VM.gpuManufacturer": true, "VM.gpuModelName": true, "VM.queuePosition": true, "VM.costSoFar": true, "VM.console": true, "Gpu.memoryUsedBytes": true}
+var derived = map[string]bool{"VM.gpuIds": true, "VM.gpuManufacturer": true, "VM.gpuModelName": true, "VM.queuePosition": true, "VM.costSoFar": true, "VM.console": true, "Gpu.memoryUsedBytes": true, "Node.freeGpuCount": true}
 
 // everything selects every field of typ that takes no argument, objects
 // depth levels down, the derived fields left out.

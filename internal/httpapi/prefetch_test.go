@@ -28,6 +28,13 @@ func TestListsPrefetchEachLevelInOneStatement(t *testing.T) {
 		{"vms", "fleet-reader", `{ vms(limit: 500) { total vms { gpuModel { name } gpus { address } node { name gpus { model { name } } } } } }`, 8},
 		// without total the page runs no count(*)
 		{"vms without total", "fleet-reader", `{ vms(limit: 500) { next vms { id } } }`, 2},
+		// key lookup + nodes + gpus: the free count is read off the GPUs' rows
+		{"free gpus", "fleet-reader", `{ nodes { name freeGpuCount gpus { index } } }`, 3},
+		{"free gpus alone", "fleet-reader", `{ nodes { freeGpuCount } }`, 3},
+		// key lookup + nodes + gpus + their holders, whichever organization's
+		{"gpu holders", "fleet-operator", `{ nodes { freeGpuCount gpus { holder { organizationId vmId } } } }`, 4},
+		// a tenant's holders are read from nothing: no statement for them
+		{"gpu holders for a tenant", "fleet-reader", `{ nodes { freeGpuCount gpus { holder { organizationId vmId } } } }`, 3},
 		// a GPU's holder and its node walk back up: one statement a level
 		{"gpu vm and node", "fleet-reader", `{ nodes { gpus { vm { id node { name } } node { name } } } }`, 6},
 	}

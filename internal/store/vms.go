@@ -62,6 +62,16 @@ func (s *Store) VMsByIDs(ctx context.Context, orgID string, ids []string, cols C
 	return vms.read(ctx, s, cols, nil, `organization_id = ? AND deleted_at IS NULL AND `+cond, orgID, arg)
 }
 
+// HoldersOf reads who holds GPUs: the organization of each of these VMs
+// and pods, whichever it is. Only the fleet's operator may be answered it
+// (the caller checks); a tenant's reads go through VMsByIDs.
+func (s *Store) HoldersOf(ctx context.Context, vmIDs []string) ([]*models.GPUHolder, error) {
+	var out []*models.GPUHolder
+	err := s.WithContext(ctx).Model(&models.VM{}).Select("id", "organization_id").
+		Where("id IN ? AND deleted_at IS NULL", vmIDs).Find(&out).Error
+	return out, err
+}
+
 // VMsByNodeIDs reads the organization's VMs on these nodes, oldest first.
 func (s *Store) VMsByNodeIDs(ctx context.Context, orgID string, nodeIDs []string, cols Columns) ([]*models.VM, error) {
 	cond, arg := s.in("node_id", nodeIDs)

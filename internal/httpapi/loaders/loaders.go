@@ -26,12 +26,15 @@ const DefaultWait = 2 * time.Millisecond
 
 // Loaders holds one request's loaders.
 type Loaders struct {
-	NodeByID     *dataloader.Loader[string, *models.Node]
-	NodeByName   *dataloader.Loader[store.NodeKey, *models.Node]
-	GPUsByNode   *dataloader.Loader[string, []*models.GPU]
-	GPUsByVM     *dataloader.Loader[string, []*models.GPU]
-	ModelByID    *dataloader.Loader[string, *models.GPUModel]
-	VMByID       *dataloader.Loader[string, *models.VM]
+	NodeByID   *dataloader.Loader[string, *models.Node]
+	NodeByName *dataloader.Loader[store.NodeKey, *models.Node]
+	GPUsByNode *dataloader.Loader[string, []*models.GPU]
+	GPUsByVM   *dataloader.Loader[string, []*models.GPU]
+	ModelByID  *dataloader.Loader[string, *models.GPUModel]
+	VMByID     *dataloader.Loader[string, *models.VM]
+	// HolderByVM reads who holds a GPU, whichever organization: only the
+	// fleet's operator (nodes.admin) is answered it; any other caller, nil.
+	HolderByVM   *dataloader.Loader[string, *models.GPUHolder]
 	VMsByNode    *dataloader.Loader[string, []*models.VM]
 	WorkloadByID *dataloader.Loader[string, *models.Workload]
 	ProjectByID  *dataloader.Loader[string, *models.Project]
@@ -107,6 +110,7 @@ type fetchers struct {
 	volumes     func(context.Context, []string) ([]*models.Volume, error)
 	costs       func(context.Context, []string) ([]*VMCost, error)
 	consoles    func(context.Context, []string) ([]*store.Console, error)
+	holders     func(context.Context, []string) ([]*models.GPUHolder, error)
 }
 
 // VMCost is a VM's closed usage cost, in micro-cents.
@@ -141,6 +145,7 @@ func eventVM(e *models.VMEvent) string     { return e.VMID }
 func volumeVM(v *models.Volume) string     { return v.VMID }
 func costVM(c *VMCost) string              { return c.VMID }
 func consoleVM(c *store.Console) string    { return c.VMID }
+func holderVM(h *models.GPUHolder) string  { return h.VMID }
 
 // Money is what BalanceByOrg reads through: the metering service, which
 // checks that the caller may read the organization's money and decides
@@ -201,6 +206,14 @@ func New(st *store.Store, money Money, c *auth.Caller, wait time.Duration) *Load
 			}
 			return out, err
 		},
+		// Who holds a GPU, whichever organization, is the fleet
+		// operator's to read: any other caller's read is of nothing.
+		holders: func(ctx context.Context, ids []string) ([]*models.GPUHolder, error) {
+			if c == nil || !c.Can(auth.NodesAdmin) {
+				return nil, nil
+			}
+			return st.HoldersOf(ctx, ids)
+		},
 		consoles: func(ctx context.Context, ids []string) ([]*store.Console, error) {
 			return st.ConsolesOf(ctx, org, ids)
 		},
@@ -211,6 +224,7 @@ func New(st *store.Store, money Money, c *auth.Caller, wait time.Duration) *Load
 	l.GPUsByVM = many(wait, f.gpusByVM, gpuHolder)
 	l.ModelByID = one(wait, f.models, modelID)
 	l.VMByID = one(wait, f.vms, vmID)
+	l.HolderByVM = one(wait, f.holders, holderVM)
 	l.VMsByNode = many(wait, f.vmsByNode, vmNode)
 	l.WorkloadByID = one(wait, f.workloads, workloadID)
 	l.ProjectByID = one(wait, f.projects, projectID)

@@ -63,6 +63,7 @@ var (
 	ProjectByID  = &Source[string, models.Project]{(*Loaders).primeProjects, projectID, load(func(l *Loaders) *dataloader.Loader[string, *models.Project] { return l.ProjectByID })}
 	EventsByVM   = &Source[string, models.VMEvent]{(*Loaders).primeEvents, eventVM, load(func(l *Loaders) *dataloader.Loader[string, []*models.VMEvent] { return l.EventsByVM })}
 	VolumeByVM   = &Source[string, models.Volume]{(*Loaders).primeVolumes, volumeVM, load(func(l *Loaders) *dataloader.Loader[string, *models.Volume] { return l.VolumeByVM })}
+	HolderByVM   = &Source[string, models.GPUHolder]{(*Loaders).primeHolders, holderVM, load(func(l *Loaders) *dataloader.Loader[string, *models.GPUHolder] { return l.HolderByVM })}
 )
 
 // load reads one key from the loader of a request that of picks.
@@ -115,6 +116,10 @@ func (l *Loaders) primeEvents(ctx context.Context, vmIDs []string) ([]*models.VM
 
 func (l *Loaders) primeVolumes(ctx context.Context, vmIDs []string) ([]*models.Volume, error) {
 	return primeOne(ctx, l.VolumeByVM, l.fetch.volumes, volumeVM, vmIDs)
+}
+
+func (l *Loaders) primeHolders(ctx context.Context, vmIDs []string) ([]*models.GPUHolder, error) {
+	return primeOne(ctx, l.HolderByVM, l.fetch.holders, holderVM, vmIDs)
 }
 
 // unique drops duplicate and zero keys, keeping the first order.
