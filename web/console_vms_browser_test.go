@@ -101,6 +101,32 @@ func TestConsoleVMsLive(t *testing.T) {
 	if err != nil || stage != "ready" {
 		t.Errorf("running row's stage %q (%v), want ready", stage, err)
 	}
+	// Its detail: the address the API gives it and its serial console as
+	// its node pushed it (Reload reads it again; the agent pushes on its
+	// heartbeat).
+	c.within("the detail by keyboard",
+		chromedp.Focus(`//tr[@data-vm-id="vm-restart-ok-stopped"]//button[.="restart-ok-stopped"]`),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`//section[@data-vm-id="vm-restart-ok-stopped"]/h2[.="restart-ok-stopped"]`))
+	if got := focused(t, c.ctx); got != "gg-vm-detail-title" {
+		t.Errorf("focus after opening the detail: %q", got)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c.within("Reload", chromedp.Click(`//button[.="Reload restart-ok-stopped"]`))
+		text, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`(document.querySelector('.gg-vm-console') || {}).textContent || ''`))
+		if strings.Contains(text, "login: ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console shows %q, want the guest's login prompt", text)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	want := graphql(t, env.Server, "acme-operator", `{ vm(id: "vm-restart-ok-stopped") { endpointUrl } }`)["data"].(map[string]any)["vm"].(map[string]any)
+	endpoint, _ := chromedp.Run(c.ctx, chromedp.Text(`//section[@data-vm-id="vm-restart-ok-stopped"]//dd[@class="gg-vm-endpoint"]`))
+	if url, _ := want["endpointUrl"].(string); url == "" || endpoint != url {
+		t.Errorf("endpoint shown %q, the API answers %q", endpoint, url)
+	}
 	if reloads := c.countRequests("/console/vms"); reloads != 1 {
 		t.Errorf("the console was loaded %d times, want once", reloads)
 	}

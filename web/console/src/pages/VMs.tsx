@@ -110,7 +110,11 @@ export function VMs() {
   const known = useRef(new Set<string>());
   known.current = new Set(rows.map((r) => r.id));
 
+  const [openChanged, setOpenChanged] = useState(0);
+  const openRef = useRef(open);
+  openRef.current = open;
   const eventsError = useVmEvents((e) => {
+    if (e.vmId === openRef.current) setOpenChanged((n) => n + 1);
     if (!known.current.has(e.vmId)) {
       reloadFirst({ requestPolicy: 'network-only' });
       setReload((n) => n + 1);
@@ -166,7 +170,7 @@ export function VMs() {
       <div class="gg-vms-outcome" aria-live="polite">
         {outcome && <OutcomeLine outcome={outcome} />}
       </div>
-      {open && <Detail id={open} onClose={() => setOpen(null)} onAct={act} />}
+      {open && <Detail id={open} changed={openChanged} onClose={() => setOpen(null)} onAct={act} />}
       {first.data && (
         <VirtualTable
           rows={shown}
@@ -184,15 +188,21 @@ export function VMs() {
 // updates one of them.
 function MoreRows({ offset, reload, onRows }: { offset: number; reload: number; onRows: (offset: number, rows: VmRow[]) => void }) {
   const [r, again] = useQuery({ query: VmsPage, variables: { offset, limit: PAGE } });
-  const firstRun = useRef(true);
-  useEffect(() => {
-    if (firstRun.current) firstRun.current = false;
-    else again({ requestPolicy: 'network-only' });
-  }, [reload]);
+  useRefetch(reload, again);
   useEffect(() => {
     if (r.data) onRows(offset, r.data.vms.vms);
   }, [r.data]);
   return r.error ? <ApiError error={r.error} /> : null;
+}
+
+// useRefetch asks the network again (past graphcache) each time tick
+// changes after the first render.
+function useRefetch(tick: number, again: (o: { requestPolicy: 'network-only' }) => void) {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else again({ requestPolicy: 'network-only' });
+  }, [tick]);
 }
 
 function OutcomeLine({ outcome }: { outcome: Outcome }) {
@@ -289,10 +299,10 @@ function VirtualTable({ rows, caption, onOpen, onAct }: { rows: VmRow[]; caption
                 {vm.statusReason}
               </td>
               <td class="gg-vm-stage">{vm.provisioningStage}</td>
-              <td>{gpusOf(vm)}</td>
+              <td title={gpusOf(vm)}>{gpusOf(vm)}</td>
               <td>{dollars(vm.pricePerHourCents)}/h</td>
               <td class="gg-vm-cost">{vm.costSoFar == null ? '—' : dollars(vm.costSoFar)}</td>
-              <td>{vm.node?.name ?? '—'}</td>
+              <td class="gg-vm-node">{vm.node?.name ?? '—'}</td>
               <td class="gg-vm-actions">
                 <Actions vm={vm} onAct={onAct} />
               </td>
@@ -316,12 +326,14 @@ function gpusOf(vm: VmRow): string {
 }
 
 // Detail is one VM with what the list leaves out: its address, its image
-// and the tail of its serial console.
-function Detail({ id, onClose, onAct }: { id: string; onClose: () => void; onAct: Act }) {
-  const [{ data, error, fetching }] = useQuery({ query: VmDetail, variables: { id } });
+// and the tail of its serial console, read again on each of its events
+// (changed) and on Reload (its node pushes the console as it grows).
+function Detail({ id, changed, onClose, onAct }: { id: string; changed: number; onClose: () => void; onAct: Act }) {
+  const [{ data, error, fetching }, again] = useQuery({ query: VmDetail, variables: { id } });
   const vm = data?.vm;
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [id]);
+  useRefetch(changed, again);
   return (
     <section class="gg-vm-detail" aria-labelledby="gg-vm-detail-title" data-vm-id={id}>
       <h2 id="gg-vm-detail-title" tabIndex={-1} ref={heading}>
@@ -370,9 +382,14 @@ function Detail({ id, onClose, onAct }: { id: string; onClose: () => void; onAct
           </p>
         </>
       )}
-      <button type="button" onClick={onClose}>
-        Close {vm ? vm.name : id}
-      </button>
+      <p>
+        <button type="button" onClick={() => again({ requestPolicy: 'network-only' })}>
+          Reload {vm ? vm.name : id}
+        </button>{' '}
+        <button type="button" onClick={onClose}>
+          Close {vm ? vm.name : id}
+        </button>
+      </p>
     </section>
   );
 }
