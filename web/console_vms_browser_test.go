@@ -39,22 +39,6 @@ func liveDemoEnv(t *testing.T) demoHandles {
 	return env
 }
 
-// rest sends method path with token's key to srv and answers the status
-// and the decoded body.
-func rest(t *testing.T, srv string, method, path, token string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, srv+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
-}
-
 // openVMs opens the VMs page with key and waits for its list.
 func openVMs(t *testing.T, env demoHandles, key string) *consoleTab {
 	t.Helper()
@@ -92,7 +76,7 @@ func TestConsoleVMsLive(t *testing.T) {
 	if n, _ := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelectorAll('.gg-vm-row').length`)); n != 1 {
 		t.Errorf("%d rows for restart-ok-stopped, want 1", n)
 	}
-	if code, body := rest(t, env.Server.URL, http.MethodPost, "/v1/vms/vm-restart-ok-stopped/restart", "acme-operator"); code != http.StatusOK {
+	if code, body := call(t, env.Server, http.MethodPost, "/v1/vms/vm-restart-ok-stopped/restart", "acme-operator", nil); code != http.StatusOK {
 		t.Fatalf("restart over REST: %d %v", code, body)
 	}
 	c.rowStatus("vm-restart-ok-stopped", "deploying")

@@ -1,4 +1,5 @@
 import { useSubscription } from '@urql/preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { graphql } from './gql';
 import type { ConsoleVmEventsSubscription, ConsoleVmFieldsFragment } from './gql/graphql';
 
@@ -65,4 +66,15 @@ export function status(s: string): string {
 // dollars prints cents as US dollars.
 export function dollars(cents: number): string {
   return `$${(cents / 100).toFixed(2)}`;
+}
+
+// useRefetch asks the network again (past graphcache) each time tick
+// changes after the first render: for what an event changes but does not
+// carry (a console's new bytes, another VM's place in the queue).
+export function useRefetch(tick: number, again: (o: { requestPolicy: 'network-only' }) => void) {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else again({ requestPolicy: 'network-only' });
+  }, [tick]);
 }

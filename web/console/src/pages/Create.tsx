@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../ApiError';
 import { graphql } from '../gql';
 import type { CreateVmInput } from '../gql/graphql';
-import { dollars, status, useVmEvents } from '../vm';
+import { dollars, status, useRefetch, useVmEvents } from '../vm';
 
 // Create a VM or pod: the instance type catalog with its price and what
 // could be placed now per cluster and node pool, the create form, and the
@@ -110,7 +110,10 @@ function inputOf(f: Form): CreateVmInput {
 
 export function Create() {
   const types = useTypes();
-  const eventsError = useVmEvents();
+  // Any event may move the new VM in its queue (one ahead of it placed,
+  // stopped or gone): a pending one is read again on each.
+  const [events, setEvents] = useState(0);
+  const eventsError = useVmEvents(() => setEvents((n) => n + 1));
   const [form, setForm] = useState<Form>(empty);
   const [created, setCreated] = useState<string | null>(null);
   const [result, create] = useMutation(CreateVm);
@@ -265,15 +268,17 @@ export function Create() {
         </button>
       </form>
       {result.error && <ApiError error={result.error} />}
-      {created && <Created id={created} />}
+      {created && <Created id={created} events={events} />}
     </section>
   );
 }
 
-// Created is the new VM as it stands, kept current by the page's vmEvents.
-function Created({ id }: { id: string }) {
-  const [{ data, error }] = useQuery({ query: CreatedVm, variables: { id } });
+// Created is the new VM as it stands, kept current by the page's vmEvents;
+// while it is pending, each event reads it again for its place.
+function Created({ id, events }: { id: string; events: number }) {
+  const [{ data, error }, again] = useQuery({ query: CreatedVm, variables: { id } });
   const vm = data?.vm;
+  useRefetch(vm?.status === 'PENDING' ? events : -1, again);
   return (
     <section class="gg-created" aria-labelledby="gg-created-title" aria-live="polite" data-vm-id={id} data-status={vm ? status(vm.status) : undefined}>
       <h2 id="gg-created-title">Created {vm?.name ?? id}</h2>

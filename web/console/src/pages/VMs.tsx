@@ -4,7 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../ApiError';
 import { graphql } from '../gql';
 import type { VmStatus } from '../gql/graphql';
-import { dollars, status, useVmEvents, type VmRow } from '../vm';
+import { dollars, status, useRefetch, useVmEvents, type VmRow } from '../vm';
 
 // The organization's VMs and pods, newest first, live: the vmEvents
 // subscription writes each changed VM into graphcache, which re-renders
@@ -193,16 +193,6 @@ function MoreRows({ offset, reload, onRows }: { offset: number; reload: number; 
     if (r.data) onRows(offset, r.data.vms.vms);
   }, [r.data]);
   return r.error ? <ApiError error={r.error} /> : null;
-}
-
-// useRefetch asks the network again (past graphcache) each time tick
-// changes after the first render.
-function useRefetch(tick: number, again: (o: { requestPolicy: 'network-only' }) => void) {
-  const first = useRef(true);
-  useEffect(() => {
-    if (first.current) first.current = false;
-    else again({ requestPolicy: 'network-only' });
-  }, [tick]);
 }
 
 function OutcomeLine({ outcome }: { outcome: Outcome }) {
