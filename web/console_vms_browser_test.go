@@ -54,7 +54,7 @@ func openVMs(t *testing.T, env demoHandles, key string) *consoleTab {
 func (c *consoleTab) find(s string) {
 	c.t.Helper()
 	c.within("typing "+s+" into the list's search",
-		chromedp.Focus(`//label[contains(., "Name or id")]/input`),
+		chromedp.Focus(chromedp.CSS(`#gg-vms-search`)),
 		chromedp.KeyEvent(s))
 }
 
@@ -136,8 +136,13 @@ func TestConsoleVMsBusyRestart(t *testing.T) {
 	c := openVMs(t, env, "acme-operator")
 	c.find("busy-failed-gpu")
 	c.rowStatus("vm-busy-failed-gpu", "running")
-	c.within("Restart by keyboard",
-		chromedp.Focus(`//button[@aria-label="Restart busy-failed-gpu"]`),
+	// From the search field, Tab reaches the list's region, the row's
+	// name, then its Restart.
+	c.within("Tab to Restart", chromedp.KeyEvent("\t\t\t"))
+	if got, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`document.activeElement.getAttribute('aria-label')`)); got != "Restart busy-failed-gpu" {
+		t.Fatalf("three Tabs from the search field reach %q, want Restart busy-failed-gpu", got)
+	}
+	c.within("Restart by Enter",
 		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(`//div[@data-vm-id="vm-busy-failed-gpu"]//div[@role="alert"]`))
 	shown := c.shownError(`//div[@data-vm-id="vm-busy-failed-gpu"]`)
@@ -216,6 +221,11 @@ func TestConsoleVMs500(t *testing.T) {
 	c.within("the whole list loaded",
 		chromedp.WaitVisible(fmt.Sprintf(`//table/caption[starts-with(normalize-space(.), "%d VMs")]`, total)),
 		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelector('select').options[0].textContent === 'all (%d)'`, total)))
+	// The status filter narrows the rows loaded to the API's count of that status.
+	terminated := graphql(t, env.Server, "acme-operator", `{ vms(status: [TERMINATED], limit: 1) { total } }`)["data"].(map[string]any)["vms"].(map[string]any)["total"]
+	c.setField("gg-vms-status", "TERMINATED")
+	c.within("the terminated ones", chromedp.WaitVisible(fmt.Sprintf(`//table/caption[.="%d VMs and pods of this organization, %v shown"]`, total, terminated)))
+	c.setField("gg-vms-status", "")
 	rows := func() int {
 		n, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelectorAll('tbody tr.gg-vm-row').length`))
 		if err != nil {

@@ -153,7 +153,7 @@ export function VMs() {
       <div class="gg-vms-filters">
         <label>
           Status{' '}
-          <select value={filter} onChange={(e) => setFilter(e.currentTarget.value as VmStatus | '')}>
+          <select id="gg-vms-status" value={filter} onChange={(e) => setFilter(e.currentTarget.value as VmStatus | '')}>
             <option value="">all ({rows.length})</option>
             {statuses.map((s) => (
               <option key={s} value={s}>
@@ -164,7 +164,7 @@ export function VMs() {
         </label>
         <label>
           Name or id{' '}
-          <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+          <input id="gg-vms-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         </label>
       </div>
       <div class="gg-vms-outcome" aria-live="polite">
