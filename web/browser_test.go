@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -268,8 +269,18 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 func graphql(t *testing.T, srv *httptest.Server, token, query string) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/graphql", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
+	_, out := call(t, srv, http.MethodPost, "/graphql", token, body)
+	return out
+}
+
+// call sends method path (with body as JSON, when not nil) and token's key
+// to srv, and answers the status and the decoded answer.
+func call(t *testing.T, srv *httptest.Server, method, path, token string, body []byte) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -278,9 +289,9 @@ func graphql(t *testing.T, srv *httptest.Server, token, query string) map[string
 	defer resp.Body.Close()
 	var out map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
-	return out
+	return resp.StatusCode, out
 }
 
 // nestedQuery is the default query's operation.

@@ -14,12 +14,30 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n": typeof types.ConsoleVmsDocument,
+    "\n  query ConsoleInstanceTypes {\n    instanceTypes {\n      name\n      description\n      gpuCount\n      gpuModel {\n        id\n        name\n      }\n      cpuCores\n      ramGb\n      diskSizeGb\n      volumeGb\n      pricePerHourCents\n      capacity {\n        clusterId\n        nodePool\n        available\n      }\n    }\n  }\n": typeof types.ConsoleInstanceTypesDocument,
+    "\n  mutation ConsoleCreateVm($input: CreateVmInput!) {\n    createVm(input: $input) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleCreateVmDocument,
+    "\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleCreatedVmDocument,
+    "\n  query ConsoleVms($offset: Int!, $limit: Int!) {\n    vms(offset: $offset, limit: $limit) {\n      total\n      vms {\n        ...ConsoleVmFields\n      }\n    }\n  }\n": typeof types.ConsoleVmsDocument,
+    "\n  query ConsoleVmDetail($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n      imageUrl\n      resourceSize\n      console {\n        text\n        bytes\n        capturedAt\n      }\n    }\n  }\n": typeof types.ConsoleVmDetailDocument,
+    "\n  mutation ConsoleRestartVm($id: ID!) {\n    restartVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleRestartVmDocument,
+    "\n  mutation ConsoleStopVm($id: ID!) {\n    stopVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleStopVmDocument,
+    "\n  mutation ConsoleTerminateVm($id: ID!) {\n    terminateVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleTerminateVmDocument,
     "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n": typeof types.ConsoleViewerDocument,
+    "\n  fragment ConsoleVmFields on VM {\n    id\n    name\n    status\n    statusReason\n    provisioningStage\n    capabilityTier\n    gpuCount\n    gpuModelName\n    pricePerHourCents\n    costSoFar\n    queuePosition\n    endpointUrl\n    createdAt\n    node {\n      id\n      name\n    }\n  }\n": typeof types.ConsoleVmFieldsFragmentDoc,
+    "\n  subscription ConsoleVmEvents {\n    vmEvents {\n      id\n      vmId\n      to\n      vm {\n        ...ConsoleVmFields\n      }\n    }\n  }\n": typeof types.ConsoleVmEventsDocument,
 };
 const documents: Documents = {
-    "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n": types.ConsoleVmsDocument,
+    "\n  query ConsoleInstanceTypes {\n    instanceTypes {\n      name\n      description\n      gpuCount\n      gpuModel {\n        id\n        name\n      }\n      cpuCores\n      ramGb\n      diskSizeGb\n      volumeGb\n      pricePerHourCents\n      capacity {\n        clusterId\n        nodePool\n        available\n      }\n    }\n  }\n": types.ConsoleInstanceTypesDocument,
+    "\n  mutation ConsoleCreateVm($input: CreateVmInput!) {\n    createVm(input: $input) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleCreateVmDocument,
+    "\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleCreatedVmDocument,
+    "\n  query ConsoleVms($offset: Int!, $limit: Int!) {\n    vms(offset: $offset, limit: $limit) {\n      total\n      vms {\n        ...ConsoleVmFields\n      }\n    }\n  }\n": types.ConsoleVmsDocument,
+    "\n  query ConsoleVmDetail($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n      imageUrl\n      resourceSize\n      console {\n        text\n        bytes\n        capturedAt\n      }\n    }\n  }\n": types.ConsoleVmDetailDocument,
+    "\n  mutation ConsoleRestartVm($id: ID!) {\n    restartVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleRestartVmDocument,
+    "\n  mutation ConsoleStopVm($id: ID!) {\n    stopVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleStopVmDocument,
+    "\n  mutation ConsoleTerminateVm($id: ID!) {\n    terminateVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleTerminateVmDocument,
     "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n": types.ConsoleViewerDocument,
+    "\n  fragment ConsoleVmFields on VM {\n    id\n    name\n    status\n    statusReason\n    provisioningStage\n    capabilityTier\n    gpuCount\n    gpuModelName\n    pricePerHourCents\n    costSoFar\n    queuePosition\n    endpointUrl\n    createdAt\n    node {\n      id\n      name\n    }\n  }\n": types.ConsoleVmFieldsFragmentDoc,
+    "\n  subscription ConsoleVmEvents {\n    vmEvents {\n      id\n      vmId\n      to\n      vm {\n        ...ConsoleVmFields\n      }\n    }\n  }\n": types.ConsoleVmEventsDocument,
 };
 
 /**
@@ -39,11 +57,47 @@ export function graphql(source: string): unknown;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n"];
+export function graphql(source: "\n  query ConsoleInstanceTypes {\n    instanceTypes {\n      name\n      description\n      gpuCount\n      gpuModel {\n        id\n        name\n      }\n      cpuCores\n      ramGb\n      diskSizeGb\n      volumeGb\n      pricePerHourCents\n      capacity {\n        clusterId\n        nodePool\n        available\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleInstanceTypes {\n    instanceTypes {\n      name\n      description\n      gpuCount\n      gpuModel {\n        id\n        name\n      }\n      cpuCores\n      ramGb\n      diskSizeGb\n      volumeGb\n      pricePerHourCents\n      capacity {\n        clusterId\n        nodePool\n        available\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleCreateVm($input: CreateVmInput!) {\n    createVm(input: $input) {\n      ...ConsoleVmFields\n    }\n  }\n"): (typeof documents)["\n  mutation ConsoleCreateVm($input: CreateVmInput!) {\n    createVm(input: $input) {\n      ...ConsoleVmFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"): (typeof documents)["\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleVms($offset: Int!, $limit: Int!) {\n    vms(offset: $offset, limit: $limit) {\n      total\n      vms {\n        ...ConsoleVmFields\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleVms($offset: Int!, $limit: Int!) {\n    vms(offset: $offset, limit: $limit) {\n      total\n      vms {\n        ...ConsoleVmFields\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleVmDetail($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n      imageUrl\n      resourceSize\n      console {\n        text\n        bytes\n        capturedAt\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConsoleVmDetail($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n      imageUrl\n      resourceSize\n      console {\n        text\n        bytes\n        capturedAt\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleRestartVm($id: ID!) {\n    restartVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"): (typeof documents)["\n  mutation ConsoleRestartVm($id: ID!) {\n    restartVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleStopVm($id: ID!) {\n    stopVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"): (typeof documents)["\n  mutation ConsoleStopVm($id: ID!) {\n    stopVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ConsoleTerminateVm($id: ID!) {\n    terminateVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"): (typeof documents)["\n  mutation ConsoleTerminateVm($id: ID!) {\n    terminateVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n"): (typeof documents)["\n  query ConsoleViewer {\n    viewer {\n      credentialId\n      organizationId\n      organizationName\n      permissions\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ConsoleVmFields on VM {\n    id\n    name\n    status\n    statusReason\n    provisioningStage\n    capabilityTier\n    gpuCount\n    gpuModelName\n    pricePerHourCents\n    costSoFar\n    queuePosition\n    endpointUrl\n    createdAt\n    node {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  fragment ConsoleVmFields on VM {\n    id\n    name\n    status\n    statusReason\n    provisioningStage\n    capabilityTier\n    gpuCount\n    gpuModelName\n    pricePerHourCents\n    costSoFar\n    queuePosition\n    endpointUrl\n    createdAt\n    node {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConsoleVmEvents {\n    vmEvents {\n      id\n      vmId\n      to\n      vm {\n        ...ConsoleVmFields\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription ConsoleVmEvents {\n    vmEvents {\n      id\n      vmId\n      to\n      vm {\n        ...ConsoleVmFields\n      }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
