@@ -15,10 +15,16 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  */
 type Documents = {
     "\n  query ConsoleOrganization {\n    organization {\n      id\n      name\n    }\n  }\n": typeof types.ConsoleOrganizationDocument,
+    "\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n": typeof types.ConsoleFleetNodeFragmentDoc,
+    "\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n": typeof types.ConsoleFleetDocument,
+    "\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n": typeof types.ConsoleFleetEventsDocument,
     "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n": typeof types.ConsoleVmsDocument,
 };
 const documents: Documents = {
     "\n  query ConsoleOrganization {\n    organization {\n      id\n      name\n    }\n  }\n": types.ConsoleOrganizationDocument,
+    "\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n": types.ConsoleFleetNodeFragmentDoc,
+    "\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n": types.ConsoleFleetDocument,
+    "\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n": types.ConsoleFleetEventsDocument,
     "\n  query ConsoleVms {\n    vms(limit: 50) {\n      total\n      vms {\n        id\n        name\n        status\n      }\n    }\n  }\n": types.ConsoleVmsDocument,
 };
 
@@ -40,6 +46,18 @@ export function graphql(source: string): unknown;
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ConsoleOrganization {\n    organization {\n      id\n      name\n    }\n  }\n"): (typeof documents)["\n  query ConsoleOrganization {\n    organization {\n      id\n      name\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n"): (typeof documents)["\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
