@@ -198,8 +198,8 @@ function NodeRow({ node, pos, size }: { node: FleetNode; pos: number; size: numb
       <div class="gg-fleet-node">
         <strong class="gg-fleet-name">{node.name}</strong>{' '}
         <span class={`gg-node-status gg-node-status--${node.status.toLowerCase()}`}>{node.status.toLowerCase()}</span>
-        {node.leavingAt && <span class="gg-fleet-leaving"> leaving at {node.leavingAt}</span>}
-        <small class="gg-fleet-meta">
+        {node.leavingAt && <span class="gg-fleet-leaving">leaving at {node.leavingAt}</span>}
+        <small class="gg-fleet-meta" title={`cluster ${node.clusterId}`}>
           agent {node.agentVersion} · pool {node.nodePool} · cluster {node.clusterId}
         </small>
       </div>
@@ -219,14 +219,17 @@ function GpuCell({ gpu }: { gpu: FleetGpu }) {
   const failed = gpu.health === 'FAILED';
   const kind = failed ? 'failed' : gpu.vm ? 'yours' : 'free';
   const holder = gpu.vm ? `yours: ${gpu.vm.name}` : 'not yours';
-  const where = failed && gpu.failedReason ? `${gpu.address} (${gpu.failedReason})` : gpu.address;
+  const reason = failed && gpu.failedReason ? `(${gpu.failedReason})` : '';
   return (
-    <li class={`gg-gpu gg-gpu--${kind}`} title={`GPU ${gpu.index} ${gpu.modelId}: ${failed ? 'failed' : 'healthy'}, ${holder}, ${where}`}>
+    <li class={`gg-gpu gg-gpu--${kind}`} title={`GPU ${gpu.index} ${gpu.modelId}: ${failed ? 'failed' : 'healthy'}, ${holder}, ${gpu.address} ${reason}`.trimEnd()}>
       <span class="gg-gpu-line">
         GPU {gpu.index} <b>{failed ? 'failed' : 'healthy'}</b>
       </span>
       <span class="gg-gpu-line">{holder}</span>
-      <code class="gg-gpu-line gg-gpu-where">{where}</code>
+      <code class="gg-gpu-line gg-gpu-where">
+        {gpu.address}
+        {reason && <> <span class="gg-gpu-reason">{reason}</span></>}
+      </code>
     </li>
   );
 }
