@@ -239,6 +239,31 @@ func TestConsoleFleetThousandNodes(t *testing.T) {
 		t.Errorf("%d GPU cells for %d rows of 8", n, rows)
 	}
 
+	// A figure, not a check (no wall-clock assertions): the frames while
+	// the list scrolls from top to bottom in 100 steps, one a frame.
+	if f, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]float64](`new Promise((done) => {
+	  const s = document.querySelector('.gg-fleet-scroll'), step = s.scrollHeight / 100;
+	  let n = 0, last = performance.now();
+	  const frames = [];
+	  const tick = (now) => {
+	    if (n > 0) frames.push(now - last);
+	    last = now;
+	    if (n++ === 100) {
+	      s.scrollTop = 0; frames.sort((a, b) => a - b);
+	      done({frames: frames.length, medianMs: frames[49], p95Ms: frames[94], longestMs: frames[99]});
+	      return;
+	    }
+	    s.scrollTop = n * step;
+	    requestAnimationFrame(tick);
+	  };
+	  requestAnimationFrame(tick);
+	})`, chromedp.EvalAwaitPromise)); err == nil {
+		t.Logf("scrolling 1,000 nodes in %v steps, one a frame: frames of %.1f ms median, %.1f ms p95, %.1f ms longest",
+			f["frames"], f["medianMs"], f["p95Ms"], f["longestMs"])
+	} else {
+		t.Errorf("scroll through the list: %v", err)
+	}
+
 	// Scrolling reaches the last node, still with a window of rows.
 	c.within("the last node after scrolling",
 		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('.gg-fleet-scroll'); s.scrollTop = s.scrollHeight; })()`),

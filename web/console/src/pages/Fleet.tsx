@@ -83,7 +83,7 @@ export function Fleet() {
     <section aria-labelledby="page-title" class="gg-fleet">
       <h1 id="page-title">Fleet</h1>
       {error && <ApiError error={error} />}
-      {live.error && <ApiError error={live.error} />}
+      {live.error && !error && <ApiError error={live.error} />}
       {fetching && !data && <p role="status">Loading the fleet…</p>}
       {nodes && (
         <>
@@ -138,7 +138,8 @@ function Legend() {
 // only the rows in view.
 function NodeRows({ nodes }: { nodes: FleetNode[] }) {
   const scroller = useRef<HTMLDivElement>(null);
-  const [top, setTop] = useState(0);
+  // The first row in view: a scroll within a row renders nothing again.
+  const [topRow, setTopRow] = useState(0);
   const [height, setHeight] = useState(600);
   useLayoutEffect(() => {
     const el = scroller.current;
@@ -150,8 +151,8 @@ function NodeRows({ nodes }: { nodes: FleetNode[] }) {
     return () => ro.disconnect();
   }, []);
 
-  const first = Math.max(0, Math.floor(top / ROW_PX) - OVERSCAN);
-  const last = Math.min(nodes.length, Math.ceil((top + height) / ROW_PX) + OVERSCAN);
+  const first = Math.max(0, topRow - OVERSCAN);
+  const last = Math.min(nodes.length, topRow + Math.ceil(height / ROW_PX) + 1 + OVERSCAN);
   const shown = useMemo(() => nodes.slice(first, last), [nodes, first, last]);
 
   const onKeyDown = (e: KeyboardEvent) => {
@@ -178,7 +179,7 @@ function NodeRows({ nodes }: { nodes: FleetNode[] }) {
       tabIndex={0}
       role="region"
       aria-label={`Nodes, ${nodes.length} rows: arrows, Page Up/Down, Home and End scroll`}
-      onScroll={(e) => setTop(e.currentTarget.scrollTop)}
+      onScroll={(e) => setTopRow(Math.floor(e.currentTarget.scrollTop / ROW_PX))}
       onKeyDown={onKeyDown}
     >
       <div style={{ height: `${nodes.length * ROW_PX}px`, position: 'relative' }}>
