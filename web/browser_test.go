@@ -80,11 +80,17 @@ func demoEnv(t *testing.T) demoHandles {
 // concurrency); the store and services are wired in as demoEnv's.
 func demoEnvWith(t *testing.T, cfg httpapi.Config) demoHandles {
 	t.Helper()
-	st := storetest.Open(t, store.SQLite)
 	b, err := demo.JSON(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fixtureEnv(t, cfg, b)
+}
+
+// fixtureEnv serves the data set file b as demoEnvWith serves the demo's.
+func fixtureEnv(t *testing.T, cfg httpapi.Config, b []byte) demoHandles {
+	t.Helper()
+	st := storetest.Open(t, store.SQLite)
 	if _, err := dataset.LoadFile(context.Background(), st, b); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ type Documents = {
     "\n  query ConsoleInstanceTypes {\n    instanceTypes {\n      name\n      description\n      gpuCount\n      gpuModel {\n        id\n        name\n      }\n      cpuCores\n      ramGb\n      diskSizeGb\n      volumeGb\n      pricePerHourCents\n      capacity {\n        clusterId\n        nodePool\n        available\n      }\n    }\n  }\n": typeof types.ConsoleInstanceTypesDocument,
     "\n  mutation ConsoleCreateVm($input: CreateVmInput!) {\n    createVm(input: $input) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleCreateVmDocument,
     "\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleCreatedVmDocument,
+    "\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n": typeof types.ConsoleFleetNodeFragmentDoc,
+    "\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n": typeof types.ConsoleFleetDocument,
+    "\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n": typeof types.ConsoleFleetEventsDocument,
     "\n  query ConsoleVms($offset: Int!, $limit: Int!) {\n    vms(offset: $offset, limit: $limit) {\n      total\n      vms {\n        ...ConsoleVmFields\n      }\n    }\n  }\n": typeof types.ConsoleVmsDocument,
     "\n  query ConsoleVmDetail($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n      imageUrl\n      resourceSize\n      console {\n        text\n        bytes\n        capturedAt\n      }\n    }\n  }\n": typeof types.ConsoleVmDetailDocument,
     "\n  mutation ConsoleRestartVm($id: ID!) {\n    restartVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": typeof types.ConsoleRestartVmDocument,
@@ -30,6 +33,9 @@ const documents: Documents = {
     "\n  query ConsoleInstanceTypes {\n    instanceTypes {\n      name\n      description\n      gpuCount\n      gpuModel {\n        id\n        name\n      }\n      cpuCores\n      ramGb\n      diskSizeGb\n      volumeGb\n      pricePerHourCents\n      capacity {\n        clusterId\n        nodePool\n        available\n      }\n    }\n  }\n": types.ConsoleInstanceTypesDocument,
     "\n  mutation ConsoleCreateVm($input: CreateVmInput!) {\n    createVm(input: $input) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleCreateVmDocument,
     "\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleCreatedVmDocument,
+    "\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n": types.ConsoleFleetNodeFragmentDoc,
+    "\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n": types.ConsoleFleetDocument,
+    "\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n": types.ConsoleFleetEventsDocument,
     "\n  query ConsoleVms($offset: Int!, $limit: Int!) {\n    vms(offset: $offset, limit: $limit) {\n      total\n      vms {\n        ...ConsoleVmFields\n      }\n    }\n  }\n": types.ConsoleVmsDocument,
     "\n  query ConsoleVmDetail($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n      imageUrl\n      resourceSize\n      console {\n        text\n        bytes\n        capturedAt\n      }\n    }\n  }\n": types.ConsoleVmDetailDocument,
     "\n  mutation ConsoleRestartVm($id: ID!) {\n    restartVm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n": types.ConsoleRestartVmDocument,
@@ -66,6 +72,18 @@ export function graphql(source: "\n  mutation ConsoleCreateVm($input: CreateVmIn
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"): (typeof documents)["\n  query ConsoleCreatedVm($id: ID!) {\n    vm(id: $id) {\n      ...ConsoleVmFields\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  fragment ConsoleFleetNode on Node {\n    id\n    name\n    clusterId\n    nodePool\n    status\n    agentVersion\n    leavingAt\n    lastHeartbeatAt\n    gpus {\n      id\n      index\n      address\n      modelId\n      health\n      failedReason\n      vm {\n        id\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n"): (typeof documents)["\n  query ConsoleFleet {\n    nodes {\n      ...ConsoleFleetNode\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n"): (typeof documents)["\n  subscription ConsoleFleetEvents {\n    nodeEvents {\n      id\n      nodeId\n      kind\n      at\n      node {\n        ...ConsoleFleetNode\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
