@@ -1,0 +1,259 @@
+package web_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The Pods page's tests: the Run:ai list as the Pods API filters, counts
+// and sorts it, and a pod's plots as podMetrics answers them.
+
+// fill replaces the text of the input sel with text as typed keys, so the
+// page sees its input events; "\r" at the end submits its form.
+func (c *consoleTab) fill(sel, text string) {
+	c.t.Helper()
+	c.within("typing into "+sel,
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = ''; e.dispatchEvent(new Event('input', {bubbles: true})); })()`, sel)),
+		chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+// podsTotal asks podsCount, with args (GraphQL arguments, or ""), as key.
+func podsTotal(t *testing.T, srv *httptest.Server, key, args string) int {
+	t.Helper()
+	q := `{ podsCount }`
+	if args != "" {
+		q = `{ podsCount(` + args + `) }`
+	}
+	ans := graphql(t, srv, key, q)
+	n, ok := ans["data"].(map[string]any)["podsCount"].(float64)
+	if !ok {
+		t.Fatalf("podsCount(%s): %v", args, ans)
+	}
+	return int(n)
+}
+
+// podNames are the names pods answers, with args, as key.
+func podNames(t *testing.T, srv *httptest.Server, key, args string) []string {
+	t.Helper()
+	ans := graphql(t, srv, key, `{ pods(`+args+`) { pods { name } } }`)
+	var names []string
+	for _, p := range ans["data"].(map[string]any)["pods"].(map[string]any)["pods"].([]any) {
+		names = append(names, p.(map[string]any)["name"].(string))
+	}
+	return names
+}
+
+// shownPrefix holds when the list's rows (those rendered: it renders the
+// rows in view) are the first of the JSON array %s, in its order.
+const shownPrefix = `(() => {
+  const shown = [...document.querySelectorAll('.gg-pods-table button[data-pod]')].map((b) => b.textContent);
+  const want = %s;
+  return shown.length > 0 && JSON.stringify(shown) === JSON.stringify(want.slice(0, shown.length));
+})()`
+
+// waitTotal waits until the page's count says n pods match.
+func (c *consoleTab) waitTotal(what string, n int) {
+	c.t.Helper()
+	c.within(what, chromedp.WaitVisible(fmt.Sprintf(`//p[@class="gg-count"][@data-total="%d"]`, n)))
+}
+
+// shownPods are the pod names the list's rows show, top down.
+func (c *consoleTab) shownPods() []string {
+	c.t.Helper()
+	names, err := chromedp.Run(c.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.gg-pods-table button[data-pod]')].map((b) => b.textContent)`))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return names
+}
+
+// The list filters, searches and sorts as the Pods API does: a filterBy
+// and a search from demo/README.md narrow it to podsCount's numbers, the
+// name column sorts both ways as pods(sortBy: NAME) answers, and a bad
+// filterBy shows the API's own message and code.
+func TestConsolePodsFilters(t *testing.T) {
+	srv := demoServer(t)
+	const key = "acme-reader"
+	c := openConsole(t, srv, "/pods")
+	c.typeKey(key)
+	c.waitPage("Pods")
+	c.waitTotal("every live pod", podsTotal(t, srv, key, ""))
+
+	// A filterBy: names beginning with sweep_lr (the _ matches itself).
+	filter := "name=^sweep_lr"
+	want := podsTotal(t, srv, key, fmt.Sprintf(`filterBy: [%q]`, filter))
+	if want == 0 || want == podsTotal(t, srv, key, "") {
+		t.Fatalf("the demo's %s matches %d pods: no test of a filter", filter, want)
+	}
+	c.fill(`input[name="filterBy"]`, filter+"\r")
+	c.waitTotal("the list filtered by "+filter, want)
+
+	// Sorting by name, ascending then descending, as the API orders them.
+	c.within("sort by name", chromedp.Click(`//th//button[starts-with(normalize-space(.), "Name")]`),
+		chromedp.WaitVisible(`//th[@aria-sort="ascending"]//button[starts-with(normalize-space(.), "Name")]`))
+	asc := podNames(t, srv, key, fmt.Sprintf(`filterBy: [%q], sortBy: NAME, sortOrder: ASC`, filter))
+	c.within("the ascending order", chromedp.Poll[chromedp.Void](fmt.Sprintf(
+		shownPrefix, mustJSON(t, asc))))
+	c.within("sort by name descending", chromedp.Click(`//th//button[starts-with(normalize-space(.), "Name")]`),
+		chromedp.WaitVisible(`//th[@aria-sort="descending"]//button[starts-with(normalize-space(.), "Name")]`))
+	desc := podNames(t, srv, key, fmt.Sprintf(`filterBy: [%q], sortBy: NAME, sortOrder: DESC`, filter))
+	c.within("the descending order", chromedp.Poll[chromedp.Void](fmt.Sprintf(
+		shownPrefix, mustJSON(t, desc))))
+	if rev := slices.Clone(asc); len(rev) > 0 {
+		slices.Reverse(rev)
+		if !slices.Equal(rev, desc) {
+			t.Errorf("descending %v is not ascending %v reversed", desc, asc)
+		}
+	}
+
+	// A search (case-insensitive, non-ASCII) in place of the filter.
+	c.fill(`input[name="filterBy"]`, "")
+	c.fill(`input[name="search"]`, "ZOË\r")
+	want = podsTotal(t, srv, key, `search: "ZOË"`)
+	if want == 0 {
+		t.Fatal("the demo's search for zoë finds nothing")
+	}
+	c.waitTotal("the list searched for ZOË", want)
+	for _, n := range c.shownPods() {
+		if n == "" {
+			t.Errorf("a row without a name")
+		}
+	}
+
+	// A bad filterBy: the API's words, not the page's.
+	bad := "name~~zoë"
+	ans := graphql(t, srv, key, fmt.Sprintf(`{ pods(filterBy: [%q]) { total } }`, bad))["errors"].([]any)[0].(map[string]any)
+	msg, code := ans["message"].(string), ans["extensions"].(map[string]any)["code"].(string)
+	c.fill(`input[name="filterBy"]`, bad+"\r")
+	c.within("the API's refusal of "+bad,
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`[...document.querySelectorAll('[role="alert"] li')].some((e) =>
+		  e.querySelector('.gg-error-message').textContent === %s && e.querySelector('.gg-error-code').textContent === %s)`,
+			mustJSON(t, msg), mustJSON(t, code))))
+	t.Logf("filterBy %q: %s %s", bad, msg, code)
+
+	c.axe()
+	c.onlyOwnHost()
+	c.keyInSessionOnly(key)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A pod's plots hold what podMetrics answers: for a training pod of the
+// demo (llama3-70b-pretrain-master-0) over the last hour, the GPU
+// utilization and memory charts' uPlot series hold as many points as the
+// API's series for that pod and window; for a serving pod the NIM
+// time-to-first-token percentiles do too; the table toggle shows them.
+func TestConsolePodsMetrics(t *testing.T) {
+	srv := demoServer(t)
+	const key = "acme-reader"
+	c := openConsole(t, srv, "/pods")
+	c.typeKey(key)
+	c.waitPage("Pods")
+
+	for _, pod := range []struct {
+		name, id, workload string
+		plots              map[string]string // data-plot: metric type
+	}{
+		{"llama3-70b-pretrain-master-0", "1fc3994a-2eb2-559c-a87e-c91b75f73ea0", "abac6a90-5b54-5000-9b14-72baefd89601",
+			map[string]string{"gpu-utilization": "GPU_UTILIZATION_PER_GPU", "gpu-memory": "GPU_MEMORY_USAGE_BYTES_PER_GPU"}},
+		{"llama-3-70b-chat-00002-deployment-8fs5sprnb4-vkqrr", "539f135a-bf88-5a31-b0d0-ff918ec8a6ea", "47bd91de-25f3-5e00-b231-d0c1d74cfcd3",
+			map[string]string{"nim-ttft": "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES", "gpu-utilization": "GPU_UTILIZATION_PER_GPU"}},
+	} {
+		c.fill(`input[name="filterBy"]`, "name=="+pod.name+"\r")
+		c.waitTotal("the list filtered to "+pod.name, podsTotal(t, srv, key, fmt.Sprintf(`filterBy: ["name==%s"]`, pod.name)))
+		c.within("select "+pod.name, chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-pod="%s"]`, pod.id))),
+			chromedp.WaitVisible(fmt.Sprintf(`//h2[@id="gg-pod-title"][.=%q]`, pod.name)))
+		for plot, typ := range pod.plots {
+			c.within(plot+"'s chart", chromedp.Poll[chromedp.Void](fmt.Sprintf(
+				`document.querySelector('.gg-metrics [data-plot="%s"]')?.uplot !== undefined`, plot)))
+			win, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]string](`({...document.querySelector('.gg-metrics').dataset})`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](fmt.Sprintf(
+				`document.querySelector('.gg-metrics [data-plot="%s"]').uplot.data.slice(1).flat().filter((v) => v != null).length`, plot)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := metricPoints(t, srv, key, pod.workload, pod.id, typ, win["start"], win["end"], win["samples"])
+			if want == 0 || got != want {
+				t.Errorf("%s of %s, %s to %s: the chart holds %d points, podMetrics answers %d", plot, pod.name, win["start"], win["end"], got, want)
+			}
+		}
+	}
+
+	// The text alternative: the last chart's points as a table.
+	c.within("the table toggle", chromedp.Click(`//figure[.//*[@data-plot="nim-ttft"]]//button[.="Show as a table"]`),
+		chromedp.WaitVisible(chromedp.CSS(`#plot-nim-ttft-table table`)))
+	cells, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](`[...document.querySelectorAll('#plot-nim-ttft-table tbody td')].filter((td) => td.textContent !== '–').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, _ := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelector('[data-plot="nim-ttft"]').uplot.data.slice(1).flat().filter((v) => v != null).length`))
+	if cells != chart {
+		t.Errorf("the table shows %d values, the chart %d", cells, chart)
+	}
+
+	c.axe()
+	c.onlyOwnHost()
+	c.keyInSessionOnly(key)
+	c.screenshot("pods")
+}
+
+// metricPoints counts the points podMetrics answers for one type of a
+// pod over [start, end]: a series' samples, or a _PERCENTILES type's
+// p50, p90 and p99 that are numbers.
+func metricPoints(t *testing.T, srv *httptest.Server, key, workload, pod, typ, start, end, samples string) int {
+	t.Helper()
+	ans := graphql(t, srv, key, fmt.Sprintf(`{ podMetrics(workloadId: %q, podId: %q, metricTypes: [%s], start: %q, end: %q, numberOfSamples: %s) {
+	  measurements { values { value } } histogram { values { data } } } }`, workload, pod, typ, start, end, samples))
+	m, ok := ans["data"].(map[string]any)["podMetrics"].(map[string]any)
+	if !ok {
+		t.Fatalf("podMetrics: %v", ans)
+	}
+	n := 0
+	for _, s := range m["measurements"].([]any) {
+		for _, v := range s.(map[string]any)["values"].([]any) {
+			if isNumber(v.(map[string]any)["value"]) {
+				n++
+			}
+		}
+	}
+	if h, ok := m["histogram"].([]any); ok {
+		for _, s := range h {
+			for _, v := range s.(map[string]any)["values"].([]any) {
+				d := v.(map[string]any)["data"].(map[string]any)
+				for _, q := range []string{"p50", "p90", "p99"} {
+					if isNumber(d[q]) {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// isNumber: a decimal string that reads as a finite number.
+func isNumber(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && f-f == 0
+}
