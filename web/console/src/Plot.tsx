@@ -26,6 +26,12 @@ export interface PlotProps {
   xLabels?: string[];
   // Bars instead of lines (a total per category).
   bars?: boolean;
+  // How the summary, the table and the legend write an x of a time axis
+  // (default: its UTC minute and second).
+  xFormat?: (x: number) => string;
+  // The x axis's extent (default: the data's; categories get half a step
+  // either side so their bars show whole).
+  xRange?: [number, number];
   // A data-plot attribute tests find the chart by.
   name: string;
 }
@@ -56,7 +62,8 @@ export function finite(s: string | null | undefined): number | null {
 
 function xText(p: PlotProps, x: number): string {
   if (p.xLabels) return p.xLabels[x] ?? String(x);
-  return new Date(x * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  if (p.xFormat) return p.xFormat(x);
+  return new Date(x * 1000).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
 }
 
 export function Plot(p: PlotProps) {
@@ -71,7 +78,12 @@ export function Plot(p: PlotProps) {
     const opts: uPlot.Options = {
       width: width(),
       height: 220,
-      scales: p.xLabels ? { x: { time: false } } : undefined,
+      scales: {
+        x: {
+          time: !p.xLabels,
+          range: p.xRange ?? (p.xLabels ? [-0.5, p.xLabels.length - 0.5] : undefined),
+        },
+      },
       axes: [
         p.xLabels
           ? { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? (p.xLabels![t] ?? '') : '')) }
@@ -84,7 +96,8 @@ export function Plot(p: PlotProps) {
           label: s.label,
           stroke: colors[i % colors.length],
           fill: p.bars ? colors[i % colors.length] + '55' : undefined,
-          paths: p.bars ? uPlot.paths.bars!({ size: [0.6, 60] }) : undefined,
+          // A day's bar stays narrow even when it is the only one.
+          paths: p.bars ? uPlot.paths.bars!({ size: [0.6, p.xLabels ? 60 : 16] }) : undefined,
           spanGaps: false,
           value: (_u: uPlot, v: number | null) => (v == null ? '–' : p.format(v)),
         })),
@@ -99,7 +112,7 @@ export function Plot(p: PlotProps) {
       ro.disconnect();
       u.destroy();
     };
-  }, [p.xs, p.series, points]);
+  }, [p.xs, p.series, p.xRange, points]);
 
   const id = `plot-${p.name}`;
   return (

@@ -537,7 +537,7 @@ function localInput(iso: string): string {
 
 const secs = (t: string) => Date.parse(t) / 1000;
 const percent = (v: number) => `${v.toFixed(v < 10 ? 1 : 0)} %`;
-const gib = (v: number) => `${(v / 2 ** 30).toFixed(1)} GiB`;
+const gib = (v: number) => `${(v / 2 ** 30).toFixed(2)} GiB`;
 const seconds = (v: number) => (v < 1 ? `${(v * 1000).toFixed(0)} ms` : `${v.toFixed(2)} s`);
 
 function PodMetrics({ pod }: { pod: PodRow }) {
