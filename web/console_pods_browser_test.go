@@ -3,6 +3,7 @@ package web_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"slices"
 	"strconv"
@@ -22,6 +23,60 @@ func (c *consoleTab) fill(sel, text string) {
 		chromedp.WaitVisible(chromedp.CSS(sel)),
 		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = ''; e.dispatchEvent(new Event('input', {bubbles: true})); })()`, sel)),
 		chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+// openAs opens the console's path, types key and waits for the page
+// titled title.
+func openAs(t *testing.T, srv *httptest.Server, path, key, title string) *consoleTab {
+	t.Helper()
+	c := openConsole(t, srv, path)
+	c.typeKey(key)
+	c.waitPage(title)
+	return c
+}
+
+// apiError is the first error's message and code the API answers query
+// with as key.
+func apiError(t *testing.T, srv *httptest.Server, key, query string) (msg, code string) {
+	t.Helper()
+	errs, ok := graphql(t, srv, key, query)["errors"].([]any)
+	if !ok || len(errs) == 0 {
+		t.Fatalf("%s as %s: no error", query, key)
+	}
+	e := errs[0].(map[string]any)
+	return e["message"].(string), e["extensions"].(map[string]any)["code"].(string)
+}
+
+// waitAPIError waits until an alert under the element sel shows an error
+// with exactly msg and code (ApiError's lines).
+func (c *consoleTab) waitAPIError(what, sel, msg, code string) {
+	c.t.Helper()
+	c.within(what, chromedp.Poll[chromedp.Void](fmt.Sprintf(`[...document.querySelectorAll(%s)].some((e) =>
+	  e.querySelector('.gg-error-message').textContent === %s && e.querySelector('.gg-error-code')?.textContent === %s)`,
+		mustJSON(c.t, sel+` [role="alert"] li`), mustJSON(c.t, msg), mustJSON(c.t, code))))
+}
+
+// plotPoints waits for the uPlot chart marked data-plot=name and answers
+// how many points its series hold (their values that are not null).
+func (c *consoleTab) plotPoints(name string) int {
+	c.t.Helper()
+	sel := mustJSON(c.t, fmt.Sprintf(`[data-plot=%q]`, name))
+	c.within(name+"'s chart", chromedp.Poll[chromedp.Void](`document.querySelector(`+sel+`)?.uplot !== undefined`))
+	n, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelector(`+sel+`).uplot.data.slice(1).flat().filter((v) => v != null).length`))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// dataset is the data-* attributes of the first element sel matches.
+func (c *consoleTab) dataset(sel string) map[string]string {
+	c.t.Helper()
+	d, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]string](`({...document.querySelector(`+mustJSON(c.t, sel)+`).dataset})`))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return d
 }
 
 // podsTotal asks podsCount, with args (GraphQL arguments, or ""), as key.
@@ -81,9 +136,7 @@ func (c *consoleTab) shownPods() []string {
 func TestConsolePodsFilters(t *testing.T) {
 	srv := demoServer(t)
 	const key = "acme-reader"
-	c := openConsole(t, srv, "/pods")
-	c.typeKey(key)
-	c.waitPage("Pods")
+	c := openAs(t, srv, "/pods", key, "Pods")
 	c.waitTotal("every live pod", podsTotal(t, srv, key, ""))
 
 	// A filterBy: names beginning with sweep_lr (the _ matches itself).
@@ -129,13 +182,9 @@ func TestConsolePodsFilters(t *testing.T) {
 
 	// A bad filterBy: the API's words, not the page's.
 	bad := "name~~zoë"
-	ans := graphql(t, srv, key, fmt.Sprintf(`{ pods(filterBy: [%q]) { total } }`, bad))["errors"].([]any)[0].(map[string]any)
-	msg, code := ans["message"].(string), ans["extensions"].(map[string]any)["code"].(string)
+	msg, code := apiError(t, srv, key, fmt.Sprintf(`{ pods(filterBy: [%q]) { total } }`, bad))
 	c.fill(`input[name="filterBy"]`, bad+"\r")
-	c.within("the API's refusal of "+bad,
-		chromedp.Poll[chromedp.Void](fmt.Sprintf(`[...document.querySelectorAll('[role="alert"] li')].some((e) =>
-		  e.querySelector('.gg-error-message').textContent === %s && e.querySelector('.gg-error-code').textContent === %s)`,
-			mustJSON(t, msg), mustJSON(t, code))))
+	c.waitAPIError("the API's refusal of "+bad, "main", msg, code)
 	t.Logf("filterBy %q: %s %s", bad, msg, code)
 
 	c.axe()
@@ -160,9 +209,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestConsolePodsMetrics(t *testing.T) {
 	srv := demoServer(t)
 	const key = "acme-reader"
-	c := openConsole(t, srv, "/pods")
-	c.typeKey(key)
-	c.waitPage("Pods")
+	c := openAs(t, srv, "/pods", key, "Pods")
 
 	for _, pod := range []struct {
 		name, id, workload string
@@ -178,17 +225,8 @@ func TestConsolePodsMetrics(t *testing.T) {
 		c.within("select "+pod.name, chromedp.Click(chromedp.CSS(fmt.Sprintf(`button[data-pod="%s"]`, pod.id))),
 			chromedp.WaitVisible(fmt.Sprintf(`//h2[@id="gg-pod-title"][.=%q]`, pod.name)))
 		for plot, typ := range pod.plots {
-			c.within(plot+"'s chart", chromedp.Poll[chromedp.Void](fmt.Sprintf(
-				`document.querySelector('.gg-metrics [data-plot="%s"]')?.uplot !== undefined`, plot)))
-			win, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]string](`({...document.querySelector('.gg-metrics').dataset})`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](fmt.Sprintf(
-				`document.querySelector('.gg-metrics [data-plot="%s"]').uplot.data.slice(1).flat().filter((v) => v != null).length`, plot)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := c.plotPoints(plot)
+			win := c.dataset(".gg-metrics")
 			want := metricPoints(t, srv, key, pod.workload, pod.id, typ, win["start"], win["end"], win["samples"])
 			if want == 0 || got != want {
 				t.Errorf("%s of %s, %s to %s: the chart holds %d points, podMetrics answers %d", plot, pod.name, win["start"], win["end"], got, want)
@@ -203,8 +241,7 @@ func TestConsolePodsMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chart, _ := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelector('[data-plot="nim-ttft"]').uplot.data.slice(1).flat().filter((v) => v != null).length`))
-	if cells != chart {
+	if chart := c.plotPoints("nim-ttft"); cells != chart {
 		t.Errorf("the table shows %d values, the chart %d", cells, chart)
 	}
 
@@ -255,5 +292,5 @@ func isNumber(v any) bool {
 		return false
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return err == nil && f-f == 0
+	return err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }

@@ -79,9 +79,7 @@ func TestConsoleUsage(t *testing.T) {
 	meter(t, env, 3)
 	srv := env.Server
 	const key = "initech-billing"
-	c := openConsole(t, srv, "/usage")
-	c.typeKey(key)
-	c.waitPage("Usage")
+	c := openAs(t, srv, "/usage", key, "Usage")
 
 	org := graphql(t, srv, key, `{ organization { balance burnRatePerHour runwayHours } }`)["data"].(map[string]any)["organization"].(map[string]any)
 	figures := map[string]string{"balance": cents(org["balance"]), "burn": cents(org["burnRatePerHour"])}
@@ -98,22 +96,12 @@ func TestConsoleUsage(t *testing.T) {
 	t.Logf("Initech after 3 passes: balance %s ¢, burn %s ¢/h, runway %s h", figures["balance"], figures["burn"], runway)
 
 	// The charts: a point per line of the API's usage over the page's period.
-	period, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]string](`({...document.querySelector('[data-from]').dataset})`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	period := c.dataset("[data-from]")
 	for plot, group := range map[string]string{"usage-by-day": "DAY", "usage-by-model": "GPU_MODEL"} {
 		ans := graphql(t, srv, key, fmt.Sprintf(`{ organization { usage(from: %q, to: %q, groupBy: %s) { lines { key } } } }`,
 			period["from"], period["to"], group))
 		want := len(ans["data"].(map[string]any)["organization"].(map[string]any)["usage"].(map[string]any)["lines"].([]any))
-		c.within(plot+"'s chart", chromedp.Poll[chromedp.Void](fmt.Sprintf(
-			`document.querySelector('[data-plot="%s"]')?.uplot !== undefined`, plot)))
-		got, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](fmt.Sprintf(
-			`document.querySelector('[data-plot="%s"]').uplot.data.slice(1).flat().filter((v) => v != null).length`, plot)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want == 0 || got != want {
+		if got := c.plotPoints(plot); want == 0 || got != want {
 			t.Errorf("%s over %v: the chart holds %d points, usage(groupBy: %s) answers %d lines", plot, period, got, group, want)
 		}
 	}
@@ -166,15 +154,9 @@ func downloaded(t *testing.T, dir string) []byte {
 func TestConsoleUsageRefused(t *testing.T) {
 	srv := demoServer(t)
 	const key = "acme-operator"
-	c := openConsole(t, srv, "/usage")
-	c.typeKey(key)
-	c.waitPage("Usage")
-	ans := graphql(t, srv, key, `{ organization { balance } }`)["errors"].([]any)[0].(map[string]any)
-	msg, code := ans["message"].(string), ans["extensions"].(map[string]any)["code"].(string)
-	c.within("the API's refusal on the page", chromedp.Poll[chromedp.Void](fmt.Sprintf(
-		`[...document.querySelectorAll('main [role="alert"] li')].some((e) =>
-		  e.querySelector('.gg-error-message').textContent === %s && e.querySelector('.gg-error-code').textContent === %s)`,
-		mustJSON(t, msg), mustJSON(t, code))))
+	c := openAs(t, srv, "/usage", key, "Usage")
+	msg, code := apiError(t, srv, key, `{ organization { balance } }`)
+	c.waitAPIError("the API's refusal on the page", "main", msg, code)
 	if n, _ := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-figure], [data-plot]').length`)); n != 0 {
 		t.Errorf("%d figures or charts beside the refusal", n)
 	}

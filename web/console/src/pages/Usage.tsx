@@ -11,6 +11,22 @@ import './pods.css';
 // over a period by day and by GPU model, as charts; its ledger, a page at a
 // time; and the usage as CSV, the API's own bytes. A key without
 // billing.read (or admin) gets the API's refusal and nothing else.
+// One usage window's lines and total, read by day and by GPU model
+// (codegen adds the fragment to the documents that spread it).
+graphql(`
+  fragment ConsoleUsageTotals on Usage {
+    from
+    to
+    total
+    lines {
+      key
+      seconds
+      gpuSeconds
+      cost
+    }
+  }
+`);
+
 const BillingQuery = graphql(`
   query ConsoleBilling($from: Time!, $to: Time!) {
     organization {
@@ -23,26 +39,10 @@ const BillingQuery = graphql(`
       spendLimitPerHour
       lowBalanceThresholdHours
       byDay: usage(from: $from, to: $to, groupBy: DAY) {
-        from
-        to
-        total
-        lines {
-          key
-          seconds
-          gpuSeconds
-          cost
-        }
+        ...ConsoleUsageTotals
       }
       byModel: usage(from: $from, to: $to, groupBy: GPU_MODEL) {
-        from
-        to
-        total
-        lines {
-          key
-          seconds
-          gpuSeconds
-          cost
-        }
+        ...ConsoleUsageTotals
       }
     }
   }
