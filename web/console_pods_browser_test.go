@@ -137,7 +137,25 @@ func TestConsolePodsFilters(t *testing.T) {
 	srv := demoServer(t)
 	const key = "acme-reader"
 	c := openAs(t, srv, "/pods", key, "Pods")
-	c.waitTotal("every live pod", podsTotal(t, srv, key, ""))
+	all := podsTotal(t, srv, key, "")
+	c.waitTotal("every live pod", all)
+
+	// A page of 500 renders only the rows in view; scrolled to its end it
+	// shows the API's last pod of the page.
+	c.within("500 rows a page", chromedp.Evaluate[chromedp.Void](`(() => {
+	  const s = document.querySelector('select[name="limit"]'); s.value = '500'; s.dispatchEvent(new Event('change', {bubbles: true}));
+	})()`))
+	page := podNames(t, srv, key, `sortBy: CREATED_AT, sortOrder: DESC, limit: 500`)
+	if len(page) != min(all, 500) || len(page) < 50 {
+		t.Fatalf("pods(limit: 500) answers %d of %d pods", len(page), all)
+	}
+	c.within("the page of 500", chromedp.WaitVisible(fmt.Sprintf(`//p[@class="gg-count"][starts-with(., "Pods 1–%d of")]`, len(page))))
+	if n := len(c.shownPods()); n == 0 || n > 30 {
+		t.Errorf("%d of %d rows rendered; want only those in view", n, len(page))
+	}
+	c.within("the end of the list", chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('.gg-pods-scroll'); s.scrollTop = s.scrollHeight; })()`),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const b = [...document.querySelectorAll('.gg-pods-table button[data-pod]')]; return b.length > 0 && b[b.length - 1].textContent === %s; })()`,
+			mustJSON(t, page[len(page)-1]))))
 
 	// A filterBy: names beginning with sweep_lr (the _ matches itself).
 	filter := "name=^sweep_lr"

@@ -1,5 +1,5 @@
 import { useQuery } from '@urql/preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../ApiError';
 import { graphql } from '../gql';
 import type { ConsolePodsQuery, PodMetricType, PodSortField, SortOrder } from '../gql/graphql';
@@ -294,10 +294,18 @@ function PodTable(p: {
   onSort: (f: PodSortField) => void;
 }) {
   const [top, setTop] = useState(0);
-  const first = Math.max(0, Math.floor(top / rowHeight) - 4);
+  const box = useRef<HTMLDivElement>(null);
+  // Another list (filters, sort, page) starts at its top: the old scroll
+  // position may lie past its end, and a shrinking list fires no scroll.
+  useEffect(() => {
+    if (box.current) box.current.scrollTop = 0;
+    setTop(0);
+  }, [p.pods]);
+  const first = Math.min(Math.max(0, Math.floor(top / rowHeight) - 4), Math.max(0, p.pods.length - viewRows));
   const last = Math.min(p.pods.length, first + viewRows + 8);
   return (
     <div
+      ref={box}
       class="gg-pods-scroll"
       style={{ maxHeight: `${(viewRows + 1) * rowHeight}px` }}
       onScroll={(e) => setTop(e.currentTarget.scrollTop)}
