@@ -88,7 +88,7 @@ export function Plot(p: PlotProps) {
         p.xLabels
           ? { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? (p.xLabels![t] ?? '') : '')) }
           : {},
-        { values: (_u, ticks) => ticks.map((t) => p.format(t)), size: 70 },
+        { values: (_u, ticks) => ticks.map((t) => p.format(t)), size: 84 },
       ],
       series: [
         { label: p.xLabels ? 'key' : 'time', value: (_u, v) => (v == null ? '–' : xText(p, v)) },
