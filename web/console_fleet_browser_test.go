@@ -161,6 +161,21 @@ func (c *consoleTab) shownCounts() map[string]string {
 	return shown
 }
 
+// scrollToNode scrolls the list (which renders the rows in view) until
+// name's row, at its place in the API's answer nodes, is its first.
+func (c *consoleTab) scrollToNode(nodes []fleetNode, name string) {
+	c.t.Helper()
+	row := -1
+	for i, n := range nodes {
+		if n.Name == name {
+			row = i
+		}
+	}
+	c.within(name+" in view",
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('.gg-fleet-scroll').scrollTop = %d * 84`, row)),
+		chromedp.WaitVisible(fleetRow(name)))
+}
+
 // openFleet opens the Fleet page of env with key and waits for node's row.
 func openFleet(t *testing.T, env demoHandles, key, node string) *consoleTab {
 	t.Helper()
@@ -275,17 +290,7 @@ func TestConsoleFleetFailedGPU(t *testing.T) {
 			if who.operator {
 				// Another organization's GPUs by holder, in that
 				// organization's colour.
-				// The list renders the rows in view: scroll dgx-h200-01's
-				// row (its place in the API's answer) into it.
-				row := -1
-				for i, n := range nodes {
-					if n.Name == "dgx-h200-01" {
-						row = i
-					}
-				}
-				c.within("dgx-h200-01 in view",
-					chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('.gg-fleet-scroll').scrollTop = %d * 84`, row)),
-					chromedp.WaitVisible(fleetRow("dgx-h200-01")))
+				c.scrollToNode(nodes, "dgx-h200-01")
 				for _, g := range h200 {
 					c.within(fmt.Sprintf("GPU %d of dgx-h200-01 held by %s's %s", g.index, g.org, g.vm),
 						chromedp.WaitVisible(fmt.Sprintf(`%s//li[contains(@class,"gg-gpu--org-")][starts-with(normalize-space(.), "GPU %d healthy")][.//span[.=%q]][.//span[.=%q]]`,
@@ -303,6 +308,9 @@ func TestConsoleFleetFailedGPU(t *testing.T) {
 			c.axe()
 			c.onlyOwnHost()
 			if who.operator {
+				// From the failed GPU of dgx-h100-02 to Globex's and
+				// Initech's GPUs.
+				c.scrollToNode(nodes, "dgx-h100-02")
 				c.screenshot("fleet")
 			}
 		})
