@@ -122,4 +122,4 @@ console:
 
 ## console-screenshots: run the console's browser tests, writing each page's screenshot to docs/console/<page>.png (needs chromium and the console's modules: sh web/console/install.sh)
 console-screenshots:
-	GPUGRAPH_CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run 'TestConsoleBrowser' ./web/
+	GPUGRAPH_CONSOLE_SCREENSHOTS=1 $(GO) test -count=1 -run 'TestConsole' ./web/

@@ -118,3 +118,21 @@ func TestConsoleCreateQueues(t *testing.T) {
 		t.Errorf("a placed VM still shows a place in the queue")
 	}
 }
+
+// A key without compute.operate (acme-reader) is not offered the form's
+// submit, and is told why; the API refuses its create.
+func TestConsoleCreateReader(t *testing.T) {
+	env := demoEnv(t)
+	c := openCreate(t, env, "acme-reader")
+	c.within("why the reader cannot create",
+		chromedp.WaitVisible(`//form//p[@class="gg-create-cannot"][.="This key cannot create: it lacks compute.operate."]`))
+	if n, err := chromedp.Run(c.ctx, chromedp.Evaluate[int](`document.querySelectorAll('form button[type="submit"], form input[type="submit"]').length`)); err != nil || n != 0 {
+		t.Errorf("the reader's form has %d submit buttons (%v), want none", n, err)
+	}
+	if errs := graphql(t, env.Server, "acme-reader",
+		`mutation { createVm(input: {name: "reader-try", gpuModelId: "h200-141gb", gpuCount: 1}) { id } }`)["errors"]; errs == nil {
+		t.Errorf("the API lets acme-reader create: the page should offer it then")
+	}
+	c.axe()
+	c.onlyOwnHost()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,11 @@ import (
 
 // The Fleet page: every node a row of its GPUs. On the demo, the failed
 // GPUs of dgx-h100-02 and dgx-a100-02 by address and XID, for the
-// operator's admin key and for a tenant's key, the tenant seeing no other
-// organization's name; on a generated fleet of 1,000 nodes, a virtualized
-// list that mouse and keyboard scroll to its last node.
+// operator's admin key and for a tenant's key: the operator sees who
+// holds another organization's GPUs, the tenant only counts (the API's
+// freeGpuCount) and no other organization's name or id. On a generated
+// fleet of 1,000 nodes, a virtualized list that mouse and keyboard scroll
+// to its last node.
 
 // fleetRow is the XPath of the Fleet page's row of node name.
 func fleetRow(name string) string {
@@ -47,49 +50,130 @@ func (c *consoleTab) pageText() string {
 	return s
 }
 
-// fleetSummary is the Fleet page's summary line as the API's answer to
-// the nodes query of key makes it.
-func fleetSummary(t *testing.T, env demoHandles, key string) string {
+// fleetNode is a node as the API answers the Fleet page's key.
+type fleetNode struct {
+	Name         string
+	Status       string
+	FreeGpuCount int
+	GPUs         []struct {
+		Index  int
+		Health string
+		VM     *struct{ ID string }
+		Holder *struct{ OrganizationID, VMID string }
+	} `json:"gpus"`
+}
+
+// fleetNodes is the API's answer to key's nodes query.
+func fleetNodes(t *testing.T, env demoHandles, key string) []fleetNode {
 	t.Helper()
-	var answer struct {
-		Data struct {
-			Nodes []struct {
-				Status string
-				GPUs   []struct {
-					Health string
-					VM     *struct{ ID string }
-				} `json:"gpus"`
-			}
-		}
-	}
-	b, _ := json.Marshal(graphql(t, env.Server, key, `{ nodes { status gpus { health vm { id } } } }`))
+	var answer struct{ Data struct{ Nodes []fleetNode } }
+	b, _ := json.Marshal(graphql(t, env.Server, key,
+		`{ nodes { name status freeGpuCount gpus { index health vm { id } holder { organizationId vmId } } } }`))
 	if err := json.Unmarshal(b, &answer); err != nil || len(answer.Data.Nodes) == 0 {
 		t.Fatalf("nodes as %s: %s (%v)", key, b, err)
 	}
+	return answer.Data.Nodes
+}
+
+// fleetCounts is what node holds, as the page counts it: failed GPUs,
+// healthy ones of the key's organization, free ones (freeGpuCount) and the
+// rest of the healthy ones, another organization's.
+func fleetCounts(n fleetNode) (failed, yours, free, others int) {
+	for _, g := range n.GPUs {
+		switch {
+		case g.Health == "FAILED":
+			failed++
+		case g.VM != nil:
+			yours++
+		}
+	}
+	return failed, yours, n.FreeGpuCount, len(n.GPUs) - failed - yours - n.FreeGpuCount
+}
+
+// nodeCounts is a node row's counts in words.
+func nodeCounts(n fleetNode) string {
+	_, _, free, others := fleetCounts(n)
+	return fmt.Sprintf("%d free · %d held by others", free, others)
+}
+
+// fleetSummary is the Fleet page's summary line as the API's answer
+// makes it; others by organization where the API names holders (an
+// operator's key).
+func fleetSummary(nodes []fleetNode) string {
 	var order []string
 	byStatus := map[string]int{}
-	gpus, failed, yours := 0, 0, 0
-	for _, n := range answer.Data.Nodes {
+	byOrg := map[string]int{}
+	gpus, failed, yours, free, others := 0, 0, 0, 0, 0
+	for _, n := range nodes {
 		if byStatus[n.Status] == 0 {
 			order = append(order, n.Status)
 		}
 		byStatus[n.Status]++
+		f, y, fr, o := fleetCounts(n)
+		gpus, failed, yours, free, others = gpus+len(n.GPUs), failed+f, yours+y, free+fr, others+o
 		for _, g := range n.GPUs {
-			gpus++
-			if g.Health == "FAILED" {
-				failed++
-			}
-			if g.VM != nil {
-				yours++
+			if g.Health == "HEALTHY" && g.VM == nil && g.Holder != nil {
+				byOrg[g.Holder.OrganizationID]++
 			}
 		}
 	}
-	var statuses []string
+	var statuses, orgs []string
 	for _, s := range order {
 		statuses = append(statuses, fmt.Sprintf("%d %s", byStatus[s], strings.ToLower(s)))
 	}
-	return fmt.Sprintf("%d nodes (%s) · %d GPUs: %d failed, %d held by your organization, %d not held by it",
-		len(answer.Data.Nodes), strings.Join(statuses, ", "), gpus, failed, yours, gpus-yours)
+	for o, c := range byOrg {
+		orgs = append(orgs, fmt.Sprintf("%s %d", o, c))
+	}
+	sort.Strings(orgs)
+	by := ""
+	if len(orgs) > 0 {
+		by = " (" + strings.Join(orgs, ", ") + ")"
+	}
+	return fmt.Sprintf("%d nodes (%s) · %d GPUs: %d failed, %d held by your organization, %d free, %d held by other organizations%s",
+		len(nodes), strings.Join(statuses, ", "), gpus, failed, yours, free, others, by)
+}
+
+// shownCounts reads each node row's counts as the page shows them, the
+// list scrolled to its top and then to its end (it renders only the rows
+// in view).
+func (c *consoleTab) shownCounts() map[string]string {
+	c.t.Helper()
+	shown := map[string]string{}
+	for _, to := range []string{"0", "s.scrollHeight"} {
+		r, err := chromedp.Run(c.ctx, chromedp.Evaluate[map[string]string](`new Promise((done) => {
+		  const s = document.querySelector('.gg-fleet-scroll');
+		  s.scrollTop = `+to+`;
+		  requestAnimationFrame(() => requestAnimationFrame(() => {
+		    const out = {};
+		    for (const row of document.querySelectorAll('.gg-fleet-row')) {
+		      out[row.dataset.node] = row.querySelector('.gg-fleet-counts').textContent.trim();
+		    }
+		    done(out);
+		  }));
+		})`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			c.t.Fatalf("read the rows' counts: %v", err)
+		}
+		for k, v := range r {
+			shown[k] = v
+		}
+	}
+	return shown
+}
+
+// scrollToNode scrolls the list (which renders the rows in view) until
+// name's row, at its place in the API's answer nodes, is its first.
+func (c *consoleTab) scrollToNode(nodes []fleetNode, name string) {
+	c.t.Helper()
+	row := -1
+	for i, n := range nodes {
+		if n.Name == name {
+			row = i
+		}
+	}
+	c.within(name+" in view",
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('.gg-fleet-scroll').scrollTop = %d * 84`, row)),
+		chromedp.WaitVisible(fleetRow(name)))
 }
 
 // openFleet opens the Fleet page of env with key and waits for node's row.
@@ -125,27 +209,50 @@ func TestConsoleFleetFailedGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	acme := demo.Keys()[0].OrganizationID
-	// Every name of another organization: its own, and its VMs' and pods'.
+	// Every name and id of another organization: its own, and its VMs'
+	// and pods'.
 	var others []string
 	var busy string // the name of Acme's VM on the failed GPU 3 of dgx-h100-02
 	for _, o := range data.Organizations {
 		if o.ID != acme {
-			others = append(others, o.Name)
+			others = append(others, o.Name, o.ID)
 		}
 	}
 	for _, v := range data.VMs {
 		if v.OrganizationID != acme {
-			others = append(others, v.Name)
+			others = append(others, v.Name, v.ID)
 		}
 		if v.ID == "vm-busy-failed-gpu" {
 			busy = v.Name
 		}
 	}
 	if len(others) < 3 || busy == "" {
-		t.Fatalf("the demo's other organizations' names %q, vm-busy-failed-gpu's %q", others, busy)
+		t.Fatalf("the demo's other organizations' names and ids %q, vm-busy-failed-gpu's %q", others, busy)
 	}
 
-	for _, who := range []struct{ name, key string }{{"operator", adminKey(t, env)}, {"tenant", "acme-reader"}} {
+	// Who else holds GPUs of dgx-h200-01 (Globex's VM, in the demo data):
+	// the operator sees each by organization and VM id.
+	type held struct {
+		index   int
+		org, vm string
+	}
+	var h200 []held
+	for _, v := range data.VMs {
+		for _, g := range v.GPUIDs {
+			var index int
+			if _, err := fmt.Sscanf(g, "dgx-h200-01-gpu-%d", &index); err == nil && v.OrganizationID != acme {
+				h200 = append(h200, held{index, v.OrganizationID, v.ID})
+			}
+		}
+	}
+	if len(h200) == 0 {
+		t.Fatal("no other organization holds a GPU of dgx-h200-01 in the demo data")
+	}
+
+	for _, who := range []struct {
+		name, key string
+		operator  bool
+	}{{"operator", adminKey(t, env), true}, {"tenant", "acme-reader", false}} {
 		t.Run(who.name, func(t *testing.T) {
 			c := openFleet(t, env, who.key, "dgx-h100-02")
 			c.within("the failed GPUs by address and XID",
@@ -154,18 +261,45 @@ func TestConsoleFleetFailedGPU(t *testing.T) {
 				// Acme's own VM on it, by name.
 				chromedp.WaitVisible(fmt.Sprintf(`%s//li[contains(@class,"gg-gpu--failed")][.//span[.=%q]]`,
 					fleetRow("dgx-h100-02"), "yours: "+busy)))
-			want := fleetSummary(t, env, who.key)
+			nodes := fleetNodes(t, env, who.key)
+			want := fleetSummary(nodes)
+			if who.operator != strings.Contains(want, "(org-") {
+				t.Errorf("the API's answer to the %s names holders: %v (summary %q)", who.name, !who.operator, want)
+			}
 			c.within("the summary the API's answer makes",
 				chromedp.WaitVisible(fmt.Sprintf(`//p[@class="gg-fleet-summary"][normalize-space(.)=%q]`, want)))
+			// Each node's counts are the API's freeGpuCount and the rest.
+			shown := c.shownCounts()
+			for _, n := range nodes {
+				if got, want := shown[n.Name], nodeCounts(n); got != want {
+					t.Errorf("%s's counts: the page shows %q, the API's freeGpuCount makes %q", n.Name, got, want)
+				}
+			}
 			text := c.pageText()
-			for _, name := range others {
-				if strings.Contains(strings.ToLower(text), strings.ToLower(name)) {
-					t.Errorf("the page shows %q, another organization's, to Acme's %s key", name, who.name)
+			if who.operator {
+				// Another organization's GPUs by holder, in that
+				// organization's colour.
+				c.scrollToNode(nodes, "dgx-h200-01")
+				for _, g := range h200 {
+					c.within(fmt.Sprintf("GPU %d of dgx-h200-01 held by %s's %s", g.index, g.org, g.vm),
+						chromedp.WaitVisible(fmt.Sprintf(`%s//li[contains(@class,"gg-gpu--org-")][starts-with(normalize-space(.), "GPU %d healthy")][.//span[.=%q]][.//span[.=%q]]`,
+							fleetRow("dgx-h200-01"), g.index, g.org, g.vm)))
+				}
+				c.within("a legend entry for "+h200[0].org,
+					chromedp.WaitVisible(fmt.Sprintf(`//ul[@aria-label="Legend"]/li[contains(normalize-space(.), "held by %s ")]`, h200[0].org)))
+			} else {
+				for _, name := range others {
+					if strings.Contains(strings.ToLower(text), strings.ToLower(name)) {
+						t.Errorf("the page shows %q, another organization's, to Acme's %s key", name, who.name)
+					}
 				}
 			}
 			c.axe()
 			c.onlyOwnHost()
-			if who.name == "operator" {
+			if who.operator {
+				// From the failed GPU of dgx-h100-02 to Globex's and
+				// Initech's GPUs.
+				c.scrollToNode(nodes, "dgx-h100-02")
 				c.screenshot("fleet")
 			}
 		})

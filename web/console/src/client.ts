@@ -8,7 +8,7 @@ import { createClient as createWSClient } from 'graphql-ws/client';
 // cannot tell two of them apart.
 const embedded = [
   'AllocatedResources', 'BillingEventConnection', 'BillingEventEdge', 'Container', 'CreatedApplication',
-  'CreatedKey', 'ExtendedResource', 'GpuConnection', 'GpuEdge', 'GpuQuota', 'HistogramSeries',
+  'CreatedKey', 'ExtendedResource', 'GpuConnection', 'GpuEdge', 'GpuHolder', 'GpuQuota', 'HistogramSeries',
   'HistogramValue', 'InstanceTypeCapacity', 'LedgerEntryConnection', 'LedgerEntryEdge', 'MatchExpression',
   'Measurement', 'MetricValue', 'NodeAffinityPreferred', 'NodeAffinityRequired', 'NodeChange',
   'NodeConnection', 'NodeEdge', 'NodeEnrollment', 'NodeList', 'NodeSelectorTerm', 'PageInfo',

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../ApiError';
 import { graphql } from '../gql';
 import type { CreateVmInput } from '../gql/graphql';
+import { useViewer } from '../viewer';
 import { dollars, status, useRefetch, useVmEvents } from '../vm';
 
 // Create a VM or pod: the instance type catalog with its price and what
@@ -117,6 +118,9 @@ export function Create() {
   const [form, setForm] = useState<Form>(empty);
   const [created, setCreated] = useState<string | null>(null);
   const [result, create] = useMutation(CreateVm);
+  // Creating needs compute.operate: a key without it is not offered the
+  // submit (the API would refuse it), and is told why.
+  const operate = useViewer().can('compute.operate');
   const list = types.data?.instanceTypes ?? [];
   const models = new Map<string, string>();
   const places = new Set<string>();
@@ -131,6 +135,7 @@ export function Create() {
   };
   const submit = async (e: Event) => {
     e.preventDefault();
+    if (!operate) return;
     const r = await create({ input: inputOf(form) });
     if (r.data) setCreated(r.data.createVm.id);
   };
@@ -263,9 +268,13 @@ export function Create() {
           <input id="gg-create-queue" type="checkbox" checked={form.queue} onChange={(e) => set('queue', e.currentTarget.checked)} />
           Queue it when nothing fits now
         </label>
-        <button type="submit" disabled={result.fetching}>
-          Create
-        </button>
+        {operate ? (
+          <button type="submit" disabled={result.fetching}>
+            Create
+          </button>
+        ) : (
+          <p class="gg-create-cannot">This key cannot create: it lacks compute.operate.</p>
+        )}
       </form>
       {result.error && <ApiError error={result.error} />}
       {created && <Created id={created} events={events} />}

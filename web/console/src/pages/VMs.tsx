@@ -3,6 +3,7 @@ import { useMutation, useQuery } from '@urql/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../ApiError';
 import { graphql } from '../gql';
+import { useViewer } from '../viewer';
 import type { VmStatus } from '../gql/graphql';
 import { dollars, status, useRefetch, useVmEvents, type VmRow } from '../vm';
 
@@ -128,6 +129,10 @@ export function VMs() {
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
 
+  // Restart, stop and terminate need compute.operate: a key without it is
+  // offered no action (the API would refuse each).
+  const viewer = useViewer();
+  const operate = viewer.can('compute.operate');
   const [, restart] = useMutation(Restart);
   const [, stop] = useMutation(Stop);
   const [, terminate] = useMutation(Terminate);
@@ -167,16 +172,19 @@ export function VMs() {
           <input id="gg-vms-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         </label>
       </div>
+      {viewer.viewer && !operate && (
+        <p class="gg-vms-cannot">This key cannot restart, stop or terminate: it lacks compute.operate.</p>
+      )}
       <div class="gg-vms-outcome" aria-live="polite">
         {outcome && <OutcomeLine outcome={outcome} />}
       </div>
-      {open && <Detail id={open} changed={openChanged} onClose={() => setOpen(null)} onAct={act} />}
+      {open && <Detail id={open} changed={openChanged} onClose={() => setOpen(null)} onAct={operate ? act : undefined} />}
       {first.data && (
         <VirtualTable
           rows={shown}
           caption={`${total} VMs and pods of this organization${shown.length !== rows.length ? `, ${shown.length} shown` : ''}`}
           onOpen={setOpen}
-          onAct={act}
+          onAct={operate ? act : undefined}
         />
       )}
     </section>
@@ -233,7 +241,8 @@ function Actions({ vm, onAct }: { vm: VmRow; onAct: Act }) {
 
 // VirtualTable renders the rows in view of its scrolling region, and two
 // spacer rows that keep the scrollbar the whole list's.
-function VirtualTable({ rows, caption, onOpen, onAct }: { rows: VmRow[]; caption: string; onOpen: (id: string) => void; onAct: Act }) {
+// Without onAct (a key that may not act) the table has no Actions column.
+function VirtualTable({ rows, caption, onOpen, onAct }: { rows: VmRow[]; caption: string; onOpen: (id: string) => void; onAct?: Act }) {
   const box = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(ROW * 12);
@@ -253,7 +262,7 @@ function VirtualTable({ rows, caption, onOpen, onAct }: { rows: VmRow[]; caption
   };
   const start = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
   const end = Math.min(rows.length, Math.ceil((top + height) / ROW) + OVERSCAN);
-  const cols = 9;
+  const cols = onAct ? 9 : 8;
   return (
     <div class="gg-vms-scroll" ref={box} onScroll={onScroll} tabIndex={0} role="region" aria-label="VMs and pods, scrollable">
       <table class="gg-table gg-vms-table" aria-rowcount={rows.length + 1}>
@@ -268,7 +277,7 @@ function VirtualTable({ rows, caption, onOpen, onAct }: { rows: VmRow[]; caption
             <th scope="col">Price</th>
             <th scope="col">Cost so far</th>
             <th scope="col">Node</th>
-            <th scope="col">Actions</th>
+            {onAct && <th scope="col">Actions</th>}
           </tr>
         </thead>
         <tbody>
@@ -293,9 +302,11 @@ function VirtualTable({ rows, caption, onOpen, onAct }: { rows: VmRow[]; caption
               <td>{dollars(vm.pricePerHourCents)}/h</td>
               <td class="gg-vm-cost">{vm.costSoFar == null ? '—' : dollars(vm.costSoFar)}</td>
               <td class="gg-vm-node">{vm.node?.name ?? '—'}</td>
-              <td class="gg-vm-actions">
-                <Actions vm={vm} onAct={onAct} />
-              </td>
+              {onAct && (
+                <td class="gg-vm-actions">
+                  <Actions vm={vm} onAct={onAct} />
+                </td>
+              )}
             </tr>
           ))}
           {end < rows.length && (
@@ -318,7 +329,7 @@ function gpusOf(vm: VmRow): string {
 // Detail is one VM with what the list leaves out: its address, its image
 // and the tail of its serial console, read again on each of its events
 // (changed) and on Reload (its node pushes the console as it grows).
-function Detail({ id, changed, onClose, onAct }: { id: string; changed: number; onClose: () => void; onAct: Act }) {
+function Detail({ id, changed, onClose, onAct }: { id: string; changed: number; onClose: () => void; onAct?: Act }) {
   const [{ data, error, fetching }, again] = useQuery({ query: VmDetail, variables: { id } });
   const vm = data?.vm;
   const heading = useRef<HTMLHeadingElement>(null);
@@ -367,9 +378,11 @@ function Detail({ id, changed, onClose, onAct }: { id: string; changed: number; 
           ) : (
             <p>A pod has no serial console.</p>
           )}
-          <p>
-            <Actions vm={vm} onAct={onAct} />
-          </p>
+          {onAct && (
+            <p>
+              <Actions vm={vm} onAct={onAct} />
+            </p>
+          )}
         </>
       )}
       <p>
