@@ -320,18 +320,31 @@ func (q *qemuRun) wait(t *testing.T, id string, want models.VMStatus, extra ...f
 }
 
 // console checks that the first VM's serial console, as the node keeps
-// it, holds each of lines.
+// it, holds each of lines, waiting up to 2 minutes for them.
 func (q *qemuRun) console(t *testing.T, lines ...string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(q.state, "vms", q.vm, "console.log"))
-	if err != nil {
-		t.Fatalf("console of %s: %v", q.vm, err)
-	}
-	text := strings.ReplaceAll(string(b), "\r\n", "\n") // a serial console ends its lines in CR LF
-	for _, l := range lines {
-		if !strings.Contains(text, l) {
-			t.Errorf("console of %s lacks %q:\n%s", q.vm, l, text)
+	// The VM is running once its QEMU is; its guest boots after that, and
+	// slower on a loaded machine (TCG), so its lines may come later.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, err := os.ReadFile(filepath.Join(q.state, "vms", q.vm, "console.log"))
+		if err != nil {
+			t.Fatalf("console of %s: %v", q.vm, err)
 		}
+		text := strings.ReplaceAll(string(b), "\r\n", "\n") // a serial console ends its lines in CR LF
+		var missing []string
+		for _, l := range lines {
+			if !strings.Contains(text, l) {
+				missing = append(missing, l)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("console of %s lacks %q (within 2 minutes):\n%s", q.vm, missing, text)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
