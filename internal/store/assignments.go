@@ -35,6 +35,10 @@ type Assignment struct {
 	// Terminated: the row is gone for good; its volume goes with it.
 	Terminated bool
 	NodeID     string
+	// Status and Stage are the row's status and provisioning stage, which
+	// decide what a report of it does (the agent is not told them).
+	Status models.VMStatus
+	Stage  string
 	// Volume is the row's volume on this node (models.Volume): its live
 	// one, else the one deleted last (a terminated row's, for the agent to
 	// delete); nil when it has none here.
@@ -47,6 +51,7 @@ type Assignment struct {
 // assignmentRow is what Assignments reads of a row.
 type assignmentRow struct {
 	ID             string
+	NodeID         string
 	Generation     int
 	CapabilityTier string
 	ImageURL       string
@@ -59,6 +64,7 @@ type assignmentRow struct {
 	TearingDown    bool
 	Status         models.VMStatus
 	Action         string
+	Stage          string
 }
 
 // Assignments lists, by id, node nodeID's rows in one of statuses (none
@@ -66,22 +72,36 @@ type assignmentRow struct {
 // teardown the node has not reported (deleted and on a removed node too),
 // with the UUIDs and indexes of the GPUs they hold.
 func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []models.VMStatus, withTeardowns bool) ([]Assignment, error) {
+	return s.assignments(ctx, "vms.node_id = ?", nodeID, statuses, withTeardowns)
+}
+
+// AssignmentsByName is Assignments of the node named name: none when no
+// node has that name.
+func (s *Store) AssignmentsByName(ctx context.Context, name string, statuses []models.VMStatus, withTeardowns bool) ([]Assignment, error) {
+	return s.assignments(ctx, "nodes.name = ?", name, statuses, withTeardowns)
+}
+
+// assignments is Assignments of the node node (a condition on vms or
+// nodes, of one value) names.
+func (s *Store) assignments(ctx context.Context, node string, arg any, statuses []models.VMStatus, withTeardowns bool) ([]Assignment, error) {
 	db := s.WithContext(ctx)
 	var rows []assignmentRow
 	q := db.Table("vms").
-		Select("vms.id, vms.generation, vms.capability_tier, vms.image_url, vms.cpu_cores, vms.ram_gb, " +
-			"vms.disk_size_gb, vms.volume_gb, vms.public, vms.endpoint_url, vms.tearing_down, vms.status, vms.action").
+		Select("vms.id, vms.node_id, vms.generation, vms.capability_tier, vms.image_url, vms.cpu_cores, vms.ram_gb, " +
+			"vms.disk_size_gb, vms.volume_gb, vms.public, vms.endpoint_url, vms.tearing_down, vms.status, vms.action, " +
+			"vms.provisioning_stage AS stage").
 		Joins("JOIN nodes ON nodes.id = vms.node_id")
 	running := "(vms.status IN ? AND vms.deleted_at IS NULL AND nodes.status <> ?)"
 	if withTeardowns {
-		q = q.Where("vms.node_id = ? AND ("+running+" OR vms.tearing_down)", nodeID, statuses, models.NodeRemoved)
+		q = q.Where(node+" AND ("+running+" OR vms.tearing_down)", arg, statuses, models.NodeRemoved)
 	} else {
-		q = q.Where("vms.node_id = ? AND "+running, nodeID, statuses, models.NodeRemoved)
+		q = q.Where(node+" AND "+running, arg, statuses, models.NodeRemoved)
 	}
 	err := q.Order("vms.id").Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return []Assignment{}, err
 	}
+	nodeID := rows[0].NodeID
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -114,7 +134,8 @@ func (s *Store) Assignments(ctx context.Context, nodeID string, statuses []model
 		a := Assignment{ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
 			Pod: r.CapabilityTier == models.TierPod, Image: r.ImageURL, CPUCores: r.CPUCores, RAMGb: r.RAMGb,
 			DiskSizeGb: r.DiskSizeGb, VolumeGb: r.VolumeGb, Public: r.Public, EndpointURL: r.EndpointURL,
-			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action}
+			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action,
+			Status: r.Status, Stage: r.Stage}
 		if v, ok := vols[r.ID]; ok {
 			a.Volume = &v
 		}
