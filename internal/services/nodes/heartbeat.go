@@ -178,12 +178,13 @@ func (s *Service) quietHeartbeat(ctx context.Context, hb heartbeat, now time.Tim
 	if err != nil || !ok {
 		return Report{}, false, err
 	}
+	rep = Report{NodeID: nodeID, Status: models.NodeOnline}
 	if len(hb.Workloads) == 0 {
-		if as, err = s.store.Assignments(ctx, nodeID, assignedStatuses, placement.AgentAtLeast(version, MinAgentTeardown)); err != nil {
-			return Report{}, false, err
-		}
+		rep, err = s.answer(ctx, rep, version)
+		return rep, err == nil, err
 	}
-	return Report{NodeID: nodeID, Status: models.NodeOnline, Workloads: assignmentsOf(as)}, true, nil
+	rep.Workloads = assignmentsOf(as)
+	return rep, true, nil
 }
 
 // quietReports reports whether every report leaves its row as it is: it
