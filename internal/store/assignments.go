@@ -65,6 +65,9 @@ type assignmentRow struct {
 	Status         models.VMStatus
 	Action         string
 	Stage          string
+	// GPUUUID and GPUIdx are one GPU it holds; nil when it holds none.
+	GPUUUID *string `gorm:"column:gpu_uuid"`
+	GPUIdx  *int    `gorm:"column:gpu_idx"`
 }
 
 // Assignments lists, by id, node nodeID's rows in one of statuses (none
@@ -86,55 +89,60 @@ func (s *Store) AssignmentsByName(ctx context.Context, name string, statuses []m
 func (s *Store) assignments(ctx context.Context, node string, arg any, statuses []models.VMStatus, withTeardowns bool) ([]Assignment, error) {
 	db := s.WithContext(ctx)
 	var rows []assignmentRow
+	// A row once per GPU it holds (once when it holds none), by index:
+	// the GPUs come with the rows, in the same statement.
 	q := db.Table("vms").
 		Select("vms.id, vms.node_id, vms.generation, vms.capability_tier, vms.image_url, vms.cpu_cores, vms.ram_gb, " +
 			"vms.disk_size_gb, vms.volume_gb, vms.public, vms.endpoint_url, vms.tearing_down, vms.status, vms.action, " +
-			"vms.provisioning_stage AS stage").
-		Joins("JOIN nodes ON nodes.id = vms.node_id")
+			"vms.provisioning_stage AS stage, gpus.uuid AS gpu_uuid, gpus.idx AS gpu_idx").
+		Joins("JOIN nodes ON nodes.id = vms.node_id").
+		Joins("LEFT JOIN gpus ON gpus.holder_vm_id = vms.id AND gpus.node_id = vms.node_id AND gpus.uuid <> ''")
 	running := "(vms.status IN ? AND vms.deleted_at IS NULL AND nodes.status <> ?)"
 	if withTeardowns {
 		q = q.Where(node+" AND ("+running+" OR vms.tearing_down)", arg, statuses, models.NodeRemoved)
 	} else {
 		q = q.Where(node+" AND "+running, arg, statuses, models.NodeRemoved)
 	}
-	err := q.Order("vms.id").Scan(&rows).Error
+	err := q.Order("vms.id, gpus.idx").Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return []Assignment{}, err
 	}
 	nodeID := rows[0].NodeID
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	var gpus []struct {
-		HolderVMID string
-		UUID       string
-		Idx        int
-	}
-	if err := db.Table("gpus").Select("holder_vm_id, uuid, idx").
-		Where("node_id = ? AND holder_vm_id IN ? AND uuid <> ''", nodeID, ids).
-		Order("idx").Scan(&gpus).Error; err != nil {
-		return nil, err
-	}
+	// A flag on a row in one of statuses is a fixture's, ignored.
+	tearingDown := func(r assignmentRow) bool { return r.TearingDown && !slices.Contains(statuses, r.Status) }
 	held, idx := map[string][]string{}, map[string][]int{}
-	for _, g := range gpus {
-		held[g.HolderVMID] = append(held[g.HolderVMID], g.UUID)
-		idx[g.HolderVMID] = append(idx[g.HolderVMID], g.Idx)
+	var uniq []assignmentRow
+	var ids, keyed []string
+	for _, r := range rows {
+		if r.GPUUUID != nil {
+			held[r.ID] = append(held[r.ID], *r.GPUUUID)
+			idx[r.ID] = append(idx[r.ID], *r.GPUIdx)
+		}
+		if n := len(uniq); n > 0 && uniq[n-1].ID == r.ID {
+			continue
+		}
+		uniq = append(uniq, r)
+		ids = append(ids, r.ID)
+		if r.CapabilityTier != models.TierPod && !tearingDown(r) {
+			keyed = append(keyed, r.ID)
+		}
 	}
 	vols, err := nodeVolumes(db, nodeID, ids)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := sshKeysOf(db, ids)
+	// Only a VM that runs has keys to hear of: none is read for pods and
+	// teardowns.
+	keys, err := sshKeysOf(db, keyed)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Assignment, len(rows))
-	for i, r := range rows {
+	out := make([]Assignment, len(uniq))
+	for i, r := range uniq {
 		a := Assignment{ID: r.ID, Generation: r.Generation, GPUUUIDs: held[r.ID], GPUIndexes: idx[r.ID],
 			Pod: r.CapabilityTier == models.TierPod, Image: r.ImageURL, CPUCores: r.CPUCores, RAMGb: r.RAMGb,
 			DiskSizeGb: r.DiskSizeGb, VolumeGb: r.VolumeGb, Public: r.Public, EndpointURL: r.EndpointURL,
-			TearingDown: r.TearingDown && !slices.Contains(statuses, r.Status), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action,
+			TearingDown: tearingDown(r), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action,
 			Status: r.Status, Stage: r.Stage}
 		if v, ok := vols[r.ID]; ok {
 			a.Volume = &v
