@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"time"
 
 	"gpugraph/models"
 )
@@ -68,6 +69,13 @@ type assignmentRow struct {
 	// GPUUUID and GPUIdx are one GPU it holds; nil when it holds none.
 	GPUUUID *string `gorm:"column:gpu_uuid"`
 	GPUIdx  *int    `gorm:"column:gpu_idx"`
+	// Volume* are its volume on the node; nil when it has none there.
+	VolumeID             *string
+	VolumeOrganizationID *string
+	VolumeSizeGb         *int
+	VolumeFresh          *bool
+	VolumeCreatedAt      *time.Time
+	VolumeDeletedAt      *time.Time
 }
 
 // Assignments lists, by id, node nodeID's rows in one of statuses (none
@@ -89,14 +97,21 @@ func (s *Store) AssignmentsByName(ctx context.Context, name string, statuses []m
 func (s *Store) assignments(ctx context.Context, node string, arg any, statuses []models.VMStatus, withTeardowns bool) ([]Assignment, error) {
 	db := s.WithContext(ctx)
 	var rows []assignmentRow
-	// A row once per GPU it holds (once when it holds none), by index:
-	// the GPUs come with the rows, in the same statement.
+	// A row once per GPU it holds (once when it holds none), by index,
+	// with its volume on the node: the GPUs and the volume come with the
+	// rows, in the same statement. The volume an agent is to hear of is
+	// the row's live one, else the one deleted last (a terminated row's,
+	// which the agent deletes once the workload is torn down).
 	q := db.Table("vms").
 		Select("vms.id, vms.node_id, vms.generation, vms.capability_tier, vms.image_url, vms.cpu_cores, vms.ram_gb, " +
 			"vms.disk_size_gb, vms.volume_gb, vms.public, vms.endpoint_url, vms.tearing_down, vms.status, vms.action, " +
-			"vms.provisioning_stage AS stage, gpus.uuid AS gpu_uuid, gpus.idx AS gpu_idx").
+			"vms.provisioning_stage AS stage, gpus.uuid AS gpu_uuid, gpus.idx AS gpu_idx, " +
+			"volumes.id AS volume_id, volumes.organization_id AS volume_organization_id, volumes.size_gb AS volume_size_gb, " +
+			"volumes.fresh AS volume_fresh, volumes.created_at AS volume_created_at, volumes.deleted_at AS volume_deleted_at").
 		Joins("JOIN nodes ON nodes.id = vms.node_id").
-		Joins("LEFT JOIN gpus ON gpus.holder_vm_id = vms.id AND gpus.node_id = vms.node_id AND gpus.uuid <> ''")
+		Joins("LEFT JOIN gpus ON gpus.holder_vm_id = vms.id AND gpus.node_id = vms.node_id AND gpus.uuid <> ''").
+		Joins("LEFT JOIN volumes ON volumes.id = (SELECT v.id FROM volumes v WHERE v.vm_id = vms.id AND v.node_id = vms.node_id " +
+			"ORDER BY v.deleted_at IS NULL DESC, v.created_at DESC, v.id DESC LIMIT 1)")
 	running := "(vms.status IN ? AND vms.deleted_at IS NULL AND nodes.status <> ?)"
 	if withTeardowns {
 		q = q.Where(node+" AND ("+running+" OR vms.tearing_down)", arg, statuses, models.NodeRemoved)
@@ -112,7 +127,7 @@ func (s *Store) assignments(ctx context.Context, node string, arg any, statuses 
 	tearingDown := func(r assignmentRow) bool { return r.TearingDown && !slices.Contains(statuses, r.Status) }
 	held, idx := map[string][]string{}, map[string][]int{}
 	var uniq []assignmentRow
-	var ids, keyed []string
+	var keyed []string
 	for _, r := range rows {
 		if r.GPUUUID != nil {
 			held[r.ID] = append(held[r.ID], *r.GPUUUID)
@@ -122,14 +137,9 @@ func (s *Store) assignments(ctx context.Context, node string, arg any, statuses 
 			continue
 		}
 		uniq = append(uniq, r)
-		ids = append(ids, r.ID)
 		if r.CapabilityTier != models.TierPod && !tearingDown(r) {
 			keyed = append(keyed, r.ID)
 		}
-	}
-	vols, err := nodeVolumes(db, nodeID, ids)
-	if err != nil {
-		return nil, err
 	}
 	// Only a VM that runs has keys to hear of: none is read for pods and
 	// teardowns.
@@ -144,8 +154,9 @@ func (s *Store) assignments(ctx context.Context, node string, arg any, statuses 
 			DiskSizeGb: r.DiskSizeGb, VolumeGb: r.VolumeGb, Public: r.Public, EndpointURL: r.EndpointURL,
 			TearingDown: tearingDown(r), Terminated: r.Status == models.VMTerminated, NodeID: nodeID, Action: r.Action,
 			Status: r.Status, Stage: r.Stage}
-		if v, ok := vols[r.ID]; ok {
-			a.Volume = &v
+		if r.VolumeID != nil {
+			a.Volume = &models.Volume{ID: *r.VolumeID, OrganizationID: *r.VolumeOrganizationID, VMID: r.ID, NodeID: nodeID,
+				SizeGb: *r.VolumeSizeGb, Fresh: *r.VolumeFresh, CreatedAt: *r.VolumeCreatedAt, DeletedAt: r.VolumeDeletedAt}
 		}
 		if !a.Pod && !a.TearingDown {
 			a.SSHPublicKeys = keys[r.ID]

@@ -209,10 +209,7 @@ func quietReports(as []store.Assignment, reports []workloadReport) bool {
 		if a.Pod {
 			vm.CapabilityTier = models.TierPod
 		}
-		if r.Endpoint != "" && r.Endpoint != vm.EndpointURL && !vm.IsPod() {
-			return false
-		}
-		if stageOf(vm, r) != "" {
+		if movesEndpoint(vm, r) || stageOf(vm, r) != "" {
 			return false
 		}
 		// A transition it names is left to the full report, whether or
