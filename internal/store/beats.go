@@ -26,8 +26,9 @@ type Beat struct {
 	AgentVersion string // "" leaves the stored one
 	At           time.Time
 	GPUs         []BeatGPU
-	// Resumable are the rows a report would resume (models.NodeBack:
-	// these statuses with this reason): a node that has one is not quiet.
+	// ResumeFrom and ResumeReason are the rows a report would resume
+	// (models.NodeBack's statuses and reason): a node with one is not
+	// quiet.
 	ResumeFrom   []models.VMStatus
 	ResumeReason string
 }
@@ -47,10 +48,10 @@ type BeatGPU struct {
 // UpdateNode and AdvanceReportSequence would, writes the samples that
 // differ from the stored ones (an unchanged sample is not written again),
 // and answers the node's id and agent version. Otherwise it writes
-// nothing and answers ok=false. The checks and the write are one
-// statement, so a sweep, a teardown or a report that commits first is
-// seen by it; what commits after it finds the node as a full report would
-// have left it.
+// nothing and answers ok=false. The checks and the node's write are one
+// statement (with the samples' on PostgreSQL), so a sweep, a teardown or a
+// report that commits first is seen by it; what commits after it finds
+// the node as a full report would have left it.
 func (s *Store) RecordBeat(ctx context.Context, b Beat) (nodeID, agentVersion string, ok bool, err error) {
 	update, args := beatUpdate(b)
 	db := s.WithContext(ctx)
