@@ -172,39 +172,42 @@ func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Co
 	return nil
 }
 
-// heartbeatFlags are figure 12's command line, with its sizes that differ
+// heartbeatFlags are the flags of figure 12's command line that differ
 // from the defaults.
 func heartbeatFlags(cfg bench.Config) string {
 	d := bench.Defaults()
-	f := " -figures 12"
-	if cfg.HeartbeatNodes != d.HeartbeatNodes {
-		f += fmt.Sprintf(" -heartbeat-nodes %d", cfg.HeartbeatNodes)
-	}
-	if cfg.HeartbeatClients != d.HeartbeatClients {
-		f += fmt.Sprintf(" -heartbeat-agents %d", cfg.HeartbeatClients)
-	}
-	if cfg.HeartbeatRequests != d.HeartbeatRequests {
-		f += fmt.Sprintf(" -heartbeats %d", cfg.HeartbeatRequests)
-	}
-	return f
+	return figureFlags(bench.HeartbeatFigure,
+		flagValue{"heartbeat-nodes", cfg.HeartbeatNodes, d.HeartbeatNodes},
+		flagValue{"heartbeat-agents", cfg.HeartbeatClients, d.HeartbeatClients},
+		flagValue{"heartbeats", cfg.HeartbeatRequests, d.HeartbeatRequests})
 }
 
 // clusterFlags are the flags of figure 10's command line that differ
 // from the defaults, so the section says how it was measured.
 func clusterFlags(cfg bench.Config) string {
 	d := bench.Defaults()
-	f := " -figures 10"
-	if cfg.ClusterNodes != d.ClusterNodes {
-		f += fmt.Sprintf(" -cluster-nodes %d", cfg.ClusterNodes)
-	}
-	if cfg.ClusterPods != d.ClusterPods {
-		f += fmt.Sprintf(" -cluster-pods %d", cfg.ClusterPods)
-	}
-	if cfg.ClusterRate != d.ClusterRate {
-		f += fmt.Sprintf(" -cluster-rate %g", cfg.ClusterRate)
-	}
-	if cfg.ClusterSteady != d.ClusterSteady {
-		f += " -cluster-steady " + cfg.ClusterSteady.String()
+	return figureFlags(bench.ClusterFigure,
+		flagValue{"cluster-nodes", cfg.ClusterNodes, d.ClusterNodes},
+		flagValue{"cluster-pods", cfg.ClusterPods, d.ClusterPods},
+		flagValue{"cluster-rate", cfg.ClusterRate, d.ClusterRate},
+		flagValue{"cluster-steady", cfg.ClusterSteady, d.ClusterSteady})
+}
+
+// flagValue is one flag of a figure's command line: its value in this run
+// and its default.
+type flagValue struct {
+	name       string
+	value, def any
+}
+
+// figureFlags is the command line that runs figure fig alone with the
+// flags of flags whose value is not their default.
+func figureFlags(fig int, flags ...flagValue) string {
+	f := fmt.Sprintf(" -figures %d", fig)
+	for _, x := range flags {
+		if x.value != x.def {
+			f += fmt.Sprintf(" -%s %v", x.name, x.value)
+		}
 	}
 	return f
 }
