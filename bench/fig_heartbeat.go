@@ -56,12 +56,12 @@ func (r *runner) heartbeatFigure(ctx context.Context) error {
 	defer srv.Close()
 	hc := NewHTTPClient(c.HeartbeatClients)
 	r.logf("heartbeats: %d nodes written; one heartbeat each, untimed", len(agents))
-	if l := DriveHeartbeats(ctx, hc, srv.URL, agents, c.HeartbeatClients, len(agents), 1); l.Errors > 0 {
+	if l := DriveHeartbeats(ctx, hc, srv.URL, agents, c.HeartbeatClients, len(agents)); l.Errors > 0 {
 		return fmt.Errorf("%d of %d heartbeats failed, first: %w", l.Errors, l.Requests, l.FirstErr)
 	}
 	var l Load
 	n := stmts.During(func() {
-		l = DriveHeartbeats(ctx, hc, srv.URL, agents, c.HeartbeatClients, c.HeartbeatRequests, int64(len(agents))+1)
+		l = DriveHeartbeats(ctx, hc, srv.URL, agents, c.HeartbeatClients, c.HeartbeatRequests)
 	})
 	if l.Errors > 0 {
 		return fmt.Errorf("%d of %d heartbeats failed, first: %w", l.Errors, l.Requests, l.FirstErr)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"gpugraph/internal/agent/agentapi"
@@ -26,6 +27,10 @@ type HeartbeatAgent struct {
 	Credential string
 	// body is the heartbeat without its sequence, which each send sets.
 	body agentapi.HeartbeatRequest
+	// mu holds one heartbeat at a time, as an agent sends them, with the
+	// last sequence sent.
+	mu       sync.Mutex
+	sequence int64
 }
 
 // HeartbeatAgentVersion is what the fleet's agents run: one that is told
@@ -74,15 +79,15 @@ func InsertHeartbeatFleet(ctx context.Context, st *store.Store, nodes int, now t
 	creds := make([]map[string]any, 0, nodes)
 	for i := range agents {
 		name := heartbeatNode(i)
-		a := HeartbeatAgent{Node: name, Credential: fmt.Sprintf("%shb%027d", agentapi.CredentialPrefix, i),
-			body: agentapi.HeartbeatRequest{NodeName: name, AgentVersion: HeartbeatAgentVersion,
-				Workloads: []agentapi.WorkloadReport{{ID: fmt.Sprintf("hb-vm-%05d", i), Generation: 1,
-					State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady}}}}
+		a := &agents[i]
+		a.Node, a.Credential = name, fmt.Sprintf("%shb%027d", agentapi.CredentialPrefix, i)
+		a.body = agentapi.HeartbeatRequest{NodeName: name, AgentVersion: HeartbeatAgentVersion,
+			Workloads: []agentapi.WorkloadReport{{ID: fmt.Sprintf("hb-vm-%05d", i), Generation: 1,
+				State: agentapi.StateRunning, ProvisioningStage: agentapi.StageReady}}}
 		for g := range 8 {
 			a.body.GPUs = append(a.body.GPUs, agentapi.HeartbeatGPU{UUID: fmt.Sprintf("GPU-hb-%06d", 8*i+g),
 				Health: "healthy", Utilization: 50 * min(g/2, 1), MemoryUsedBytes: uint64(min(g/2, 1)) << 34})
 		}
-		agents[i] = a
 		creds = append(creds, map[string]any{"node_name": name, "cluster_id": "hb-cluster",
 			"secret_hash": auth.HashToken(a.Credential), "created_at": now})
 	}
@@ -129,10 +134,14 @@ func (a *HeartbeatAgent) Heartbeat(ctx context.Context, hc *http.Client, base st
 }
 
 // DriveHeartbeats sends requests heartbeats from clients concurrent
-// agents' connections: heartbeat i is agent i mod len(agents)'s, with
-// sequence first+i, so every agent's sequences grow.
-func DriveHeartbeats(ctx context.Context, hc *http.Client, base string, agents []HeartbeatAgent, clients, requests int, first int64) Load {
+// agents' connections: heartbeat i is agent i mod len(agents)'s, sent
+// once that agent's previous one is answered, with the next sequence.
+func DriveHeartbeats(ctx context.Context, hc *http.Client, base string, agents []HeartbeatAgent, clients, requests int) Load {
 	return Drive(ctx, clients, requests, func(ctx context.Context, i int) error {
-		return agents[i%len(agents)].Heartbeat(ctx, hc, base, first+int64(i))
+		a := &agents[i%len(agents)]
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.sequence++
+		return a.Heartbeat(ctx, hc, base, a.sequence)
 	})
 }
