@@ -1,7 +1,8 @@
 // Package bench measures gpugraph at fleet scale: an in-process server over
 // a fresh database per engine, a fixture from package fleet or bulk SQL,
 // the seven figures of the performance issue, the live-updates figure (8),
-// create and the queue (9), the cluster connector at scale (10) and the metering pass (11). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
+// create and the queue (9), the cluster connector at scale (10), the metering pass (11) and heartbeats at
+// fleet scale (12). cmd/benchreport prints them as a table and writes BENCHMARKS.md.
 package bench
 
 import (
@@ -68,6 +69,13 @@ type Config struct {
 	MeteringOrgs      int
 	MeteringPasses    int
 
+	// Figure 12, heartbeats at fleet scale: HeartbeatNodes nodes (20,000),
+	// HeartbeatClients agents at once (64), HeartbeatRequests heartbeats
+	// timed (40,000).
+	HeartbeatNodes    int
+	HeartbeatClients  int
+	HeartbeatRequests int
+
 	Clients      int // figures 4, 5 and 9: 16
 	LoadRequests int // figure 4: requests per query
 	LatencyRuns  int // figures 1, 3, 6: timed runs (the median is reported)
@@ -97,6 +105,7 @@ func Defaults() Config {
 		ClusterNodes: 5000, ClusterPods: 150_000, ClusterRate: 200, ClusterSteady: time.Minute,
 		ServerBinary: "bin/gpugraph", AgentBinary: "bin/cluster-agent",
 		MeteringWorkloads: 10_000, MeteringOrgs: 1000, MeteringPasses: 9,
+		HeartbeatNodes: 20_000, HeartbeatClients: 64, HeartbeatRequests: 40_000,
 		Clients: 16, LoadRequests: 2000, LatencyRuns: 21,
 		Seed: 1,
 	}
@@ -216,6 +225,7 @@ func (r *runner) run(ctx context.Context) {
 	r.do(ctx, figure{9, []string{rowCreates, rowSchedulerPass, rowQueueLatency, rowCreateInvar}, r.creates})
 	r.do(ctx, figure{ClusterFigure, []string{rowClusterSync, rowClusterSyncCPU, rowClusterRate, rowClusterDeltaCPU, rowClusterLag, rowClusterConnector}, r.clusterFigure})
 	r.do(ctx, figure{MeteringFigure, []string{rowMeteringPass, rowMeteringRecords}, r.meteringFigure})
+	r.do(ctx, figure{HeartbeatFigure, []string{rowHeartbeatRate, rowHeartbeatStmts}, r.heartbeatFigure})
 }
 
 // Server is the whole HTTP surface over one database, on a loopback port.

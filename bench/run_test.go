@@ -27,14 +27,15 @@ func TestRunSmall(t *testing.T) {
 	cfg.LiveSubscribers, cfg.LiveEvents = 50, 20
 	cfg.QueuePending, cfg.QueueSamples = 200, 5
 	cfg.MeteringWorkloads, cfg.MeteringOrgs, cfg.MeteringPasses = 500, 50, 3
+	cfg.HeartbeatNodes, cfg.HeartbeatClients, cfg.HeartbeatRequests = 50, 8, 200
 	// Figure 10 runs the built binaries against a kube-apiserver: a run of
 	// benchreport measures it, not this test.
 	cfg.Figures = map[int]bool{}
-	for f := 1; f <= MeteringFigure; f++ {
+	for f := 1; f <= HeartbeatFigure; f++ {
 		cfg.Figures[f] = f != ClusterFigure
 	}
 	rep := Run(context.Background(), cfg)
-	if len(rep.Rows()) != 28 {
+	if len(rep.Rows()) != 30 {
 		t.Fatalf("%d rows", len(rep.Rows()))
 	}
 	for _, r := range rep.Rows() {

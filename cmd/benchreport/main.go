@@ -10,8 +10,9 @@
 // <!-- bench-queue:begin --> and <!-- bench-queue:end -->), so that
 // -figures 9 rewrites it alone and a run without it leaves it as it was;
 // so has figure 10 (<!-- bench-cluster:begin --> … end), left as it was
-// where kube-apiserver is not built (test/kube/build.sh builds it); so has
-// figure 11 (<!-- bench-metering:begin --> … end).
+// where kube-apiserver is not built (test/kube/build.sh builds it); so have
+// figure 11 (<!-- bench-metering:begin --> … end) and figure 12
+// (<!-- bench-heartbeat:begin --> … end).
 //
 //	go run ./cmd/benchreport -o BENCHMARKS.md    (what make bench runs)
 package main
@@ -66,9 +67,12 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 	fs.IntVar(&cfg.ClusterPods, "cluster-pods", cfg.ClusterPods, "Kubernetes pods of figure 10")
 	fs.Float64Var(&cfg.ClusterRate, "cluster-rate", cfg.ClusterRate, "pod phase changes a second in figure 10's steady state")
 	fs.DurationVar(&cfg.ClusterSteady, "cluster-steady", cfg.ClusterSteady, "how long figure 10's steady state runs")
+	fs.IntVar(&cfg.HeartbeatNodes, "heartbeat-nodes", cfg.HeartbeatNodes, "nodes of figure 12")
+	fs.IntVar(&cfg.HeartbeatClients, "heartbeat-agents", cfg.HeartbeatClients, "agents heartbeating at once in figure 12")
+	fs.IntVar(&cfg.HeartbeatRequests, "heartbeats", cfg.HeartbeatRequests, "heartbeats timed in figure 12")
 	fs.StringVar(&cfg.ServerBinary, "server", cfg.ServerBinary, "the gpugraph binary figure 10 runs (make build makes it)")
 	fs.StringVar(&cfg.AgentBinary, "cluster-agent", cfg.AgentBinary, "the cluster-agent binary figure 10 runs (make build makes it)")
-	only := fs.String("figures", "", "comma-separated figure numbers to run (default: all eleven; 9 alone: create and the queue; 10 alone: the cluster connector; 11 alone: the metering pass)")
+	only := fs.String("figures", "", "comma-separated figure numbers to run (default: all twelve; 9 alone: create and the queue; 10 alone: the cluster connector; 11 alone: the metering pass; 12 alone: heartbeats at fleet scale)")
 	fs.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each figure (but 7) into this directory")
 	quiet := fs.Bool("q", false, "no progress lines on standard error")
 	if err := fs.Parse(args); err != nil {
@@ -77,7 +81,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	figures, err := bench.ParseNumbers(*only, bench.MeteringFigure)
+	figures, err := bench.ParseNumbers(*only, bench.HeartbeatFigure)
 	if err != nil {
 		return nil, fmt.Errorf("-figures: %w", err)
 	}
@@ -127,6 +131,8 @@ const (
 	clusterEnd           = "<!-- bench-cluster:end -->"
 	meteringBegin        = "<!-- bench-metering:begin -->"
 	meteringEnd          = "<!-- bench-metering:end -->"
+	heartbeatBegin       = "<!-- bench-heartbeat:begin -->"
+	heartbeatEnd         = "<!-- bench-heartbeat:end -->"
 )
 
 // writeMarkdown replaces the generated parts of path (between the markers)
@@ -156,27 +162,52 @@ func writeMarkdown(path string, rep *bench.Report, m bench.Machine, cfg bench.Co
 		}
 	}
 	if part := rep.Only(func(f int) bool { return f == bench.MeteringFigure }); len(part.Rows()) > 0 {
-		return bench.WriteSection(path, meteringBegin, meteringEnd, section(part, m, cfg, took, " -figures 11"))
+		if err := bench.WriteSection(path, meteringBegin, meteringEnd, section(part, m, cfg, took, " -figures 11")); err != nil {
+			return err
+		}
+	}
+	if part := rep.Only(func(f int) bool { return f == bench.HeartbeatFigure }); len(part.Rows()) > 0 {
+		return bench.WriteSection(path, heartbeatBegin, heartbeatEnd, section(part, m, cfg, took, heartbeatFlags(cfg)))
 	}
 	return nil
+}
+
+// heartbeatFlags are the flags of figure 12's command line that differ
+// from the defaults.
+func heartbeatFlags(cfg bench.Config) string {
+	d := bench.Defaults()
+	return figureFlags(bench.HeartbeatFigure,
+		flagValue{"heartbeat-nodes", cfg.HeartbeatNodes, d.HeartbeatNodes},
+		flagValue{"heartbeat-agents", cfg.HeartbeatClients, d.HeartbeatClients},
+		flagValue{"heartbeats", cfg.HeartbeatRequests, d.HeartbeatRequests})
 }
 
 // clusterFlags are the flags of figure 10's command line that differ
 // from the defaults, so the section says how it was measured.
 func clusterFlags(cfg bench.Config) string {
 	d := bench.Defaults()
-	f := " -figures 10"
-	if cfg.ClusterNodes != d.ClusterNodes {
-		f += fmt.Sprintf(" -cluster-nodes %d", cfg.ClusterNodes)
-	}
-	if cfg.ClusterPods != d.ClusterPods {
-		f += fmt.Sprintf(" -cluster-pods %d", cfg.ClusterPods)
-	}
-	if cfg.ClusterRate != d.ClusterRate {
-		f += fmt.Sprintf(" -cluster-rate %g", cfg.ClusterRate)
-	}
-	if cfg.ClusterSteady != d.ClusterSteady {
-		f += " -cluster-steady " + cfg.ClusterSteady.String()
+	return figureFlags(bench.ClusterFigure,
+		flagValue{"cluster-nodes", cfg.ClusterNodes, d.ClusterNodes},
+		flagValue{"cluster-pods", cfg.ClusterPods, d.ClusterPods},
+		flagValue{"cluster-rate", cfg.ClusterRate, d.ClusterRate},
+		flagValue{"cluster-steady", cfg.ClusterSteady, d.ClusterSteady})
+}
+
+// flagValue is one flag of a figure's command line: its value in this run
+// and its default.
+type flagValue struct {
+	name       string
+	value, def any
+}
+
+// figureFlags is the command line that runs figure fig alone with the
+// flags of flags whose value is not their default.
+func figureFlags(fig int, flags ...flagValue) string {
+	f := fmt.Sprintf(" -figures %d", fig)
+	for _, x := range flags {
+		if x.value != x.def {
+			f += fmt.Sprintf(" -%s %v", x.name, x.value)
+		}
 	}
 	return f
 }

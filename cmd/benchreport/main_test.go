@@ -49,8 +49,8 @@ func TestParseArgsRefusesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-figures", "12"}, `-figures: "12" is not a number 1–11`},
-		{[]string{"-figures", "1,,2"}, `-figures: "" is not a number 1–11`},
+		{[]string{"-figures", "13"}, `-figures: "13" is not a number 1–12`},
+		{[]string{"-figures", "1,,2"}, `-figures: "" is not a number 1–12`},
 		{[]string{"-engines", "sqlite,oracle"}, `-engines: unknown engine "oracle": want sqlite or postgres`},
 		{[]string{"-engines", "postgres"}, `-engines: postgres needs TEST_DATABASE_URL`},
 		{[]string{"-cluster-rate", "fast"}, `invalid value "fast" for flag -cluster-rate: parse error`},
@@ -113,5 +113,16 @@ func TestWriteMarkdownKeepsTheSectionsNotMeasured(t *testing.T) {
 		if !strings.Contains(doc, keep) {
 			t.Errorf("the document lost %q:\n%s", keep, doc)
 		}
+	}
+}
+
+func TestHeartbeatFlagsNameWhatDiffers(t *testing.T) {
+	cfg := bench.Defaults()
+	if got := heartbeatFlags(cfg); got != " -figures 12" {
+		t.Errorf("defaults: %q", got)
+	}
+	cfg.HeartbeatNodes, cfg.HeartbeatClients, cfg.HeartbeatRequests = 10_000, 16, 5000
+	if got, want := heartbeatFlags(cfg), " -figures 12 -heartbeat-nodes 10000 -heartbeat-agents 16 -heartbeats 5000"; got != want {
+		t.Errorf("heartbeatFlags = %q, want %q", got, want)
 	}
 }

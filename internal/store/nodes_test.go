@@ -268,7 +268,7 @@ func TestAssignments(t *testing.T) {
 		datasettest.Load(t, st, primitivesFixture)
 		ctx := context.Background()
 		got, err := st.Assignments(ctx, "n1", []models.VMStatus{models.VMRunning, models.VMDeploying}, true)
-		if err != nil || !reflect.DeepEqual(got, []store.Assignment{{ID: "e-running", GPUUUIDs: []string{"GPU-b"}, GPUIndexes: []int{1}, NodeID: "n1"}}) {
+		if err != nil || !reflect.DeepEqual(got, []store.Assignment{{ID: "e-running", GPUUUIDs: []string{"GPU-b"}, GPUIndexes: []int{1}, NodeID: "n1", Status: models.VMRunning}}) {
 			t.Errorf("running and deploying: %+v %v", got, err)
 		}
 		got, err = st.Assignments(ctx, "n1", []models.VMStatus{models.VMInterrupted}, true)

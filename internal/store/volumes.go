@@ -111,27 +111,6 @@ func (s *Store) Volumes(ctx context.Context, vmID string) ([]models.Volume, erro
 	return vs, err
 }
 
-// nodeVolumes reads, for each of the rows vmIDs, the volume it has on node
-// nodeID that an agent there is to hear of: its live one, else the one
-// deleted last (a terminated row's, which the agent deletes once the
-// workload is torn down).
-func nodeVolumes(db *gorm.DB, nodeID string, vmIDs []string) (map[string]models.Volume, error) {
-	out := map[string]models.Volume{}
-	for part := range slices.Chunk(vmIDs, 500) {
-		var vs []models.Volume
-		if err := db.Where("node_id = ? AND vm_id IN ?", nodeID, part).Order("created_at, id").Find(&vs).Error; err != nil {
-			return nil, err
-		}
-		for _, v := range vs {
-			if cur, ok := out[v.VMID]; ok && cur.DeletedAt == nil && v.DeletedAt != nil {
-				continue
-			}
-			out[v.VMID] = v
-		}
-	}
-	return out, nil
-}
-
 // writeVolumes gives every row of a data set that holds a disk or volume
 // on a node (not terminated, pending or removed with its node) its volume
 // there, as a first run would; a row written back onto another node moves

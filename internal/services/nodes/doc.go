@@ -6,7 +6,9 @@
 // rows match the inventory and which of them fail, which lifecycle
 // transition each workload report causes (models.Lifecycle), what
 // resumes. The store only locks, reads and writes, inside one transaction
-// per report (store.Store.InTx), as package compute restarts a VM.
+// per report (store.Store.InTx), as package compute restarts a VM; a
+// heartbeat that changes nothing is one conditional statement instead
+// (quietHeartbeat, store.Store.RecordBeat).
 //
 // Every refusal is an *apierr.Error; the agent sends its inventory again on
 // a 404 from a heartbeat.

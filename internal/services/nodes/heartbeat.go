@@ -6,6 +6,7 @@ import (
 
 	"gpugraph/internal/store"
 	"gpugraph/models"
+	"gpugraph/placement"
 )
 
 // What a heartbeat does (docs/contract.md#agent): it records the node's
@@ -137,4 +138,85 @@ func (s *Service) heartbeatIn(tx *store.Txn, hb heartbeat, now time.Time) (outco
 	// The failure is in the log in the transaction that writes it: a
 	// subscriber sees it when this heartbeat commits.
 	return out, s.store.AppendNodeEvents(tx, evs)
+}
+
+// A quiet heartbeat changes nothing but what every heartbeat writes (the
+// node's last heartbeat, sequence and agent version) and its GPUs'
+// samples: the node is online with nothing to resume or tear down, no GPU
+// newly fails, and every workload report names a row the node runs that
+// it leaves as it is. Most heartbeats of a fleet are quiet, and
+// quietHeartbeat files one without heartbeatIn's transaction and locks:
+// the workload reports are judged on the node's assignments, which the
+// answer needs anyway, and the store writes the rest in one statement
+// that checks, as it writes, what the database alone knows (store.RecordBeat).
+// Anything else is left to recordHeartbeat, which decides it all again.
+//
+// Judged on rows read before the write, a report is filed as of that
+// read: a row that moves afterwards is one the agent reports again in its
+// next heartbeat, as it would if this one had come just before the move.
+
+// quietHeartbeat files hb as of now and answers the report, when hb is
+// quiet; ok=false when it is not (nothing was written).
+func (s *Service) quietHeartbeat(ctx context.Context, hb heartbeat, now time.Time) (rep Report, ok bool, err error) {
+	var as []store.Assignment
+	if len(hb.Workloads) > 0 {
+		if hb.AgentVersion == "" {
+			return Report{}, false, nil // which rows it is told depends on the stored version
+		}
+		as, err = s.store.AssignmentsByName(ctx, hb.NodeName, assignedStatuses, placement.AgentAtLeast(hb.AgentVersion, MinAgentTeardown))
+		if err != nil || !quietReports(as, hb.Workloads) {
+			return Report{}, false, err
+		}
+	}
+	back := models.Step(models.NodeBack)
+	b := store.Beat{NodeName: hb.NodeName, Sequence: hb.Sequence, AgentVersion: hb.AgentVersion, At: now,
+		GPUs: make([]store.BeatGPU, len(hb.GPUs)), ResumeFrom: back.From, ResumeReason: back.FromReason}
+	for i, g := range hb.GPUs {
+		b.GPUs[i] = store.BeatGPU{UUID: g.UUID, Failed: g.Health == models.GPUFailed, Utilization: g.Utilization, MemoryUsedBytes: g.MemoryUsedBytes}
+	}
+	nodeID, version, ok, err := s.store.RecordBeat(ctx, b)
+	if err != nil || !ok {
+		return Report{}, false, err
+	}
+	rep = Report{NodeID: nodeID, Status: models.NodeOnline}
+	if len(hb.Workloads) == 0 {
+		rep, err = s.answer(ctx, rep, version)
+		return rep, err == nil, err
+	}
+	rep.Workloads = assignmentsOf(as)
+	return rep, true, nil
+}
+
+// quietReports reports whether every report leaves its row as it is: it
+// names a row of as (the node's assignments) not tearing down, and either
+// another generation of it (ignored) or one it neither moves, stages nor
+// gives an endpoint (applyWorkloadReports' decisions, on the same rows).
+func quietReports(as []store.Assignment, reports []workloadReport) bool {
+	byID := make(map[string]*store.Assignment, len(as))
+	for i := range as {
+		byID[as[i].ID] = &as[i]
+	}
+	for _, r := range reports {
+		a := byID[r.ID]
+		if a == nil || a.TearingDown {
+			return false
+		}
+		if a.Generation != r.Generation {
+			continue
+		}
+		vm := &models.VM{ID: a.ID, Status: a.Status, Generation: a.Generation, Action: a.Action,
+			ProvisioningStage: a.Stage, EndpointURL: a.EndpointURL}
+		if a.Pod {
+			vm.CapabilityTier = models.TierPod
+		}
+		if movesEndpoint(vm, r) || stageOf(vm, r) != "" {
+			return false
+		}
+		// A transition it names is left to the full report, whether or
+		// not the row's kind and reason allow it.
+		if name, _ := workloadTransition(vm, r); name != "" {
+			return false
+		}
+	}
+	return true
 }

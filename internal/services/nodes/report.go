@@ -68,7 +68,16 @@ func (s *Service) ReportHeartbeat(ctx context.Context, who Reporter, in agentapi
 		return Report{}, err
 	}
 	hb.Sequence = in.Sequence
-	rep, err := s.recordHeartbeat(ctx, hb, store.Now())
+	now := store.Now()
+	quiet, ok, err := s.quietHeartbeat(ctx, hb, now)
+	if err != nil {
+		return Report{}, err
+	}
+	if ok {
+		who.noteLegacy(ctx, in.NodeName)
+		return quiet, nil
+	}
+	rep, err := s.recordHeartbeat(ctx, hb, now)
 	if err != nil {
 		return Report{}, err
 	}

@@ -34,6 +34,13 @@ type workloadReport struct {
 	Endpoint string
 }
 
+// movesEndpoint reports whether report r gives vm a new endpoint: where a
+// VM answers is the node's to say (a forwarded port, a bridge address); a
+// pod's endpoint is the platform's route.
+func movesEndpoint(vm *models.VM, r workloadReport) bool {
+	return r.Endpoint != "" && r.Endpoint != vm.EndpointURL && !vm.IsPod()
+}
+
 // agentStages are the provisioning stages an agent reports, in order; the
 // server itself sets queued and scheduled (agentapi.ProvisioningStages).
 var agentStages = []string{agentapi.StagePullingImage, agentapi.StageCreatingVolume, agentapi.StageBooting, agentapi.StageReady}
@@ -175,9 +182,7 @@ func (s *Service) applyWorkloadReports(tx *store.Txn, node *models.Node, reports
 		if vm == nil || vm.Generation != r.Generation {
 			continue
 		}
-		// Where a VM answers is the node's to say (a forwarded port, a
-		// bridge address); a pod's endpoint is the platform's route.
-		if r.Endpoint != "" && r.Endpoint != vm.EndpointURL && !vm.IsPod() {
+		if movesEndpoint(vm, r) {
 			if err := s.store.SetEndpoint(tx, vm, r.Endpoint, now); err != nil {
 				return nil, err
 			}
