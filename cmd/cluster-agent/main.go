@@ -151,6 +151,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	kc.UserAgent = prog
+	// Protobuf, as Kubernetes' own controllers read: the first list of a
+	// large cluster decodes in a fraction of JSON's time and garbage (every
+	// kind the connector watches is built in, so has it).
+	kc.ContentType = "application/vnd.kubernetes.protobuf"
+	kc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	kube, err := kubernetes.NewForConfig(kc)
 	if err != nil {
 		return err

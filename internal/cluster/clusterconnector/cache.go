@@ -1,0 +1,163 @@
+package clusterconnector
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// What the informers keep. A cached Pod as the apiserver sends it is
+// several KiB (its managed fields, annotations, volumes, probes, status
+// conditions, and a Go struct of 1.9 KiB before any of its strings and
+// maps): 150,000 of them held 2 GiB. The informers' transforms keep of
+// each object only what Conventions.Map and the connector's handlers and
+// indexes read, so that the cache costs what the mapping needs.
+
+// cachedPod is a pod as the pod informer keeps it: the metadata the
+// cache's keys and the handlers read (name, namespace, resource
+// version), the node and controller the indexes read, and the rest of
+// what the mapping reads (slimPod's) as a Pod in protobuf, decoded again
+// by pod for each mapping. Protobuf holds it in a fraction of a Pod's
+// structs, and its round trip is exact for every field kept: the
+// apiserver's own wire, which the informer read it from (its times are
+// whole seconds there too).
+type cachedPod struct {
+	metav1.ObjectMeta
+	nodeName   string
+	controller types.UID
+	raw        []byte // slimPod's, without name, namespace and resource version
+}
+
+// pod is the pod as slimPod kept it.
+func (c *cachedPod) pod() (*corev1.Pod, error) {
+	p := &corev1.Pod{}
+	if err := p.Unmarshal(c.raw); err != nil {
+		return nil, fmt.Errorf("the cached pod %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	p.Name, p.Namespace, p.ResourceVersion = c.Name, c.Namespace, c.ResourceVersion
+	return p, nil
+}
+
+// cachePod is the pod informer's transform: a *corev1.Pod as a
+// *cachedPod. Anything else passes unchanged (a cachedPod again: a
+// transform must be idempotent).
+func (c Conventions) cachePod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	s := c.slimPod(p)
+	cp := &cachedPod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.ResourceVersion}, nodeName: p.Spec.NodeName}
+	if o := metav1.GetControllerOfNoCopy(p); o != nil {
+		cp.controller = o.UID
+	}
+	s.Name, s.Namespace, s.ResourceVersion = "", "", ""
+	raw, err := s.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("the pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	cp.raw = raw
+	return cp, nil
+}
+
+// slimPod is what Conventions.Map, and the connector around it, read of
+// p: every other field is left out. It shares p's strings, slices and
+// maps where it keeps them whole.
+func (c Conventions) slimPod(p *corev1.Pod) *corev1.Pod {
+	s := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+		CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
+		Labels:      only(p.Labels, c.WorkloadIDLabel, c.RevisionIDLabel, c.ProjectLabel, c.TaskLabel, c.NodePoolLabel),
+		Annotations: only(p.Annotations, c.GPUFractionAnnotation, c.GPUDevicesAnnotation, c.GPUMemoryAnnotation)}}
+	// The controller alone: the mapping reads no other owner.
+	if o := metav1.GetControllerOfNoCopy(p); o != nil {
+		s.OwnerReferences = []metav1.OwnerReference{{Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller}}
+	}
+	spec := &p.Spec
+	s.Spec = corev1.PodSpec{NodeName: spec.NodeName, PriorityClassName: spec.PriorityClassName, Tolerations: spec.Tolerations, Overhead: spec.Overhead,
+		NodeSelector: only(spec.NodeSelector, c.NodePoolLabel)}
+	for _, ct := range spec.Containers {
+		s.Spec.Containers = append(s.Spec.Containers, corev1.Container{Name: ct.Name, Image: ct.Image,
+			Resources: corev1.ResourceRequirements{Requests: ct.Resources.Requests, Limits: ct.Resources.Limits}})
+	}
+	for _, ct := range spec.InitContainers {
+		s.Spec.InitContainers = append(s.Spec.InitContainers, corev1.Container{
+			Resources: corev1.ResourceRequirements{Requests: ct.Resources.Requests, Limits: ct.Resources.Limits}})
+	}
+	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+		s.Spec.Affinity = &corev1.Affinity{NodeAffinity: slimNodeAffinity(spec.Affinity.NodeAffinity)}
+	}
+	st := &p.Status
+	s.Status = corev1.PodStatus{Phase: st.Phase, PodIP: st.PodIP, StartTime: st.StartTime}
+	for _, cond := range st.Conditions {
+		s.Status.Conditions = append(s.Status.Conditions, corev1.PodCondition{Type: cond.Type, Status: cond.Status, LastTransitionTime: cond.LastTransitionTime})
+	}
+	for _, cs := range st.ContainerStatuses {
+		k := corev1.ContainerStatus{Name: cs.Name}
+		if r := cs.State.Running; r != nil {
+			k.State.Running = &corev1.ContainerStateRunning{StartedAt: r.StartedAt}
+		}
+		if t := cs.State.Terminated; t != nil {
+			k.State.Terminated = &corev1.ContainerStateTerminated{StartedAt: t.StartedAt, FinishedAt: t.FinishedAt}
+		}
+		s.Status.ContainerStatuses = append(s.Status.ContainerStatuses, k)
+	}
+	return s
+}
+
+// slimNodeAffinity is a's terms' match expressions and preferences'
+// weights: Run:ai's terms have no matchFields.
+func slimNodeAffinity(a *corev1.NodeAffinity) *corev1.NodeAffinity {
+	out := &corev1.NodeAffinity{}
+	if req := a.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
+		out.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{}}
+		for _, t := range req.NodeSelectorTerms {
+			out.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = append(out.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms,
+				corev1.NodeSelectorTerm{MatchExpressions: t.MatchExpressions})
+		}
+	}
+	for _, pref := range a.PreferredDuringSchedulingIgnoredDuringExecution {
+		out.PreferredDuringSchedulingIgnoredDuringExecution = append(out.PreferredDuringSchedulingIgnoredDuringExecution,
+			corev1.PreferredSchedulingTerm{Weight: pref.Weight, Preference: corev1.NodeSelectorTerm{MatchExpressions: pref.Preference.MatchExpressions}})
+	}
+	return out
+}
+
+// only is m's entries under keys (nil when it has none of them).
+func only(m map[string]string, keys ...string) map[string]string {
+	var out map[string]string
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]string, len(keys))
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// slimObject is the transform of the node, namespace and ReplicaSet
+// informers: of a node its pool label, of a namespace its project label
+// (what the mapping reads, and what their handlers compare to re-send
+// their pods), of a ReplicaSet its controller (the Deployment: the
+// workload of its pods). Anything else passes unchanged.
+func (c Conventions) slimObject(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion,
+			Labels: only(o.Labels, c.NodePoolLabel)}}, nil
+	case *corev1.Namespace:
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion,
+			Labels: only(o.Labels, c.ProjectLabel)}}, nil
+	case *appsv1.ReplicaSet:
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, UID: o.UID, ResourceVersion: o.ResourceVersion}}
+		if top := metav1.GetControllerOfNoCopy(o); top != nil {
+			rs.OwnerReferences = []metav1.OwnerReference{{Kind: top.Kind, Name: top.Name, UID: top.UID, Controller: top.Controller}}
+		}
+		return rs, nil
+	}
+	return obj, nil
+}
