@@ -2,6 +2,7 @@ package clusterconnector
 
 import (
 	"fmt"
+	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,28 +17,35 @@ import (
 // each object only what Conventions.Map and the connector's handlers and
 // indexes read, so that the cache costs what the mapping needs.
 
-// cachedPod is a pod as the pod informer keeps it: the metadata the
-// cache's keys and the handlers read (name, namespace, resource
-// version), the node and controller the indexes read, and the rest of
-// what the mapping reads (slimPod's) as a Pod in protobuf, decoded again
-// by pod for each mapping. Protobuf holds it in a fraction of a Pod's
-// structs, and its round trip is exact for every field kept: the
-// apiserver's own wire, which the informer read it from (its times are
-// whole seconds there too).
+// cachedPod is a pod as the pod informer keeps it: the name, namespace
+// and resource version the cache's keys and the handlers read, the node
+// and controller the indexes read, and the rest of what the mapping reads
+// (slimPod's) as a Pod in protobuf, decoded again by pod for each
+// mapping. Protobuf holds it in a fraction of a Pod's structs, and its
+// round trip is exact for every field kept: it is the apiserver's own
+// wire, which the informer read the pod from (its times are whole seconds
+// there too). Namespaces and nodes, shared by many pods, are held once.
 type cachedPod struct {
-	metav1.ObjectMeta
-	nodeName   string
-	controller types.UID
-	raw        []byte // slimPod's, without name, namespace and resource version
+	name, resourceVersion string
+	namespace, nodeName   unique.Handle[string]
+	controller            types.UID
+	raw                   []byte // slimPod's, without name, namespace and resource version
+}
+
+// GetObjectMeta is the pod's name, namespace and resource version, for
+// the cache's keys (meta.Accessor): made for each call, so that a cached
+// pod does not carry a whole ObjectMeta (232 bytes) for three strings.
+func (c *cachedPod) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: c.name, Namespace: c.namespace.Value(), ResourceVersion: c.resourceVersion}
 }
 
 // pod is the pod as slimPod kept it.
 func (c *cachedPod) pod() (*corev1.Pod, error) {
 	p := &corev1.Pod{}
 	if err := p.Unmarshal(c.raw); err != nil {
-		return nil, fmt.Errorf("the cached pod %s/%s: %w", c.Namespace, c.Name, err)
+		return nil, fmt.Errorf("the cached pod %s/%s: %w", c.namespace.Value(), c.name, err)
 	}
-	p.Name, p.Namespace, p.ResourceVersion = c.Name, c.Namespace, c.ResourceVersion
+	p.Name, p.Namespace, p.ResourceVersion = c.name, c.namespace.Value(), c.resourceVersion
 	return p, nil
 }
 
@@ -50,7 +58,7 @@ func (c Conventions) cachePod(obj any) (any, error) {
 		return obj, nil
 	}
 	s := c.slimPod(p)
-	cp := &cachedPod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.ResourceVersion}, nodeName: p.Spec.NodeName}
+	cp := &cachedPod{name: p.Name, resourceVersion: p.ResourceVersion, namespace: unique.Make(p.Namespace), nodeName: unique.Make(p.Spec.NodeName)}
 	if o := metav1.GetControllerOfNoCopy(p); o != nil {
 		cp.controller = o.UID
 	}

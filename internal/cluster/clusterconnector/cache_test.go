@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // noisy is p with what the mapping does not read and a real pod carries,
@@ -177,8 +178,11 @@ func TestCachedPodMapsAsThePod(t *testing.T) {
 						t.Errorf("pod %d (%s, %s) with related %d maps from the cache as\n%s\nwant\n%s", i, p.Name, p.Status.Phase, j, g, w)
 					}
 				}
-				if cp.nodeName != p.Spec.NodeName || cp.Name != p.Name || cp.Namespace != p.Namespace || cp.ResourceVersion != p.ResourceVersion {
-					t.Errorf("pod %d cached as %s/%s node %q", i, cp.Namespace, cp.Name, cp.nodeName)
+				if cp.nodeName.Value() != p.Spec.NodeName || cp.name != p.Name || cp.namespace.Value() != p.Namespace || cp.resourceVersion != p.ResourceVersion {
+					t.Errorf("pod %d cached as %s/%s version %s on node %q", i, cp.namespace.Value(), cp.name, cp.resourceVersion, cp.nodeName.Value())
+				}
+				if key, err := cache.MetaNamespaceKeyFunc(cp); err != nil || key != p.Namespace+"/"+p.Name {
+					t.Errorf("pod %d: cache key %q, %v", i, key, err)
 				}
 				if o := metav1.GetControllerOf(p); o == nil && cp.controller != "" || o != nil && cp.controller != o.UID {
 					t.Errorf("pod %d: controller %q, want %v", i, cp.controller, o)

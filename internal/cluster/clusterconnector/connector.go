@@ -212,10 +212,15 @@ func (c *Connector) informers(ctx context.Context) error {
 		},
 	}
 	c.pods = cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{
-		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		cache.NamespaceIndex: func(obj any) ([]string, error) {
+			if p, ok := obj.(*cachedPod); ok {
+				return []string{p.namespace.Value()}, nil
+			}
+			return nil, nil
+		},
 		byNode: func(obj any) ([]string, error) {
-			if p, ok := obj.(*cachedPod); ok && p.nodeName != "" {
-				return []string{p.nodeName}, nil
+			if p, ok := obj.(*cachedPod); ok && p.nodeName.Value() != "" {
+				return []string{p.nodeName.Value()}, nil
 			}
 			return nil, nil
 		},
@@ -236,7 +241,7 @@ func (c *Connector) informers(ctx context.Context) error {
 		{c.pods, cache.ResourceEventHandlerFuncs{
 			AddFunc: c.podChanged,
 			UpdateFunc: func(old, obj any) {
-				if o, n := old.(*cachedPod), obj.(*cachedPod); o.ResourceVersion != n.ResourceVersion {
+				if o, n := old.(*cachedPod), obj.(*cachedPod); o.resourceVersion != n.resourceVersion {
 					c.podChanged(obj)
 				}
 			},
@@ -364,7 +369,7 @@ func (c *Connector) snapshot(ctx context.Context) error {
 	pods := make([]keyed, 0, len(objs))
 	for _, o := range objs {
 		p := o.(*cachedPod)
-		pods = append(pods, keyed{p.Namespace + "/" + p.Name, p})
+		pods = append(pods, keyed{p.namespace.Value() + "/" + p.name, p})
 	}
 	objs = nil
 	slices.SortFunc(pods, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
