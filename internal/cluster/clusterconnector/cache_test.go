@@ -67,39 +67,18 @@ func merge(a, b map[string]string) map[string]string {
 // and waiting, a deletion timestamp; each in every phase.
 func everyPod() []*corev1.Pod {
 	fraction := func() *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "eval-abc", Namespace: "runai-team-b", UID: "bbbbbbbb-0000-4000-8000-000000000002", CreationTimestamp: at(0),
-				Annotations:     map[string]string{"gpu-fraction": "0.25", "gpu-fraction-num-devices": "2"},
-				OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "eval", UID: "eeeeeeee-0000-4000-8000-000000000001", Controller: isController()}}},
-			Spec: corev1.PodSpec{NodeName: "dgx-02", NodeSelector: map[string]string{"runai/node-pool": "h100", "zone": "a"},
-				Containers: []corev1.Container{{Name: "main", Image: "eval:1"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
-				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at(3), FinishedAt: at(60)}}}}},
-		}
+		p := evalPod()
+		p.Spec.NodeSelector["zone"] = "a"
+		return p
 	}
 	memory := func() *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "notebook", Namespace: "default", UID: "bbbbbbbb-0000-4000-8000-000000000003", CreationTimestamp: at(0),
-				Labels: map[string]string{"run.ai/workload-id": "AAAAAAAA-0000-4000-8000-000000000009", "run.ai/revision-id": "ffffffff-0000-4000-8000-000000000001",
-					"runai/queue": "team-c"},
-				Annotations: map[string]string{"gpu-memory": "4000"}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "jupyter", Image: "jupyter:1"}},
-				Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
-						{Key: "runai/node-pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"l4", "t4"}}}},
-						{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1"}}}}}}},
-					PodAffinity: &corev1.PodAffinity{}}},
-			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: at(7)},
-				{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, LastTransitionTime: at(2)}}},
-		}
-	}
-	bad := func() *corev1.Pod {
-		p := trainPod()
-		delete(p.Spec.Containers[0].Resources.Requests, "nvidia.com/gpu")
-		delete(p.Spec.Containers[0].Resources.Limits, "nvidia.com/gpu")
-		p.Annotations = map[string]string{"gpu-fraction": "half"}
-		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(1)}}}
+		p := notebookPod()
+		na := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+		na.NodeSelectorTerms = append(na.NodeSelectorTerms, corev1.NodeSelectorTerm{
+			MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1"}}}})
+		p.Spec.Affinity.PodAffinity = &corev1.PodAffinity{}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: at(7)},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, LastTransitionTime: at(2)}}
 		return p
 	}
 	sink := func() *corev1.Pod {
@@ -122,7 +101,7 @@ func everyPod() []*corev1.Pod {
 		return p
 	}
 	var out []*corev1.Pod
-	for _, make := range []func() *corev1.Pod{trainPod, fraction, memory, bad, sink} {
+	for _, make := range []func() *corev1.Pod{trainPod, fraction, memory, badFractionPod, sink} {
 		for _, phase := range []corev1.PodPhase{"", corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown} {
 			p := make()
 			p.Status.Phase = phase
