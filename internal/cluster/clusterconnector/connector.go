@@ -357,7 +357,7 @@ func (c *Connector) touch(index, value string) {
 
 // snapshot sends every pod of the cache, in parts, and the deleted pods
 // not yet sent. Each part is mapped as it is sent, so that the mapped
-// cluster is never held whole (150,000 pods: hundreds of MiB more).
+// cluster (a Mapped a pod, with all its pointers) is never held whole.
 func (c *Connector) snapshot(ctx context.Context) error {
 	started := time.Now()
 	deleted := c.q.reset()
