@@ -2,6 +2,8 @@ package clusterconnector
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,7 +32,7 @@ type cachedPod struct {
 	name, resourceVersion string
 	namespace, nodeName   unique.Handle[string]
 	controller            types.UID
-	raw                   []byte // slimPod's, without name, namespace and resource version
+	raw                   []byte // slimPod's, without name, namespace and resource version, its keys coded
 }
 
 // GetObjectMeta is the pod's name, namespace and resource version, for
@@ -40,13 +42,14 @@ func (c *cachedPod) GetObjectMeta() metav1.Object {
 	return &metav1.ObjectMeta{Name: c.name, Namespace: c.namespace.Value(), ResourceVersion: c.resourceVersion}
 }
 
-// pod is the pod as slimPod kept it.
-func (c *cachedPod) pod() (*corev1.Pod, error) {
+// pod is the pod as slimPod kept it under conventions conv (cachePod's).
+func (c *cachedPod) pod(conv Conventions) (*corev1.Pod, error) {
 	p := &corev1.Pod{}
 	if err := p.Unmarshal(c.raw); err != nil {
 		return nil, fmt.Errorf("the cached pod %s/%s: %w", c.namespace.Value(), c.name, err)
 	}
 	p.Name, p.Namespace, p.ResourceVersion = c.name, c.namespace.Value(), c.resourceVersion
+	p.Labels, p.Annotations = decoded(p.Labels, conv.labelKeys()), decoded(p.Annotations, conv.annotationKeys())
 	return p, nil
 }
 
@@ -64,6 +67,7 @@ func (c Conventions) cachePod(obj any) (any, error) {
 		cp.controller = o.UID
 	}
 	s.Name, s.Namespace, s.ResourceVersion = "", "", ""
+	s.Labels, s.Annotations = coded(s.Labels, c.labelKeys()), coded(s.Annotations, c.annotationKeys())
 	raw, err := s.Marshal()
 	if err != nil {
 		return nil, fmt.Errorf("the pod %s/%s: %w", p.Namespace, p.Name, err)
@@ -78,8 +82,7 @@ func (c Conventions) cachePod(obj any) (any, error) {
 func (c Conventions) slimPod(p *corev1.Pod) *corev1.Pod {
 	s := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 		CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
-		Labels:      only(p.Labels, c.WorkloadIDLabel, c.RevisionIDLabel, c.ProjectLabel, c.TaskLabel, c.NodePoolLabel),
-		Annotations: only(p.Annotations, c.GPUFractionAnnotation, c.GPUDevicesAnnotation, c.GPUMemoryAnnotation)}}
+		Labels: only(p.Labels, c.labelKeys()...), Annotations: only(p.Annotations, c.annotationKeys()...)}}
 	// The controller alone: the mapping reads no other owner.
 	if o := metav1.GetControllerOfNoCopy(p); o != nil {
 		s.OwnerReferences = []metav1.OwnerReference{{Kind: o.Kind, Name: o.Name, UID: o.UID, Controller: o.Controller}}
@@ -130,6 +133,42 @@ func slimNodeAffinity(a *corev1.NodeAffinity) *corev1.NodeAffinity {
 	for _, pref := range a.PreferredDuringSchedulingIgnoredDuringExecution {
 		out.PreferredDuringSchedulingIgnoredDuringExecution = append(out.PreferredDuringSchedulingIgnoredDuringExecution,
 			corev1.PreferredSchedulingTerm{Weight: pref.Weight, Preference: corev1.NodeSelectorTerm{MatchExpressions: pref.Preference.MatchExpressions}})
+	}
+	return out
+}
+
+// labelKeys and annotationKeys are the pod's labels and annotations the
+// mapping reads, in the order coded numbers them.
+func (c Conventions) labelKeys() []string {
+	return []string{c.WorkloadIDLabel, c.RevisionIDLabel, c.ProjectLabel, c.TaskLabel, c.NodePoolLabel}
+}
+
+func (c Conventions) annotationKeys() []string {
+	return []string{c.GPUFractionAnnotation, c.GPUDevicesAnnotation, c.GPUMemoryAnnotation}
+}
+
+// coded is m (only's, of keys) with each key written as its position in
+// keys: a convention's name ("training.kubeflow.org/replica-type") is
+// longer than most values, and each cached pod would hold it again.
+// decoded is m as it was.
+func coded(m map[string]string, keys []string) map[string]string {
+	return recoded(m, func(k string) string { return strconv.Itoa(slices.Index(keys, k)) })
+}
+
+func decoded(m map[string]string, keys []string) map[string]string {
+	return recoded(m, func(k string) string {
+		i, _ := strconv.Atoi(k)
+		return keys[i]
+	})
+}
+
+func recoded(m map[string]string, key func(string) string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[key(k)] = v
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package clusterconnector
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -147,7 +148,7 @@ func TestCachedPodMapsAsThePod(t *testing.T) {
 					t.Fatalf("pod %d: the transform of a cached pod answered %v, %v: want it unchanged", i, again, err)
 				}
 				cp := obj.(*cachedPod)
-				kept, err := cp.pod()
+				kept, err := cp.pod(c)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -187,10 +188,13 @@ func TestTransformsKeepOnlyWhatTheMappingReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := obj.(*cachedPod)
+	if bytes.Contains(cp.raw, []byte("training.kubeflow.org/replica-type")) || bytes.Contains(cp.raw, []byte("gpu-memory")) {
+		t.Errorf("the cached pod holds the conventions' names: %q", cp.raw)
+	}
 	if len(cp.raw) > 2048 || len(whole) < 3*64<<10 {
 		t.Errorf("the cached pod is %d bytes, the whole pod %d: want at most 2 KiB kept of over 192 KiB", len(cp.raw), len(whole))
 	}
-	kept, err := cp.pod()
+	kept, err := cp.pod(c)
 	if err != nil {
 		t.Fatal(err)
 	}

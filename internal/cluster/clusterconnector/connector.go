@@ -332,7 +332,7 @@ func (c *Connector) podDeleted(obj any) {
 	if !ok {
 		return
 	}
-	p, err := cp.pod()
+	p, err := cp.pod(c.cfg.Conventions)
 	if err != nil {
 		c.cfg.Log.Error("deleted pod left out", "err", err)
 		return
@@ -468,7 +468,7 @@ func ignoreCanceled(err error) error {
 
 // mapCached is mapPod of a cached pod.
 func (c *Connector) mapCached(cp *cachedPod, deletedAt *time.Time) (Mapped, bool) {
-	p, err := cp.pod()
+	p, err := cp.pod(c.cfg.Conventions)
 	if err != nil {
 		c.cfg.Log.Error("pod left out", "err", err)
 		return Mapped{}, false

@@ -424,7 +424,7 @@ func TestConnectorAgainstKubeAPIServer(t *testing.T) {
 			t.Fatalf("the pod is not cached: %v", err)
 		}
 		cp := obj.(*cachedPod)
-		kept, err := cp.pod()
+		kept, err := cp.pod(c.cfg.Conventions)
 		if err != nil {
 			t.Fatal(err)
 		}
