@@ -238,8 +238,15 @@ func (c *Connector) informers(ctx context.Context) error {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
 	}{
-		{c.pods, cache.ResourceEventHandlerFuncs{
-			AddFunc: c.podChanged,
+		// An add of an informer's first list queues nothing: the first
+		// snapshot, which waits for every handler's sync, sends it (150,000
+		// keys queued only to be dropped by its reset).
+		{c.pods, cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, first bool) {
+				if !first {
+					c.podChanged(obj)
+				}
+			},
 			UpdateFunc: func(old, obj any) {
 				if o, n := old.(*cachedPod), obj.(*cachedPod); o.resourceVersion != n.resourceVersion {
 					c.podChanged(obj)
@@ -249,8 +256,12 @@ func (c *Connector) informers(ctx context.Context) error {
 		}},
 		{c.nodes, labelsChanged(func(n metav1.Object) { c.touch(byNode, n.GetName()) })},
 		{c.namespaces, labelsChanged(func(n metav1.Object) { c.touch(cache.NamespaceIndex, n.GetName()) })},
-		{c.rsets, cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { c.touch(byOwner, string(obj.(*appsv1.ReplicaSet).UID)) },
+		{c.rsets, cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, first bool) {
+				if !first {
+					c.touch(byOwner, string(obj.(*appsv1.ReplicaSet).UID))
+				}
+			},
 			UpdateFunc: func(old, obj any) {
 				o, n := old.(*appsv1.ReplicaSet), obj.(*appsv1.ReplicaSet)
 				if !slices.EqualFunc(o.OwnerReferences, n.OwnerReferences, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
@@ -261,9 +272,10 @@ func (c *Connector) informers(ctx context.Context) error {
 	}
 	// Synced is each handler's, not each informer's: an informer has synced
 	// once its first list is in its cache, while its handlers may still
-	// be handed that list's adds. Those would queue every pod again after
-	// the snapshot's reset, and the snapshot would be sent a second time as
-	// deltas (150,000 pods: minutes of deltas ahead of the first change).
+	// be handed that list's adds. The snapshot comes after them, so that
+	// what they queue after its reset is only what changed since (were
+	// those adds queued, the snapshot would be sent a second time as
+	// deltas: 150,000 pods, minutes of deltas ahead of the first change).
 	var synced []cache.InformerSynced
 	for _, h := range handlers {
 		reg, err := h.inf.AddEventHandler(h.h)
@@ -285,8 +297,9 @@ func (c *Connector) informers(ctx context.Context) error {
 	return nil
 }
 
-// labelsChanged calls touch when an object is added, deleted, or its
-// labels change (a node's pool, a namespace's project).
+// labelsChanged calls touch when an object is added (but in its
+// informer's first list), deleted, or its labels change (a node's pool, a
+// namespace's project).
 func labelsChanged(touch func(metav1.Object)) cache.ResourceEventHandler {
 	meta := func(obj any) metav1.Object {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -295,9 +308,9 @@ func labelsChanged(touch func(metav1.Object)) cache.ResourceEventHandler {
 		m, _ := obj.(metav1.Object)
 		return m
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if m := meta(obj); m != nil {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, first bool) {
+			if m := meta(obj); m != nil && !first {
 				touch(m)
 			}
 		},
