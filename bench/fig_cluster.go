@@ -612,8 +612,8 @@ func (cr *clusterRun) steady(ctx context.Context, changes int) error {
 		float64(server.Microseconds())/float64(changes), polls.Load(), backendsNote(r.engine, backends, changes, "change")))
 	r.rep.Set(ClusterFigure, rowClusterLag, r.engine, fmt.Sprintf("%s / %s (%d samples, polled every %s)",
 		ms(lat.Quantile(0.5)), ms(lat.Quantile(0.99)), len(lags), lagPoll))
-	r.rep.Set(ClusterFigure, rowClusterConnector, r.engine, fmt.Sprintf("initial sync %.1f s CPU; %.0f µs per change; resident %d MiB",
-		cr.syncAgentCPU.Seconds(), float64(agentCPU.Microseconds())/float64(changes), mem.RSS>>20))
+	r.rep.Set(ClusterFigure, rowClusterConnector, r.engine, fmt.Sprintf("initial sync %.1f s CPU; %.0f µs per change; resident %d MiB (%.1f KiB a pod), peak %d MiB",
+		cr.syncAgentCPU.Seconds(), float64(agentCPU.Microseconds())/float64(changes), mem.RSS>>20, float64(mem.RSS)/1024/float64(c.ClusterPods), mem.Peak>>20))
 	return nil
 }
 

@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -151,6 +152,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	kc.UserAgent = prog
+	// Protobuf, as Kubernetes' own controllers read: the first list of a
+	// large cluster decodes in a fraction of JSON's time and garbage (every
+	// kind the connector watches is built in, so has it).
+	kc.ContentType = "application/vnd.kubernetes.protobuf"
+	kc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	kube, err := kubernetes.NewForConfig(kc)
 	if err != nil {
 		return err
@@ -163,7 +169,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return c.Run(ctx)
 }
 
+// gcPercent is the connector's GOGC unless the environment sets one. Its
+// heap is nearly all its caches, which live as long as it does, and it
+// allocates little once synced (a change's mapping and its batch): Go's
+// default, collecting at twice the live heap, would hold as much again as
+// the caches in garbage. At 1.5× the resident memory follows the cluster
+// more closely for a few more collections while it syncs.
+const gcPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {

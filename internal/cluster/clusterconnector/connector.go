@@ -170,14 +170,15 @@ func (c *Connector) Run(ctx context.Context) error {
 
 // informers starts the caches and waits for their first lists.
 func (c *Connector) informers(ctx context.Context) error {
-	opts := []informers.SharedInformerOption{}
+	// Each informer keeps only what the mapping reads (cache.go).
+	opts := []informers.SharedInformerOption{informers.WithTransform(c.cfg.Conventions.slimObject)}
 	if c.cfg.Namespace != "" {
 		opts = append(opts, informers.WithNamespace(c.cfg.Namespace))
 	}
 	// No informer resync: each would send every pod again as a delta;
 	// Resync sends them as a snapshot instead.
 	f := informers.NewSharedInformerFactoryWithOptions(c.kube, 0, opts...)
-	all := informers.NewSharedInformerFactory(c.kube, 0) // nodes are cluster-wide
+	all := informers.NewSharedInformerFactoryWithOptions(c.kube, 0, informers.WithTransform(c.cfg.Conventions.slimObject)) // nodes are cluster-wide
 	c.rsets = f.Apps().V1().ReplicaSets().Informer()
 	c.nodes = all.Core().V1().Nodes().Informer()
 	c.namespaces = all.Core().V1().Namespaces().Informer()
@@ -211,30 +212,43 @@ func (c *Connector) informers(ctx context.Context) error {
 		},
 	}
 	c.pods = cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{
-		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		cache.NamespaceIndex: func(obj any) ([]string, error) {
+			if p, ok := obj.(*cachedPod); ok {
+				return []string{p.namespace.Value()}, nil
+			}
+			return nil, nil
+		},
 		byNode: func(obj any) ([]string, error) {
-			if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
-				return []string{p.Spec.NodeName}, nil
+			if p, ok := obj.(*cachedPod); ok && p.nodeName.Value() != "" {
+				return []string{p.nodeName.Value()}, nil
 			}
 			return nil, nil
 		},
 		byOwner: func(obj any) ([]string, error) {
-			if p, ok := obj.(*corev1.Pod); ok {
-				if o := metav1.GetControllerOfNoCopy(p); o != nil {
-					return []string{string(o.UID)}, nil
-				}
+			if p, ok := obj.(*cachedPod); ok && p.controller != "" {
+				return []string{string(p.controller)}, nil
 			}
 			return nil, nil
 		},
 	}})
+	if err := c.pods.SetTransform(c.cfg.Conventions.cachePod); err != nil {
+		return err
+	}
 	handlers := []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
 	}{
-		{c.pods, cache.ResourceEventHandlerFuncs{
-			AddFunc: c.podChanged,
+		// An add of an informer's first list queues nothing: the first
+		// snapshot, which waits for every handler's sync, sends it (150,000
+		// keys queued only to be dropped by its reset).
+		{c.pods, cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, first bool) {
+				if !first {
+					c.podChanged(obj)
+				}
+			},
 			UpdateFunc: func(old, obj any) {
-				if o, n := old.(*corev1.Pod), obj.(*corev1.Pod); o.ResourceVersion != n.ResourceVersion {
+				if o, n := old.(*cachedPod), obj.(*cachedPod); o.resourceVersion != n.resourceVersion {
 					c.podChanged(obj)
 				}
 			},
@@ -242,8 +256,12 @@ func (c *Connector) informers(ctx context.Context) error {
 		}},
 		{c.nodes, labelsChanged(func(n metav1.Object) { c.touch(byNode, n.GetName()) })},
 		{c.namespaces, labelsChanged(func(n metav1.Object) { c.touch(cache.NamespaceIndex, n.GetName()) })},
-		{c.rsets, cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { c.touch(byOwner, string(obj.(*appsv1.ReplicaSet).UID)) },
+		{c.rsets, cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, first bool) {
+				if !first {
+					c.touch(byOwner, string(obj.(*appsv1.ReplicaSet).UID))
+				}
+			},
 			UpdateFunc: func(old, obj any) {
 				o, n := old.(*appsv1.ReplicaSet), obj.(*appsv1.ReplicaSet)
 				if !slices.EqualFunc(o.OwnerReferences, n.OwnerReferences, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
@@ -254,9 +272,10 @@ func (c *Connector) informers(ctx context.Context) error {
 	}
 	// Synced is each handler's, not each informer's: an informer has synced
 	// once its first list is in its cache, while its handlers may still
-	// be handed that list's adds. Those would queue every pod again after
-	// the snapshot's reset, and the snapshot would be sent a second time as
-	// deltas (150,000 pods: minutes of deltas ahead of the first change).
+	// be handed that list's adds. The snapshot comes after them, so that
+	// what they queue after its reset is only what changed since (were
+	// those adds queued, the snapshot would be sent a second time as
+	// deltas: 150,000 pods, minutes of deltas ahead of the first change).
 	var synced []cache.InformerSynced
 	for _, h := range handlers {
 		reg, err := h.inf.AddEventHandler(h.h)
@@ -278,8 +297,9 @@ func (c *Connector) informers(ctx context.Context) error {
 	return nil
 }
 
-// labelsChanged calls touch when an object is added, deleted, or its
-// labels change (a node's pool, a namespace's project).
+// labelsChanged calls touch when an object is added (but in its
+// informer's first list), deleted, or its labels change (a node's pool, a
+// namespace's project).
 func labelsChanged(touch func(metav1.Object)) cache.ResourceEventHandler {
 	meta := func(obj any) metav1.Object {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -288,9 +308,9 @@ func labelsChanged(touch func(metav1.Object)) cache.ResourceEventHandler {
 		m, _ := obj.(metav1.Object)
 		return m
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if m := meta(obj); m != nil {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, first bool) {
+			if m := meta(obj); m != nil && !first {
 				touch(m)
 			}
 		},
@@ -321,8 +341,13 @@ func (c *Connector) podDeleted(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	p, ok := obj.(*corev1.Pod)
+	cp, ok := obj.(*cachedPod)
 	if !ok {
+		return
+	}
+	p, err := cp.pod(c.cfg.Conventions)
+	if err != nil {
+		c.cfg.Log.Error("deleted pod left out", "err", err)
 		return
 	}
 	if p.DeletionTimestamp != nil && p.DeletionTimestamp.Time.Before(at) {
@@ -344,29 +369,53 @@ func (c *Connector) touch(index, value string) {
 }
 
 // snapshot sends every pod of the cache, in parts, and the deleted pods
-// not yet sent.
+// not yet sent. Each part is mapped as it is sent, so that the mapped
+// cluster (a Mapped a pod, with all its pointers) is never held whole.
 func (c *Connector) snapshot(ctx context.Context) error {
 	started := time.Now()
 	deleted := c.q.reset()
 	objs := c.pods.GetStore().List()
-	pods := make([]*corev1.Pod, 0, len(objs))
+	type keyed struct {
+		key string
+		pod *cachedPod
+	}
+	pods := make([]keyed, 0, len(objs))
 	for _, o := range objs {
-		pods = append(pods, o.(*corev1.Pod))
+		p := o.(*cachedPod)
+		pods = append(pods, keyed{p.namespace.Value() + "/" + p.name, p})
 	}
-	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name) })
-	var mapped []Mapped
-	for _, p := range pods {
-		mapped = c.appendPod(mapped, p, nil)
+	objs = nil
+	slices.SortFunc(pods, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	// next is the next pod mapped (the cache's by namespace/name, then the
+	// deleted ones), false after the last: the pods mapPod leaves out
+	// are skipped.
+	i, j := 0, 0
+	next := func() (Mapped, bool) {
+		for ; i < len(pods); i++ {
+			if m, ok := c.mapCached(pods[i].pod, nil); ok {
+				i++
+				return m, true
+			}
+		}
+		for ; j < len(deleted); j++ {
+			at := deleted[j].at
+			if m, ok := c.mapPod(deleted[j].pod, &at); ok {
+				j++
+				return m, true
+			}
+		}
+		return Mapped{}, false
 	}
-	for _, g := range deleted {
-		at := g.at
-		mapped = c.appendPod(mapped, g.pod, &at)
-	}
-	parts := 0
-	for i := 0; i == 0 || i < len(mapped); i += c.cfg.BatchPods {
-		part := mapped[i:min(i+c.cfg.BatchPods, len(mapped))]
+	parts, sent := 0, 0
+	m, more := next()
+	for first := true; first || more; first = false {
+		part := make([]Mapped, 0, c.cfg.BatchPods)
+		for more && len(part) < c.cfg.BatchPods {
+			part = append(part, m)
+			m, more = next()
+		}
 		b := c.batch(clusterbatch.KindSnapshot, part)
-		b.More = i+c.cfg.BatchPods < len(mapped)
+		b.More = more
 		a, err := c.send.send(ctx, b)
 		if errors.Is(err, errRefused) {
 			// Its last part would mark the refused part's pods deleted: the
@@ -378,9 +427,10 @@ func (c *Connector) snapshot(ctx context.Context) error {
 			return ignoreCanceled(err)
 		}
 		parts++
+		sent += len(part)
 		if !b.More {
 			c.Snapshots.Add(1)
-			c.cfg.Log.Info("snapshot sent", "pods", len(mapped), "parts", parts, "sequence", a.Sequence, "deleted", a.PodsDeleted,
+			c.cfg.Log.Info("snapshot sent", "pods", sent, "parts", parts, "sequence", a.Sequence, "deleted", a.PodsDeleted,
 				"took", time.Since(started).Round(time.Millisecond))
 		}
 	}
@@ -394,14 +444,18 @@ func (c *Connector) delta(ctx context.Context) error {
 	for _, k := range keys {
 		if g, ok := deleted[k]; ok {
 			at := g.at
-			mapped = c.appendPod(mapped, g.pod, &at)
+			if m, ok := c.mapPod(g.pod, &at); ok {
+				mapped = append(mapped, m)
+			}
 			continue
 		}
 		obj, ok, err := c.pods.GetStore().GetByKey(k)
 		if err != nil || !ok {
 			continue // deleted since: its deletion is queued under its UID
 		}
-		mapped = c.appendPod(mapped, obj.(*corev1.Pod), nil)
+		if m, ok := c.mapCached(obj.(*cachedPod), nil); ok {
+			mapped = append(mapped, m)
+		}
 	}
 	if len(mapped) == 0 {
 		return nil
@@ -425,11 +479,21 @@ func ignoreCanceled(err error) error {
 	return err
 }
 
-// appendPod appends p to mapped, mapped with what the caches know of it
-// and checked as the server will check it: a pod whose resources the
-// server would refuse is sent without them, and one it would refuse even
-// so is left out, so one bad pod never holds up its batch.
-func (c *Connector) appendPod(mapped []Mapped, p *corev1.Pod, deletedAt *time.Time) []Mapped {
+// mapCached is mapPod of a cached pod.
+func (c *Connector) mapCached(cp *cachedPod, deletedAt *time.Time) (Mapped, bool) {
+	p, err := cp.pod(c.cfg.Conventions)
+	if err != nil {
+		c.cfg.Log.Error("pod left out", "err", err)
+		return Mapped{}, false
+	}
+	return c.mapPod(p, deletedAt)
+}
+
+// mapPod is p mapped with what the caches know of it and checked as the
+// server will check it: a pod whose resources the server would refuse is
+// sent without them, and one it would refuse even so is left out (false),
+// so one bad pod never holds up its batch.
+func (c *Connector) mapPod(p *corev1.Pod, deletedAt *time.Time) (Mapped, bool) {
 	r := Related{ClusterID: c.cfg.ClusterID, DeletedAt: deletedAt}
 	if p.Spec.NodeName != "" {
 		if obj, ok, _ := c.nodes.GetStore().GetByKey(p.Spec.NodeName); ok {
@@ -452,14 +516,14 @@ func (c *Connector) appendPod(mapped []Mapped, p *corev1.Pod, deletedAt *time.Ti
 		m.Pod.RequestedResources, m.Pod.AllocatedResources = nil, nil
 		if again := clusterbatch.CheckPod("pod", &m.Pod); again != nil {
 			c.cfg.Log.Error("pod left out: the server would refuse it", "pod", p.Namespace+"/"+p.Name, "id", m.Pod.ID, "err", again)
-			return mapped
+			return Mapped{}, false
 		}
 		c.cfg.Log.Warn("pod's resources left out: the server would refuse them", "pod", p.Namespace+"/"+p.Name, "err", err)
 	}
-	return append(mapped, m)
+	return m, true
 }
 
-// batch is the pods (checked by appendPod) with their workloads and
+// batch is the pods (checked by mapPod) with their workloads and
 // projects, each once.
 func (c *Connector) batch(kind string, pods []Mapped) *clusterbatch.Batch {
 	// Every list is sent, empty or not: the API's document has none nullable.

@@ -3,12 +3,14 @@ package clusterconnector
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -355,4 +357,123 @@ func TestConnectorAgainstKubeAPIServer(t *testing.T) {
 			t.Errorf("a refused snapshot was retried:\n%s", h.log.String())
 		}
 	})
+
+	// The informers keep only what the mapping reads, read in protobuf
+	// as cluster-agent reads: a pod with a 100 KiB annotation and managed
+	// fields is cached in under a KiB, and maps from the cache exactly as
+	// the apiserver's whole pod, node, namespace and ReplicaSet map.
+	t.Run("caches", func(t *testing.T) {
+		cfg := rest.CopyConfig(kc.Config)
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		pb, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const ns, node = "conn-cache", "gpu-cache"
+		big := strings.Repeat("x", 100<<10)
+		if _, err := kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node,
+			Labels: map[string]string{"runai/node-pool": "h200", "zone": "b"}, Annotations: map[string]string{"big": big}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns,
+			Labels: map[string]string{"runai/queue": "team-z", "env": "prod"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := kube.AppsV1().ReplicaSets(ns).Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "train-5c", Annotations: map[string]string{"big": big},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "train", UID: "aaaaaaaa-0000-4000-8000-0000000000c1", Controller: new(true)}}},
+			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "train"}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "train"}},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "train:1"}}}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := noisy(trainPod())
+		p.Namespace, p.UID, p.CreationTimestamp, p.DeletionTimestamp, p.Finalizers = ns, "", metav1.Time{}, nil, nil
+		p.Spec.NodeName, p.Spec.Overhead, p.Spec.PriorityClassName = node, nil, "" // no RuntimeClass nor PriorityClass here
+		p.Labels["runai/node-pool"] = "h200"                                       // a label holds no list
+		p.Annotations["gpu-fraction"], p.Annotations["big"] = "0.5", big
+		p.OwnerReferences[1].Name, p.OwnerReferences[1].UID, p.OwnerReferences[1].APIVersion = rs.Name, rs.UID, "apps/v1"
+		p.OwnerReferences[0].UID = "99999999-0000-4000-8000-0000000000c2"
+		status := p.Status
+		p.Status = corev1.PodStatus{}
+		made, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made.Status = status
+		if _, err := kube.CoreV1().Pods(ns).UpdateStatus(ctx, made, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+
+		c, err := New(pb, Config{Server: "http://127.0.0.1:1", ClusterID: clusterA, Credential: constant("gpgcl_x"), Conventions: RunaiConventions(),
+			Namespace: ns, Log: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if err := c.informers(runCtx); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := kube.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, ok, err := c.pods.GetStore().GetByKey(ns + "/" + p.Name)
+		if err != nil || !ok {
+			t.Fatalf("the pod is not cached: %v", err)
+		}
+		cp := obj.(*cachedPod)
+		kept, err := cp.pod(c.cfg.Conventions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole.ManagedFields) == 0 || whole.Size() < 300<<10 || len(cp.raw) > 1024 {
+			t.Errorf("the apiserver's pod is %d bytes with %d managed fields; the cache keeps %d bytes: want at most 1 KiB of over 300 KiB",
+				whole.Size(), len(whole.ManagedFields), len(cp.raw))
+		}
+		if len(kept.ManagedFields) != 0 || mustJSON(kept.Annotations) != `{"gpu-fraction":"0.5"}` || len(kept.Labels) != 2 ||
+			len(kept.OwnerReferences) != 1 || kept.Spec.Containers[0].Env != nil || kept.Spec.Volumes != nil || kept.Status.Conditions != nil && kept.Status.Conditions[0].Message != "" {
+			t.Errorf("the cache keeps what the mapping does not read: %s", mustJSON(kept))
+		}
+		wholeNode, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wholeNS, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached := func(s interface {
+			GetByKey(string) (any, bool, error)
+		}, key string) any {
+			obj, ok, err := s.GetByKey(key)
+			if err != nil || !ok {
+				t.Fatalf("%s is not cached: %v", key, err)
+			}
+			return obj
+		}
+		cNode, cNS, cRS := cached(c.nodes.GetStore(), node).(*corev1.Node), cached(c.namespaces.GetStore(), ns).(*corev1.Namespace),
+			cached(c.rsets.GetStore(), ns+"/"+rs.Name).(*appsv1.ReplicaSet)
+		if mustJSON(cNode.Labels) != `{"runai/node-pool":"h200"}` || cNode.Annotations != nil || cNode.ManagedFields != nil ||
+			mustJSON(cNS.Labels) != `{"runai/queue":"team-z"}` || cNS.ManagedFields != nil || cRS.Annotations != nil || cRS.ManagedFields != nil ||
+			len(cRS.OwnerReferences) != 1 || cRS.Spec.Template.Spec.Containers != nil {
+			t.Errorf("the caches keep more than the mapping reads: %s %s %s", mustJSON(cNode), mustJSON(cNS), mustJSON(cRS))
+		}
+		want := c.cfg.Conventions.Map(whole, Related{ClusterID: clusterA, Node: wholeNode, Namespace: wholeNS, ReplicaSet: &rs.ObjectMeta})
+		got, ok := c.mapCached(cp, nil)
+		if g, w := mustJSON(got), mustJSON(want); !ok || g != w {
+			t.Errorf("the cached pod maps as\n%s\nwant\n%s", g, w)
+		}
+		if want.Workload.ID != "aaaaaaaa-0000-4000-8000-0000000000c1" || *want.Pod.CurrentNodePool != "h200" || want.Project.ID != "team-z" ||
+			*want.Pod.RequestedResources.GPU.Request != 2 || want.Pod.Containers[0].StartedAt == nil {
+			t.Errorf("the whole pod maps as %s", mustJSON(want))
+		}
+		cancel()
+		deadline := time.Now().Add(5 * time.Second)
+		for connectorGoroutines() != "" && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
 }

@@ -58,6 +58,47 @@ func trainPod() *corev1.Pod {
 	}
 }
 
+// evalPod is a Job's pod, completed, asking for a quarter of each of two
+// GPUs.
+func evalPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "eval-abc", Namespace: "runai-team-b", UID: "bbbbbbbb-0000-4000-8000-000000000002", CreationTimestamp: at(0),
+			Annotations:     map[string]string{"gpu-fraction": "0.25", "gpu-fraction-num-devices": "2"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "eval", UID: "eeeeeeee-0000-4000-8000-000000000001", Controller: isController()}}},
+		Spec: corev1.PodSpec{NodeName: "dgx-02", NodeSelector: map[string]string{"runai/node-pool": "h100"},
+			Containers: []corev1.Container{{Name: "main", Image: "eval:1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at(3), FinishedAt: at(60)}}}}},
+	}
+}
+
+// notebookPod is a bare pod, pending and unbound, whose labels name its
+// workload, revision and project, asking for GPU memory.
+func notebookPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "notebook", Namespace: "default", UID: "bbbbbbbb-0000-4000-8000-000000000003", CreationTimestamp: at(0),
+			Labels: map[string]string{"run.ai/workload-id": "AAAAAAAA-0000-4000-8000-000000000009", "run.ai/revision-id": "ffffffff-0000-4000-8000-000000000001",
+				"runai/queue": "team-c"},
+			Annotations: map[string]string{"gpu-memory": "4000"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "jupyter", Image: "jupyter:1"}},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+					{Key: "runai/node-pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"l4", "t4"}}}}}}}}},
+	}
+}
+
+// badFractionPod is trainPod pending, without whole GPUs, its GPU
+// fraction annotation unreadable.
+func badFractionPod() *corev1.Pod {
+	p := trainPod()
+	delete(p.Spec.Containers[0].Resources.Requests, "nvidia.com/gpu")
+	delete(p.Spec.Containers[0].Resources.Limits, "nvidia.com/gpu")
+	p.Annotations = map[string]string{"gpu-fraction": "half"}
+	p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(1)}}}
+	return p
+}
+
 var trainRS = &metav1.ObjectMeta{Name: "train-7d9f", UID: "dddddddd-0000-4000-8000-000000000001",
 	OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "train", UID: "aaaaaaaa-0000-4000-8000-000000000001", Controller: isController()}}}
 
@@ -96,17 +137,7 @@ func TestMap(t *testing.T) {
 		wantP: `{"id":"runai-team-a","name":"runai-team-a"}`,
 	}, {
 		name: "a Job's pod, completed, deleted; project from the namespace's queue label; fractional GPU on two devices",
-		pod: func() *corev1.Pod {
-			return &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "eval-abc", Namespace: "runai-team-b", UID: "bbbbbbbb-0000-4000-8000-000000000002", CreationTimestamp: at(0),
-					Annotations:     map[string]string{"gpu-fraction": "0.25", "gpu-fraction-num-devices": "2"},
-					OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "eval", UID: "eeeeeeee-0000-4000-8000-000000000001", Controller: isController()}}},
-				Spec: corev1.PodSpec{NodeName: "dgx-02", NodeSelector: map[string]string{"runai/node-pool": "h100"},
-					Containers: []corev1.Container{{Name: "main", Image: "eval:1"}}},
-				Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
-					State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{StartedAt: at(3), FinishedAt: at(60)}}}}},
-			}
-		},
+		pod:  evalPod,
 		related: Related{ClusterID: cluster, Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dgx-02"}},
 			Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "runai-team-b", Labels: map[string]string{"runai/queue": "team-b"}}},
 			DeletedAt: func() *time.Time { d := t0.Add(90 * time.Second); return &d }()},
@@ -120,19 +151,8 @@ func TestMap(t *testing.T) {
 		wantW: `{"id":"eeeeeeee-0000-4000-8000-000000000001","name":"eval","projectId":"team-b"}`,
 		wantP: `{"id":"team-b","name":"team-b"}`,
 	}, {
-		name: "a bare pod, pending and unbound, its own workload; labels name workload, revision and project; GPU memory",
-		pod: func() *corev1.Pod {
-			return &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "notebook", Namespace: "default", UID: "bbbbbbbb-0000-4000-8000-000000000003", CreationTimestamp: at(0),
-					Labels: map[string]string{"run.ai/workload-id": "AAAAAAAA-0000-4000-8000-000000000009", "run.ai/revision-id": "ffffffff-0000-4000-8000-000000000001",
-						"runai/queue": "team-c"},
-					Annotations: map[string]string{"gpu-memory": "4000"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "jupyter", Image: "jupyter:1"}},
-					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-						NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
-							{Key: "runai/node-pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"l4", "t4"}}}}}}}}},
-			}
-		},
+		name:    "a bare pod, pending and unbound, its own workload; labels name workload, revision and project; GPU memory",
+		pod:     notebookPod,
 		related: Related{ClusterID: cluster},
 		want: `{"name":"notebook","id":"bbbbbbbb-0000-4000-8000-000000000003","workloadId":"aaaaaaaa-0000-4000-8000-000000000009",
 			"revisionId":"ffffffff-0000-4000-8000-000000000001","projectId":"team-c","task":null,"clusterId":"` + cluster + `","nodeName":null,
@@ -145,16 +165,8 @@ func TestMap(t *testing.T) {
 		wantW: `{"id":"aaaaaaaa-0000-4000-8000-000000000009","name":"notebook","projectId":"team-c"}`,
 		wantP: `{"id":"team-c","name":"team-c"}`,
 	}, {
-		name: "a bad annotation is a problem, the pod still reported; a ReplicaSet not known is the workload",
-		pod: func() *corev1.Pod {
-			p := trainPod()
-			delete(p.Spec.Containers[0].Resources.Requests, "nvidia.com/gpu")
-			delete(p.Spec.Containers[0].Resources.Limits, "nvidia.com/gpu")
-			p.Annotations = map[string]string{"gpu-fraction": "half"}
-			p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
-				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(1)}}}
-			return p
-		},
+		name:    "a bad annotation is a problem, the pod still reported; a ReplicaSet not known is the workload",
+		pod:     badFractionPod,
 		related: Related{ClusterID: cluster},
 		problem: `annotation gpu-fraction/gpu-fraction-num-devices: "half" is no GPU fraction: a decimal above 0 and at most 1, 0.5 for half a GPU`,
 		wantW:   `{"id":"dddddddd-0000-4000-8000-000000000001","name":"train-7d9f","projectId":"runai-team-a"}`,
