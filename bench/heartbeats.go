@@ -18,7 +18,7 @@ import (
 // A fleet of node agents heartbeating as they do between changes: every
 // node of 8 healthy GPUs runs one VM on 2 of them, and every heartbeat
 // says the same (the same samples, the VM running and ready). Figure 12
-// and BenchmarkHeartbeatFleet (internal/httpapi) send them through the
+// and BenchmarkHeartbeatFleet (bench/heartbeat_bench_test.go) send them through the
 // whole HTTP surface with each node's own credential.
 
 // HeartbeatAgent is one node of the fleet as its agent knows it.

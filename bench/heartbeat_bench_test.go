@@ -1,4 +1,4 @@
-package httpapi_test
+package bench_test
 
 import (
 	"context"
