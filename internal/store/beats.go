@@ -54,32 +54,37 @@ type BeatGPU struct {
 // the node as a full report would have left it.
 func (s *Store) RecordBeat(ctx context.Context, b Beat) (nodeID, agentVersion string, ok bool, err error) {
 	update, args := beatUpdate(b)
-	db := s.WithContext(ctx)
+	values, vargs := beatSamples(b)
 	var rows []struct {
 		ID           string
 		AgentVersion string
 	}
-	values, vargs := beatSamples(b)
-	if s.Dialect == Postgres && values != "" {
+	if s.Dialect == Postgres {
 		// One statement: the samples are written only to the node the
 		// update found.
-		err = db.Raw("WITH n AS ("+update+"), "+values+", s AS ("+sampleUpdate+"FROM n, v WHERE gpus.node_id = n.id AND "+sampleChanged+
-			" RETURNING gpus.id) SELECT id, agent_version FROM n", append(append(args, vargs...), b.At)...).Scan(&rows).Error
-	} else {
-		err = db.Raw(update, args...).Scan(&rows).Error
-	}
-	if err != nil || len(rows) == 0 {
-		return "", "", false, err
-	}
-	if s.Dialect != Postgres && values != "" {
-		// A second statement (SQLite has no update in a WITH): were it
-		// lost, the next heartbeat's samples still differ from the stored
-		// ones and are written then.
-		err := db.Exec("WITH "+values+" "+sampleUpdate+"FROM v WHERE gpus.node_id = ? AND "+sampleChanged,
-			append(vargs, b.At, rows[0].ID)...).Error
-		if err != nil {
+		q, qargs := update, args
+		if values != "" {
+			q = "WITH n AS (" + update + "), " + values + ", s AS (" + sampleUpdate + "FROM n, v WHERE gpus.node_id = n.id AND " + sampleChanged +
+				" RETURNING gpus.id) SELECT id, agent_version FROM n"
+			qargs = append(append(args, vargs...), b.At)
+		}
+		if err := s.WithContext(ctx).Raw(q, qargs...).Scan(&rows).Error; err != nil || len(rows) == 0 {
 			return "", "", false, err
 		}
+		return rows[0].ID, rows[0].AgentVersion, true, nil
+	}
+	// SQLite has no update in a WITH: the samples are a second statement,
+	// in one transaction with the node's write, so that a heartbeat is
+	// filed whole or not at all.
+	err = s.InTx(ctx, func(tx *Txn) error {
+		if err := tx.db.Raw(update, args...).Scan(&rows).Error; err != nil || len(rows) == 0 || values == "" {
+			return err
+		}
+		return tx.db.Exec("WITH "+values+" "+sampleUpdate+"FROM v WHERE gpus.node_id = ? AND "+sampleChanged,
+			append(vargs, b.At, rows[0].ID)...).Error
+	})
+	if err != nil || len(rows) == 0 {
+		return "", "", false, err
 	}
 	return rows[0].ID, rows[0].AgentVersion, true, nil
 }
