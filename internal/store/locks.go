@@ -43,7 +43,8 @@ package store
 // nodes Candidates answers (nodes.go), inserts its row pending, then
 // locks the node it chose (the restart's lock order above: the VM row —
 // its own, new, which no one else can see yet — then node rows by id, then fabric
-// rows by id; TryLockNode passes over a node another holds, and a node
+// rows by id; its locking snapshot read (SnapshotScope.SkipLocked) passes
+// over a node another holds, and a node
 // given up is let go in a savepoint, Try, before the next is locked, so it
 // holds one node lock at a time) and applies create-placed or
 // create-queued to it; the scheduler locks one pending row, skipping a row
