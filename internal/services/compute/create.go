@@ -289,7 +289,7 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	var res *Result
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
 		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(),
-			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen}
+			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen, reads: s.reads}
 		var err error
 		res, err = c.run(caller.OrganizationID, id)
 		return err
@@ -401,6 +401,9 @@ type create struct {
 	// its node and before it locks it, where a racing transaction can
 	// take the node.
 	onChosen func(nodeID string)
+	// reads is the Service's: a first candidate read is shared with the
+	// creates that want the same at once.
+	reads *candidateReads
 }
 
 func (c *create) run(orgID, id string) (*Result, error) {
@@ -587,9 +590,17 @@ func (ch *choice) nodes() []string {
 func (c *create) choose(req *placement.Request, tried []string, fleet bool) (*choice, error) {
 	sp := c.sp
 	if !fleet {
-		ids, err := c.st.Candidates(c.tx, store.CandidateQuery{GPUModelID: req.GPUModel.ID, GPUs: req.GPUCount,
+		q := store.CandidateQuery{GPUModelID: req.GPUModel.ID, GPUs: req.GPUCount,
 			HostShare: !req.Pod, CPUCores: req.CPUCores, RAMGb: req.RAMGb, DiskGb: req.DiskGb,
-			ClusterID: sp.cluster, NodePool: sp.pool, Exclude: tried, Limit: candidateLimit})
+			ClusterID: sp.cluster, NodePool: sp.pool, Exclude: tried, Limit: candidateLimit}
+		read := func() ([]string, error) { return c.st.Candidates(c.tx, q) }
+		var ids []string
+		var err error
+		if len(tried) == 0 && c.reads != nil {
+			ids, err = c.reads.read(q, read)
+		} else {
+			ids, err = read()
+		}
 		if err != nil {
 			return nil, err
 		}
