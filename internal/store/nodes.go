@@ -176,8 +176,8 @@ type CandidateQuery struct {
 // Candidates answers the ids of at most q.Limit online nodes that have
 // q.GPUs healthy, free GPUs of q.GPUModelID (and, with q.HostShare, the
 // free CPU, RAM and disk), the most allocated first: one aggregate
-// statement, so a create reads a snapshot of a few nodes instead of the
-// whole fleet.
+// statement, so a create locks and reads a few nodes instead of reading
+// the whole fleet.
 //
 // The order is placement.MostAllocated's, computed by the database in the
 // same IEEE double arithmetic, ties by name (byte order on both engines):

@@ -305,11 +305,12 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 // Only when that many are lost does it answer 503 VM_NODE_BUSY.
 const maxNodeTries = 3
 
-// candidateLimit is how many of the best candidate nodes a create reads a
-// snapshot of: the ones it tries in turn, passing over a node another
-// transaction holds locked. Beyond the database's conditions only the
-// agent-version and InfiniBand-address filters can refuse one; when they
-// refuse all, the whole fleet is read.
+// candidateLimit is how many of the best candidate nodes a create reads:
+// the ones it tries in turn, each locked by the read of its snapshot,
+// passing over a node another transaction holds locked. Beyond the
+// database's conditions only the agent-version and InfiniBand-address
+// filters can refuse one (under its lock); when they refuse all, the whole
+// fleet is read.
 const candidateLimit = 8
 
 // maxRounds bounds how often a create reads candidates afresh when all
