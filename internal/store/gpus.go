@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
+
+	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
 )
@@ -216,6 +219,33 @@ func (s *Store) ClaimGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) e
 		return ErrClaimLost
 	}
 	return nil
+}
+
+// ClaimFreeGPUs makes vmID, a row inserted in this transaction that holds
+// nothing yet, hold exactly the GPUs ids of node nodeID and model modelID,
+// and answers them as they are after the claim, by index: one conditional
+// UPDATE … RETURNING, whose rows must number len(ids), else ErrClaimLost
+// (as ClaimGPUs; there is nothing of vmID's to let go of first, nor to read
+// back after).
+func (s *Store) ClaimFreeGPUs(tx *Txn, vmID, nodeID, modelID string, ids []string) ([]*models.GPU, error) {
+	held := []*models.GPU{}
+	if len(ids) == 0 {
+		return held, nil
+	}
+	res := tx.db.Model(&held).Clauses(clause.Returning{}).
+		Where("id IN ? AND node_id = ? AND model_id = ? AND health = ? AND holder_vm_id IS NULL",
+			ids, nodeID, modelID, models.GPUHealthy).
+		Update("holder_vm_id", vmID)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected != int64(len(ids)) || len(held) != len(ids) {
+		slog.Warn("GPU claim lost a race; replaying", "vm", vmID, "node", nodeID,
+			"wanted", len(ids), "claimed", res.RowsAffected)
+		return nil, ErrClaimLost
+	}
+	slices.SortFunc(held, func(a, b *models.GPU) int { return a.Index - b.Index })
+	return held, nil
 }
 
 // HeldGPUs reads the GPUs vmID holds, by node and index; never nil.

@@ -36,6 +36,10 @@ type Change struct {
 	// for the row still tears down (its node is told stop), holding
 	// nothing meanwhile (handed_over). Only Apply hands over.
 	Handover bool
+	// Fresh: the row was inserted in this same transaction (a create), so
+	// it has no volume yet and none is read or let go of before its first
+	// is bound.
+	Fresh bool
 }
 
 // ErrTransitionNotAllowed answers a change whose transition does not apply
@@ -436,7 +440,7 @@ func (s *Store) applyToVolume(db *gorm.DB, vm *models.VM, t models.Transition, c
 		if ch.Move != nil {
 			node = ch.Move.NodeID
 		}
-		return bindVolume(db, vm, node, vm.Generation+1, now)
+		return bindVolume(db, vm, node, vm.Generation+1, now, ch.Fresh)
 	case t.To == models.VMRunning && vm.Status == models.VMDeploying:
 		return volumeBinding{}, volumeUsed(db, vm.ID)
 	}

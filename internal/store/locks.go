@@ -41,11 +41,12 @@ package store
 // The statements of a create and of the scheduler (packages compute and
 // scheduler), run inside InTx transactions. A create chooses among the
 // nodes Candidates answers (nodes.go), inserts its row pending, then
-// locks the node it chose (the restart's lock order above: the VM row —
-// its own, new, which no one else can see yet — then node rows by id, then fabric
-// rows by id; TryLockNode passes over a node another holds, and a node
-// given up is let go in a savepoint, Try, before the next is locked, so it
-// holds one node lock at a time) and applies create-placed or
+// locks the candidates in turn (the restart's lock order above: the VM
+// row — its own, new, which no one else can see yet — then node rows by
+// id, then fabric rows by id): the read of a candidate's snapshot locks it
+// (SnapshotScope.SkipLocked) and passes over a node another holds, and a
+// node given up is let go in a savepoint, Try, before the next is locked,
+// so it holds one node lock at a time; then it applies create-placed or
 // create-queued to it; the scheduler locks one pending row, skipping a row
 // another replica holds, then its node, the same way.
 

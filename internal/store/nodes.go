@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
 )
@@ -177,8 +176,8 @@ type CandidateQuery struct {
 // Candidates answers the ids of at most q.Limit online nodes that have
 // q.GPUs healthy, free GPUs of q.GPUModelID (and, with q.HostShare, the
 // free CPU, RAM and disk), the most allocated first: one aggregate
-// statement, so a create reads a snapshot of a few nodes instead of the
-// whole fleet.
+// statement, so a create locks and reads a few nodes instead of reading
+// the whole fleet.
 //
 // The order is placement.MostAllocated's, computed by the database in the
 // same IEEE double arithmetic, ties by name (byte order on both engines):
@@ -241,26 +240,6 @@ func (s *Store) Candidates(tx *Txn, q CandidateQuery) ([]string, error) {
 		Order("gpu_score DESC, host_score DESC, name").Limit(max(q.Limit, 1)).
 		Scan(&ids).Error
 	return ids, err
-}
-
-// TryLockNode locks node id for the transaction unless another holds its
-// lock: FOR UPDATE SKIP LOCKED on PostgreSQL, answering false at once
-// instead of waiting. A create passes over a node another create (or a
-// restart, stop, the scheduler) is claiming rather than queueing behind
-// it, so concurrent creates spread over the best nodes instead of all
-// waiting for the one they all chose. It never waits, so it cannot
-// deadlock, whatever locks the transaction holds. On SQLite the
-// transaction already holds the one write lock: true when the node exists.
-func (s *Store) TryLockNode(tx *Txn, id string) (bool, error) {
-	q := tx.db.Model(&models.Node{}).Select("id").Where("id = ?", id)
-	if s.Dialect == Postgres {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
-	}
-	var ids []string
-	if err := q.Scan(&ids).Error; err != nil {
-		return false, err
-	}
-	return len(ids) == 1, nil
 }
 
 // LockNodeByID locks and reads node id; nil when there is none.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"gpugraph/models"
 )
@@ -62,6 +63,13 @@ type SnapshotScope struct {
 	// LockFabrics reads the fabric rows FOR UPDATE before their holders are
 	// counted (the node rows are the caller's to lock first).
 	LockFabrics bool
+	// SkipLocked locks the node rows as it reads them, in the same
+	// statement: FOR UPDATE SKIP LOCKED on PostgreSQL, so that a node
+	// another transaction holds locked is left out of the snapshot (with
+	// its GPUs and holders) instead of waited for. It never waits, so it
+	// cannot deadlock. On SQLite the transaction holds the one write lock
+	// already: every node of NodeIDs is read.
+	SkipLocked bool
 	// AddressHolders reads who holds the fabrics' addresses: the request is
 	// a pod of an InfiniBand-enabled organization.
 	AddressHolders bool
@@ -103,7 +111,11 @@ func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
 	// directly: a whole fleet's GPUs are most of what a snapshot of every
 	// node reads, and gorm's reflection per column cost more than the
 	// statement (BenchmarkOffers).
-	err := scanEach(within(tx.db.Model(&models.Node{}).Select(snapshotNodeColumns), "id").Order("id"), func(r rowScanner) error {
+	nodes := within(tx.db.Model(&models.Node{}).Select(snapshotNodeColumns), "id").Order("id")
+	if scope.SkipLocked && s.Dialect == Postgres {
+		nodes = nodes.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+	}
+	err := scanEach(nodes, func(r rowScanner) error {
 		var n models.Node
 		if err := r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.NodePool, &n.Status, &n.AgentVersion, &n.FabricID,
 			&n.CPUCores, &n.RAMGb, &n.DiskGb, &n.LeavingAt); err != nil {
@@ -114,6 +126,16 @@ func (s *Store) Snapshot(tx *Txn, scope SnapshotScope) (*Snapshot, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if scope.SkipLocked && ids != nil {
+		// Only the nodes locked: the others are another transaction's.
+		if len(snap.Nodes) == 0 {
+			return snap, nil
+		}
+		ids = make([]string, len(snap.Nodes))
+		for i, n := range snap.Nodes {
+			ids[i] = n.ID
+		}
 	}
 	err = scanEach(within(tx.db.Model(&models.GPU{}).Select(snapshotGPUColumns), "node_id").Order("node_id, idx"), func(r rowScanner) error {
 		var g models.GPU

@@ -28,24 +28,27 @@ type volumeBinding struct {
 // bindVolume binds the run of vm that gen starts on node nodeID to its
 // volume: the row's live one when it is on that node, else a fresh one
 // made there (a live one elsewhere is deleted first: one node holds it,
-// and the row left it). A row without a disk or volume binds none.
-func bindVolume(db *gorm.DB, vm *models.VM, nodeID string, gen int, now time.Time) (volumeBinding, error) {
+// and the row left it). A row without a disk or volume binds none. A
+// fresh row (inserted in this transaction) has none: nothing is read.
+func bindVolume(db *gorm.DB, vm *models.VM, nodeID string, gen int, now time.Time, fresh bool) (volumeBinding, error) {
 	size := vm.VolumeSizeGb()
 	if size <= 0 || nodeID == "" {
 		return volumeBinding{}, nil
 	}
 	var held []models.Volume
-	if err := db.Where("vm_id = ?", vm.ID).Order("created_at, id").Find(&held).Error; err != nil {
-		return volumeBinding{}, err
-	}
-	for _, v := range held {
-		if v.DeletedAt == nil && v.NodeID == nodeID {
-			return volumeBinding{ID: v.ID}, nil
+	if !fresh { // a row inserted in this transaction has no volume yet
+		if err := db.Where("vm_id = ?", vm.ID).Order("created_at, id").Find(&held).Error; err != nil {
+			return volumeBinding{}, err
 		}
-	}
-	if err := db.Model(&models.Volume{}).Where("vm_id = ? AND deleted_at IS NULL", vm.ID).
-		Update("deleted_at", now).Error; err != nil {
-		return volumeBinding{}, err
+		for _, v := range held {
+			if v.DeletedAt == nil && v.NodeID == nodeID {
+				return volumeBinding{ID: v.ID}, nil
+			}
+		}
+		if err := db.Model(&models.Volume{}).Where("vm_id = ? AND deleted_at IS NULL", vm.ID).
+			Update("deleted_at", now).Error; err != nil {
+			return volumeBinding{}, err
+		}
 	}
 	id := volumeName(vm.ID, gen, held)
 	v := models.Volume{ID: id, OrganizationID: vm.OrganizationID, VMID: vm.ID, NodeID: nodeID, SizeGb: size,
@@ -122,7 +125,7 @@ func writeVolumes(db *gorm.DB, vms []models.VM, now time.Time) error {
 			vm.StatusReason == models.ReasonNodeRemoved {
 			continue
 		}
-		b, err := bindVolume(db, vm, *vm.NodeID, vm.Generation, now)
+		b, err := bindVolume(db, vm, *vm.NodeID, vm.Generation, now, false)
 		if err != nil {
 			return err
 		}

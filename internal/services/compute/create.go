@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"slices"
 	"time"
 
 	"gpugraph/internal/agent/agentapi"
@@ -290,7 +289,7 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	var res *Result
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
 		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(),
-			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen}
+			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen, reads: s.reads}
 		var err error
 		res, err = c.run(caller.OrganizationID, id)
 		return err
@@ -306,11 +305,12 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 // Only when that many are lost does it answer 503 VM_NODE_BUSY.
 const maxNodeTries = 3
 
-// candidateLimit is how many of the best candidate nodes a create reads a
-// snapshot of: the ones it tries in turn, passing over a node another
-// transaction holds locked. Beyond the database's conditions only the
-// agent-version and InfiniBand-address filters can refuse one; when they
-// refuse all, the whole fleet is read.
+// candidateLimit is how many of the best candidate nodes a create reads:
+// the ones it tries in turn, each locked by the read of its snapshot,
+// passing over a node another transaction holds locked. Beyond the
+// database's conditions only the agent-version and InfiniBand-address
+// filters can refuse one (under its lock); when they refuse all, the whole
+// fleet is read.
 const candidateLimit = 8
 
 // maxRounds bounds how often a create reads candidates afresh when all
@@ -402,6 +402,9 @@ type create struct {
 	// its node and before it locks it, where a racing transaction can
 	// take the node.
 	onChosen func(nodeID string)
+	// reads is the Service's: a first candidate read is shared with the
+	// creates that want the same at once.
+	reads *candidateReads
 }
 
 func (c *create) run(orgID, id string) (*Result, error) {
@@ -425,7 +428,7 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	}
 	vm := sp.row(id, orgID, m, c.now)
 	req := requestOf(vm, m, org.InfinibandEnabled)
-	ch, err := c.choose(req, nil)
+	ch, err := c.choose(req, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -444,10 +447,12 @@ func (c *create) run(orgID, id string) (*Result, error) {
 	return c.place(vm, m, req, ch)
 }
 
-// place places the inserted row vm on ch's node, or on the next best when
-// another transaction holds that node's lock or took what it had free,
-// reading candidates afresh when those read are all tried; it queues the
-// row (pending) when ch is a refusal and the request may queue.
+// place places the inserted row vm on the first of ch's candidates that
+// its claim takes, passing over those another transaction holds locked and
+// those its filters refuse under the lock, reading candidates afresh when
+// those read are all passed over; on ch's node when ch was chosen over
+// the whole fleet; it queues the row (pending) when ch is a refusal and the
+// request may queue.
 func (c *create) place(vm *models.VM, m *models.GPUModel, req *placement.Request, ch *choice) (*Result, error) {
 	var tried []string
 	lost, rounds := 0, 1
@@ -455,26 +460,31 @@ func (c *create) place(vm *models.VM, m *models.GPUModel, req *placement.Request
 		if ch.refusal != nil {
 			return c.queue(vm, m, req, ch.refusal)
 		}
-		node := ch.p.Node.ID
-		res, err := c.claim(vm, m, req, node, ch.fleet)
-		switch {
-		case errors.Is(err, errMoved):
-			// A racing create took it: try the next best, up to
-			// maxNodeTries nodes lost, before answering 503.
-			if lost++; lost == maxNodeTries {
-				return nil, err
+		// Whether a candidate was passed over for its lock alone: the next
+		// candidates then may fit; else every candidate read failed a
+		// filter, and the whole fleet is read for Place's exact answer.
+		locked := false
+		for _, node := range ch.nodes() {
+			res, err := c.claim(vm, m, req, node, ch.fleet)
+			switch {
+			case errors.Is(err, errMoved):
+				// A racing create took it: try the next best, up to
+				// maxNodeTries nodes lost, before answering 503.
+				if lost++; lost == maxNodeTries {
+					return nil, err
+				}
+			case errors.Is(err, errClaimed):
+				locked = true
+			case !errors.Is(err, errRefused):
+				return res, err
 			}
-		case !errors.Is(err, errClaimed):
-			return res, err
-		}
-		tried = append(tried, node)
-		if ch.next(c.fw, req) {
-			continue
+			tried = append(tried, node)
 		}
 		if rounds++; rounds > maxRounds {
 			return nil, errMoved
 		}
-		if ch, err = c.choose(req, tried); err != nil {
+		var err error
+		if ch, err = c.choose(req, tried, !ch.fleet && !locked); err != nil {
 			return nil, err
 		}
 	}
@@ -518,84 +528,88 @@ func (c *create) pendingBound(vm *models.VM) error {
 
 // claim locks node and places vm there on what the lock shows, inside a
 // savepoint, so that a node given up is let go before the next is locked
-// (one node lock at a time). A node another transaction holds locked is
-// errClaimed, passed over without waiting, unless it was chosen over the
-// whole fleet (fleet), which waits for it as a restart does.
+// (one node lock at a time). A candidate is locked by the read of its
+// snapshot (store.SnapshotScope.SkipLocked): one another transaction holds
+// locked is errClaimed, passed over without waiting, and one that fails a
+// filter under its lock is errRefused. A node chosen over the whole fleet
+// (fleet) is waited for, as a restart waits, and one that changed since is
+// errMoved.
 func (c *create) claim(vm *models.VM, m *models.GPUModel, req *placement.Request, node string, fleet bool) (*Result, error) {
 	if c.onChosen != nil {
 		c.onChosen(node)
 	}
 	var res *Result
 	err := c.st.Try(c.tx, func() error {
-		switch ok, err := c.st.TryLockNode(c.tx, node); {
-		case err != nil:
-			return err
-		case !ok && !fleet:
-			return errClaimed
-		case !ok:
+		if fleet {
 			if err := c.st.LockNodes(c.tx, []string{node}); err != nil {
 				return err
 			}
 		}
 		var err error
-		res, err = claimLocked(c.st, c.tx, vm, m, req, c.fw, node,
-			store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageScheduled}, c.now)
+		res, err = claimNode(c.st, c.tx, vm, m, req, c.fw, node,
+			store.Change{Transition: models.CreatePlaced, Actor: c.actor, Stage: stageScheduled, Fresh: true}, c.now, !fleet)
+		switch {
+		case fleet:
+		case errors.Is(err, errMoved):
+			return errRefused
+		case errors.Is(err, errNotRead):
+			return errClaimed
+		}
 		return err
 	})
 	return res, err
 }
 
-// choice is where a create goes: the best node of those read (p), or the
-// refusal of every node.
+// choice is where a create goes: the best candidates the database found,
+// in its order, or the best node of the whole fleet (p), or the refusal of
+// every node.
 type choice struct {
-	nodes   []*placement.NodeInfo
-	p       placement.Placement
-	refusal *placement.Status
+	candidates []string
+	p          placement.Placement
+	refusal    *placement.Status
 	// fleet: chosen from a snapshot of every node (no candidate passed).
 	fleet bool
 }
 
-// next moves a candidate choice to the best of the candidates read that
-// is not yet tried; false when none is left that passes (or the choice
-// was the fleet's, whose next must be read afresh).
-func (ch *choice) next(fw *placement.Framework, req *placement.Request) bool {
+// nodes are the nodes to claim in turn.
+func (ch *choice) nodes() []string {
 	if ch.fleet {
-		return false
+		return []string{ch.p.Node.ID}
 	}
-	ch.nodes = slices.DeleteFunc(ch.nodes, func(n *placement.NodeInfo) bool { return n == ch.p.Node })
-	p, st := fw.Place(req, ch.nodes)
-	ch.p = p
-	return st == nil
+	return ch.candidates
 }
 
-// choose picks the node for req from snapshots read without locks: first
-// of the best few candidates the database finds (store.Candidates: online,
-// the GPUs and host share free, most allocated first; tried ones left
-// out), which is Place's choice over every node; when none of them passes
-// every filter, of the whole fleet, so that a refusal's "0/N nodes can
-// take it" counts every node under its reason, and a request no node
-// could ever hold, or a cluster or node pool no node is in, is refused as
-// before.
-func (c *create) choose(req *placement.Request, tried []string) (*choice, error) {
+// choose picks the nodes for req: the best few candidates the database
+// finds (store.Candidates: online, the GPUs and host share free, most
+// allocated first, which is Place's order; tried ones left out), to be
+// claimed in turn, each checked by every filter under its lock; when there
+// is none, or when fleet (every candidate of the last round failed a
+// filter the database does not run), Place's choice over a snapshot of the
+// whole fleet, so that a refusal's "0/N nodes can take it" counts every
+// node under its reason, and a request no node could ever hold, or a
+// cluster or node pool no node is in, is refused as before.
+func (c *create) choose(req *placement.Request, tried []string, fleet bool) (*choice, error) {
 	sp := c.sp
-	ib := req.Pod && req.InfiniBand
-	ids, err := c.st.Candidates(c.tx, store.CandidateQuery{GPUModelID: req.GPUModel.ID, GPUs: req.GPUCount,
-		HostShare: !req.Pod, CPUCores: req.CPUCores, RAMGb: req.RAMGb, DiskGb: req.DiskGb,
-		ClusterID: sp.cluster, NodePool: sp.pool, Exclude: tried, Limit: candidateLimit})
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) > 0 {
-		snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{NodeIDs: ids, AddressHolders: ib})
+	if !fleet {
+		q := store.CandidateQuery{GPUModelID: req.GPUModel.ID, GPUs: req.GPUCount,
+			HostShare: !req.Pod, CPUCores: req.CPUCores, RAMGb: req.RAMGb, DiskGb: req.DiskGb,
+			ClusterID: sp.cluster, NodePool: sp.pool, Exclude: tried, Limit: candidateLimit}
+		read := func() ([]string, error) { return c.st.Candidates(c.tx, q) }
+		var ids []string
+		var err error
+		if len(tried) == 0 && c.reads != nil {
+			ids, err = c.reads.read(q, read)
+		} else {
+			ids, err = read()
+		}
 		if err != nil {
 			return nil, err
 		}
-		nodes := NodeInfos(snap)
-		if p, st := c.fw.Place(req, nodes); st == nil {
-			return &choice{nodes: nodes, p: p}, nil
+		if len(ids) > 0 {
+			return &choice{candidates: ids}, nil
 		}
 	}
-	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: ib})
+	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: req.Pod && req.InfiniBand})
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +621,7 @@ func (c *create) choose(req *placement.Request, tried []string) (*choice, error)
 		return nil, Refusal(st, req.Pod)
 	}
 	p, st := c.fw.Place(req, nodes)
-	return &choice{nodes: nodes, p: p, refusal: st, fleet: true}, nil
+	return &choice{p: p, refusal: st, fleet: true}, nil
 }
 
 // row is the new VM's row, pending: what the request chose and what the
@@ -659,28 +673,53 @@ func claimOn(st *store.Store, tx *store.Txn, vm *models.VM, m *models.GPUModel, 
 // errMoved.
 func claimLocked(st *store.Store, tx *store.Txn, vm *models.VM, m *models.GPUModel, req *placement.Request,
 	fw *placement.Framework, nodeID string, ch store.Change, now time.Time) (*Result, error) {
+	return claimNode(st, tx, vm, m, req, fw, nodeID, ch, now, false)
+}
+
+// errNotRead says that claimNode's locking read left its node out: another
+// transaction holds it locked.
+var errNotRead = errors.New("compute: the node is locked by another transaction")
+
+// claimNode is claimLocked; with lock, the node's snapshot is read under
+// its lock taken by the same statement, skipping a node another
+// transaction holds (errNotRead). A fresh row (ch.Fresh: inserted in this
+// transaction, holding nothing) claims free GPUs only, read back by the
+// claim itself.
+func claimNode(st *store.Store, tx *store.Txn, vm *models.VM, m *models.GPUModel, req *placement.Request,
+	fw *placement.Framework, nodeID string, ch store.Change, now time.Time, lock bool) (*Result, error) {
 	snap, err := st.Snapshot(tx, store.SnapshotScope{NodeIDs: []string{nodeID}, LockFabrics: req.Pod && req.InfiniBand,
-		AddressHolders: req.Pod && req.InfiniBand})
+		AddressHolders: req.Pod && req.InfiniBand, SkipLocked: lock})
 	if err != nil {
 		return nil, err
 	}
 	infos := NodeInfos(snap)
+	if lock && len(infos) == 0 {
+		return nil, errNotRead
+	}
 	if len(infos) != 1 || fw.CheckOwnNode(req, infos[0]) != nil {
 		return nil, errMoved
 	}
-	if err := st.ClaimGPUs(tx, vm.ID, nodeID, m.ID, placement.PickGPUs(req, infos[0])); err != nil {
-		if errors.Is(err, store.ErrClaimLost) {
-			return nil, errMoved
-		}
+	picked := placement.PickGPUs(req, infos[0])
+	var gpus []*models.GPU
+	if ch.Fresh {
+		gpus, err = st.ClaimFreeGPUs(tx, vm.ID, nodeID, m.ID, picked)
+	} else {
+		err = st.ClaimGPUs(tx, vm.ID, nodeID, m.ID, picked)
+	}
+	if errors.Is(err, store.ErrClaimLost) {
+		return nil, errMoved
+	}
+	if err != nil {
 		return nil, err
 	}
 	ch.Move = &store.Move{NodeID: nodeID}
 	if _, err := st.Apply(tx, vm, ch, now); err != nil {
 		return nil, err
 	}
-	gpus, err := st.HeldGPUs(tx, vm.ID)
-	if err != nil {
-		return nil, err
+	if gpus == nil {
+		if gpus, err = st.HeldGPUs(tx, vm.ID); err != nil {
+			return nil, err
+		}
 	}
 	return &Result{VM: vm, GPUs: gpus, Model: m}, nil
 }

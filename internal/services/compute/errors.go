@@ -20,8 +20,15 @@ const ManagedByServing = "serving"
 var errMoved = errors.New("compute: the snapshot changed under the lock")
 
 // errClaimed says that another transaction holds the lock of the node a
-// create chose (store.TryLockNode): it is passed over, not waited on.
+// create chose (store.SnapshotScope.SkipLocked): it is passed over, not
+// waited on.
 var errClaimed = errors.New("compute: another transaction is claiming the node")
+
+// errRefused says that a candidate a create locked fails a filter under its
+// lock (one the database does not run, as the agent's version, or the node
+// changed since the candidates were read): it is passed over, as Place
+// passes over a node its filters reject.
+var errRefused = errors.New("compute: the candidate fails a filter under its lock")
 
 func kind(vm *models.VM) string {
 	if vm.IsPod() {

@@ -29,10 +29,15 @@ type Service struct {
 	// onChosen, set by tests only (SetChosenHook), runs after each create
 	// chose its node and before it locks it.
 	onChosen func(nodeID string)
+	// reads shares a candidate read among the creates that want it at
+	// once (candidateReads); nil shares none.
+	reads *candidateReads
 }
 
 // New is the restart service over st.
-func New(st *store.Store) *Service { return &Service{store: st, MaxPending: DefaultMaxPending} }
+func New(st *store.Store) *Service {
+	return &Service{store: st, MaxPending: DefaultMaxPending, reads: &candidateReads{}}
+}
 
 // Result is a VM after a successful restart, with what its answer shows
 // besides its row.
