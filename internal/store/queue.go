@@ -127,7 +127,8 @@ const queueLock int32 = 0x71756575 // "queu"
 // one organization, on any replica, never both take its last place. The
 // lock is a transaction-level advisory lock on PostgreSQL, taken only by
 // creates that found no room, after the quota row and with no node locked
-// (the nodes a create gave up were let go), and before the event log's;
+// (the nodes a create gave up were let go), and before the event logs'
+// (taken at the transaction's tail);
 // SQLite's one writer serializes them already.
 func (s *Store) CountQueued(tx *Txn, orgID, exceptVMID string) (int, error) {
 	if s.Dialect == Postgres {
