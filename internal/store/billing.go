@@ -132,7 +132,7 @@ func (s *Store) StandingOf(tx *Txn, orgID string) (*Standing, error) {
 // last holder's event), and notifies the subscribers of every replica at
 // commit.
 func (s *Store) AppendBillingEvent(tx *Txn, e *models.BillingEvent) error {
-	if err := s.advisoryLock(tx.db, billingLogLock, billingKey(e.OrganizationID)); err != nil {
+	if err := s.advisoryLock(tx.db, billingLogLock, orgKey(e.OrganizationID)); err != nil {
 		return err
 	}
 	if err := tx.db.Raw("SELECT COALESCE(MAX(seq), 0) + 1 FROM billing_events WHERE organization_id = ?", e.OrganizationID).

@@ -119,7 +119,7 @@ const (
 	// nodeLogLock (key 0) orders node_events' ids: held to commit from
 	// before the id is drawn.
 	nodeLogLock = 0x6770756e // "gpun"
-	// billingLogLock, with the organization's key (billingKey), orders
+	// billingLogLock, with the organization's key (orgKey), orders
 	// its billing events' seqs.
 	billingLogLock = 0x67707562 // "gpub"
 	// eventLogLock is the one lock every append took before decision
@@ -138,10 +138,11 @@ func (s *Store) advisoryLock(db *gorm.DB, class, key int32) error {
 	return db.Exec("SELECT pg_advisory_xact_lock(?, ?)", class, key).Error
 }
 
-// billingKey is organization orgID's key of billingLogLock: a hash, so two
+// orgKey is organization orgID's key in a class of advisory locks taken
+// per organization (billingLogLock, queueLock): a hash, so two
 // organizations may share one lock, which only makes one wait for the
 // other.
-func billingKey(orgID string) int32 {
+func orgKey(orgID string) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(orgID))
 	return int32(h.Sum32())
