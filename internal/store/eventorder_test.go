@@ -14,8 +14,9 @@ import (
 // Many writers append to the event logs at once, while readers resume each
 // log from the last cursor they read, as a subscriber does with after: an
 // organization's vmEvents by seq (several writers in one organization,
-// and transactions that append to two organizations in either order), the
-// node log by id, and one VM's events by id (metering's cursor). A reader
+// and transactions that append to two organizations in either order), an
+// organization's billingEvents by seq (two writers of one organization),
+// the node log by id, and one VM's events by id (metering's cursor). A reader
 // never sees a cursor below one it saw, so an event that committed after
 // a greater cursor was read would be missed: each organization's seqs must
 // come 1, 2, 3 … with no gap at every read, and at the end every reader
@@ -117,8 +118,16 @@ func TestEventLogsResumeInCommitOrder(t *testing.T) {
 						return
 					}
 					if w%2 == 1 {
-						if err := st.InTx(ctx, func(tx *store.Txn) error { return nodeEvent(tx, w, r) }); err != nil {
-							t.Errorf("writer %d node event %d: %v", w, r, err)
+						// A billing event (o-a's from two writers) and a
+						// node event in one transaction.
+						if err := st.InTx(ctx, func(tx *store.Txn) error {
+							if err := st.AppendBillingEvent(tx, &models.BillingEvent{OrganizationID: orgOf(w),
+								Kind: models.BillingLowBalance, At: store.Now()}); err != nil {
+								return err
+							}
+							return nodeEvent(tx, w, r)
+						}); err != nil {
+							t.Errorf("writer %d billing and node event %d: %v", w, r, err)
 							return
 						}
 					}
@@ -128,7 +137,7 @@ func TestEventLogsResumeInCommitOrder(t *testing.T) {
 
 		// The readers, each resuming from its last cursor in pages of 3.
 		var reading sync.WaitGroup
-		last := make([]int64, len(orgs))
+		last, lastBilling := make([]int64, len(orgs)), make([]int64, len(orgs))
 		var lastNode, lastVM int64
 		seenNodes, seenVM := map[int64]bool{}, map[int64]bool{}
 		read := func(name string, once func() (bool, error)) {
@@ -170,6 +179,16 @@ func TestEventLogsResumeInCommitOrder(t *testing.T) {
 				}
 				return len(evs) > 0, err
 			})
+			read("billingEvents of "+o, func() (bool, error) {
+				evs, err := st.BillingEvents(ctx, o, lastBilling[i], 3)
+				for _, e := range evs {
+					if e.Seq != lastBilling[i]+1 {
+						return false, fmt.Errorf("read billing seq %d after %d: an event committed out of order", e.Seq, lastBilling[i])
+					}
+					lastBilling[i] = e.Seq
+				}
+				return len(evs) > 0, err
+			})
 		}
 		read("nodeEvents", func() (bool, error) {
 			evs, err := st.NodeEventsAfter(ctx, nil, lastNode, 3)
@@ -200,6 +219,11 @@ func TestEventLogsResumeInCommitOrder(t *testing.T) {
 		for i, want := range []int64{4*rounds + rounds/2, 2 * rounds, 2*rounds + rounds/2} {
 			if last[i] != want {
 				t.Errorf("%s: read through seq %d, want %d", orgs[i], last[i], want)
+			}
+		}
+		for i, want := range []int64{2 * rounds, rounds, rounds} {
+			if lastBilling[i] != want {
+				t.Errorf("%s: read through billing seq %d, want %d", orgs[i], lastBilling[i], want)
 			}
 		}
 		var nodeIDs []int64
