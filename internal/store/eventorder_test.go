@@ -243,3 +243,55 @@ func TestEventLogsResumeInCommitOrder(t *testing.T) {
 		}
 	})
 }
+
+// Events wait at the transaction's tail until its commit: a savepoint
+// rolled back (Try whose fn failed) drops the events it appended with the
+// row it wrote, and one that held keeps them, numbered as if the dropped
+// ones never were.
+func TestTryDropsTheEventsOfWhatItUndid(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		storetest.Exec(t, st, `INSERT INTO organizations (id, name, tenant_id) VALUES ('o', 'o', 1)`)
+		storetest.Exec(t, st, `INSERT INTO vms (id, name, organization_id, status) VALUES ('vm-a', 'vm-a', 'o', 'running'), ('vm-b', 'vm-b', 'o', 'running')`)
+		undone := fmt.Errorf("given up")
+		leave := func(tx *store.Txn, id string) error {
+			vm, err := st.LockVM(tx, "o", id)
+			if err != nil {
+				return err
+			}
+			now := store.Now()
+			_, err = st.Apply(tx, vm, store.Change{Transition: models.NodeLeaving,
+				Actor: models.Actor{Kind: models.ActorSweep}, Detail: models.LeavingDetail(now)}, now)
+			return err
+		}
+		err := st.InTx(ctx, func(tx *store.Txn) error {
+			if err := st.Try(tx, func() error {
+				if err := leave(tx, "vm-a"); err != nil {
+					return err
+				}
+				return undone
+			}); err != undone {
+				return fmt.Errorf("try: %v, want %v", err, undone)
+			}
+			return st.Try(tx, func() error { return leave(tx, "vm-b") })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := st.EventsAfter(ctx, "o", nil, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].VMID != "vm-b" || evs[0].Seq != 1 {
+			for _, e := range evs {
+				t.Logf("event %s seq %d", e.VMID, e.Seq)
+			}
+			t.Fatalf("%d events, want vm-b's alone, seq 1", len(evs))
+		}
+		var reason string
+		storetest.Scan(t, st, &reason, "SELECT status_reason FROM vms WHERE id = 'vm-a'")
+		if reason != "" {
+			t.Errorf("vm-a's statusReason %q: the undone transition was kept", reason)
+		}
+	})
+}
