@@ -124,12 +124,15 @@ func (s *Store) StandingOf(tx *Txn, orgID string) (*Standing, error) {
 }
 
 // AppendBillingEvent appends e to its organization's billing events, as
-// the last write of tx: under the event log's lock (held to the commit, so
-// events commit in the order their ids are drawn, as the live feed's
-// readers need) it draws e's Seq, the greatest of its organization's plus
-// one, and notifies the subscribers of every replica at commit.
+// the last write of tx: under its organization's billing lock (held to the
+// commit, so one organization's events commit in the order their seqs are
+// drawn, as the live feed's readers need; other organizations' do not
+// wait) it draws e's Seq, the greatest of its organization's plus one, in
+// a statement of its own (read after the lock is granted, it sees the
+// last holder's event), and notifies the subscribers of every replica at
+// commit.
 func (s *Store) AppendBillingEvent(tx *Txn, e *models.BillingEvent) error {
-	if err := s.lockEventLog(tx.db); err != nil {
+	if err := s.advisoryLock(tx.db, billingLogLock, orgKey(e.OrganizationID)); err != nil {
 		return err
 	}
 	if err := tx.db.Raw("SELECT COALESCE(MAX(seq), 0) + 1 FROM billing_events WHERE organization_id = ?", e.OrganizationID).

@@ -89,20 +89,18 @@ func (s *Store) AppendNodeEvents(tx *Txn, evs []*models.NodeEvent) error {
 	return s.appendNodeEvents(tx.db, evs)
 }
 
-// appendNodeEvents writes a transaction's node events at its tail, as the
-// VM transitions append theirs: the log lock (lockEventLog) is taken as
-// late as it can be and held until commit, so ids commit in order.
+// appendNodeEvents queues a transaction's node events at its tail, where
+// they are written under the node log's lock, taken as late as it can be
+// and held until commit, so ids commit in order (writeTail).
 func (s *Store) appendNodeEvents(db *gorm.DB, evs []*models.NodeEvent) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := s.lockEventLog(db); err != nil {
-		return err
+	if t := tailOf(db); t != nil {
+		t.nodes = append(t.nodes, evs...)
+		return nil
 	}
-	if err := db.CreateInBatches(evs, 200).Error; err != nil {
-		return err
-	}
-	return s.note(db, TopicNodeEvents, evs[len(evs)-1].ID)
+	return s.writeTail(db, &tail{nodes: evs})
 }
 
 // NodeEventsAfter reads the node events after the event id after, oldest

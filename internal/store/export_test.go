@@ -34,9 +34,9 @@ func (s *Store) MigrateBefore(ctx context.Context, before string) error {
 	return s.migrate(ctx, before)
 }
 
-// WithoutEventLogLock drops the event log's lock (to price it); the log's
-// ids may then commit out of order.
-func (s *Store) WithoutEventLogLock() { s.unorderedEvents = true }
+// WithGlobalEventLock takes, beside each log's own order, the one lock
+// every event append took before decision 0047 (to compare with it).
+func (s *Store) WithGlobalEventLock() { s.globalEventLock = true }
 
 // TouchBenchRow is a one-row write, the least a transaction that writes
 // does (a restart, an agent report): the benchmarks' competing writer.

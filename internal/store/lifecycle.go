@@ -231,19 +231,10 @@ func (s *Store) SetStage(tx *Txn, vm *models.VM, ch Change, now time.Time) (*mod
 	return ev, nil
 }
 
-// appendEvent appends ev to the log: numbered in its organization under
-// the log's lock, and noted to the listeners.
+// appendEvent appends ev to the log at the transaction's tail, where it is
+// numbered in its organization and noted to the listeners (writeTail).
 func (s *Store) appendEvent(db *gorm.DB, ev *models.VMEvent) error {
-	if err := s.lockEventLog(db); err != nil {
-		return err
-	}
-	if err := drawSeqs(db, []*models.VMEvent{ev}); err != nil {
-		return err
-	}
-	if err := db.Create(ev).Error; err != nil {
-		return err
-	}
-	return s.note(db, TopicVMEvents, ev.ID)
+	return s.appendVMEvents(db, ev)
 }
 
 // lockedRow is what applyToRows needs of a row the caller locked.
@@ -349,16 +340,7 @@ func (s *Store) applyToRows(db *gorm.DB, rows []lockedRow, ch Change, now time.T
 			return 0, err
 		}
 	}
-	if err := s.lockEventLog(db); err != nil {
-		return 0, err
-	}
-	if err := drawSeqs(db, events); err != nil {
-		return 0, err
-	}
-	if err := db.CreateInBatches(events, 200).Error; err != nil {
-		return 0, err
-	}
-	if err := s.note(db, TopicVMEvents, events[len(events)-1].ID); err != nil {
+	if err := s.appendVMEvents(db, events...); err != nil {
 		return 0, err
 	}
 	return int64(len(ids)), nil
@@ -445,40 +427,6 @@ func (s *Store) applyToVolume(db *gorm.DB, vm *models.VM, t models.Transition, c
 		return volumeBinding{}, volumeUsed(db, vm.ID)
 	}
 	return volumeBinding{}, nil
-}
-
-// drawSeqs numbers events within their organizations: each takes the
-// next of its organization's counter (vm_event_seqs, which never goes
-// back, whatever retention deletes). The caller holds the log's lock
-// (lockEventLog on PostgreSQL; SQLite's transactions write one at a
-// time), and only holders of it touch the counters, so seqs commit in
-// order as ids do, and the counters' rows take no part in any other
-// lock order.
-func drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
-	count := map[string]int64{}
-	var orgs []string
-	for _, ev := range events {
-		if count[ev.OrganizationID] == 0 {
-			orgs = append(orgs, ev.OrganizationID)
-		}
-		count[ev.OrganizationID]++
-	}
-	next := make(map[string]int64, len(orgs))
-	for _, org := range orgs {
-		var last int64
-		err := db.Raw(`INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
-			ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last`,
-			org, count[org]).Scan(&last).Error
-		if err != nil {
-			return err
-		}
-		next[org] = last - count[org]
-	}
-	for _, ev := range events {
-		next[ev.OrganizationID]++
-		ev.Seq = next[ev.OrganizationID]
-	}
-	return nil
 }
 
 func releaseGPUs(db *gorm.DB, vmIDs []string) error {

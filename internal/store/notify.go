@@ -19,7 +19,8 @@ type Topic uint8
 
 // The topics of the broker.
 const (
-	// TopicVMEvents: an append to vm_events (payload: its last id).
+	// TopicVMEvents: an append to vm_events (payload: the last seq of
+	// the first organization it appended to).
 	TopicVMEvents Topic = 1 << iota
 	// TopicNodeEvents: an append to node_events (payload: its last id).
 	TopicNodeEvents
@@ -53,15 +54,6 @@ func topicOf(channel string) Topic {
 	}
 	return 0
 }
-
-// eventLogLock is the transaction-level advisory lock every event append
-// (vm_events, node_events and billing_events alike) takes on PostgreSQL. Held until commit,
-// it makes event ids commit in the order they were drawn: a reader that saw
-// id n never later sees a smaller id appear, which is what lets subscribers
-// resume from their last id with no gap. One lock for both logs, so a
-// transaction appending to both cannot take two locks in two orders.
-// (SQLite's writers are serialized already: BEGIN IMMEDIATE.)
-const eventLogLock = 0x67707567 // "gpug"
 
 // Notifications is the process-wide broker: one LISTEN connection per
 // process on PostgreSQL, an in-process fan-out after commit on SQLite.
@@ -175,14 +167,6 @@ func (n *Notifications) close() {
 // notedKey holds, in a transaction's context, the topics it notified (a
 // *Topic mask), for tx to broadcast after commit on SQLite.
 type notedKey struct{}
-
-// lockEventLog takes the logs' lock (eventLogLock) before ids are drawn.
-func (s *Store) lockEventLog(db *gorm.DB) error {
-	if s.Dialect != Postgres || s.unorderedEvents {
-		return nil
-	}
-	return db.Exec("SELECT pg_advisory_xact_lock(?)", eventLogLock).Error
-}
 
 // note follows a change of topic in the transaction db: on PostgreSQL it
 // queues a NOTIFY, which PostgreSQL delivers at commit (and never for a

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"hash/fnv"
 
 	"gorm.io/gorm/clause"
 
@@ -127,15 +126,12 @@ const queueLock int32 = 0x71756575 // "queu"
 // one organization, on any replica, never both take its last place. The
 // lock is a transaction-level advisory lock on PostgreSQL, taken only by
 // creates that found no room, after the quota row and with no node locked
-// (the nodes a create gave up were let go), and before the event log's;
+// (the nodes a create gave up were let go), and before the event logs'
+// (taken at the transaction's tail);
 // SQLite's one writer serializes them already.
 func (s *Store) CountQueued(tx *Txn, orgID, exceptVMID string) (int, error) {
-	if s.Dialect == Postgres {
-		h := fnv.New32a()
-		h.Write([]byte(orgID))
-		if err := tx.db.Exec("SELECT pg_advisory_xact_lock(?, ?)", queueLock, int32(h.Sum32())).Error; err != nil {
-			return 0, err
-		}
+	if err := s.advisoryLock(tx.db, queueLock, orgKey(orgID)); err != nil {
+		return 0, err
 	}
 	var n int64
 	err := tx.db.Model(&models.VM{}).

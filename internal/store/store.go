@@ -41,9 +41,10 @@ type Store struct {
 	url        string // for the event log's own LISTEN connection
 	notifyOnce sync.Once
 	notes      atomic.Pointer[Notifications] // set once; read by every commit
-	// unorderedEvents drops the event log's lock: only the benchmark that
-	// prices it sets it (export_test.go); ids could then commit out of order.
-	unorderedEvents bool
+	// globalEventLock takes the one lock of every event log that came
+	// before decision 0047 as well: only the benchmark that compares with
+	// it sets it (export_test.go).
+	globalEventLock bool
 	health          healthConn
 }
 

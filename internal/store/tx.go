@@ -22,7 +22,14 @@ func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
 		var noted Topic
-		err = s.DB.WithContext(context.WithValue(ctx, notedKey{}, &noted)).Transaction(fn)
+		t := &tail{}
+		tctx := context.WithValue(context.WithValue(ctx, notedKey{}, &noted), tailKey{}, t)
+		err = s.DB.WithContext(tctx).Transaction(func(db *gorm.DB) error {
+			if err := fn(db); err != nil {
+				return err
+			}
+			return s.writeTail(db, t)
+		})
 		if n := s.notes.Load(); err == nil && noted != 0 && n != nil {
 			n.broadcast(noted) // SQLite: after commit, in process
 		}
@@ -95,14 +102,20 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Txn) error) error {
 // fn's error is answered: a create that lost the node it chose lets go of
 // that node's lock before it locks the next, so it never holds two nodes
 // out of id order.
+//
+// The events fn appended wait at the transaction's tail (writeTail) until
+// it commits: those of an fn that failed are dropped with what it wrote.
 func (s *Store) Try(tx *Txn, fn func() error) error {
 	if err := tx.db.Exec("SAVEPOINT try").Error; err != nil {
 		return err
 	}
+	t := tailOf(tx.db)
+	mark := t.mark()
 	if err := fn(); err != nil {
 		if undo := tx.db.Exec("ROLLBACK TO SAVEPOINT try").Error; undo != nil {
 			return undo // the transaction cannot go on: it is rolled back
 		}
+		t.undo(mark)
 		return err
 	}
 	return tx.db.Exec("RELEASE SAVEPOINT try").Error
