@@ -38,6 +38,10 @@ func (s *Store) MigrateBefore(ctx context.Context, before string) error {
 // every event append took before decision 0047 (to compare with it).
 func (s *Store) WithGlobalEventLock() { s.globalEventLock = true }
 
+// WithNotifyInTx queues the VM event log's NOTIFY in the transaction, as
+// it was before it was sent after the commit (noteAfterCommit).
+func (s *Store) WithNotifyInTx() { s.notifyInTx = true }
+
 // TouchBenchRow is a one-row write, the least a transaction that writes
 // does (a restart, an agent report): the benchmarks' competing writer.
 func (s *Store) TouchBenchRow(tx *Txn) error {

@@ -19,8 +19,8 @@ type Topic uint8
 
 // The topics of the broker.
 const (
-	// TopicVMEvents: an append to vm_events (payload: the last seq of
-	// the first organization it appended to).
+	// TopicVMEvents: an append to vm_events, notified after its commit
+	// (noteAfterCommit; no payload).
 	TopicVMEvents Topic = 1 << iota
 	// TopicNodeEvents: an append to node_events (payload: its last id).
 	TopicNodeEvents
@@ -165,8 +165,93 @@ func (n *Notifications) close() {
 }
 
 // notedKey holds, in a transaction's context, the topics it notified (a
-// *Topic mask), for tx to broadcast after commit on SQLite.
+// *Topic mask), for tx to broadcast after commit on SQLite, and, on
+// PostgreSQL, those noteAfterCommit left to the commit.
 type notedKey struct{}
+
+// noteAfterCommit follows a change of topic as note does, except that on
+// PostgreSQL the NOTIFY is not queued in the transaction: tx sends it
+// after the commit (notifyAfterCommit). A transaction that NOTIFYs takes,
+// as its commit starts, a lock of the whole cluster that it holds until
+// its commit has ended (PostgreSQL's async.c serializes the writers of
+// its notification queue that way), WAL flush included: every transition
+// notified, so transitions committed one at a time however many writers
+// there were, whatever the event logs' own order allowed. A notification
+// only says "read again from where you were" and carries nothing a
+// listener reads, so one sent after the commit does the same work. What
+// it gives up: a process that dies between a commit and its send leaves
+// the other replicas' listeners unwoken until the next transition's
+// notification, from any process, or a listener's reconnect, wakes them;
+// none of them misses an event, each reads on from its cursor then
+// (decision 0047). Outside tx (no mask in the context) it is note.
+func (s *Store) noteAfterCommit(db *gorm.DB, topic Topic, lastID int64) error {
+	if mask, ok := db.Statement.Context.Value(notedKey{}).(*Topic); ok && !s.notifyInTx {
+		*mask |= topic
+		return nil
+	}
+	return s.note(db, topic, lastID)
+}
+
+// lateNotes sends the notifications noteAfterCommit left to the commit,
+// coalesced: at most one sender per process, each round of it carrying
+// every topic noted since the last, so that any number of commits costs
+// the sender's pace, not a statement each.
+type lateNotes struct {
+	mu      sync.Mutex
+	pending Topic
+	sending bool
+	done    sync.WaitGroup
+}
+
+// notifyAfterCommit sends, on PostgreSQL, the NOTIFY of the topics in
+// mask, committed just now, from a sender of its own; the caller does not
+// wait for it.
+func (s *Store) notifyAfterCommit(mask Topic) {
+	l := &s.late
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending |= mask
+	if l.sending {
+		return
+	}
+	l.sending = true
+	l.done.Add(1)
+	go s.sendLateNotes()
+}
+
+// sendLateNotes sends what is pending until nothing is. Each NOTIFY is a
+// transaction of its own, committed without waiting for its WAL flush
+// (synchronous_commit off for it alone): a notification lost to a crash
+// of the database is one its listeners' reconnect makes good anyway. It
+// runs on the pool's connections but outside gorm, so it is none of the
+// statements a request is counted for.
+func (s *Store) sendLateNotes() {
+	l := &s.late
+	defer l.done.Done()
+	for {
+		l.mu.Lock()
+		mask := l.pending
+		l.pending = 0
+		if mask == 0 {
+			l.sending = false
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		sqlDB, err := s.DB.DB()
+		for _, t := range topics {
+			if err != nil || mask&t == 0 {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err = sqlDB.ExecContext(ctx, "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')", t.channel())
+			cancel()
+		}
+		if err != nil {
+			slog.Warn("a notification after commit was not sent; its listeners wake at the next", "err", err)
+		}
+	}
+}
 
 // note follows a change of topic in the transaction db: on PostgreSQL it
 // queues a NOTIFY, which PostgreSQL delivers at commit (and never for a

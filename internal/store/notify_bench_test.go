@@ -24,23 +24,32 @@ import (
 //   - orgs=1: the 16 clients' VMs are all one organization's: they queue
 //     on its counter row from the draw to the commit, the bound of one
 //     organization's rate.
+//   - "notify in the transaction": orgs=16 with the NOTIFY queued in the
+//     transaction, as before noteAfterCommit: PostgreSQL then holds a lock
+//     of the whole cluster from each commit's start to its end.
 //   - "global lock": orgs=16 with the one advisory lock every append took
-//     before (taken at the same point, the transaction's tail), to compare.
+//     before (taken at the same point, the transaction's tail) and the
+//     NOTIFY in the transaction, to compare with how it was.
 func BenchmarkEventAppendLock(b *testing.B) {
 	for _, c := range []struct {
 		name          string
 		clients, orgs int
 		globalLockToo bool
+		notifyInTx    bool
 	}{
-		{"per-org order/clients=1", 1, 1, false},
-		{"per-org order/clients=16/orgs=16", 16, 16, false},
-		{"per-org order/clients=16/orgs=1", 16, 1, false},
-		{"global lock/clients=16/orgs=16", 16, 16, true},
+		{"per-org order/clients=1", 1, 1, false, false},
+		{"per-org order/clients=16/orgs=16", 16, 16, false, false},
+		{"per-org order/clients=16/orgs=1", 16, 1, false, false},
+		{"notify in the transaction/clients=16/orgs=16", 16, 16, false, true},
+		{"global lock/clients=16/orgs=16", 16, 16, true, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			st := storetest.Open(b, store.Postgres)
 			if c.globalLockToo {
 				st.WithGlobalEventLock()
+			}
+			if c.notifyInTx {
+				st.WithNotifyInTx()
 			}
 			benchTransitions(b, st, c.clients, c.orgs)
 		})

@@ -45,7 +45,11 @@ type Store struct {
 	// before decision 0047 as well: only the benchmark that compares with
 	// it sets it (export_test.go).
 	globalEventLock bool
-	health          healthConn
+	// notifyInTx queues the VM event log's NOTIFY in the transaction, as
+	// before noteAfterCommit: only the benchmark that compares sets it.
+	notifyInTx bool
+	late       lateNotes // the NOTIFYs sent after their commits
+	health     healthConn
 }
 
 // Now is the store's clock: UTC, truncated to what both engines keep.
@@ -151,6 +155,7 @@ func (s *Store) RefreshPodStatistics(ctx context.Context) error {
 // Close releases the connection pool.
 func (s *Store) Close() error {
 	s.closeHealth()
+	s.late.done.Wait() // what was committed is notified before the pool closes
 	if n := s.notes.Load(); n != nil {
 		n.close()
 	}

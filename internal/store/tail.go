@@ -92,11 +92,8 @@ func (s *Store) writeTail(db *gorm.DB, t *tail) error {
 		if err := db.CreateInBatches(t.vm, 200).Error; err != nil {
 			return err
 		}
-		if s.Dialect != Postgres {
-			// PostgreSQL's NOTIFY went with the counter (drawSeqs).
-			if err := s.note(db, TopicVMEvents, t.vm[len(t.vm)-1].ID); err != nil {
-				return err
-			}
+		if err := s.noteAfterCommit(db, TopicVMEvents, t.vm[len(t.vm)-1].ID); err != nil {
+			return err
 		}
 	}
 	if len(t.nodes) > 0 {
@@ -153,9 +150,7 @@ func orgKey(orgID string) int32 {
 // whatever retention deletes). The upsert locks the counter's row until
 // commit, so one organization's seqs commit in the order they are drawn;
 // the organizations are drawn in id order, and only writeTail touches the
-// counters, so their rows take part in no other lock order. On PostgreSQL
-// the first organization's statement also queues the log's NOTIFY
-// (payload: that organization's last seq; listeners read no payload).
+// counters, so their rows take part in no other lock order.
 func (s *Store) drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
 	count := map[string]int64{}
 	var orgs []string
@@ -167,18 +162,11 @@ func (s *Store) drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
 	}
 	slices.Sort(orgs)
 	next := make(map[string]int64, len(orgs))
-	for i, org := range orgs {
+	for _, org := range orgs {
 		var last int64
-		var err error
-		if i == 0 && s.Dialect == Postgres {
-			err = db.Raw(`WITH c AS (INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
-				ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last)
-				SELECT c.last FROM c, pg_notify(?, c.last::text)`, org, count[org], TopicVMEvents.channel()).Scan(&last).Error
-		} else {
-			err = db.Raw(`INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
-				ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last`,
-				org, count[org]).Scan(&last).Error
-		}
+		err := db.Raw(`INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
+			ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last`,
+			org, count[org]).Scan(&last).Error
 		if err != nil {
 			return err
 		}

@@ -30,8 +30,13 @@ func (s *Store) tx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 			}
 			return s.writeTail(db, t)
 		})
-		if n := s.notes.Load(); err == nil && noted != 0 && n != nil {
-			n.broadcast(noted) // SQLite: after commit, in process
+		if err == nil && noted != 0 {
+			if n := s.notes.Load(); n != nil {
+				n.broadcast(noted) // this process's listeners, at once
+			}
+			if s.Dialect == Postgres {
+				s.notifyAfterCommit(noted) // every process's (noteAfterCommit)
+			}
 		}
 		if err == nil || !Retryable(err) || attempt == maxAttempts {
 			return err
