@@ -16,8 +16,8 @@ func (r *Report) Markdown(w io.Writer, cfg Config) {
 	for _, p := range cfg.Peers {
 		labels = append(labels, p.Label())
 	}
-	fmt.Fprintf(w, "Measured %s with `make bench-peer`, %s in all: a fleet of %d nodes (%d GPUs), %d pods and %d VMs over %d tenants on one PostgreSQL database, `VACUUM (ANALYZE)`d; %s as processes of their own on loopback ports; clients in the measuring process. Load average (1 min) %.1f when the measuring started, %.1f when it ended.\n\n",
-		r.Started.Format("2006-01-02"), r.Took.Round(time.Second), cfg.Nodes, cfg.Nodes*8, cfg.Pods, cfg.Nodes*cfg.VMsPerNode, cfg.Tenants, and(append([]string{"gpugraph"}, labels...)), r.Load[0], r.Load[1])
+	fmt.Fprintf(w, "Measured %s with `make bench-peer`, %s in all: a fleet of %d nodes (%d GPUs), %d pods and %d VMs over %d tenants on one PostgreSQL database, `VACUUM (ANALYZE)`d; %s as processes of their own on loopback ports; clients in the measuring process, %s. Load average (1 min) %.1f when the measuring started, %.1f when it ended.\n\n",
+		r.Started.Format("2006-01-02"), r.Took.Round(time.Second), cfg.Nodes, cfg.Nodes*8, cfg.Pods, cfg.Nodes*cfg.VMsPerNode, cfg.Tenants, and(append([]string{"gpugraph"}, labels...)), gzipNote(cfg.NoGzip), r.Load[0], r.Load[1])
 	for _, l := range r.Machine.Lines() {
 		if strings.HasPrefix(l, "SQLite") {
 			continue
@@ -82,6 +82,14 @@ func (r *Report) Markdown(w io.Writer, cfg Config) {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
+}
+
+// gzipNote says what the clients asked of the answers' encoding.
+func gzipNote(noGzip bool) string {
+	if noGzip {
+		return "asking for answers uncompressed (`-no-gzip`)"
+	}
+	return "accepting gzip as Go's client does (gpugraph compresses its answers, PostGraphile does not)"
 }
 
 // how says how p is configured, for the table's notes.

@@ -101,6 +101,7 @@ func TestMarkdownPrintsEveryPeerAndTheRatioToTheBest(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"gpugraph, PostGraphile 4.14.1 and PostGraphile 5.1.5 as processes of their own",
+		"clients in the measuring process, accepting gzip as Go's client does (gpugraph compresses its answers, PostGraphile does not).",
 		"Load average (1 min) 3.2 when the measuring started, 4.5 when it ended.",
 		"- v5: PostGraphile 5.1.5 on Node.js v22.23.5 (`NODE_ENV=production`, the amber preset, the smart tags file, mutations off)\n",
 		"| query | objects | gpugraph | v4 | v5 | ÷ best peer | target |\n| --- | --- | --- | --- | --- | --- | --- |\n",
@@ -112,6 +113,12 @@ func TestMarkdownPrintsEveryPeerAndTheRatioToTheBest(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the section lacks %q:\n%s", want, out)
 		}
+	}
+	cfg.NoGzip = true
+	b.Reset()
+	rep.Markdown(&b, cfg)
+	if want := "clients in the measuring process, asking for answers uncompressed (`-no-gzip`)."; !strings.Contains(b.String(), want) {
+		t.Errorf("with -no-gzip the section lacks %q", want)
 	}
 }
 

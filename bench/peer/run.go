@@ -37,9 +37,14 @@ type Config struct {
 	RoundTime time.Duration // length of one requests/s round
 	Clients   []int
 
-	Peers []Peer          // the PostGraphile releases beside gpugraph
-	Only  map[string]bool // query names to run (all when empty)
-	Log   io.Writer
+	Peers []Peer // the PostGraphile releases beside gpugraph
+	// NoGzip makes the clients ask for answers uncompressed. By default they
+	// accept gzip, as Go's client does: gpugraph then compresses its
+	// answers (at the fastest level) and PostGraphile, which compresses
+	// nothing, answers them whole.
+	NoGzip bool
+	Only   map[string]bool // query names to run (all when empty)
+	Log    io.Writer
 }
 
 // Defaults are the sizes and rounds of the issue.
@@ -269,7 +274,8 @@ func loadFleet(ctx context.Context, cfg Config, db *bench.DB, logf func(string, 
 func startServers(ctx context.Context, cfg Config, peers []*Installed, dbURL, tmp string) (servers []*server, e error) {
 	// Idle connections close before Node.js's 5 s keep-alive timeout would, so
 	// a reused one is never the one PostGraphile is closing.
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: 2 * time.Second}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: 2 * time.Second,
+		DisableCompression: cfg.NoGzip}}
 	pOurs, e := proc.FreePort()
 	if e != nil {
 		return nil, e

@@ -50,6 +50,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 	peers := fs.String("peers", "v4,v5", "comma-separated PostGraphile releases to measure beside gpugraph: v4, v5")
 	fs.IntVar(&o.cfg.Nodes, "nodes", o.cfg.Nodes, "fleet nodes (8 GPUs each)")
 	fs.IntVar(&o.cfg.Pods, "pods", o.cfg.Pods, "fleet pods")
+	fs.BoolVar(&o.cfg.NoGzip, "no-gzip", false, "clients ask for answers uncompressed (by default they accept gzip, which gpugraph answers with and PostGraphile ignores)")
 	quiet := fs.Bool("q", false, "no progress lines on standard error")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
