@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -195,31 +196,23 @@ func TestPodCountsKeptUnderConcurrentWrites(t *testing.T) {
 		seedCountWorkloads(t, st)
 		const ids = 300
 		insertPods(t, execer{st.DB}, rand.New(rand.NewPCG(1, 1)), 0, ids)
+		// Writer w's first failure, if any; writer 0 also compacts.
+		failed := make([]error, 4)
 		var wg sync.WaitGroup
-		errs := make(chan error, 8)
-		for w := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+		for w := range failed {
+			wg.Go(func() {
 				r := rand.New(rand.NewPCG(uint64(w), 2))
-				for i := range 25 {
+				for i := 0; i < 25 && failed[w] == nil; i++ {
 					if w == 0 && i%5 == 0 {
-						if err := st.CompactPodCounts(ctx); err != nil {
-							errs <- err
-							return
-						}
-						continue
-					}
-					if err := randomWrite(execer{st.DB}, r, ids); err != nil {
-						errs <- err
-						return
+						failed[w] = st.CompactPodCounts(ctx)
+					} else {
+						failed[w] = randomWrite(execer{st.DB}, r, ids)
 					}
 				}
-			}()
+			})
 		}
 		wg.Wait()
-		close(errs)
-		for err := range errs {
+		if err := errors.Join(failed...); err != nil {
 			t.Fatal(err)
 		}
 		assertCountsKept(t, st, "after concurrent writes")
