@@ -37,6 +37,7 @@ import (
 	"gpugraph/internal/services/live"
 	"gpugraph/internal/services/metering"
 	"gpugraph/internal/services/podmetrics"
+	"gpugraph/internal/services/pods"
 	"gpugraph/internal/services/promsource"
 	"gpugraph/internal/services/scheduler"
 	"gpugraph/internal/services/sweep"
@@ -465,6 +466,7 @@ func run(ctx context.Context, args []string) error {
 	go p.scheduler.Run(ctx)
 	go p.retention.Run(ctx)
 	go p.metering.Run(ctx)
+	go p.podCounts.Run(ctx)
 	// At the stop signal the heartbeat deletes this process's row (the
 	// listener closes at once, so the others may take its share), and the
 	// process waits for that before it closes the store (however run
@@ -505,6 +507,7 @@ type process struct {
 	scheduler *scheduler.Runner
 	retention *live.Retention
 	metering  *metering.Runner
+	podCounts *pods.CountCompaction
 }
 
 // compose is the composition root of the server: it builds the process's
@@ -529,6 +532,7 @@ func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth
 			PendingTimeout: o.pendingTimeout}),
 		retention: live.NewRetention(st, o.eventRetention, 10*time.Minute),
 		metering:  metering.NewRunner(svc.Metering, o.meteringInterval),
+		podCounts: pods.NewCountCompaction(st, 10*time.Second),
 	}
 }
 

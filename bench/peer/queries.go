@@ -13,40 +13,47 @@ import (
 // 0's pods or organization 0's VMs: gpugraph through the caller's key,
 // PostGraphile (which authorises nothing) through a condition.
 type Query struct {
-	Name  string
-	What  string
-	Ours  string
-	Peer  string
-	ours  []string // path to the compared value in gpugraph's data
-	peer  []string // the same in PostGraphile's, after normalize
-	Heavy bool     // a nested read: the issue's target is ≤ 0.5× latency, ≥ 2× requests/s
+	Name string
+	What string
+	Ours string
+	// Peer is PostGraphile's text, $ID standing for the id column's orderBy
+	// word, which differs between releases (PeerQuery).
+	Peer string
+	ours []string // path to the compared value in gpugraph's data
+	peer []string // the same in PostGraphile's, after normalize
+	// The issue's targets: single-client latency ÷ the best peer's at most
+	// Latency, requests/s at 16 clients ÷ the best peer's at least RPS16.
+	Latency, RPS16 float64
 }
+
+// PeerQuery is q's text as p spells it.
+func (q Query) PeerQuery(p Peer) string { return strings.ReplaceAll(q.Peer, "$ID", p.idOrder) }
 
 // Queries are Q1–Q4 of the issue.
 func Queries() []Query {
 	tenant := fleetgen.TenantID(0)
-	pods := fmt.Sprintf(`allPods(condition: {tenantId: %d, isDeleted: false}, orderBy: [CREATED_AT_ASC, ID_ASC], first: 500)`, tenant)
+	pods := fmt.Sprintf(`allPods(condition: {tenantId: %d, isDeleted: false}, orderBy: [CREATED_AT_ASC, $ID_ASC], first: 500)`, tenant)
 	return []Query{
 		{
-			Name: "Q1", What: "flat: `pods(limit: 500) { pods { id name } }`",
+			Name: "Q1", What: "flat: `pods(limit: 500) { pods { id name } }`", Latency: 0.5, RPS16: 3,
 			Ours: `{ pods(limit: 500) { pods { id name } } }`,
 			Peer: `{ ` + pods + ` { nodes { rowId name } } }`,
 			ours: []string{"pods", "pods"}, peer: []string{"pods"},
 		},
 		{
-			Name: "Q2", What: "nested: 500 pods → node → gpus → model, + workload", Heavy: true,
+			Name: "Q2", What: "nested: 500 pods → node → gpus → model, + workload", Latency: 0.25, RPS16: 8,
 			Ours: `{ pods(limit: 500) { pods { node { gpus { model { name } } } workload { name } } } }`,
 			Peer: `{ ` + pods + ` { nodes { fleetNodeByClusterIdAndNodeName { gpusesByNodeId(orderBy: [IDX_ASC]) { nodes { gpuModelByModelId { name } } } } workloadByWorkloadId { name } } } }`,
 			ours: []string{"pods", "pods"}, peer: []string{"pods"},
 		},
 		{
-			Name: "Q3", What: "console: 50 VMs → node{name status gpus{index address health model{name}}}", Heavy: true,
+			Name: "Q3", What: "console: 50 VMs → node{name status gpus{index address health model{name}}}", Latency: 0.25, RPS16: 6,
 			Ours: `{ vms(limit: 50) { vms { name status node { name status gpus { index address health model { name } } } } } }`,
-			Peer: fmt.Sprintf(`{ allVms(condition: {organizationId: %q}, orderBy: [CREATED_AT_DESC, ID_DESC], first: 50) { nodes { name status fleetNodeByNodeId { name status gpusesByNodeId(orderBy: [IDX_ASC]) { nodes { idx address health gpuModelByModelId { name } } } } } } }`, fleetgen.OrgID(0)),
+			Peer: fmt.Sprintf(`{ allVms(condition: {organizationId: %q}, orderBy: [CREATED_AT_DESC, $ID_DESC], first: 50) { nodes { name status fleetNodeByNodeId { name status gpusesByNodeId(orderBy: [IDX_ASC]) { nodes { idx address health gpuModelByModelId { name } } } } } } }`, fleetgen.OrgID(0)),
 			ours: []string{"vms", "vms"}, peer: []string{"vms"},
 		},
 		{
-			Name: "Q4", What: "count of Running pods of one tenant",
+			Name: "Q4", What: "count of Running pods of one tenant", Latency: 0.5, RPS16: 2,
 			Ours: `{ podsCount(filterBy: ["k8sPhase==Running"]) }`,
 			Peer: fmt.Sprintf(`{ allPods(condition: {tenantId: %d, isDeleted: false, k8SPhase: "Running"}) { totalCount } }`, tenant),
 			ours: []string{"podsCount"}, peer: []string{"pods", "totalCount"},
@@ -54,9 +61,10 @@ func Queries() []Query {
 	}
 }
 
-// PostGraphile's names of gpugraph's fields. It runs with --classic-ids: a
-// column named node_id (vms, gpus) would otherwise clash with the Relay id
-// field nodeId, so the Relay id is id and the column id is rowId.
+// PostGraphile's names of gpugraph's fields, the same in both releases. v4
+// runs with --classic-ids: a column named node_id (vms, gpus) would
+// otherwise clash with the Relay id field nodeId, so the Relay id is id and
+// the column id is rowId, as v5's amber preset names them by default.
 var renames = map[string]string{
 	"allPods": "pods", "allVms": "vms",
 	"fleetNodeByClusterIdAndNodeName": "node", "fleetNodeByNodeId": "node",

@@ -37,14 +37,20 @@ type Config struct {
 	RoundTime time.Duration // length of one requests/s round
 	Clients   []int
 
-	Only map[string]bool // query names to run (all when empty)
-	Log  io.Writer
+	Peers []Peer // the PostGraphile releases beside gpugraph
+	// NoGzip makes the clients ask for answers uncompressed. By default they
+	// accept gzip, as Go's client does: gpugraph then compresses its
+	// answers (at the fastest level) and PostGraphile, which compresses
+	// nothing, answers them whole.
+	NoGzip bool
+	Only   map[string]bool // query names to run (all when empty)
+	Log    io.Writer
 }
 
 // Defaults are the sizes and rounds of the issue.
 func Defaults() Config {
 	return Config{Nodes: 1500, Pods: 30000, Tenants: 4, VMsPerNode: 1,
-		Warmup: 5, Runs: 40, Rounds: 6, RoundTime: 10 * time.Second, Clients: []int{8, 16}}
+		Warmup: 5, Runs: 40, Rounds: 6, RoundTime: 10 * time.Second, Clients: []int{8, 16}, Peers: Peers()}
 }
 
 // Side is one server's figures for one query.
@@ -58,17 +64,47 @@ type Side struct {
 	cpu     [2]time.Duration  // summed over the runs: server, backends
 }
 
-// Result is one query on both servers.
+// Result is one query on every server.
 type Result struct {
-	Query      Query
-	Ours, Peer *Side
+	Query Query
+	Ours  *Side
+	Peers []*Side // in Config.Peers' order
+}
+
+// side is server i's: 0 gpugraph, then the peers.
+func (r *Result) side(i int) *Side {
+	if i == 0 {
+		return r.Ours
+	}
+	return r.Peers[i-1]
+}
+
+// BestLatency is the lowest of the peers' latencies.
+func (r *Result) BestLatency() time.Duration {
+	var best time.Duration
+	for _, p := range r.Peers {
+		if best == 0 || (p.Latency > 0 && p.Latency < best) {
+			best = p.Latency
+		}
+	}
+	return best
+}
+
+// BestRPS is the highest of the peers' requests/s at c clients.
+func (r *Result) BestRPS(c int) float64 {
+	best := 0.0
+	for _, p := range r.Peers {
+		best = max(best, p.RPS[c])
+	}
+	return best
 }
 
 // Report is a whole run.
 type Report struct {
 	Results  []*Result
 	Machine  bench.Machine
-	Node     string // Node.js version
+	Node     map[string]string // peer name → the Node.js version it ran on
+	Load     [2]float64        // the host's 1-minute load average when the measuring started and ended
 	Started  time.Time
 	Took     time.Duration
 	Objects  map[string]int // query → JSON objects in gpugraph's answer
@@ -77,6 +113,7 @@ type Report struct {
 
 type server struct {
 	name   string
+	query  func(Query) string // the query's text as this server spells it
 	proc   *proc.Process
 	url    string
 	token  string
@@ -126,22 +163,26 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			fmt.Fprintf(cfg.Log, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 		}
 	}
-	rep := &Report{Started: time.Now().UTC(), Objects: map[string]int{}}
+	rep := &Report{Started: time.Now().UTC(), Objects: map[string]int{}, Node: map[string]string{}}
 	server, e := proc.Binary(cfg.Server)
 	if e != nil {
 		return nil, e
 	}
 	cfg.Server = server
-	cache, e := CacheDir()
-	if e != nil {
-		return nil, e
-	}
-	cli, e := Install(cache, logf)
-	if e != nil {
-		return nil, e
-	}
-	if out, e := exec.Command("node", "--version").Output(); e == nil {
-		rep.Node = strings.TrimSpace(string(out))
+	var peers []*Installed
+	for _, p := range cfg.Peers {
+		cache, e := p.CacheDir()
+		if e != nil {
+			return nil, e
+		}
+		in, e := p.Install(cache, logf)
+		if e != nil {
+			return nil, e
+		}
+		if out, e := exec.Command(in.node, "--version").Output(); e == nil {
+			rep.Node[p.Name] = strings.TrimSpace(string(out))
+		}
+		peers = append(peers, in)
 	}
 	rep.Machine = bench.Describe(ctx, bench.Config{PostgresURL: cfg.PostgresURL, Engines: []store.Dialect{store.Postgres}})
 
@@ -159,44 +200,49 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, e
 	}
 	defer os.RemoveAll(tmp)
-	ours, peer, e := startServers(ctx, cfg, cli, db.URL, tmp)
-	if ours != nil {
-		defer ours.proc.Stop()
-	}
-	if peer != nil {
-		defer peer.proc.Stop()
+	servers, e := startServers(ctx, cfg, peers, db.URL, tmp)
+	for _, s := range servers {
+		defer s.proc.Stop()
 	}
 	if e != nil {
 		return nil, e
 	}
-	logf("gpugraph (pid %d) and PostGraphile %s (pid %d) answer", ours.proc.Pid(), Version, peer.proc.Pid())
+	for _, s := range servers {
+		logf("%s answers (pid %d)", s.name, s.proc.Pid())
+	}
 
 	for _, q := range Queries() {
 		if len(cfg.Only) > 0 && !cfg.Only[q.Name] {
 			continue
 		}
-		a, e := ours.post(ctx, q.Ours)
+		a, e := servers[0].post(ctx, q.Ours)
 		if e != nil {
 			return nil, fmt.Errorf("%s: %w", q.Name, e)
 		}
-		b, e := peer.post(ctx, q.Peer)
-		if e != nil {
-			return nil, fmt.Errorf("%s: %w", q.Name, e)
-		}
-		if ok, why := q.Same(a, b); !ok {
-			return nil, fmt.Errorf("%s: the two answers differ: %s", q.Name, why)
+		res := &Result{Query: q, Ours: newSide()}
+		for _, s := range servers[1:] {
+			b, e := s.post(ctx, s.query(q))
+			if e != nil {
+				return nil, fmt.Errorf("%s: %w", q.Name, e)
+			}
+			if ok, why := q.Same(a, b); !ok {
+				return nil, fmt.Errorf("%s: gpugraph's and %s's answers differ: %s", q.Name, s.name, why)
+			}
+			res.Peers = append(res.Peers, newSide())
 		}
 		rep.Objects[q.Name] = objects(a)
-		logf("%s: both answers hold the same objects (%d JSON objects)", q.Name, rep.Objects[q.Name])
-		rep.Results = append(rep.Results, &Result{Query: q, Ours: newSide(), Peer: newSide()})
+		logf("%s: every answer holds the same objects (%d JSON objects)", q.Name, rep.Objects[q.Name])
+		rep.Results = append(rep.Results, res)
 	}
 
-	if e := latency(ctx, cfg, db, rep, ours, peer, logf); e != nil {
+	rep.Load[0], _ = proc.LoadAverage()
+	if e := latency(ctx, cfg, db, rep, servers, logf); e != nil {
 		return nil, e
 	}
-	if e := throughput(ctx, cfg, rep, ours, peer, logf); e != nil {
+	if e := throughput(ctx, cfg, rep, servers, logf); e != nil {
 		return nil, e
 	}
+	rep.Load[1], _ = proc.LoadAverage()
 	rep.Took = time.Since(rep.Started)
 	return rep, nil
 }
@@ -223,16 +269,16 @@ func loadFleet(ctx context.Context, cfg Config, db *bench.DB, logf func(string, 
 	return nil
 }
 
-func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours, peer *server, e error) {
-	if e := os.WriteFile(filepath.Join(tmp, "postgraphile.tags.json5"), []byte(TagsFile), 0o644); e != nil {
-		return nil, nil, e
-	}
+// startServers starts gpugraph, then each peer, every one in a directory
+// of its own under tmp: the servers that started, the first error.
+func startServers(ctx context.Context, cfg Config, peers []*Installed, dbURL, tmp string) (servers []*server, e error) {
 	// Idle connections close before Node.js's 5 s keep-alive timeout would, so
 	// a reused one is never the one PostGraphile is closing.
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: 2 * time.Second}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 128, MaxIdleConnsPerHost: 64, IdleConnTimeout: 2 * time.Second,
+		DisableCompression: cfg.NoGzip}}
 	pOurs, e := proc.FreePort()
 	if e != nil {
-		return nil, nil, e
+		return nil, e
 	}
 	p, e := proc.Start("gpugraph", filepath.Join(tmp, "gpugraph.log"), tmp, nil, cfg.Server,
 		"--database-url", bench.WithApplicationName(dbURL, "peer-gpugraph"), "--addr", "127.0.0.1:"+strconv.Itoa(pOurs),
@@ -240,24 +286,40 @@ func startServers(ctx context.Context, cfg Config, cli, dbURL, tmp string) (ours
 		// PostGraphile has no rate limits or shares; one load client is one key.
 		"--rate-limit", "0", "--credential-concurrency", "64")
 	if e != nil {
-		return nil, nil, e
+		return nil, e
 	}
-	ours = &server{name: "gpugraph", proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pOurs), token: fleetgen.Token(0), app: "peer-gpugraph", client: client}
+	ours := &server{name: "gpugraph", query: func(q Query) string { return q.Ours }, proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pOurs), token: fleetgen.Token(0), app: "peer-gpugraph", client: client}
+	servers = append(servers, ours)
 	if e := p.WaitReady(ctx, proc.HTTPOK(client, fmt.Sprintf("http://127.0.0.1:%d/healthz", pOurs), "")); e != nil {
-		return ours, nil, e
+		return servers, e
 	}
-	pPeer, e := proc.FreePort()
-	if e != nil {
-		return ours, nil, e
+	for _, in := range peers {
+		port, e := proc.FreePort()
+		if e != nil {
+			return servers, e
+		}
+		dir := filepath.Join(tmp, "postgraphile-"+in.Name)
+		if e := os.MkdirAll(dir, 0o755); e != nil {
+			return servers, e
+		}
+		if e := os.WriteFile(filepath.Join(dir, "postgraphile.tags.json5"), []byte(TagsFile), 0o644); e != nil {
+			return servers, e
+		}
+		app := "peer-postgraphile-" + in.Name
+		bin, args, env := in.Command(bench.WithApplicationName(dbURL, app), "127.0.0.1", port)
+		p, e := proc.Start(in.Label(), filepath.Join(dir, "postgraphile.log"), dir, env, bin, args...)
+		if e != nil {
+			return servers, e
+		}
+		in := in
+		s := &server{name: in.Label(), query: func(q Query) string { return q.PeerQuery(in.Peer) }, proc: p,
+			url: fmt.Sprintf("http://127.0.0.1:%d/graphql", port), app: app, client: client}
+		servers = append(servers, s)
+		if e := p.WaitReady(ctx, proc.HTTPOK(client, s.url, `{"query":"{ __typename }"}`)); e != nil {
+			return servers, e
+		}
 	}
-	p, e = proc.Start("PostGraphile", filepath.Join(tmp, "postgraphile.log"), tmp, []string{"NODE_ENV=production"}, "node", cli,
-		"-c", bench.WithApplicationName(dbURL, "peer-postgraphile"), "--schema", "public", "--classic-ids", "--host", "127.0.0.1", "--port", strconv.Itoa(pPeer),
-		"--disable-default-mutations", "--disable-query-log", "--disable-graphiql")
-	if e != nil {
-		return ours, nil, e
-	}
-	peer = &server{name: "PostGraphile", proc: p, url: fmt.Sprintf("http://127.0.0.1:%d/graphql", pPeer), app: "peer-postgraphile", client: client}
-	return ours, peer, p.WaitReady(ctx, proc.HTTPOK(client, peer.url, `{"query":"{ __typename }"}`))
+	return servers, nil
 }
 
 // objects counts the JSON objects of an answer.
@@ -275,13 +337,16 @@ func objects(data json.RawMessage) int {
 	}
 }
 
-// latency runs every query on both servers once per round, the order
-// alternating, one client: medians, and CPU per request.
-func latency(ctx context.Context, cfg Config, db *bench.DB, rep *Report, ours, peer *server, logf func(string, ...any)) error {
+// latency runs every query on every server once per round, the order
+// rotating, one client: medians, and CPU per request.
+func latency(ctx context.Context, cfg Config, db *bench.DB, rep *Report, servers []*server, logf func(string, ...any)) error {
 	for r := -cfg.Warmup; r < cfg.Runs; r++ {
-		procs := map[*server][]int{ours: bench.Backends(ctx, db, ours.app), peer: bench.Backends(ctx, db, peer.app)}
+		procs := map[*server][]int{}
+		for _, s := range servers {
+			procs[s] = bench.Backends(ctx, db, s.app)
+		}
 		for _, res := range rep.Results {
-			for _, o := range interleaved(r, ours, peer, res) {
+			for _, o := range interleaved(r, servers, res) {
 				c0, d0 := proc.SumCPU([]int{o.s.proc.Pid()}), proc.SumCPU(procs[o.s])
 				t := time.Now()
 				if _, e := o.s.post(ctx, o.q); e != nil {
@@ -298,12 +363,15 @@ func latency(ctx context.Context, cfg Config, db *bench.DB, rep *Report, ours, p
 		}
 	}
 	for _, res := range rep.Results {
-		for _, s := range []*Side{res.Ours, res.Peer} {
-			s.Latency = median(s.runs)
-			n := time.Duration(max(len(s.runs), 1))
-			s.CPU, s.DBCPU = s.cpu[0]/n, s.cpu[1]/n
+		line := res.Query.Name + " latency:"
+		for i, s := range servers {
+			x := res.side(i)
+			x.Latency = median(x.runs)
+			n := time.Duration(max(len(x.runs), 1))
+			x.CPU, x.DBCPU = x.cpu[0]/n, x.cpu[1]/n
+			line += fmt.Sprintf(" %s %s", s.name, ms(x.Latency))
 		}
-		logf("%s latency: gpugraph %s, PostGraphile %s (%.2f)", res.Query.Name, ms(res.Ours.Latency), ms(res.Peer.Latency), ratio(res.Ours.Latency, res.Peer.Latency))
+		logf("%s (%.2f of the best peer)", line, ratio(res.Ours.Latency, res.BestLatency()))
 	}
 	return nil
 }
@@ -315,24 +383,26 @@ type turn struct {
 	side *Side
 }
 
-// interleaved is round r's order of the two servers on res: gpugraph first
-// in even rounds, PostGraphile first in odd ones, so neither always runs on
-// a cache the other warmed.
-func interleaved(r int, ours, peer *server, res *Result) []turn {
-	order := []turn{{ours, res.Query.Ours, res.Ours}, {peer, res.Query.Peer, res.Peer}}
-	if r%2 != 0 {
-		order[0], order[1] = order[1], order[0]
+// interleaved is round r's order of the servers on res: each round starts
+// one server further on (gpugraph first in round 0, the first peer in round
+// 1, …), so none always runs on a cache another warmed.
+func interleaved(r int, servers []*server, res *Result) []turn {
+	n := len(servers)
+	order := make([]turn, 0, n)
+	for k := range n {
+		i := ((r+k)%n + n) % n
+		order = append(order, turn{servers[i], servers[i].query(res.Query), res.side(i)})
 	}
 	return order
 }
 
 // throughput runs closed loops of each client count for RoundTime, per
-// query, the servers alternating; the median round is the figure.
-func throughput(ctx context.Context, cfg Config, rep *Report, ours, peer *server, logf func(string, ...any)) error {
+// query, the servers rotating; the median round is the figure.
+func throughput(ctx context.Context, cfg Config, rep *Report, servers []*server, logf func(string, ...any)) error {
 	for _, c := range cfg.Clients {
 		for r := 0; r < cfg.Rounds; r++ {
 			for _, res := range rep.Results {
-				for _, o := range interleaved(r, ours, peer, res) {
+				for _, o := range interleaved(r, servers, res) {
 					rps, failed, first := drive(ctx, c, cfg.RoundTime, func(ctx context.Context) error {
 						_, e := o.s.post(ctx, o.q)
 						return e
@@ -348,8 +418,13 @@ func throughput(ctx context.Context, cfg Config, rep *Report, ours, peer *server
 			}
 		}
 		for _, res := range rep.Results {
-			res.Ours.RPS[c], res.Peer.RPS[c] = medianF(res.Ours.rounds[c]), medianF(res.Peer.rounds[c])
-			logf("%s at %d clients: gpugraph %.0f/s, PostGraphile %.0f/s (%.2f)", res.Query.Name, c, res.Ours.RPS[c], res.Peer.RPS[c], res.Ours.RPS[c]/max(res.Peer.RPS[c], 1e-9))
+			line := fmt.Sprintf("%s at %d clients:", res.Query.Name, c)
+			for i, s := range servers {
+				x := res.side(i)
+				x.RPS[c] = medianF(x.rounds[c])
+				line += fmt.Sprintf(" %s %.0f/s", s.name, x.RPS[c])
+			}
+			logf("%s (%.2f of the best peer)", line, res.Ours.RPS[c]/max(res.BestRPS(c), 1e-9))
 		}
 	}
 	return nil

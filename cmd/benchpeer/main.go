@@ -1,8 +1,9 @@
-// Command benchpeer measures gpugraph side by side with PostGraphile v4 over
-// one PostgreSQL database (package bench/peer): it installs PostGraphile
-// from npm into a cache directory outside the repository, loads a fleet
-// into a new database on TEST_DATABASE_URL's server, starts both servers,
-// checks their answers hold the same objects, measures Q1–Q4 and, with -o,
+// Command benchpeer measures gpugraph side by side with PostGraphile v4 and v5
+// over one PostgreSQL database (package bench/peer): it installs each
+// release from npm into a cache directory of its own outside the repository
+// (v5 with the Node.js release it needs), loads a fleet
+// into a new database on TEST_DATABASE_URL's server, starts every server,
+// checks that their answers hold the same objects, measures Q1–Q4 and, with -o,
 // writes the tables between <!-- peer:begin --> and <!-- peer:end -->.
 // Without npm it says so and exits 0: the figure is skipped, not failed.
 //
@@ -46,8 +47,10 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 	fs.DurationVar(&o.cfg.RoundTime, "round-time", o.cfg.RoundTime, "length of one requests/s round")
 	clients := fs.String("clients", "8,16", "client counts of the requests/s rounds (empty: none)")
 	queries := fs.String("queries", "", "comma-separated query names, Q1–Q4 (default: all)")
+	peers := fs.String("peers", "v4,v5", "comma-separated PostGraphile releases to measure beside gpugraph: v4, v5")
 	fs.IntVar(&o.cfg.Nodes, "nodes", o.cfg.Nodes, "fleet nodes (8 GPUs each)")
 	fs.IntVar(&o.cfg.Pods, "pods", o.cfg.Pods, "fleet pods")
+	fs.BoolVar(&o.cfg.NoGzip, "no-gzip", false, "clients ask for answers uncompressed (by default they accept gzip, which gpugraph answers with and PostGraphile ignores)")
 	quiet := fs.Bool("q", false, "no progress lines on standard error")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -79,6 +82,15 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (*op
 			}
 			o.cfg.Only[name] = true
 		}
+	}
+	o.cfg.Peers = nil
+	for _, name := range strings.Split(*peers, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		i := slices.IndexFunc(peer.Peers(), func(p peer.Peer) bool { return p.Name == name })
+		if i < 0 || slices.ContainsFunc(o.cfg.Peers, func(p peer.Peer) bool { return p.Name == name }) {
+			return nil, fmt.Errorf("-peers: %q is not a release, or is named twice: v4, v5", name)
+		}
+		o.cfg.Peers = append(o.cfg.Peers, peer.Peers()[i])
 	}
 	o.cfg.PostgresURL = getenv("TEST_DATABASE_URL")
 	if !*quiet {

@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"gpugraph/internal/lib/filterby"
+	"gpugraph/internal/lib/podfield"
 	"gpugraph/models"
 )
 
@@ -61,13 +62,25 @@ func (s *Store) podScope(ctx context.Context, q PodQuery) *gorm.DB {
 // PodPage answers the pods of q from offset on, at most limit of them, in
 // q's order, and whether more follow. It reads limit+1 rows to know that,
 // so a page costs one statement and needs no count.
+//
+// A page of scalar columns only (a GraphQL query's, which selects what it
+// reads) is scanned column by column into its fields, on PostgreSQL through
+// pgx itself (readRows), without gorm's reflection over every field of every
+// row; a page of every column (REST's) or of a JSON column goes through gorm,
+// whose serializers decode those.
 func (s *Store) PodPage(ctx context.Context, q PodQuery, offset, limit int) ([]*models.Pod, bool, error) {
 	var out []*models.Pod
 	db := s.podScope(ctx, q)
 	if len(q.Columns) > 0 {
 		db = db.Select(q.Columns)
 	}
-	err := db.Order(s.podOrder(q)).Offset(offset).Limit(limit + 1).Find(&out).Error
+	db = db.Order(s.podOrder(q)).Offset(offset).Limit(limit + 1)
+	var err error
+	if into, ok := podScalars.fields(q.Columns); ok {
+		out, err = podScalars.readQuery(ctx, s, db, into)
+	} else {
+		err = db.Find(&out).Error
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -85,10 +98,56 @@ func (s *Store) Pods(ctx context.Context, q PodQuery) ([]*models.Pod, error) {
 	return out, s.podScope(ctx, q).Order(s.podOrder(q)).Find(&out).Error
 }
 
-// CountPods answers how many pods q matches.
+// CountPods answers how many pods q matches, in one statement. A count
+// that only the tenant, deleted or not, and at most one k8sPhase==X narrow
+// sums the kept counts (migration 0026_pod_counts), written in the same
+// transaction as every pod write, instead of counting the pods themselves.
 func (s *Store) CountPods(ctx context.Context, q PodQuery) (int64, error) {
 	var n int64
+	if phase, ok := keptCount(q); ok {
+		db := s.WithContext(ctx).Table("pod_counts").Where("tenant_id = ? AND is_deleted = ?", q.TenantID, q.Deleted)
+		if phase != nil {
+			db = db.Where("k8s_phase = ?", *phase)
+		}
+		return n, db.Select("COALESCE(SUM(n), 0)").Scan(&n).Error
+	}
 	return n, s.podScope(ctx, q).Count(&n).Error
+}
+
+// keptCount reports whether pod_counts answers q's count: q narrows by
+// nothing but its tenant, deleted or not, and at most one k8sPhase==X
+// (phase, nil for every phase).
+func keptCount(q PodQuery) (phase *string, ok bool) {
+	if q.WorkloadID != "" || q.RevisionID != "" || q.Completed != nil || q.Search != "" || len(q.Filters) > 1 {
+		return nil, false
+	}
+	if len(q.Filters) == 0 {
+		return nil, true
+	}
+	f := q.Filters[0]
+	if fd, known := podfield.ByParam(f.Field); !known || fd.Column != "k8s_phase" || f.Op != filterby.Eq || f.IsTime {
+		return nil, false
+	}
+	return &f.Value, true
+}
+
+// CompactPodCounts folds each key's rows of the kept pod counts into one
+// (dropping keys that sum to 0), in one statement: on PostgreSQL every pod
+// write appends rows, so a count sums more of them the longer they are left.
+// Two replicas compacting at once are safe: a row is folded by the one
+// whose DELETE removed it, and the other, finding it gone once the first
+// commits, neither returns nor re-adds it. On SQLite, where each key has
+// one row, it does nothing.
+func (s *Store) CompactPodCounts(ctx context.Context) error {
+	if s.Dialect != Postgres {
+		return nil
+	}
+	return s.WithContext(ctx).Exec(`WITH gone AS (
+		DELETE FROM pod_counts WHERE (tenant_id, is_deleted, k8s_phase) IN (
+			SELECT tenant_id, is_deleted, k8s_phase FROM pod_counts GROUP BY tenant_id, is_deleted, k8s_phase HAVING count(*) > 1 OR sum(n) = 0)
+		RETURNING tenant_id, is_deleted, k8s_phase, n)
+	INSERT INTO pod_counts (tenant_id, is_deleted, k8s_phase, n)
+		SELECT tenant_id, is_deleted, k8s_phase, sum(n) FROM gone GROUP BY tenant_id, is_deleted, k8s_phase HAVING sum(n) <> 0`).Error
 }
 
 func (s *Store) podOrder(q PodQuery) string {
@@ -163,3 +222,28 @@ func (s *Store) TenantPodRow(ctx context.Context, tenantID int, workloadID, podI
 	}
 	return &p, nil
 }
+
+// podScalars are the pods table's columns that scan into a field as they
+// are (its JSON columns are gorm's to decode).
+var podScalars = &table[models.Pod]{name: "pods", columns: []column[models.Pod]{
+	{"id", func(p *models.Pod) any { return &p.ID }},
+	{"name", func(p *models.Pod) any { return &p.Name }},
+	{"priority_class_name", func(p *models.Pod) any { return &p.PriorityClassName }},
+	{"workload_id", func(p *models.Pod) any { return &p.WorkloadID }},
+	{"revision_id", func(p *models.Pod) any { return &p.RevisionID }},
+	{"cluster_id", func(p *models.Pod) any { return &p.ClusterID }},
+	{"project_id", func(p *models.Pod) any { return &p.ProjectID }},
+	{"node_name", func(p *models.Pod) any { return &p.NodeName }},
+	{"created_at", func(p *models.Pod) any { return &p.CreatedAt }},
+	{"completed_at", func(p *models.Pod) any { return &p.CompletedAt }},
+	{"current_node_pool", func(p *models.Pod) any { return &p.CurrentNodePool }},
+	{"k8s_phase", func(p *models.Pod) any { return &p.K8sPhase }},
+	{"ip", func(p *models.Pod) any { return &p.IP }},
+	{"task", func(p *models.Pod) any { return &p.Task }},
+	{"tenant_id", func(p *models.Pod) any { return &p.TenantID }},
+	{"k8s_phase_updated_at", func(p *models.Pod) any { return &p.K8sPhaseUpdatedAt }},
+	{"updated_at", func(p *models.Pod) any { return &p.UpdatedAt }},
+	{"deleted_at", func(p *models.Pod) any { return &p.DeletedAt }},
+	{"project_name", func(p *models.Pod) any { return &p.ProjectName }},
+	{"workload_name", func(p *models.Pod) any { return &p.WorkloadName }},
+}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -144,6 +145,23 @@ func (t *table[T]) read(ctx context.Context, s *Store, cols Columns, keyedBy []s
 	}
 	list, into := t.pick(cols)
 	return rowsOf(ctx, s, scanInto(into), `SELECT `+list+` FROM `+t.name+` WHERE `+where, args...)
+}
+
+// fields answers the fields cols scan into, in cols' order, when t lists
+// every one of them (and cols names some).
+func (t *table[T]) fields(cols []string) ([]func(*T) any, bool) {
+	if len(cols) == 0 {
+		return nil, false
+	}
+	into := make([]func(*T) any, 0, len(cols))
+	for _, name := range cols {
+		i := slices.IndexFunc(t.columns, func(c column[T]) bool { return c.name == name })
+		if i < 0 {
+			return nil, false
+		}
+		into = append(into, t.columns[i].into)
+	}
+	return into, true
 }
 
 // readQuery is read for a query gorm builds (q selects cols of t).

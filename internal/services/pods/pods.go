@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
@@ -233,4 +235,32 @@ func badParam(err error) error {
 		return apierr.BadRequest("%s", fe.Error())
 	}
 	return err
+}
+
+// CountCompaction folds the kept pod counts (store.CompactPodCounts) every
+// interval until ctx ends: every replica runs it, and two at once are safe.
+type CountCompaction struct {
+	store    *store.Store
+	interval time.Duration
+}
+
+// NewCountCompaction is a runner over st, folding every interval.
+func NewCountCompaction(st *store.Store, interval time.Duration) *CountCompaction {
+	return &CountCompaction{store: st, interval: interval}
+}
+
+// Run folds at once, then every interval, until ctx ends.
+func (c *CountCompaction) Run(ctx context.Context) {
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		if err := c.store.CompactPodCounts(ctx); err != nil && ctx.Err() == nil {
+			slog.ErrorContext(ctx, "pod count compaction failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
