@@ -3,7 +3,8 @@ package compute
 import (
 	"fmt"
 	"slices"
-	"sync"
+
+	"golang.org/x/sync/singleflight"
 
 	"gpugraph/internal/store"
 )
@@ -22,47 +23,28 @@ import (
 // one write lock from its start, so two reads are never in flight at once
 // and none is shared.
 type candidateReads struct {
-	mu      sync.Mutex
-	flights map[string]*candidateRead
-}
-
-// candidateRead is one read in flight: its answer once done is closed.
-type candidateRead struct {
-	done chan struct{}
-	ids  []string
-	err  error
-	// waiting counts the creates waiting for it (read under mu).
-	waiting int
+	flights singleflight.Group
 }
 
 // read answers the candidates of q: those of a read of q in flight, or
 // else of read, run here and handed to whoever asks for q meanwhile. A
-// shared read that failed (its create's context ended) is run again here.
+// shared read that failed (its create's context ended) is run again here:
+// another create's cancellation is not this one's error.
 func (r *candidateReads) read(q store.CandidateQuery, read func() ([]string, error)) ([]string, error) {
 	key := fmt.Sprintf("%s/%d/%t/%d/%d/%d/%s/%s/%d", q.GPUModelID, q.GPUs, q.HostShare, q.CPUCores, q.RAMGb, q.DiskGb,
 		optional(q.ClusterID), optional(q.NodePool), q.Limit)
-	r.mu.Lock()
-	if f := r.flights[key]; f != nil {
-		f.waiting++
-		r.mu.Unlock()
-		<-f.done
-		if f.err == nil {
-			return slices.Clone(f.ids), nil
-		}
+	// Do runs its function on the calling goroutine, so ran needs no lock.
+	ran := false
+	v, err, _ := r.flights.Do(key, func() (any, error) {
+		ran = true
+		return read()
+	})
+	if err != nil && !ran {
 		return read()
 	}
-	if r.flights == nil {
-		r.flights = map[string]*candidateRead{}
-	}
-	f := &candidateRead{done: make(chan struct{})}
-	r.flights[key] = f
-	r.mu.Unlock()
-	f.ids, f.err = read()
-	r.mu.Lock()
-	delete(r.flights, key)
-	r.mu.Unlock()
-	close(f.done)
-	return slices.Clone(f.ids), f.err
+	ids, _ := v.([]string)
+	// Each create orders and trims its own copy.
+	return slices.Clone(ids), err
 }
 
 // optional is a placement scope for a key: "" for none, else quoted.
