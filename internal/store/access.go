@@ -88,7 +88,7 @@ func (s *Store) ConsolesOf(ctx context.Context, orgID string, ids []string) ([]*
 	err := s.WithContext(ctx).Table("vm_consoles c").Select("c.vm_id, c.node_id, c.output, c.captured_at").
 		Joins("JOIN vms v ON v.id = c.vm_id").
 		Where("v.organization_id = ? AND v.deleted_at IS NULL AND c.vm_id IN ?", orgID, ids).
-		Order("c.vm_id").Scan(&out).Error
+		Order("c.vm_id").Find(&out).Error
 	return out, err
 }
 
@@ -109,7 +109,7 @@ func (s *Store) VMPlacementOf(tx *Txn, id string) (*VMPlacement, error) {
 	err := tx.db.Table("vms v").
 		Select("v.id, v.capability_tier, COALESCE(n.id, '') AS node_id, COALESCE(n.name, '') AS node_name, COALESCE(n.cluster_id, '') AS cluster_id").
 		Joins("LEFT JOIN nodes n ON n.id = v.node_id").
-		Where("v.id = ? AND v.deleted_at IS NULL", id).Limit(1).Scan(&rows).Error
+		Where("v.id = ? AND v.deleted_at IS NULL", id).Limit(1).Find(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func (s *Store) assignments(ctx context.Context, node string, arg any, statuses 
 	} else {
 		q = q.Where(node+" AND "+running, arg, statuses, models.NodeRemoved)
 	}
-	err := q.Order("vms.id, gpus.idx").Find(&rows).Error // not Scan: see RecordBeat
+	err := q.Order("vms.id, gpus.idx").Find(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return []Assignment{}, err
 	}

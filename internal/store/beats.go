@@ -68,9 +68,6 @@ func (s *Store) RecordBeat(ctx context.Context, b Beat) (nodeID, agentVersion st
 				" RETURNING gpus.id) SELECT id, agent_version FROM n"
 			qargs = append(append(args, vargs...), b.At)
 		}
-		// Find, not Scan: gorm's Scan records every statement through a
-		// logger that writes the SQL out with its values interpolated,
-		// whatever the configured logger (a tenth of a heartbeat's CPU).
 		if err := s.WithContext(ctx).Raw(q, qargs...).Find(&rows).Error; err != nil || len(rows) == 0 {
 			return "", "", false, err
 		}

@@ -45,7 +45,7 @@ func (s *Store) OrganizationToStart(tx *Txn, id string) (*StartingOrganization, 
 	err := tx.db.Raw(`SELECT o.*, b.spend_limit_cents_per_hour,
 		EXISTS (SELECT 1 FROM ledger_entries c WHERE c.organization_id = o.id AND c.kind = ?) AS prepaid
 		FROM organizations o LEFT JOIN billing_settings b ON b.organization_id = o.id WHERE o.id = ?`,
-		models.LedgerCredit, id).Scan(&out).Error
+		models.LedgerCredit, id).Find(&out).Error
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ const standingSelect = `SELECT o.id, o.state,
 func (s *Store) PrepaidStandings(ctx context.Context) ([]Standing, error) {
 	var out []Standing
 	err := s.WithContext(ctx).Raw(standingSelect+` ORDER BY o.id`,
-		models.VMRunning, models.VMStopped, false, models.LedgerCredit).Scan(&out).Error
+		models.VMRunning, models.VMStopped, false, models.LedgerCredit).Find(&out).Error
 	return out, err
 }
 
@@ -116,7 +116,7 @@ func (s *Store) PrepaidStandings(ctx context.Context) ([]Standing, error) {
 func (s *Store) StandingOf(tx *Txn, orgID string) (*Standing, error) {
 	var out []Standing
 	err := tx.db.Raw(standingSelect+` AND o.id = ?`,
-		models.VMRunning, models.VMStopped, false, models.LedgerCredit, orgID).Scan(&out).Error
+		models.VMRunning, models.VMStopped, false, models.LedgerCredit, orgID).Find(&out).Error
 	if err != nil || len(out) == 0 {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Store) AppendBillingEvent(tx *Txn, e *models.BillingEvent) error {
 		return err
 	}
 	if err := tx.db.Raw("SELECT COALESCE(MAX(seq), 0) + 1 FROM billing_events WHERE organization_id = ?", e.OrganizationID).
-		Scan(&e.Seq).Error; err != nil {
+		Find(&e.Seq).Error; err != nil {
 		return err
 	}
 	if err := tx.db.Create(e).Error; err != nil {
@@ -161,7 +161,7 @@ func (s *Store) BillingEvents(ctx context.Context, orgID string, after int64, li
 // for good, so the first is 1 once there is one.
 func (s *Store) BillingEventBounds(ctx context.Context, orgID string) (oldest, newest int64, err error) {
 	var b struct{ Oldest, Newest *int64 }
-	err = s.WithContext(ctx).Raw("SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM billing_events WHERE organization_id = ?", orgID).Scan(&b).Error
+	err = s.WithContext(ctx).Raw("SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM billing_events WHERE organization_id = ?", orgID).Find(&b).Error
 	return deref(b.Oldest), deref(b.Newest), err
 }
 
@@ -206,6 +206,6 @@ func (s *Store) SpendNow(tx *Txn, orgID string) (BurnSources, error) {
 		COALESCE((SELECT SUM(price_per_hour_cents) FROM vms WHERE organization_id = ? AND status IN ? AND deleted_at IS NULL), 0) AS running_cents_per_hour,
 		COALESCE((SELECT SUM(vol.size_gb) FROM volumes vol JOIN vms ON vms.id = vol.vm_id
 			WHERE vms.organization_id = ? AND vms.status = ? AND vms.deleted_at IS NULL AND vol.deleted_at IS NULL), 0) AS stopped_gb`,
-		orgID, []models.VMStatus{models.VMRunning, models.VMDeploying, models.VMPending}, orgID, models.VMStopped).Scan(&b).Error
+		orgID, []models.VMStatus{models.VMRunning, models.VMDeploying, models.VMPending}, orgID, models.VMStopped).Find(&b).Error
 	return b, err
 }

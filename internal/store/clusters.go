@@ -114,7 +114,7 @@ func (s *Store) ProjectOwners(tx *Txn, tenantID int, ids []string) (map[string]O
 // TenantProjectCount counts the tenant's stored projects.
 func (s *Store) TenantProjectCount(tx *Txn, tenantID int) (int64, error) {
 	var n int64
-	return n, tx.db.Raw("SELECT COUNT(*) FROM projects WHERE tenant_id = ?", tenantID).Scan(&n).Error
+	return n, tx.db.Raw("SELECT COUNT(*) FROM projects WHERE tenant_id = ?", tenantID).Find(&n).Error
 }
 
 // WorkloadOwners reads the stored workloads among ids.
@@ -143,7 +143,7 @@ func owners(db *gorm.DB, sql string, ids []string, args ...any) (map[string]Owne
 	out := map[string]Owner{}
 	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var rows []Owner
-		if err := db.Raw(sql, append(args[:len(args):len(args)], chunk)...).Scan(&rows).Error; err != nil {
+		if err := db.Raw(sql, append(args[:len(args):len(args)], chunk)...).Find(&rows).Error; err != nil {
 			return nil, err
 		}
 		for _, r := range rows {

@@ -68,7 +68,7 @@ func (s *Store) ListCredentials(ctx context.Context, kind CredentialKind, orgID 
 		q = q.Where("organization_id = ?", orgID)
 	}
 	var out []Credential
-	if err := q.Order("created_at, " + kind.idColumn()).Scan(&out).Error; err != nil {
+	if err := q.Order("created_at, " + kind.idColumn()).Find(&out).Error; err != nil {
 		return nil, err
 	}
 	for i := range out {
@@ -189,7 +189,7 @@ func (s *Store) SigningKeys(ctx context.Context, proposed string) (current, prev
 	}
 	var rows []struct{ ID, Secret string }
 	if err := db.Raw(`SELECT id, secret FROM signing_keys WHERE id IN (?, ?)`, signingKeyCurrent, signingKeyPrevious).
-		Scan(&rows).Error; err != nil {
+		Find(&rows).Error; err != nil {
 		return "", "", err
 	}
 	for _, r := range rows {

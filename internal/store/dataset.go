@@ -132,7 +132,7 @@ func (s *Store) NamesByID(tx *Txn, table string, ids []string) (map[string]strin
 	out := map[string]string{}
 	for chunk := range slices.Chunk(ids, dataSetBatch) {
 		var found []struct{ ID, Name string }
-		if err := tx.db.Table(table).Select("id, name").Where("id IN ?", chunk).Scan(&found).Error; err != nil {
+		if err := tx.db.Table(table).Select("id, name").Where("id IN ?", chunk).Find(&found).Error; err != nil {
 			return nil, err
 		}
 		for _, r := range found {

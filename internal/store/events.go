@@ -48,7 +48,7 @@ func (s *Store) EventsAfter(ctx context.Context, orgID string, vmIDs []string, a
 // its newest one (0, 0 when it has none kept).
 func (s *Store) EventLogBounds(ctx context.Context, orgID string) (oldest, newest int64, err error) {
 	var b struct{ Oldest, Newest *int64 }
-	err = s.WithContext(ctx).Raw("SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM vm_events WHERE organization_id = ?", orgID).Scan(&b).Error
+	err = s.WithContext(ctx).Raw("SELECT MIN(seq) AS oldest, MAX(seq) AS newest FROM vm_events WHERE organization_id = ?", orgID).Find(&b).Error
 	return deref(b.Oldest), deref(b.Newest), err
 }
 
@@ -56,7 +56,7 @@ func (s *Store) EventLogBounds(ctx context.Context, orgID string) (oldest, newes
 // never input).
 func (s *Store) logBounds(ctx context.Context, table string) (oldest, newest int64, err error) {
 	var b struct{ Oldest, Newest *int64 }
-	err = s.WithContext(ctx).Raw("SELECT MIN(id) AS oldest, MAX(id) AS newest FROM " + table).Scan(&b).Error
+	err = s.WithContext(ctx).Raw("SELECT MIN(id) AS oldest, MAX(id) AS newest FROM " + table).Find(&b).Error
 	return deref(b.Oldest), deref(b.Newest), err
 }
 

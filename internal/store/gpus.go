@@ -33,7 +33,7 @@ type GPUState struct {
 // GPUStates reads the id, UUID and health of node nodeID's GPUs.
 func (s *Store) GPUStates(tx *Txn, nodeID string) ([]GPUState, error) {
 	var have []GPUState
-	err := tx.db.Table("gpus").Select("id, uuid, health").Where("node_id = ?", nodeID).Scan(&have).Error
+	err := tx.db.Table("gpus").Select("id, uuid, health").Where("node_id = ?", nodeID).Find(&have).Error
 	return have, err
 }
 
@@ -49,7 +49,7 @@ type GPUSlot struct {
 func (s *Store) HeldGPUSlots(tx *Txn, nodeID string) ([]GPUSlot, error) {
 	var held []GPUSlot
 	err := tx.db.Table("gpus").Select("id, uuid, idx").
-		Where("node_id = ? AND holder_vm_id IS NOT NULL", nodeID).Order("idx").Scan(&held).Error
+		Where("node_id = ? AND holder_vm_id IS NOT NULL", nodeID).Order("idx").Find(&held).Error
 	return held, err
 }
 
@@ -61,7 +61,7 @@ type ForeignGPU struct{ ID, UUID, NodeName string }
 func (s *Store) ForeignGPUs(tx *Txn, nodeID string, uuids []string) ([]ForeignGPU, error) {
 	var rows []ForeignGPU
 	err := tx.db.Raw(`SELECT g.id, g.uuid, n.name AS node_name FROM gpus g JOIN nodes n ON n.id = g.node_id
-		WHERE g.node_id <> ? AND (g.uuid IN ? OR g.id IN ?)`, nodeID, uuids, uuids).Scan(&rows).Error
+		WHERE g.node_id <> ? AND (g.uuid IN ? OR g.id IN ?)`, nodeID, uuids, uuids).Find(&rows).Error
 	return rows, err
 }
 

@@ -33,7 +33,7 @@ func (s *Store) AppendLedger(tx *Txn, es []*models.LedgerEntry) ([]*models.Ledge
 			OrganizationID string
 			IdempotencyKey string
 		}
-		if err := tx.db.Raw(sb.String(), args...).Scan(&got).Error; err != nil {
+		if err := tx.db.Raw(sb.String(), args...).Find(&got).Error; err != nil {
 			return nil, err
 		}
 		ids := make(map[[2]string]int64, len(got))
@@ -72,7 +72,7 @@ func (s *Store) PrepaidOrganizations(tx *Txn, orgIDs []string) (map[string]bool,
 	}
 	var ids []string
 	err := tx.db.Raw(`SELECT DISTINCT organization_id FROM ledger_entries WHERE kind = ? AND organization_id IN ?`,
-		models.LedgerCredit, orgIDs).Scan(&ids).Error
+		models.LedgerCredit, orgIDs).Find(&ids).Error
 	for _, id := range ids {
 		out[id] = true
 	}
@@ -88,7 +88,7 @@ func (s *Store) LedgerBalance(ctx context.Context, orgID string) (balance int64,
 	}
 	err = s.WithContext(ctx).Raw(`SELECT COALESCE(SUM(amount_micro_cents), 0) AS balance,
 		COALESCE(SUM(CASE WHEN kind = ? THEN 1 ELSE 0 END), 0) AS credits
-		FROM ledger_entries WHERE organization_id = ?`, models.LedgerCredit, orgID).Scan(&b).Error
+		FROM ledger_entries WHERE organization_id = ?`, models.LedgerCredit, orgID).Find(&b).Error
 	return b.Balance, b.Credits > 0, err
 }
 

@@ -262,7 +262,7 @@ func (s *Store) lockRows(q *gorm.DB) ([]lockedRow, error) {
 		Select("id, organization_id, status, status_reason, capability_tier, provisioning_stage, generation, tearing_down, handed_over, price_per_hour_cents, " +
 			"COALESCE((SELECT SUM(size_gb) FROM volumes WHERE volumes.vm_id = vms.id AND volumes.deleted_at IS NULL), 0) AS kept_gb, " +
 			"EXISTS (SELECT 1 FROM nodes WHERE nodes.id = vms.node_id AND nodes.agent_reported_at IS NOT NULL) AS agent_node").
-		Order("id")).Scan(&rows).Error
+		Order("id")).Find(&rows).Error
 	return rows, err
 }
 
@@ -402,7 +402,7 @@ func keptStorage(db *gorm.DB, t models.Transition, to models.VMStatus, vmID stri
 		return 0, nil
 	}
 	var gb int
-	err := db.Raw("SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE vm_id = ? AND deleted_at IS NULL", vmID).Scan(&gb).Error
+	err := db.Raw("SELECT COALESCE(SUM(size_gb), 0) FROM volumes WHERE vm_id = ? AND deleted_at IS NULL", vmID).Find(&gb).Error
 	return gb, err
 }
 

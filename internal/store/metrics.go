@@ -55,7 +55,7 @@ func (s *Store) MetricLabels(ctx context.Context, podID, metricType string) ([]s
 			FROM s WHERE s.labels IS NOT NULL
 		)
 		SELECT labels FROM s WHERE labels IS NOT NULL`,
-		podID, metricType, podID, metricType).Scan(&out).Error
+		podID, metricType, podID, metricType).Find(&out).Error
 	return out, err
 }
 

@@ -33,6 +33,10 @@ func (s *Store) migrate(ctx context.Context, before string) error {
 		files = slices.DeleteFunc(files, func(n string) bool { return n >= before })
 	}
 	return s.DB.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		// Connection hands over one *gorm.DB whose statement every call
+		// would keep changing (a Find's destination would stay its model
+		// for the next); a new session starts each statement afresh.
+		conn = conn.Session(&gorm.Session{NewDB: true})
 		if s.Dialect == Postgres {
 			if err := conn.Exec("SELECT pg_advisory_lock(7245001)").Error; err != nil {
 				return fmt.Errorf("migrate: lock: %w", err)
@@ -43,7 +47,7 @@ func (s *Store) migrate(ctx context.Context, before string) error {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		var done []string
-		if err := conn.Raw("SELECT version FROM schema_migrations").Scan(&done).Error; err != nil {
+		if err := conn.Raw("SELECT version FROM schema_migrations").Find(&done).Error; err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		applied := make(map[string]bool, len(done))
@@ -96,7 +100,7 @@ func duplicateTenants(tx *gorm.DB) error {
 		ID       string
 	}
 	err := tx.Raw(`SELECT tenant_id, id FROM organizations WHERE tenant_id IN
-		(SELECT tenant_id FROM organizations GROUP BY tenant_id HAVING COUNT(*) > 1) ORDER BY tenant_id, id`).Scan(&rows).Error
+		(SELECT tenant_id FROM organizations GROUP BY tenant_id HAVING COUNT(*) > 1) ORDER BY tenant_id, id`).Find(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return err
 	}

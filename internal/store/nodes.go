@@ -115,7 +115,7 @@ func (s *Store) HeldShares(tx *Txn, nodeID string, statuses []models.VMStatus) (
 	var held []HeldShare
 	err := tx.db.Table("vms").Select("id, capability_tier, cpu_cores, ram_gb, disk_size_gb").
 		Where("node_id = ? AND ((status IN ? AND deleted_at IS NULL) OR "+tearingDownHolds("vms")+")", nodeID, statuses).
-		Order("id").Scan(&held).Error
+		Order("id").Find(&held).Error
 	return held, err
 }
 
@@ -238,7 +238,7 @@ func (s *Store) Candidates(tx *Txn, q CandidateQuery) ([]string, error) {
 	ids := []string{}
 	err := tx.db.Table("(?) AS c", nodes).Select("id").
 		Order("gpu_score DESC, host_score DESC, name").Limit(max(q.Limit, 1)).
-		Scan(&ids).Error
+		Find(&ids).Error
 	return ids, err
 }
 
@@ -342,7 +342,7 @@ func (s *Store) LockSilentNodes(tx *Txn, status models.NodeStatus, before time.T
 		q = q.Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.status IN ?)", withRowsIn)
 	}
 	var ids []string
-	err := s.forUpdate(q.Order("id")).Scan(&ids).Error
+	err := s.forUpdate(q.Order("id")).Find(&ids).Error
 	return ids, err
 }
 
@@ -365,7 +365,7 @@ func (s *Store) LockNodesLeft(tx *Txn, at time.Time) ([]NodeState, error) {
 	var left []NodeState
 	err := s.forUpdate(tx.db.Table("nodes").Select("id, status").
 		Where("status <> ? AND leaving_at IS NOT NULL AND leaving_at <= ?", models.NodeRemoved, at).Order("id")).
-		Scan(&left).Error
+		Find(&left).Error
 	return left, err
 }
 

@@ -109,7 +109,7 @@ func (s *Store) CountPods(ctx context.Context, q PodQuery) (int64, error) {
 		if phase != nil {
 			db = db.Where("k8s_phase = ?", *phase)
 		}
-		return n, db.Select("COALESCE(SUM(n), 0)").Scan(&n).Error
+		return n, db.Select("COALESCE(SUM(n), 0)").Find(&n).Error
 	}
 	return n, s.podScope(ctx, q).Count(&n).Error
 }

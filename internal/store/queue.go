@@ -47,7 +47,7 @@ func (s *Store) PendingQueues(ctx context.Context, perOrg int) ([]models.VM, err
 	err := s.WithContext(ctx).Raw(`SELECT * FROM (
 		SELECT vms.*, ROW_NUMBER() OVER (PARTITION BY organization_id ORDER BY `+pendingOrder+`) AS queue_rank
 		FROM vms WHERE status = 'pending' AND deleted_at IS NULL) AS q
-		WHERE queue_rank <= ? ORDER BY organization_id, queue_rank`, perOrg).Scan(&out).Error
+		WHERE queue_rank <= ? ORDER BY organization_id, queue_rank`, perOrg).Find(&out).Error
 	return out, err
 }
 
@@ -89,7 +89,7 @@ func (s *Store) QueueTurns(ctx context.Context) (map[string]int64, error) {
 	}
 	err := s.WithContext(ctx).Raw(`SELECT organization_id, seq FROM queue_turns t WHERE EXISTS (
 		SELECT 1 FROM vms WHERE vms.organization_id = t.organization_id AND status = 'pending' AND deleted_at IS NULL)`).
-		Scan(&rows).Error
+		Find(&rows).Error
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +145,6 @@ func (s *Store) CountQueued(tx *Txn, orgID, exceptVMID string) (int, error) {
 func (s *Store) HasPending(ctx context.Context) (bool, error) {
 	var ids []string
 	err := s.WithContext(ctx).Model(&models.VM{}).Select("id").
-		Where("status = 'pending' AND deleted_at IS NULL").Limit(1).Scan(&ids).Error
+		Where("status = 'pending' AND deleted_at IS NULL").Limit(1).Find(&ids).Error
 	return len(ids) > 0, err
 }

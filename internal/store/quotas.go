@@ -46,7 +46,7 @@ func (s *Store) GPUQuotas(ctx context.Context, orgID string) ([]QuotaUse, error)
 		Used       int
 	}
 	err := quotaScope(db, orgID).Where("gpu_model_id IN ?", ids).
-		Select("gpu_model_id, COALESCE(SUM(gpu_count), 0) AS used").Group("gpu_model_id").Scan(&used).Error
+		Select("gpu_model_id, COALESCE(SUM(gpu_count), 0) AS used").Group("gpu_model_id").Find(&used).Error
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Store) LockGPUQuota(tx *Txn, orgID, modelID string) (*models.GPUQuota, 
 func (s *Store) QuotaGPUsUsed(tx *Txn, orgID, modelID, exceptVMID string) (int, error) {
 	var used int
 	err := quotaScope(tx.db, orgID).Where("gpu_model_id = ? AND id <> ?", modelID, exceptVMID).
-		Select("COALESCE(SUM(gpu_count), 0)").Scan(&used).Error
+		Select("COALESCE(SUM(gpu_count), 0)").Find(&used).Error
 	return used, err
 }
 

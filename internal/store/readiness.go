@@ -15,7 +15,7 @@ func (s *Store) PendingMigrations(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var done []string
-	if err := s.DB.WithContext(ctx).Raw("SELECT version FROM schema_migrations").Scan(&done).Error; err != nil {
+	if err := s.DB.WithContext(ctx).Raw("SELECT version FROM schema_migrations").Find(&done).Error; err != nil {
 		return nil, fmt.Errorf("read schema_migrations: %w", err)
 	}
 	applied := make(map[string]bool, len(done))

@@ -27,7 +27,7 @@ func (s *Store) CursorsThrough(ctx context.Context, orgID string) ([]CursorThrou
 		q = q.Where("organization_id = ?", orgID)
 	}
 	var out []CursorThrough
-	err := q.Order("vm_id").Scan(&out).Error
+	err := q.Order("vm_id").Find(&out).Error
 	for i := range out {
 		out[i].Through = out[i].Through.UTC()
 	}
@@ -76,7 +76,7 @@ func (s *Store) ReadForReconcile(ctx context.Context, ids []string, from, to tim
 			}
 			if err := tx.db.Raw(`SELECT r.vm_id, r.period_start FROM usage_records r WHERE r.vm_id IN ?
 				AND r.period_start = (SELECT MIN(f.period_start) FROM usage_records f WHERE f.vm_id = r.vm_id)`, part).
-				Scan(&firsts).Error; err != nil {
+				Find(&firsts).Error; err != nil {
 				return err
 			}
 			for _, f := range firsts {
@@ -112,6 +112,6 @@ func (s *Store) LedgerUsageIn(ctx context.Context, from, to time.Time, orgID str
 		FROM (SELECT organization_id, MIN(created_at) AS first FROM ledger_entries WHERE kind = ? GROUP BY organization_id) c
 		WHERE ? = '' OR c.organization_id = ?
 		ORDER BY c.organization_id`,
-		models.LedgerUsage, from, to, from, to, models.LedgerCredit, orgID, orgID).Scan(&out).Error
+		models.LedgerUsage, from, to, from, to, models.LedgerCredit, orgID, orgID).Find(&out).Error
 	return out, err
 }

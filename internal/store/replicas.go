@@ -17,7 +17,7 @@ func (s *Store) BeatReplica(ctx context.Context, id string, now time.Time) error
 func (s *Store) LiveReplicas(ctx context.Context, id string, since time.Time) (n, rank int, err error) {
 	var row struct{ N, Below int }
 	err = s.DB.WithContext(ctx).Raw(`SELECT COUNT(*) AS n, COUNT(CASE WHEN id < ? THEN 1 END) AS below
-		FROM server_replicas WHERE seen_at >= ?`, id, since).Scan(&row).Error
+		FROM server_replicas WHERE seen_at >= ?`, id, since).Find(&row).Error
 	return row.N, row.Below, err
 }
 

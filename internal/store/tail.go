@@ -166,7 +166,7 @@ func (s *Store) drawSeqs(db *gorm.DB, events []*models.VMEvent) error {
 		var last int64
 		err := db.Raw(`INSERT INTO vm_event_seqs (organization_id, last) VALUES (?, ?)
 			ON CONFLICT (organization_id) DO UPDATE SET last = vm_event_seqs.last + excluded.last RETURNING last`,
-			org, count[org]).Scan(&last).Error
+			org, count[org]).Find(&last).Error
 		if err != nil {
 			return err
 		}

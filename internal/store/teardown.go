@@ -48,7 +48,7 @@ func (s *Store) LockExpiredTeardowns(tx *Txn, before time.Time, limit int) (Lock
 	err := s.forUpdate(tx.db.Table("nodes").Select("id").
 		Where("status <> ? AND COALESCE(last_heartbeat_at, agent_reported_at) < ?", models.NodeOnline, before).
 		Where("EXISTS (SELECT 1 FROM vms WHERE vms.node_id = nodes.id AND vms.tearing_down)").Order("id")).
-		Scan(&nodeIDs).Error
+		Find(&nodeIDs).Error
 	if err != nil || len(nodeIDs) == 0 {
 		return LockedRows{}, err
 	}

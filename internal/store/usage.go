@@ -39,7 +39,7 @@ func (s *Store) UnmeteredVMs(tx *Txn, limit int) ([]UnmeteredVM, error) {
 		COALESCE((SELECT SUM(size_gb) FROM volumes WHERE volumes.vm_id = v.id AND volumes.deleted_at IS NULL), 0) AS kept_gb,
 		(SELECT MIN(e.id) FROM vm_events e WHERE e.vm_id = v.id) AS first_id
 		FROM vms v WHERE NOT EXISTS (SELECT 1 FROM usage_cursors c WHERE c.vm_id = v.id)
-		ORDER BY v.id LIMIT ?`, limit).Scan(&out).Error
+		ORDER BY v.id LIMIT ?`, limit).Find(&out).Error
 	if err != nil || len(out) == 0 {
 		return out, err
 	}
@@ -87,7 +87,7 @@ func (s *Store) OpenCursorIDs(ctx context.Context, closeTo time.Time, after stri
 		WHERE c.done = ? AND c.through < ? AND c.vm_id > ?
 		AND (c.status = ? OR (c.status = ? AND c.storage_gb > 0)
 			OR EXISTS (SELECT 1 FROM vm_events e WHERE e.vm_id = c.vm_id AND e.id > c.last_event_id))
-		ORDER BY c.vm_id LIMIT ?`, false, closeTo, after, models.VMRunning, models.VMStopped, limit).Scan(&ids).Error
+		ORDER BY c.vm_id LIMIT ?`, false, closeTo, after, models.VMRunning, models.VMStopped, limit).Find(&ids).Error
 	return ids, err
 }
 
@@ -121,7 +121,7 @@ func (s *Store) EventsToMeter(tx *Txn, cs []models.UsageCursor) (map[string][]*m
 	for part := range slices.Chunk(ids, 500) {
 		var evs []*models.VMEvent
 		err := tx.db.Raw(`SELECT e.* FROM vm_events e JOIN usage_cursors c ON c.vm_id = e.vm_id
-			WHERE e.vm_id IN ? AND e.id > c.last_event_id ORDER BY e.vm_id, e.id`, part).Scan(&evs).Error
+			WHERE e.vm_id IN ? AND e.id > c.last_event_id ORDER BY e.vm_id, e.id`, part).Find(&evs).Error
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func (s *Store) MeteredVMs(tx *Txn, ids []string) (map[string]MeteredVM, error) 
 	for part := range slices.Chunk(ids, 500) {
 		var rows []MeteredVM
 		if err := tx.db.Table("vms").Select("id, gpu_model_id, gpu_count, price_per_hour_cents").
-			Where("id IN ?", part).Scan(&rows).Error; err != nil {
+			Where("id IN ?", part).Find(&rows).Error; err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
@@ -163,7 +163,7 @@ func (s *Store) MeteredVMs(tx *Txn, ids []string) (map[string]MeteredVM, error) 
 // micro-cents per GB-hour.
 func (s *Store) StoragePrice(tx *Txn) (int64, error) {
 	var p []int64
-	err := tx.db.Raw("SELECT micro_cents_per_gb_hour FROM storage_prices WHERE kind = ?", "volume").Scan(&p).Error
+	err := tx.db.Raw("SELECT micro_cents_per_gb_hour FROM storage_prices WHERE kind = ?", "volume").Find(&p).Error
 	if err != nil || len(p) == 0 {
 		return 0, err
 	}
@@ -206,7 +206,7 @@ func (s *Store) InsertUsage(tx *Txn, recs []*models.UsageRecord) ([]*models.Usag
 			Kind        models.UsageKind
 			PeriodStart time.Time
 		}
-		if err := tx.db.Raw(sb.String(), args...).Scan(&got).Error; err != nil {
+		if err := tx.db.Raw(sb.String(), args...).Find(&got).Error; err != nil {
 			return nil, err
 		}
 		type key struct {
@@ -291,7 +291,7 @@ func (s *Store) CostsOf(ctx context.Context, orgID string, vmIDs []string) (map[
 	}
 	err := s.WithContext(ctx).Raw(`SELECT vms.id AS id, COALESCE(SUM(u.cost_micro_cents), 0) AS cost
 		FROM vms LEFT JOIN usage_records u ON u.vm_id = vms.id AND u.organization_id = vms.organization_id
-		WHERE vms.organization_id = ? AND vms.id IN ? GROUP BY vms.id`, orgID, vmIDs).Scan(&rows).Error
+		WHERE vms.organization_id = ? AND vms.id IN ? GROUP BY vms.id`, orgID, vmIDs).Find(&rows).Error
 	for _, r := range rows {
 		out[r.ID] = r.Cost
 	}
@@ -341,7 +341,7 @@ func (s *Store) Usage(ctx context.Context, orgID string, from, to time.Time, g U
 		COALESCE(SUM(gpu_milliseconds), 0) AS gpu_milliseconds,
 		COALESCE(SUM(cost_micro_cents), 0) AS cost_micro_cents
 		FROM usage_records WHERE organization_id = ? AND period_start >= ? AND period_start < ?
-		GROUP BY `+key+` ORDER BY 1`, models.UsageCompute, orgID, from, to).Scan(&out).Error
+		GROUP BY `+key+` ORDER BY 1`, models.UsageCompute, orgID, from, to).Find(&out).Error
 	return out, err
 }
 
@@ -360,6 +360,6 @@ func (s *Store) Burn(ctx context.Context, orgID string) (BurnSources, error) {
 		COALESCE((SELECT SUM(price_per_hour_cents) FROM vms WHERE organization_id = ? AND status = ? AND deleted_at IS NULL), 0) AS running_cents_per_hour,
 		COALESCE((SELECT SUM(vol.size_gb) FROM volumes vol JOIN vms ON vms.id = vol.vm_id
 			WHERE vms.organization_id = ? AND vms.status = ? AND vms.deleted_at IS NULL AND vol.deleted_at IS NULL), 0) AS stopped_gb`,
-		orgID, models.VMRunning, orgID, models.VMStopped).Scan(&b).Error
+		orgID, models.VMRunning, orgID, models.VMStopped).Find(&b).Error
 	return b, err
 }

@@ -34,7 +34,7 @@ func (s *Store) LockRowsOnNamedNode(tx *Txn, nodeName string, ids []string, stat
 		ID          string
 		TearingDown bool
 	}
-	if err := s.forUpdate(q.Order("id")).Scan(&locked).Error; err != nil {
+	if err := s.forUpdate(q.Order("id")).Find(&locked).Error; err != nil {
 		return nil, err
 	}
 	var down []string
@@ -210,7 +210,7 @@ func (s *Store) ApplyToLocked(tx *Txn, rows LockedRows, ch Change, now time.Time
 func (s *Store) LockOrganizationWorkloads(tx *Txn, orgID string) error {
 	var ids []string
 	return s.forUpdate(tx.db.Table("vms").Select("id").Where("organization_id = ?", orgID).Order("id")).
-		Scan(&ids).Error
+		Find(&ids).Error
 }
 
 // LockVMsByIDs locks and reads the rows with these ids, whatever their
