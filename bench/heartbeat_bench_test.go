@@ -10,6 +10,7 @@ import (
 	"gpugraph/bench"
 	"gpugraph/internal/httpapi"
 	"gpugraph/internal/httpapi/servertest"
+	"gpugraph/internal/store"
 	"gpugraph/internal/store/sqlcount"
 	"gpugraph/internal/store/storetest"
 )
@@ -18,8 +19,10 @@ import (
 // heartbeating as they do between changes (the same samples, the VM
 // running and ready), each with its own node credential, through the whole
 // HTTP surface on a loopback port, from 16 and 64 agents at once. It
-// reports heartbeats a second, the latencies' p50 and p99, and the SQL
-// statements one heartbeat costs (the credential's lookup included). A
+// reports heartbeats a second, the latencies' p50 and p99, the SQL
+// statements one heartbeat costs (the credential's lookup included) and,
+// on PostgreSQL, the write-ahead log it writes (a HOT update of the node's
+// row, migration 0027, writes no index entry). A
 // 20,000-node fleet at the agent's default 10 s interval sends 2,000 a
 // second.
 //
@@ -44,7 +47,13 @@ func BenchmarkHeartbeatFleet(b *testing.B) {
 				b.Run(fmt.Sprintf("agents=%d", clients), func(b *testing.B) {
 					hc := bench.NewHTTPClient(clients)
 					var l bench.Load
+					wal := walAt(b, st)
 					n := stmts.During(func() { l = bench.DriveHeartbeats(ctx, hc, srv.URL, agents, clients, b.N) })
+					if d == store.Postgres {
+						var written int64
+						storetest.Scan(b, st, &written, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), ?::pg_lsn)::bigint", wal)
+						b.ReportMetric(float64(written)/float64(b.N), "WAL-bytes/heartbeat")
+					}
 					if l.Errors > 0 {
 						b.Fatalf("%d of %d heartbeats failed, first: %v", l.Errors, l.Requests, l.FirstErr)
 					}
@@ -56,4 +65,13 @@ func BenchmarkHeartbeatFleet(b *testing.B) {
 			}
 		})
 	}
+}
+
+// walAt answers PostgreSQL's write-ahead log position ("" on SQLite).
+func walAt(b *testing.B, st *store.Store) string {
+	var lsn string
+	if st.Dialect == store.Postgres {
+		storetest.Scan(b, st, &lsn, "SELECT pg_current_wal_lsn()::text")
+	}
+	return lsn
 }
