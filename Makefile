@@ -96,7 +96,7 @@ bench:
 	@echo "pod metrics range read, built-in store vs Prometheus (same samples, same query; skips without prometheus):"
 	$(GO) test -run '^$$' -bench PodMetricsRangeRead -benchtime 5x ./internal/services/promsource
 
-## bench-peer: gpugraph beside PostGraphile v4 and v5 (installed from npm into caches outside the repo, v5 with the Node.js 22 it needs) on one PostgreSQL fleet (TEST_DATABASE_URL's server): Q1–Q4 latency, CPU per request and requests/s, into BENCHMARKS.md; skips without npm
+## bench-peer: gpugraph beside PostGraphile v4 and v5 (installed from npm into caches outside the repo, v5 with the Node.js 22 it needs) on one PostgreSQL fleet (TEST_DATABASE_URL's server): Q1–Q4 latency, CPU per request and requests/s, each server's resident memory after the load, into BENCHMARKS.md; skips without npm
 PEERFLAGS ?=
 bench-peer:
 	$(GO) build -o bin/gpugraph .

@@ -5,8 +5,9 @@
 // (Q1–Q4), answers checked to hold the same objects, then latency medians
 // of interleaved single-client runs with each server's CPU per request
 // (its process and its PostgreSQL backends, from /proc), and requests/s of
-// interleaved closed-loop rounds at 8 and 16 clients; gpugraph's figures
-// are read against the best of the peers. cmd/benchpeer runs it and writes
+// interleaved closed-loop rounds at 8 and 16 clients, and each server's
+// resident memory after those rounds; gpugraph's figures are read against
+// the best of the peers (its memory against the lightest's). cmd/benchpeer runs it and writes
 // the tables into BENCHMARKS.md.
 //
 // Both releases run with the smart tags of TagsFile: gpugraph's nodes table

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"gpugraph/bench/proc"
 )
 
 // Markdown writes the run as BENCHMARKS.md's peer section: the machine,
@@ -82,6 +84,36 @@ func (r *Report) Markdown(w io.Writer, cfg Config) {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
+	r.memory(w, cfg)
+}
+
+// memory writes each server's resident memory after the load rounds and
+// whether gpugraph's is under the lightest peer's.
+func (r *Report) memory(w io.Writer, cfg Config) {
+	if len(r.Memory) != len(cfg.Peers)+1 {
+		return
+	}
+	cols := []string{"gpugraph"}
+	for _, p := range cfg.Peers {
+		cols = append(cols, p.Name)
+	}
+	lightest := int64(0)
+	cells := []string{mib(r.Memory[0])}
+	for _, m := range r.Memory[1:] {
+		if lightest == 0 || m.RSS < lightest {
+			lightest = m.RSS
+		}
+		cells = append(cells, mib(m))
+	}
+	cols = append(cols, "target")
+	cells = append(cells, "under the lightest peer's "+mark(r.Memory[0].RSS < lightest))
+	fmt.Fprintf(w, "\nResident memory of each server process after the load rounds (its peak since it started):\n\n")
+	fmt.Fprintf(w, "| %s |\n|%s\n| %s |\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)), strings.Join(cells, " | "))
+}
+
+// mib is a resident set and its peak in MiB.
+func mib(m proc.Mem) string {
+	return fmt.Sprintf("%d MiB (%d MiB)", m.RSS>>20, m.Peak>>20)
 }
 
 // gzipNote says what the clients asked of the answers' encoding.

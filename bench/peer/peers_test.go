@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gpugraph/bench/proc"
 )
 
 func TestPeerQuerySpellsEachRelease(t *testing.T) {
@@ -95,7 +97,8 @@ func TestMarkdownPrintsEveryPeerAndTheRatioToTheBest(t *testing.T) {
 	q := Queries()[3] // Q4
 	rep := &Report{Started: time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC), Took: 90 * time.Second, Load: [2]float64{3.2, 4.5},
 		Node: map[string]string{"v4": "v20.20.2", "v5": "v22.23.5"}, Objects: map[string]int{"Q4": 1},
-		Results: []*Result{{Query: q, Ours: side(time.Millisecond, 3000, 3600), Peers: []*Side{side(3*time.Millisecond, 250, 250), side(2*time.Millisecond, 700, 1000)}}}}
+		Results: []*Result{{Query: q, Ours: side(time.Millisecond, 3000, 3600), Peers: []*Side{side(3*time.Millisecond, 250, 250), side(2*time.Millisecond, 700, 1000)}}},
+		Memory:  []proc.Mem{{RSS: 90 << 20, Peak: 120 << 20}, {RSS: 200 << 20, Peak: 210 << 20}, {RSS: 150 << 20, Peak: 180 << 20}}}
 	var b bytes.Buffer
 	rep.Markdown(&b, cfg)
 	out := b.String()
@@ -109,10 +112,17 @@ func TestMarkdownPrintsEveryPeerAndTheRatioToTheBest(t *testing.T) {
 		"| Q4 | 1.5 + 0.5 ms | 1.5 + 0.5 ms | 1.5 + 0.5 ms |\n",
 		"| Q4 | 8 | 3000 | 250 | 700 | 4.29 | — |\n",
 		"| Q4 | 16 | 3600 | 250 | 1000 | 3.60 ✓ | ≥ 2 |\n",
+		"| gpugraph | v4 | v5 | target |\n| --- | --- | --- | --- |\n| 90 MiB (120 MiB) | 200 MiB (210 MiB) | 150 MiB (180 MiB) | under the lightest peer's ✓ |\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the section lacks %q:\n%s", want, out)
 		}
+	}
+	rep.Memory[0].RSS = 150 << 20 // as heavy as the lightest peer: not under it
+	b.Reset()
+	rep.Markdown(&b, cfg)
+	if want := "| 150 MiB (120 MiB) | 200 MiB (210 MiB) | 150 MiB (180 MiB) | under the lightest peer's ✗ |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the section lacks %q:\n%s", want, b.String())
 	}
 	cfg.NoGzip = true
 	b.Reset()

@@ -101,13 +101,17 @@ func (r *Result) BestRPS(c int) float64 {
 
 // Report is a whole run.
 type Report struct {
-	Results  []*Result
-	Machine  bench.Machine
-	Node     map[string]string // peer name → the Node.js version it ran on
-	Load     [2]float64        // the host's 1-minute load average when the measuring started and ended
-	Started  time.Time
-	Took     time.Duration
-	Objects  map[string]int // query → JSON objects in gpugraph's answer
+	Results []*Result
+	Machine bench.Machine
+	Node    map[string]string // peer name → the Node.js version it ran on
+	Load    [2]float64        // the host's 1-minute load average when the measuring started and ended
+	Started time.Time
+	Took    time.Duration
+	Objects map[string]int // query → JSON objects in gpugraph's answer
+	// Memory is each server's resident memory after the load rounds,
+	// gpugraph's first, then the peers' in Config.Peers' order (the issue:
+	// gpugraph's stays under the lightest peer's).
+	Memory   []proc.Mem
 	Warnings []string
 }
 
@@ -241,6 +245,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if e := throughput(ctx, cfg, rep, servers, logf); e != nil {
 		return nil, e
+	}
+	for _, s := range servers {
+		m, e := proc.Memory(s.proc.Pid())
+		if e != nil {
+			return nil, fmt.Errorf("%s's memory: %w", s.name, e)
+		}
+		rep.Memory = append(rep.Memory, m)
+		logf("%s: resident %d MiB after the load rounds, peak %d MiB", s.name, m.RSS>>20, m.Peak>>20)
 	}
 	rep.Load[1], _ = proc.LoadAverage()
 	rep.Took = time.Since(rep.Started)
