@@ -7,8 +7,8 @@
 // (its process and its PostgreSQL backends, from /proc), and requests/s of
 // interleaved closed-loop rounds at 8 and 16 clients, and each server's
 // resident memory after those rounds; gpugraph's figures are read against
-// the best of the peers (its memory against the lightest's). cmd/benchpeer runs it and writes
-// the tables into BENCHMARKS.md.
+// the best of the peers (its memory against the lightest's). cmd/benchpeer
+// runs it and writes the tables into BENCHMARKS.md.
 //
 // Both releases run with the smart tags of TagsFile: gpugraph's nodes table
 // is renamed (its type would be Node, which Relay's Node interface takes),

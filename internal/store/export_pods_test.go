@@ -68,14 +68,22 @@ func (s *Store) PodTableColumns(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
-// PodIndexes answers the names of the pods table's indexes.
-func (s *Store) PodIndexes(ctx context.Context) ([]string, error) {
-	sql := `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pods'`
+// Indexes answers the indexes of table, each name with its definition
+// ("" for one SQLite makes for a key, which has no SQL of its own).
+func (s *Store) Indexes(ctx context.Context, table string) (map[string]string, error) {
+	sql := `SELECT name, COALESCE(sql, '') AS def FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`
 	if s.Dialect == Postgres {
-		sql = `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'pods'`
+		sql = `SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?`
 	}
-	var names []string
-	return names, s.WithContext(ctx).Raw(sql).Scan(&names).Error
+	var rows []struct{ Name, Def string }
+	if err := s.WithContext(ctx).Raw(sql, table).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Name] = r.Def
+	}
+	return out, nil
 }
 
 // PodModelColumns answers the columns gorm reads models.Pod's fields from.

@@ -32,11 +32,7 @@ func (s *Store) migrate(ctx context.Context, before string) error {
 	if before != "" {
 		files = slices.DeleteFunc(files, func(n string) bool { return n >= before })
 	}
-	return s.DB.WithContext(ctx).Connection(func(conn *gorm.DB) error {
-		// Connection hands over one *gorm.DB whose statement every call
-		// would keep changing (a Find's destination would stay its model
-		// for the next); a new session starts each statement afresh.
-		conn = conn.Session(&gorm.Session{NewDB: true})
+	return s.conn(ctx, func(conn *gorm.DB) error {
 		if s.Dialect == Postgres {
 			if err := conn.Exec("SELECT pg_advisory_lock(7245001)").Error; err != nil {
 				return fmt.Errorf("migrate: lock: %w", err)

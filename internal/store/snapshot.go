@@ -209,14 +209,14 @@ func (s *Store) ReadSnapshot(ctx context.Context, scope SnapshotScope) (*Snapsho
 		}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 		return snap, err
 	}
-	err := s.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+	err := s.conn(ctx, func(conn *gorm.DB) error {
 		// The DSN makes every BEGIN of database/sql IMMEDIATE (a writer);
 		// this one is said by hand, so it only reads.
 		if err := conn.Exec("BEGIN DEFERRED").Error; err != nil {
 			return err
 		}
 		var err error
-		snap, err = s.Snapshot(&Txn{db: conn.Session(&gorm.Session{NewDB: true}), st: s}, scope)
+		snap, err = s.Snapshot(&Txn{db: conn, st: s}, scope)
 		// It wrote nothing: ending it by rolling back is the same as a
 		// commit, and must happen even when the request was cancelled, or
 		// the pooled connection would keep the transaction open.

@@ -147,7 +147,7 @@ func (s *Store) RefreshPodStatistics(ctx context.Context) error {
 	if s.Dialect != SQLite {
 		return nil
 	}
-	return s.WithContext(ctx).Connection(func(db *gorm.DB) error {
+	return s.conn(ctx, func(db *gorm.DB) error {
 		// The limit is the connection's; the pool's next user gets it back.
 		defer db.Exec("PRAGMA analysis_limit = 0")
 		if err := db.Exec("PRAGMA analysis_limit = 1000").Error; err != nil {

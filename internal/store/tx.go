@@ -77,6 +77,17 @@ func IsUniqueViolation(err error) bool {
 	return false
 }
 
+// conn runs fn on one pooled connection held for the whole of fn (a
+// connection's own settings, a transaction begun by hand). fn's *gorm.DB
+// starts every statement afresh: the one gorm's Connection hands over
+// keeps its statement from call to call, so a Find's destination would
+// stay the model of the next read.
+func (s *Store) conn(ctx context.Context, fn func(db *gorm.DB) error) error {
+	return s.WithContext(ctx).Connection(func(db *gorm.DB) error {
+		return fn(db.Session(&gorm.Session{NewDB: true}))
+	})
+}
+
 // forUpdate locks the rows a query reads until the transaction ends, on
 // PostgreSQL. SQLite has no row locks; there every transaction already holds
 // the database's write lock (BEGIN IMMEDIATE), which serializes writers.
