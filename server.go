@@ -467,6 +467,7 @@ func run(ctx context.Context, args []string) error {
 	go p.retention.Run(ctx)
 	go p.metering.Run(ctx)
 	go p.podCounts.Run(ctx)
+	go p.fleetChanges.Run(ctx)
 	// At the stop signal the heartbeat deletes this process's row (the
 	// listener closes at once, so the others may take its share), and the
 	// process waits for that before it closes the store (however run
@@ -508,6 +509,9 @@ type process struct {
 	retention *live.Retention
 	metering  *metering.Runner
 	podCounts *pods.CountCompaction
+	// fleetChanges prunes the changes every replica's copy of the fleet
+	// has read.
+	fleetChanges *compute.ChangePruning
 }
 
 // compose is the composition root of the server: it builds the process's
@@ -530,9 +534,10 @@ func compose(st *store.Store, o options, metrics podmetrics.Source, tokens *auth
 			ProvisionTimeout: o.provisionTimeout, TeardownGrace: o.teardownGrace}),
 		scheduler: scheduler.NewRunner(scheduler.New(st, svc.Compute), scheduler.Options{Interval: o.schedulerInterval,
 			PendingTimeout: o.pendingTimeout}),
-		retention: live.NewRetention(st, o.eventRetention, 10*time.Minute),
-		metering:  metering.NewRunner(svc.Metering, o.meteringInterval),
-		podCounts: pods.NewCountCompaction(st, 10*time.Second),
+		retention:    live.NewRetention(st, o.eventRetention, 10*time.Minute),
+		metering:     metering.NewRunner(svc.Metering, o.meteringInterval),
+		podCounts:    pods.NewCountCompaction(st, 10*time.Second),
+		fleetChanges: compute.NewChangePruning(st, 10*time.Second),
 	}
 }
 

@@ -66,3 +66,9 @@ func HeldGPUs(tx *Txn, vmID string) (int64, error) {
 
 // KeptCount is keptCount, for the test of which counts pod_counts answers.
 var KeptCount = keptCount
+
+// SnapshotColumns are the columns a Snapshot reads of nodes and GPUs.
+func SnapshotColumns() (nodes, gpus []string) { return snapshotNodeColumns, snapshotGPUColumns }
+
+// ExecIn runs sql in tx.
+func (s *Store) ExecIn(tx *Txn, sql string, args ...any) error { return tx.db.Exec(sql, args...).Error }

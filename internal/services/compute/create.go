@@ -289,7 +289,7 @@ func (s *Service) Create(ctx context.Context, caller *auth.Caller, req CreateReq
 	var res *Result
 	err = s.store.InTx(ctx, func(tx *store.Txn) error {
 		c := &create{st: s.store, tx: tx, fw: placement.Default(), sp: sp, now: store.Now(), actor: caller.Actor(),
-			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen, reads: s.reads}
+			maxPending: s.MaxPending, spendLimit: s.SpendLimitCentsPerHour, onChosen: s.onChosen, reads: s.reads, fleet: s.fleet}
 		var err error
 		res, err = c.run(caller.OrganizationID, id)
 		return err
@@ -405,6 +405,8 @@ type create struct {
 	// reads is the Service's: a first candidate read is shared with the
 	// creates that want the same at once.
 	reads *candidateReads
+	// fleet is the Service's: the replica's copy of every node's view.
+	fleet *fleetCopy
 }
 
 func (c *create) run(orgID, id string) (*Result, error) {
@@ -584,10 +586,11 @@ func (ch *choice) nodes() []string {
 // allocated first, which is Place's order; tried ones left out), to be
 // claimed in turn, each checked by every filter under its lock; when there
 // is none, or when fleet (every candidate of the last round failed a
-// filter the database does not run), Place's choice over a snapshot of the
-// whole fleet, so that a refusal's "0/N nodes can take it" counts every
-// node under its reason, and a request no node could ever hold, or a
-// cluster or node pool no node is in, is refused as before.
+// filter the database does not run), Place's choice over every node (the
+// replica's copy of the fleet: fleetView), so that a refusal's "0/N nodes
+// can take it" counts every node under its reason, and a request no node
+// could ever hold, or a cluster or node pool no node is in, is refused as
+// before.
 func (c *create) choose(req *placement.Request, tried []string, fleet bool) (*choice, error) {
 	sp := c.sp
 	if !fleet {
@@ -609,11 +612,11 @@ func (c *create) choose(req *placement.Request, tried []string, fleet bool) (*ch
 			return &choice{candidates: ids}, nil
 		}
 	}
-	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: req.Pod && req.InfiniBand})
+	view, err := c.fleetView(req)
 	if err != nil {
 		return nil, err
 	}
-	nodes, where, err := newNodeView(snap).scoped(sp.cluster, sp.pool)
+	nodes, where, err := view.scoped(sp.cluster, sp.pool)
 	if err != nil {
 		return nil, err
 	}
@@ -622,6 +625,22 @@ func (c *create) choose(req *placement.Request, tried []string, fleet bool) (*ch
 	}
 	p, st := c.fw.Place(req, nodes)
 	return &choice{p: p, refusal: st, fleet: true}, nil
+}
+
+// fleetView is every node's view: the replica's copy (fleetCopy), read
+// up to now in the transaction, which has written nothing a placement
+// reads (its row has no node yet; a claim it gave up was rolled back); for an InfiniBand pod, whose
+// filters count each fabric's address holders, which the copy does not
+// keep, a snapshot read in the transaction.
+func (c *create) fleetView(req *placement.Request) (*NodeView, error) {
+	if c.fleet != nil && !(req.Pod && req.InfiniBand) {
+		return c.fleet.current(c.tx)
+	}
+	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: req.Pod && req.InfiniBand})
+	if err != nil {
+		return nil, err
+	}
+	return newNodeView(snap), nil
 }
 
 // row is the new VM's row, pending: what the request chose and what the

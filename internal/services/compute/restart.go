@@ -32,11 +32,14 @@ type Service struct {
 	// reads shares a candidate read among the creates that want it at
 	// once (candidateReads); nil shares none.
 	reads *candidateReads
+	// fleet is this replica's copy of every node's placement view, which a
+	// create that nothing fits reads its refusal from (fleetCopy).
+	fleet *fleetCopy
 }
 
 // New is the restart service over st.
 func New(st *store.Store) *Service {
-	return &Service{store: st, MaxPending: DefaultMaxPending, reads: &candidateReads{}}
+	return &Service{store: st, MaxPending: DefaultMaxPending, reads: &candidateReads{}, fleet: newFleetCopy(st)}
 }
 
 // Result is a VM after a successful restart, with what its answer shows
