@@ -118,6 +118,10 @@ func TestFleetChangesNameEveryWriteAPlacementReads(t *testing.T) {
 			change{"vm node_id", "UPDATE vms SET node_id = 'n2' WHERE id = 'row-1'", nil, []string{"n1", "n2"}},
 			change{"vm of no node", "UPDATE vms SET node_id = NULL, status = 'pending' WHERE id = 'row-1'", nil, n2},
 			change{"vm name", "UPDATE vms SET name = 'renamed' WHERE id = 'row-0'", nil, nil},
+			change{"vm inserted on a node", "INSERT INTO vms (id, name, organization_id, status, node_id, cpu_cores, ram_gb, disk_size_gb) " +
+				"VALUES ('row-2', 'row-2', 'org-a', 'running', 'n2', 1, 1, 1)", nil, n2},
+			change{"vm inserted on none", "INSERT INTO vms (id, name, organization_id, status) VALUES ('row-3', 'row-3', 'org-a', 'pending')", nil, nil},
+			change{"vms deleted", "DELETE FROM vms WHERE id IN ('row-2', 'row-3')", nil, n2},
 		)
 		mark := fleetRead(t, st, nil).Mark
 		for _, c := range cases {

@@ -27,6 +27,8 @@ CREATE OR REPLACE FUNCTION fleet_rows_inserted() RETURNS trigger LANGUAGE plpgsq
   INSERT INTO fleet_changes (node_id) SELECT DISTINCT node_id FROM new_rows WHERE node_id IS NOT NULL ON CONFLICT DO NOTHING; RETURN NULL; END $$;
 CREATE OR REPLACE FUNCTION fleet_rows_deleted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
   INSERT INTO fleet_changes (node_id) SELECT DISTINCT node_id FROM old_rows WHERE node_id IS NOT NULL ON CONFLICT DO NOTHING; RETURN NULL; END $$;
+CREATE OR REPLACE FUNCTION fleet_row_inserted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  INSERT INTO fleet_changes (node_id) VALUES (NEW.node_id) ON CONFLICT DO NOTHING; RETURN NULL; END $$;
 CREATE OR REPLACE FUNCTION fleet_node_updated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
   INSERT INTO fleet_changes (node_id) VALUES (NEW.id) ON CONFLICT DO NOTHING; RETURN NULL; END $$;
 CREATE OR REPLACE FUNCTION fleet_row_updated() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
@@ -54,8 +56,10 @@ CREATE TRIGGER fleet_gpu_updated
 CREATE TRIGGER fleet_gpus_deleted AFTER DELETE ON gpus REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION fleet_rows_deleted();
 -- A VM's host share (a plain VM's CPU, RAM and disk while it holds them).
-CREATE TRIGGER fleet_vms_inserted AFTER INSERT ON vms REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION fleet_rows_inserted();
+-- A create inserts its row with no node: a row trigger's condition skips
+-- it without a call.
+CREATE TRIGGER fleet_vm_inserted AFTER INSERT ON vms
+  FOR EACH ROW WHEN (NEW.node_id IS NOT NULL) EXECUTE FUNCTION fleet_row_inserted();
 CREATE TRIGGER fleet_vm_updated
   AFTER UPDATE OF node_id, status, tearing_down, handed_over, capability_tier, cpu_cores, ram_gb, disk_size_gb ON vms
   FOR EACH ROW WHEN ((OLD.node_id IS NOT NULL OR NEW.node_id IS NOT NULL) AND
