@@ -12,7 +12,7 @@
 -- A reader reads, in one snapshot, the rows of every transaction its last
 -- snapshot could not see: those at or after that snapshot's xmin (a
 -- transaction's id is assigned before it writes, so one still running then
--- has an id at or past it). The sweep deletes rows every reader has
+-- has an id at or past it). compute.ChangePruning deletes the rows every reader has
 -- passed (store.DeleteFleetChangesBefore).
 CREATE TABLE IF NOT EXISTS fleet_changes (
   xid     xid8 NOT NULL DEFAULT pg_current_xact_id(),

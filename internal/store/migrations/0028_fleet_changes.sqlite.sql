@@ -2,7 +2,7 @@
 -- PostgreSQL file of this migration): row triggers append the node of
 -- every write a placement reads, in the same transaction. SQLite has one
 -- writer at a time, so the rows' own increasing numbers are the commit
--- order; AUTOINCREMENT never hands a number out twice, even after the sweep
+-- order; AUTOINCREMENT never hands a number out twice, even after the pruning
 -- deleted the last rows.
 CREATE TABLE IF NOT EXISTS fleet_changes (
   seq     INTEGER PRIMARY KEY AUTOINCREMENT,
