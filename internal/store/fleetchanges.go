@@ -89,18 +89,11 @@ func (s *Store) ReadFleet(tx *Txn, since *FleetMark) (*FleetRead, error) {
 
 // FleetMarkNow is the mark a ReadFleet beginning now would answer.
 func (s *Store) FleetMarkNow(ctx context.Context) (FleetMark, error) {
-	var m FleetMark
-	err := s.readView(ctx, func(tx *Txn) error {
-		var err error
-		m, err = s.fleetMark(tx)
-		return err
-	})
-	return m, err
+	return s.fleetMark(&Txn{db: s.WithContext(ctx), st: s})
 }
 
-// fleetMark is the mark of tx's view: read first in it, so that on
-// PostgreSQL it is the snapshot every later statement of the
-// REPEATABLE READ transaction reads in.
+// fleetMark is the mark of the statement that reads it: on PostgreSQL its
+// snapshot's xmin, on SQLite the last change's number.
 func (s *Store) fleetMark(tx *Txn) (FleetMark, error) {
 	if s.Dialect == Postgres {
 		var xmin string

@@ -201,31 +201,22 @@ func (s *Store) snapshotFabrics(tx *Txn, snap *Snapshot, scope SnapshotScope) er
 func (s *Store) ReadSnapshot(ctx context.Context, scope SnapshotScope) (*Snapshot, error) {
 	scope.LockFabrics = false
 	var snap *Snapshot
-	err := s.readView(ctx, func(tx *Txn) error {
-		var err error
-		snap, err = s.Snapshot(tx, scope)
-		return err
-	})
-	return snap, err
-}
-
-// readView runs fn's reads in one consistent view that blocks no writer:
-// a read-only REPEATABLE READ transaction on PostgreSQL, a deferred
-// (reading) transaction on SQLite, whose WAL lets the writer go on beside
-// it.
-func (s *Store) readView(ctx context.Context, fn func(tx *Txn) error) error {
 	if s.Dialect == Postgres {
-		return s.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-			return fn(&Txn{db: db, st: s})
+		err := s.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+			var err error
+			snap, err = s.Snapshot(&Txn{db: db, st: s}, scope)
+			return err
 		}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+		return snap, err
 	}
-	return s.conn(ctx, func(conn *gorm.DB) error {
+	err := s.conn(ctx, func(conn *gorm.DB) error {
 		// The DSN makes every BEGIN of database/sql IMMEDIATE (a writer);
 		// this one is said by hand, so it only reads.
 		if err := conn.Exec("BEGIN DEFERRED").Error; err != nil {
 			return err
 		}
-		err := fn(&Txn{db: conn, st: s})
+		var err error
+		snap, err = s.Snapshot(&Txn{db: conn, st: s}, scope)
 		// It wrote nothing: ending it by rolling back is the same as a
 		// commit, and must happen even when the request was cancelled, or
 		// the pooled connection would keep the transaction open.
@@ -234,6 +225,7 @@ func (s *Store) readView(ctx context.Context, fn func(tx *Txn) error) error {
 		}
 		return err
 	})
+	return snap, err
 }
 
 // scanEach runs the query q builds and hands each row to fn.

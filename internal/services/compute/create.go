@@ -629,14 +629,14 @@ func (c *create) choose(req *placement.Request, tried []string, fleet bool) (*ch
 
 // fleetView is every node's view: the replica's copy (fleetCopy), read
 // up to now in the transaction, which has written nothing a placement
-// reads (its row has no node yet; a claim it gave up was rolled back); for an InfiniBand pod, whose
-// filters count each fabric's address holders, which the copy does not
-// keep, a snapshot read in the transaction.
+// reads (its row has no node yet; a claim it gave up was rolled back); for
+// an InfiniBand pod, whose filters count each fabric's address holders,
+// which the copy does not keep, a snapshot read in the transaction.
 func (c *create) fleetView(req *placement.Request) (*NodeView, error) {
-	if c.fleet != nil && !(req.Pod && req.InfiniBand) {
+	if !(req.Pod && req.InfiniBand) {
 		return c.fleet.current(c.tx)
 	}
-	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: req.Pod && req.InfiniBand})
+	snap, err := c.st.Snapshot(c.tx, store.SnapshotScope{AddressHolders: true})
 	if err != nil {
 		return nil, err
 	}

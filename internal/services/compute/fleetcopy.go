@@ -3,15 +3,10 @@ package compute
 import (
 	"context"
 	"log/slog"
-	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"gpugraph/internal/store"
-	"gpugraph/models"
-	"gpugraph/placement"
 )
 
 // FleetChangesKept is how long the fleet's changes are kept
@@ -36,15 +31,12 @@ const FleetChangesKept = 2 * time.Minute
 type fleetCopy struct {
 	st *store.Store
 	mu sync.Mutex
-	// mark and read: where the last read ended, and when it began; zero
-	// before the first.
+	// mark and read: where the last read ended, and when it began.
 	mark store.FleetMark
 	read time.Time
-	// infos and rows are the nodes, by id; view is built from them, nil
-	// when they changed since.
-	infos map[string]*placement.NodeInfo
-	rows  map[string]*models.Node
-	view  *NodeView
+	// view is every node as of the last read; nil before the first. It is
+	// never written once made: a change makes the next one (NodeView.with).
+	view *NodeView
 }
 
 func newFleetCopy(st *store.Store) *fleetCopy { return &fleetCopy{st: st} }
@@ -53,13 +45,13 @@ func newFleetCopy(st *store.Store) *fleetCopy { return &fleetCopy{st: st} }
 // view of every node; tx must have written nothing a placement reads
 // (store.ReadFleet). It reads in the caller's transaction, not on a
 // connection of its own: callers wait for their turn holding theirs, and
-// a turn that needed one more could wait on them for ever. The view is shared by the callers until the next change and
-// never written: placement only reads it.
+// a turn that needed one more could wait on them for ever. The view is
+// shared by the callers until the next change; placement only reads it.
 func (c *fleetCopy) current(tx *store.Txn) (*NodeView, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var since *store.FleetMark
-	if c.infos != nil && time.Since(c.read) < FleetChangesKept/2 {
+	if c.view != nil && time.Since(c.read) < FleetChangesKept/2 {
 		since = &c.mark
 	}
 	began := time.Now()
@@ -67,24 +59,13 @@ func (c *fleetCopy) current(tx *store.Txn) (*NodeView, error) {
 	if err != nil {
 		return nil, err
 	}
-	if read.Full {
-		c.infos, c.rows, c.view = map[string]*placement.NodeInfo{}, map[string]*models.Node{}, nil
-	}
-	for _, id := range read.Changed {
-		delete(c.infos, id)
-		delete(c.rows, id)
-		c.view = nil
-	}
-	for i, n := range NodeInfos(read.Snapshot) {
-		c.infos[n.ID], c.rows[n.ID] = n, &read.Snapshot.Nodes[i]
+	switch {
+	case read.Full:
+		c.view = newNodeView(read.Snapshot)
+	case len(read.Changed) > 0:
+		c.view = c.view.with(read.Changed, read.Snapshot)
 	}
 	c.mark, c.read = read.Mark, began
-	if c.view == nil {
-		c.view = &NodeView{byID: maps.Clone(c.infos), rows: maps.Clone(c.rows), noFit: map[shape]bool{}}
-		c.view.nodes = slices.SortedFunc(maps.Values(c.view.byID), func(a, b *placement.NodeInfo) int {
-			return strings.Compare(a.ID, b.ID)
-		})
-	}
 	return c.view, nil
 }
 

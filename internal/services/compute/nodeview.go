@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"gpugraph/internal/auth"
 	"gpugraph/internal/lib/apierr"
@@ -38,6 +41,26 @@ func newNodeView(snap *store.Snapshot) *NodeView {
 		f.byID[n.ID] = n
 	}
 	return f
+}
+
+// with is a new view: f's nodes, those of changed read again from snap (a
+// node of changed not in snap no longer exists). f is left as it is: its
+// readers may still hold it.
+func (f *NodeView) with(changed []string, snap *store.Snapshot) *NodeView {
+	next := newNodeView(snap)
+	gone := make(map[string]bool, len(changed))
+	for _, id := range changed {
+		gone[id] = true
+	}
+	for id, n := range f.byID {
+		if !gone[id] {
+			next.byID[id], next.rows[id] = n, f.rows[id]
+		}
+	}
+	next.nodes = slices.SortedFunc(maps.Values(next.byID), func(a, b *placement.NodeInfo) int {
+		return strings.Compare(a.ID, b.ID)
+	})
+	return next
 }
 
 // scoped is the nodes of cluster and node pool (nil: any), and how a
