@@ -33,6 +33,29 @@ func holdWrites(t *testing.T, st *store.Store) func() {
 	return storetest.Lock(t, st, "UPDATE organizations SET name = name WHERE id = 'none'")
 }
 
+// waitForLockWait waits, on PostgreSQL, until a statement waits for a lock
+// on vms: the restart holds its slot of the budget by then, so a probe
+// sent after it cannot take the slot first (the probe, answered in a few
+// milliseconds, could otherwise hold the one slot longer than the
+// restart's queue wait on a loaded machine). SQLite shows no waiter.
+func waitForLockWait(t *testing.T, st *store.Store) {
+	t.Helper()
+	if st.Dialect != store.Postgres {
+		return
+	}
+	for i := 0; ; i++ {
+		var n int64
+		storetest.Scan(t, st, &n, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'vms'::regclass")
+		if n > 0 {
+			return
+		}
+		if i == 200 {
+			t.Fatal("no statement ever waited for the lock on vms")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // restarts starts n restarts of vm-acme-2 as token; their statuses arrive
 // on the channel as they answer.
 func restarts(env *servertest.Env, token string, n int) <-chan int {
@@ -58,6 +81,7 @@ func TestPublicBudgetLeavesHealthAndAgentsAnswering(t *testing.T) {
 		// Hold the one public slot: a restart waiting for the write lock.
 		release := holdWrites(t, st)
 		held := restarts(env, "acme-operator", 1)
+		waitForLockWait(t, st)
 		// Wait until the slot is taken: a public request is refused.
 		var status int
 		var body []byte
